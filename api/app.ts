@@ -1,0 +1,184 @@
+/**
+ * The positioner's REST API (seed 000, part B) as an express app.
+ *
+ * buildApp() never listens: the server entry point (cli/serve.ts) and tests
+ * bind it to a port. Every body is checked with one ajv schema
+ * (api/schemas.ts); every error is `{"error": "..."}` with the status of the
+ * catalogue (api/errors.ts). POST /stop ignores its body entirely so that
+ * nothing, not even a garbled request, can keep it from stopping the motors.
+ */
+import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { PositionerError } from '../firmware/errors';
+import type { HomeAxis, Positioner, PositionerStatus } from '../firmware/positioner';
+import { ApiError, POSITIONER_ERROR_STATUS } from './errors';
+import { configBodySchema, homeBodySchema, moveBodySchema, moveRelativeBodySchema, READ_ONLY_CONFIG_FIELDS } from './schemas';
+
+export interface AppDeps {
+  positioner: Positioner;
+}
+
+const ajv = new Ajv({ allErrors: false, useDefaults: true, coerceTypes: false, strict: true });
+const validators = {
+  move: ajv.compile<{ theta_deg: number; phi_deg: number }>(moveBodySchema),
+  moveRelative: ajv.compile<{ d_theta: number; d_phi: number }>(moveRelativeBodySchema),
+  home: ajv.compile<{ axis: HomeAxis }>(homeBodySchema),
+  config: ajv.compile<{ speed?: number; accel?: number }>(configBodySchema),
+};
+
+/** Status body: the seed's four fields first, then additions that break nothing. */
+export function statusBody(s: PositionerStatus) {
+  const axis = (a: PositionerStatus['axes']['theta']) => ({
+    homed: a.homed,
+    position_deg: a.positionDeg,
+    position_steps: a.positionSteps,
+    velocity_deg_s: a.velocityDegS,
+    homing_error_steps: a.homingErrorSteps,
+  });
+  return {
+    theta_deg: s.thetaDeg,
+    phi_deg: s.phiDeg,
+    moving: s.moving,
+    homed: s.homed,
+    state: s.state,
+    fault: s.fault,
+    axes: { theta: axis(s.axes.theta), phi: axis(s.axes.phi) },
+  };
+}
+
+export function buildApp({ positioner }: AppDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+
+  // Bodies are JSON whatever Content-Type says: a curl -d without -H still works.
+  const json = express.json({ type: () => true, limit: '16kb', strict: true });
+  const body = <T>(validate: ValidateFunction<T>, req: Request, what: string): T => {
+    const value = req.body === undefined ? {} : req.body;
+    if (!validate(value)) throw new ApiError('API_ERR_INVALID_BODY', describe(validate.errors ?? [], what));
+    return value;
+  };
+
+  app.get('/status', (_req, res) => {
+    res.json(statusBody(positioner.status()));
+  });
+
+  app.post('/move', json, (req, res) => {
+    const { theta_deg, phi_deg } = body(validators.move, req, 'POST /move');
+    const r = positioner.moveTo(theta_deg, phi_deg);
+    res.json({ status: r.status, target_theta: r.targetThetaDeg, target_phi: r.targetPhiDeg });
+  });
+
+  app.post('/move/relative', json, (req, res) => {
+    const { d_theta, d_phi } = body(validators.moveRelative, req, 'POST /move/relative');
+    const r = positioner.moveBy(d_theta, d_phi);
+    res.json({ status: r.status, target_theta: r.targetThetaDeg, target_phi: r.targetPhiDeg });
+  });
+
+  app.post('/home', json, (req, res) => {
+    const { axis } = body(validators.home, req, 'POST /home');
+    res.json(positioner.home(axis));
+  });
+
+  app.post('/stop', (_req, res) => {
+    res.json(positioner.stop());
+  });
+
+  app.get('/config', (_req, res) => {
+    res.json(configBody(positioner));
+  });
+
+  app.post('/config', json, (req, res) => {
+    const raw: unknown = req.body;
+    if (raw !== null && typeof raw === 'object' && !Array.isArray(raw)) {
+      const readOnly = Object.keys(raw).filter((k) => (READ_ONLY_CONFIG_FIELDS as readonly string[]).includes(k));
+      if (readOnly.length > 0) {
+        throw new PositionerError('POS_ERR_CONFIG_READ_ONLY', `${readOnly.join(', ')} ${readOnly.length > 1 ? 'are' : 'is'} read-only; POST /config changes only speed and accel`);
+      }
+    }
+    const update = body(validators.config, req, 'POST /config');
+    const s = positioner.updateSettings({ speedDegS: update.speed, accelDegS2: update.accel });
+    res.json({ status: 'ok', speed: s.speedDegS, accel: s.accelDegS2, microstepping: s.microstepping });
+  });
+
+  const routes: Record<string, string[]> = {
+    '/status': ['GET'],
+    '/move': ['POST'],
+    '/move/relative': ['POST'],
+    '/home': ['POST'],
+    '/stop': ['POST'],
+    '/config': ['GET', 'POST'],
+  };
+  for (const [path, methods] of Object.entries(routes)) {
+    app.all(path, (req, res) => {
+      res.setHeader('Allow', methods.join(', '));
+      throw new ApiError('API_ERR_METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${path}; use ${methods.join(' or ')}`);
+    });
+  }
+
+  app.use((req, _res) => {
+    throw new ApiError('API_ERR_NOT_FOUND', `no such endpoint: ${req.method} ${req.path}; the API has /status, /move, /move/relative, /home, /stop and /config`);
+  });
+
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const { status, code, message } = toHttpError(err);
+    res.status(status).setHeader('Positioner-Error-Code', code).json({ error: message });
+  });
+
+  return app;
+}
+
+export function configBody(positioner: Positioner) {
+  const s = positioner.settings();
+  return {
+    speed: s.speedDegS,
+    accel: s.accelDegS2,
+    microstepping: s.microstepping,
+    theta_steps_per_deg: s.stepsPerDeg.theta,
+    phi_steps_per_deg: s.stepsPerDeg.phi,
+    max_speed: s.maxSpeedDegS,
+    max_accel: s.maxAccelDegS2,
+  };
+}
+
+function toHttpError(err: unknown): { status: number; code: string; message: string } {
+  if (err instanceof ApiError) return { status: err.status, code: err.code, message: err.message };
+  if (err instanceof PositionerError) return { status: POSITIONER_ERROR_STATUS[err.code], code: err.code, message: err.message };
+  // body-parser errors carry a `type` and an HTTP status.
+  const e = err as { type?: string; status?: number; message?: string };
+  if (e && e.type === 'entity.parse.failed') return { status: 400, code: 'API_ERR_MALFORMED_JSON', message: `malformed JSON body: ${e.message}` };
+  if (e && e.type === 'entity.too.large') return { status: 413, code: 'API_ERR_PAYLOAD_TOO_LARGE', message: 'request body too large (limit 16 KiB)' };
+  if (e && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+    return { status: e.status, code: 'API_ERR_INVALID_BODY', message: `bad request: ${e.message ?? 'unreadable body'}` };
+  }
+  return { status: 500, code: 'API_ERR_INTERNAL', message: `internal error: ${err instanceof Error ? err.message : String(err)}` };
+}
+
+/** One readable sentence from ajv's first error. */
+function describe(errors: ErrorObject[], what: string): string {
+  const e = errors[0];
+  if (!e) return `invalid body for ${what}`;
+  const field = e.instancePath ? e.instancePath.slice(1).replace(/\//g, '.') : '';
+  switch (e.keyword) {
+    case 'additionalProperties':
+      return `unknown field '${(e.params as { additionalProperty: string }).additionalProperty}' in ${what}; accepted fields: ${acceptedFields(what)}`;
+    case 'required':
+      return `${what} needs '${(e.params as { missingProperty: string }).missingProperty}'; accepted fields: ${acceptedFields(what)}`;
+    case 'type':
+      return field ? `${field} must be a ${(e.params as { type: string }).type}` : `${what} body must be a JSON object`;
+    case 'enum':
+      return `${field} must be one of ${((e.params as { allowedValues: unknown[] }).allowedValues).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'minimum':
+    case 'maximum':
+    case 'exclusiveMinimum':
+    case 'exclusiveMaximum':
+      return `${field} ${e.message} (out of range)`;
+    default:
+      return `${field || what} ${e.message ?? 'is invalid'}`;
+  }
+}
+
+function acceptedFields(what: string): string {
+  const schema = { 'POST /move': moveBodySchema, 'POST /move/relative': moveRelativeBodySchema, 'POST /home': homeBodySchema, 'POST /config': configBodySchema }[what];
+  return schema ? Object.keys(schema.properties).join(', ') : '';
+}

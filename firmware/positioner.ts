@@ -1,0 +1,246 @@
+/**
+ * The positioner: the state machine behind the API, in degrees.
+ *
+ *            move / move-relative                 home
+ *   idle ──────────────────────────► moving   idle ─────► homing
+ *   stopped                            │      stopped      │
+ *     ▲   ◄─────── completed ──────────┘      error        │ completed ─► idle (homed)
+ *     │                                                    │ switch fault ─► error
+ *     └──── stop (any state but error) ◄─── moving/homing ─┘
+ *   moving ── hardware fault ──► error ── home (succeeds) ──► idle
+ *
+ * - Motion commands while moving or homing: POS_ERR_BUSY (HTTP 503).
+ * - stop: at any time, immediate; no step is issued once it returns. In the
+ *   error state the fault stays latched: only a successful homing clears it.
+ * - Limits: no command drives an axis outside theta 0..180 or phi 0..360 (in
+ *   the firmware's frame: from power-on until homing, from the switch after).
+ * - Config: speed and accel change at run time (the next move uses them);
+ *   microstepping and the derived steps/deg are read-only.
+ */
+import type { AxisName, AxisPair } from '../hal/axes';
+import { AXES, mapAxes } from '../hal/axes';
+import type { MotionController, MotionEnd, MotionFault } from '../hal/motion-controller';
+import type { PositionerConfig } from './config';
+import { AXIS_RANGE_DEG, axisStepsPerDeg } from './config';
+import { PositionerError } from './errors';
+import { degToSteps, stepsToDeg } from './units';
+
+export type PositionerState = 'idle' | 'moving' | 'homing' | 'stopped' | 'error';
+export type HomeAxis = AxisName | 'both';
+
+export interface AxisStatus {
+  homed: boolean;
+  positionSteps: number;
+  positionDeg: number;
+  velocityDegS: number;
+  /** Microsteps between where the last homing found the switch and where the firmware expected it (lost steps). */
+  homingErrorSteps: number | null;
+}
+
+export interface PositionerStatus {
+  thetaDeg: number;
+  phiDeg: number;
+  moving: boolean;
+  homed: boolean;
+  state: PositionerState;
+  fault: MotionFault | null;
+  axes: AxisPair<AxisStatus>;
+}
+
+export interface MoveAccepted {
+  status: 'moving';
+  targetThetaDeg: number;
+  targetPhiDeg: number;
+}
+
+export interface MotionSettings {
+  speedDegS: number;
+  accelDegS2: number;
+  microstepping: number;
+  stepsPerDeg: AxisPair<number>;
+  maxSpeedDegS: number;
+  maxAccelDegS2: number;
+}
+
+/** Optional extras a controller may offer (the step controller measures lost steps at homing). */
+interface HomingErrorSource {
+  lastHomingErrorSteps(): AxisPair<number | null>;
+}
+
+export class Positioner {
+  private state: PositionerState = 'idle';
+  private fault: MotionFault | null = null;
+  private readonly config: PositionerConfig;
+  private readonly perDeg: AxisPair<number>;
+  private readonly listeners = new Set<() => void>();
+
+  constructor(
+    private readonly controller: MotionController & Partial<HomingErrorSource>,
+    config: PositionerConfig,
+  ) {
+    this.config = structuredClone(config);
+    this.perDeg = { theta: axisStepsPerDeg(config, 'theta'), phi: axisStepsPerDeg(config, 'phi') };
+  }
+
+  /** Calls `listener` after every state change; returns the unsubscribe function. */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  status(): PositionerStatus {
+    const steps = this.controller.positionSteps();
+    const velocity = this.controller.velocityDegS();
+    const homed = this.controller.homed();
+    const homingError = this.controller.lastHomingErrorSteps?.() ?? { theta: null, phi: null };
+    const axes = mapAxes(steps, (s, axis) => ({
+      homed: homed[axis],
+      positionSteps: s,
+      positionDeg: stepsToDeg(s, this.perDeg[axis]),
+      velocityDegS: velocity[axis],
+      homingErrorSteps: homingError[axis],
+    }));
+    return {
+      thetaDeg: axes.theta.positionDeg,
+      phiDeg: axes.phi.positionDeg,
+      moving: this.state === 'moving' || this.state === 'homing',
+      homed: homed.theta && homed.phi,
+      state: this.state,
+      fault: this.fault,
+      axes,
+    };
+  }
+
+  moveTo(thetaDeg: number, phiDeg: number): MoveAccepted {
+    this.assertCanMove();
+    const target = {
+      theta: this.targetSteps('theta', thetaDeg, `theta_deg ${thetaDeg}`),
+      phi: this.targetSteps('phi', phiDeg, `phi_deg ${phiDeg}`),
+    };
+    return this.startMove(target);
+  }
+
+  moveBy(dThetaDeg: number, dPhiDeg: number): MoveAccepted {
+    this.assertCanMove();
+    const now = this.controller.positionSteps();
+    const delta = { theta: dThetaDeg, phi: dPhiDeg };
+    const target = mapAxes(now, (s, axis) => {
+      const steps = s + degToSteps(delta[axis], this.perDeg[axis]);
+      const resultDeg = stepsToDeg(steps, this.perDeg[axis]);
+      this.checkRange(axis, steps, `relative move of ${delta[axis]} deg from ${round(stepsToDeg(s, this.perDeg[axis]))} would end at ${axis} ${round(resultDeg)} deg`);
+      return steps;
+    });
+    return this.startMove(target);
+  }
+
+  home(axis: HomeAxis): { status: 'homing'; axis: HomeAxis } {
+    this.assertNotBusy();
+    const axes: AxisName[] = axis === 'both' ? [...AXES] : [axis];
+    this.state = 'homing';
+    this.controller.home(axes, (end) => this.onMotionEnd(end, true));
+    this.changed();
+    return { status: 'homing', axis };
+  }
+
+  stop(): { status: 'stopped' } {
+    this.controller.stop();
+    if (this.state !== 'error') this.state = 'stopped';
+    this.changed();
+    return { status: 'stopped' };
+  }
+
+  settings(): MotionSettings {
+    return {
+      speedDegS: this.config.speedDegS,
+      accelDegS2: this.config.accelDegS2,
+      microstepping: this.config.microstepping,
+      stepsPerDeg: { ...this.perDeg },
+      maxSpeedDegS: this.config.maxSpeedDegS,
+      maxAccelDegS2: this.config.maxAccelDegS2,
+    };
+  }
+
+  /** Changes only the fields given; all are checked before any is applied. */
+  updateSettings(update: { speedDegS?: number; accelDegS2?: number }): MotionSettings {
+    const { speedDegS, accelDegS2 } = update;
+    if (speedDegS !== undefined) checkPositive('speed', speedDegS, this.config.maxSpeedDegS, 'deg/s');
+    if (accelDegS2 !== undefined) checkPositive('accel', accelDegS2, this.config.maxAccelDegS2, 'deg/s^2');
+    if (speedDegS !== undefined) this.config.speedDegS = speedDegS;
+    if (accelDegS2 !== undefined) this.config.accelDegS2 = accelDegS2;
+    this.changed();
+    return this.settings();
+  }
+
+  /** Homing accelerates at the configured accel; exposed for the controller's wiring. */
+  accelDegS2(): number {
+    return this.config.accelDegS2;
+  }
+
+  private startMove(target: AxisPair<number>): MoveAccepted {
+    this.state = 'moving';
+    this.controller.move(
+      { targetSteps: target, speedDegS: this.config.speedDegS, accelDegS2: this.config.accelDegS2 },
+      (end) => this.onMotionEnd(end, false),
+    );
+    this.changed();
+    return {
+      status: 'moving',
+      targetThetaDeg: stepsToDeg(target.theta, this.perDeg.theta),
+      targetPhiDeg: stepsToDeg(target.phi, this.perDeg.phi),
+    };
+  }
+
+  private onMotionEnd(end: MotionEnd, homing: boolean): void {
+    if (end.outcome === 'completed') {
+      if (homing) this.fault = null;
+      this.state = 'idle';
+    } else if (end.outcome === 'halted') {
+      if (this.state !== 'error') this.state = 'stopped';
+    } else {
+      this.fault = end.fault;
+      this.state = 'error';
+    }
+    this.changed();
+  }
+
+  private assertNotBusy(): void {
+    if (this.state === 'moving' || this.state === 'homing' || this.controller.busy()) {
+      throw new PositionerError('POS_ERR_BUSY', `positioner is busy ${this.state === 'homing' ? 'homing' : 'moving'}; wait for it to finish or POST /stop`);
+    }
+  }
+
+  private assertCanMove(): void {
+    this.assertNotBusy();
+    if (this.state === 'error') {
+      throw new PositionerError('POS_ERR_FAULT', `positioner is in its error state (${this.fault?.message ?? 'unknown fault'}); home the axes (POST /home) to clear it`);
+    }
+  }
+
+  private targetSteps(axis: AxisName, deg: number, what: string): number {
+    if (!Number.isFinite(deg)) throw new PositionerError('POS_ERR_OUT_OF_RANGE', `${what} is not a finite number`);
+    const steps = degToSteps(deg, this.perDeg[axis]);
+    this.checkRange(axis, steps, what);
+    return steps;
+  }
+
+  private checkRange(axis: AxisName, steps: number, what: string): void {
+    const { min, max } = AXIS_RANGE_DEG[axis];
+    if (steps < degToSteps(min, this.perDeg[axis]) || steps > degToSteps(max, this.perDeg[axis])) {
+      throw new PositionerError('POS_ERR_OUT_OF_RANGE', `${what} is outside ${axis}'s range ${min}..${max} deg`);
+    }
+  }
+
+  private changed(): void {
+    for (const listener of this.listeners) listener();
+  }
+}
+
+function checkPositive(name: string, value: number, max: number, unit: string): void {
+  if (!Number.isFinite(value) || value <= 0 || value > max) {
+    throw new PositionerError('POS_ERR_OUT_OF_RANGE', `${name} must be greater than 0 and at most ${max} ${unit}, got ${value}`);
+  }
+}
+
+function round(deg: number): number {
+  return Math.round(deg * 1e4) / 1e4;
+}

@@ -1,0 +1,261 @@
+/**
+ * MotionController for step/dir hardware: the firmware plans and times every
+ * microstep itself (planner + step executor) and homes against the switches.
+ *
+ * Position is what this controller believes: the microsteps it has issued,
+ * counted from power-on or from the last homing. It cannot see lost steps;
+ * homing reveals them (see `lastHomingErrorSteps`).
+ *
+ * Homing one axis, as grbl does:
+ *   SEEK      toward the minimum at the seek speed until the switch closes
+ *             (a fault if the whole travel passes without it);
+ *   BACK_OFF  away from the switch by the pull-off distance (a fault if the
+ *             switch is still closed afterwards: it is stuck);
+ *   APPROACH  back toward it at the slow feed speed until it closes again;
+ *   ZERO      that point is position 0.
+ * An axis that starts on its switch skips SEEK. Axes home one after another.
+ */
+import type { AxisName, AxisPair } from '../hal/axes';
+import { AXES } from '../hal/axes';
+import type { Clock } from '../hal/clock';
+import { HalError } from '../hal/errors';
+import type { HomeSwitch } from '../hal/home-switch';
+import type { MotionController, MotionEnd, MotionFault, MoveRequest } from '../hal/motion-controller';
+import type { StepperAxis } from '../hal/stepper-axis';
+import type { HomingConfig } from './config';
+import { POSITIONER_ERRORS } from './errors';
+import type { MovePlan } from './planner';
+import { planMove } from './planner';
+import type { JobOutcome } from './step-executor';
+import { StepExecutor } from './step-executor';
+
+export interface StepAxisHardware {
+  stepper: StepperAxis;
+  homeSwitch: HomeSwitch;
+}
+
+export interface StepControllerOptions {
+  clock: Clock;
+  hardware: AxisPair<StepAxisHardware>;
+  stepsPerDeg: AxisPair<number>;
+  homing: AxisPair<HomingConfig>;
+  /** Length of each axis's travel in degrees; homing gives up after 1.05x this. */
+  travelDeg: AxisPair<number>;
+  /** Acceleration used by homing moves, deg/s^2. */
+  homingAccelDegS2: () => number;
+}
+
+/** The move or homing phase the executor is running now. */
+interface ActiveJob {
+  plan: MovePlan;
+  axes: readonly AxisName[];
+  startUs: number;
+  basePos: AxisPair<number>;
+}
+
+type HomingPhase = 'seek' | 'back-off' | 'approach';
+
+export class StepMotionController implements MotionController {
+  private readonly executor: StepExecutor;
+  private readonly pos: AxisPair<number> = { theta: 0, phi: 0 };
+  private readonly isHomed: AxisPair<boolean> = { theta: false, phi: false };
+  private readonly homingError: AxisPair<number | null> = { theta: null, phi: null };
+  private readonly everHomed: AxisPair<boolean> = { theta: false, phi: false };
+  private active: ActiveJob | null = null;
+  private onEnd: ((end: MotionEnd) => void) | null = null;
+
+  constructor(private readonly opts: StepControllerOptions) {
+    this.executor = new StepExecutor(opts.clock);
+  }
+
+  positionSteps(): AxisPair<number> {
+    const job = this.active;
+    if (!job) return { ...this.pos };
+    const out = { ...job.basePos };
+    job.axes.forEach((axis, i) => {
+      out[axis] += job.plan.axes[i].direction * this.executor.issuedSteps(i);
+    });
+    return out;
+  }
+
+  velocityDegS(): AxisPair<number> {
+    const out = { theta: 0, phi: 0 };
+    const job = this.active;
+    if (!job || job.plan.distanceDeg === 0) return out;
+    const tSec = (this.opts.clock.nowUs() - job.startUs) / 1e6;
+    const pathSpeed = job.plan.pathSpeedAt(tSec);
+    job.axes.forEach((axis, i) => {
+      const ax = job.plan.axes[i];
+      out[axis] = (ax.direction * pathSpeed * ax.distanceDeg) / job.plan.distanceDeg;
+    });
+    return out;
+  }
+
+  homed(): AxisPair<boolean> {
+    return { ...this.isHomed };
+  }
+
+  /** Per axis: how far (microsteps) the switch was from where the last homing expected it; null before a second homing. */
+  lastHomingErrorSteps(): AxisPair<number | null> {
+    return { ...this.homingError };
+  }
+
+  busy(): boolean {
+    return this.onEnd !== null;
+  }
+
+  move(request: MoveRequest, onEnd: (end: MotionEnd) => void): void {
+    this.claim(onEnd);
+    this.runPlan(
+      AXES,
+      AXES.map((axis) => ({ axis, target: request.targetSteps[axis] })),
+      request.speedDegS,
+      request.accelDegS2,
+      undefined,
+      (outcome, error) => this.end(outcomeToEnd(outcome, error)),
+    );
+  }
+
+  home(axes: readonly AxisName[], onEnd: (end: MotionEnd) => void): void {
+    this.claim(onEnd);
+    for (const axis of axes) this.isHomed[axis] = false;
+    const next = (index: number): void => {
+      if (index >= axes.length) return this.end({ outcome: 'completed' });
+      this.homeAxis(axes[index], (end) => (end.outcome === 'completed' ? next(index + 1) : this.end(end)));
+    };
+    next(0);
+  }
+
+  stop(): void {
+    // halt() runs the job's end handler, which ends the move or homing as 'halted'.
+    if (!this.executor.halt() && this.onEnd) this.end({ outcome: 'halted' });
+  }
+
+  private claim(onEnd: (end: MotionEnd) => void): void {
+    if (this.onEnd) throw new Error('motion controller is busy');
+    this.onEnd = onEnd;
+  }
+
+  private end(end: MotionEnd): void {
+    const onEnd = this.onEnd;
+    this.onEnd = null;
+    onEnd?.(end);
+  }
+
+  /** Plans and runs one executor job over `targets`; folds the issued steps into the position when it ends. */
+  private runPlan(
+    axes: readonly AxisName[],
+    targets: { axis: AxisName; target: number }[],
+    speedDegS: number,
+    accelDegS2: number,
+    haltWhen: ((axisIndex: number) => boolean) | undefined,
+    done: (outcome: JobOutcome, error?: unknown) => void,
+  ): void {
+    const plan = planMove(
+      targets.map(({ axis, target }) => ({
+        startSteps: this.pos[axis],
+        targetSteps: target,
+        stepsPerDeg: this.opts.stepsPerDeg[axis],
+      })),
+      speedDegS,
+      accelDegS2,
+    );
+    const startUs = this.opts.clock.nowUs();
+    this.active = { plan, axes, startUs, basePos: { ...this.pos } };
+    this.executor.start(
+      {
+        startUs,
+        axes: axes.map((axis, i) => ({
+          stepper: this.opts.hardware[axis].stepper,
+          steps: plan.axes[i].steps,
+          direction: plan.axes[i].direction,
+        })),
+        stepTimeSec: (i, k) => plan.stepTimeSec(i, k),
+        haltWhen,
+      },
+      (outcome, error) => {
+        const current = this.positionSteps();
+        this.pos.theta = current.theta;
+        this.pos.phi = current.phi;
+        this.active = null;
+        done(outcome, error);
+      },
+    );
+  }
+
+  private homeAxis(axis: AxisName, done: (end: MotionEnd) => void): void {
+    const cfg = this.opts.homing[axis];
+    const perDeg = this.opts.stepsPerDeg[axis];
+    const sw = this.opts.hardware[axis].homeSwitch;
+    const accel = this.opts.homingAccelDegS2();
+    // After an earlier homing, the belief where the switch closes should be 0: any difference is lost steps.
+    const wasHomedBefore = this.everHomed[axis];
+    const travelSteps = Math.ceil(this.opts.travelDeg[axis] * 1.05 * perDeg);
+    const pullOffSteps = Math.max(1, Math.round(cfg.pullOffDeg * perDeg));
+    const switchClosed = (): boolean => sw.isTriggered();
+
+    const phase = (name: HomingPhase): void => {
+      let closedNow: boolean;
+      try {
+        closedNow = switchClosed();
+      } catch (error) {
+        return done(outcomeToEnd('failed', error));
+      }
+      switch (name) {
+        case 'seek':
+          if (closedNow) return phase('back-off');
+          return this.runPlan([axis], [{ axis, target: this.pos[axis] - travelSteps }], cfg.seekDegS, accel, switchClosed, (outcome, error) => {
+            if (outcome === 'triggered') return phase('back-off');
+            if (outcome === 'completed') {
+              return done(fault('POS_ERR_HOMING_SWITCH_NOT_FOUND', `${axis}: home switch not found within ${(travelSteps / perDeg).toFixed(1)} deg of travel; check the switch wiring`));
+            }
+            done(outcomeToEnd(outcome, error));
+          });
+        case 'back-off':
+          return this.runPlan([axis], [{ axis, target: this.pos[axis] + pullOffSteps }], cfg.seekDegS, accel, undefined, (outcome, error) => {
+            if (outcome !== 'completed') return done(outcomeToEnd(outcome, error));
+            let stillClosed: boolean;
+            try {
+              stillClosed = switchClosed();
+            } catch (err) {
+              return done(outcomeToEnd('failed', err));
+            }
+            if (stillClosed) {
+              return done(fault('POS_ERR_HOMING_SWITCH_STUCK', `${axis}: home switch still closed after backing off ${cfg.pullOffDeg} deg; the switch is stuck or the axis cannot move`));
+            }
+            phase('approach');
+          });
+        case 'approach':
+          return this.runPlan([axis], [{ axis, target: this.pos[axis] - 2 * pullOffSteps }], cfg.feedDegS, accel, switchClosed, (outcome, error) => {
+            if (outcome === 'triggered') {
+              if (wasHomedBefore) this.homingError[axis] = this.pos[axis];
+              this.pos[axis] = 0;
+              this.isHomed[axis] = true;
+              this.everHomed[axis] = true;
+              return done({ outcome: 'completed' });
+            }
+            if (outcome === 'completed') {
+              return done(fault('POS_ERR_HOMING_SWITCH_NOT_FOUND', `${axis}: home switch not found again on the slow re-approach; check the switch`));
+            }
+            done(outcomeToEnd(outcome, error));
+          });
+      }
+    };
+    phase('seek');
+  }
+}
+
+function fault(code: keyof typeof POSITIONER_ERRORS, message: string): MotionEnd {
+  return { outcome: 'failed', fault: { code, message } };
+}
+
+function outcomeToEnd(outcome: JobOutcome, error?: unknown): MotionEnd {
+  if (outcome === 'completed' || outcome === 'triggered') return { outcome: 'completed' };
+  if (outcome === 'halted') return { outcome: 'halted' };
+  return { outcome: 'failed', fault: hardwareFault(error) };
+}
+
+function hardwareFault(error: unknown): MotionFault {
+  if (error instanceof HalError) return { code: 'POS_ERR_HARDWARE', message: `hardware ${error.kind.toLowerCase().replace('_', ' ')}: ${error.message}` };
+  return { code: 'POS_ERR_HARDWARE', message: `hardware failure: ${error instanceof Error ? error.message : String(error)}` };
+}

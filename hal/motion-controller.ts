@@ -1,0 +1,58 @@
+/**
+ * The motion controller: the level at which the positioner firmware commands
+ * its axes, and the seam between "we generate every step" and "the controller
+ * plans and steps by itself".
+ *
+ * - On step/dir hardware (and the simulator) the firmware provides this
+ *   interface itself (firmware/step-controller.ts): its planner computes each
+ *   microstep time and its step executor pulses StepperAxis, reading the
+ *   HomeSwitch while homing.
+ * - Controllers that plan on board (grbl over serial, AccelStepperFirmata)
+ *   implement it directly as drivers in hal/: a move becomes a G1 line or a
+ *   multi-stepper group move, stop a feed hold + reset or a stepper stop.
+ *
+ * Everything is callback-driven and synchronous at the edges: `onEnd` runs
+ * exactly once, on the clock's time line, so a virtual clock can drive a whole
+ * move and observe its completion deterministically.
+ */
+import type { AxisName, AxisPair } from './axes';
+
+export interface MoveRequest {
+  /** Absolute target of each axis in microsteps of the controller's frame. */
+  targetSteps: AxisPair<number>;
+  /** Top speed of the faster axis, degrees per second. */
+  speedDegS: number;
+  /** Acceleration limit of the faster axis, degrees per second squared. */
+  accelDegS2: number;
+}
+
+/** A failure the controller reports; `code` comes from a documented catalogue. */
+export interface MotionFault {
+  code: string;
+  message: string;
+}
+
+export type MotionEnd =
+  | { outcome: 'completed' }
+  | { outcome: 'halted' }
+  | { outcome: 'failed'; fault: MotionFault };
+
+export interface MotionController {
+  /** Where the controller believes each axis is, in microsteps. */
+  positionSteps(): AxisPair<number>;
+  /** Current commanded velocity of each axis, degrees per second (signed). */
+  velocityDegS(): AxisPair<number>;
+  /** Which axes have a valid home reference. */
+  homed(): AxisPair<boolean>;
+  /** True while a move or homing cycle runs. */
+  busy(): boolean;
+  /** Starts a coordinated move; both axes start and arrive together. */
+  move(request: MoveRequest, onEnd: (end: MotionEnd) => void): void;
+  /** Homes the axes (in order); on success their positions are 0. */
+  home(axes: readonly AxisName[], onEnd: (end: MotionEnd) => void): void;
+  /**
+   * Stops all motion at once. When this returns no further step is issued;
+   * a running move or homing ends with outcome `halted` before it returns.
+   */
+  stop(): void;
+}
