@@ -1,0 +1,147 @@
+/**
+ * The positioner's JSON config file: every key optional, merged onto the
+ * defaults, checked with one schema. Unknown keys are an error, because a
+ * misspelt key would otherwise be silently ignored.
+ *
+ * {
+ *   "speed": 10, "accel": 20, "max_speed": 60, "max_accel": 500, "microstepping": 16,
+ *   "theta": { "full_steps_per_rev": 200, "gear_ratio": 36,
+ *              "homing": { "seek_speed": 10, "feed_speed": 1, "pull_off": 2 } },
+ *   "phi":   { ... as theta, gear_ratio 90 ... },
+ *   "sim":   { "theta": { "power_on_deg": 37.5, "max_full_step_rate": 1000, "switch_hysteresis_deg": 0.05 },
+ *              "phi":   { ... } }
+ * }
+ */
+import fs from 'node:fs';
+import Ajv from 'ajv';
+import type { AxisName } from '../hal/axes';
+import { AXES } from '../hal/axes';
+import { defaultConfig, type PositionerConfig } from '../firmware/config';
+import { defaultSimSettings, type SimSettings } from './assemble';
+
+const positive = { type: 'number', exclusiveMinimum: 0 } as const;
+
+const axisSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    full_steps_per_rev: { type: 'integer', minimum: 1 },
+    gear_ratio: positive,
+    homing: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { seek_speed: positive, feed_speed: positive, pull_off: positive },
+    },
+  },
+} as const;
+
+const simAxisSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    power_on_deg: { type: 'number' },
+    max_full_step_rate: positive,
+    switch_hysteresis_deg: { type: 'number', minimum: 0 },
+  },
+} as const;
+
+export const configFileSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    speed: positive,
+    accel: positive,
+    max_speed: positive,
+    max_accel: positive,
+    microstepping: { type: 'integer', enum: [1, 2, 4, 8, 16, 32, 64, 128, 256] },
+    theta: axisSchema,
+    phi: axisSchema,
+    sim: { type: 'object', additionalProperties: false, properties: { theta: simAxisSchema, phi: simAxisSchema } },
+  },
+} as const;
+
+interface AxisFile {
+  full_steps_per_rev?: number;
+  gear_ratio?: number;
+  homing?: { seek_speed?: number; feed_speed?: number; pull_off?: number };
+}
+interface SimAxisFile {
+  power_on_deg?: number;
+  max_full_step_rate?: number;
+  switch_hysteresis_deg?: number;
+}
+interface ConfigFile {
+  speed?: number;
+  accel?: number;
+  max_speed?: number;
+  max_accel?: number;
+  microstepping?: number;
+  theta?: AxisFile;
+  phi?: AxisFile;
+  sim?: { theta?: SimAxisFile; phi?: SimAxisFile };
+}
+
+export class ConfigFileError extends Error {
+  readonly code = 'CLI_ERR_CONFIG_FILE';
+}
+
+const validate = new Ajv({ allErrors: true, strict: true }).compile<ConfigFile>(configFileSchema);
+
+export interface LoadedConfig {
+  config: PositionerConfig;
+  sim: SimSettings;
+}
+
+/** Reads and checks a config file; with no path, the defaults. */
+export function loadConfig(path?: string): LoadedConfig {
+  if (path === undefined) return { config: defaultConfig(), sim: defaultSimSettings() };
+  let text: string;
+  try {
+    text = fs.readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigFileError(`cannot read config file ${path}: ${(e as Error).message}`);
+  }
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (e) {
+    throw new ConfigFileError(`config file ${path} is not valid JSON: ${(e as Error).message}`);
+  }
+  return parseConfig(data, path);
+}
+
+export function parseConfig(data: unknown, source = 'config'): LoadedConfig {
+  if (!validate(data)) {
+    const problems = (validate.errors ?? []).map((e) => {
+      const where = e.instancePath || '(top level)';
+      const extra = e.keyword === 'additionalProperties' ? ` '${(e.params as { additionalProperty: string }).additionalProperty}'` : '';
+      return `${where} ${e.message}${extra}`;
+    });
+    throw new ConfigFileError(`${source}: ${problems.join('; ')}`);
+  }
+  const config = defaultConfig();
+  const sim = defaultSimSettings();
+  const set = <T>(value: T | undefined, apply: (v: T) => void) => value !== undefined && apply(value);
+  set(data.speed, (v) => (config.speedDegS = v));
+  set(data.accel, (v) => (config.accelDegS2 = v));
+  set(data.max_speed, (v) => (config.maxSpeedDegS = v));
+  set(data.max_accel, (v) => (config.maxAccelDegS2 = v));
+  set(data.microstepping, (v) => (config.microstepping = v));
+  for (const axis of AXES as readonly AxisName[]) {
+    const a = data[axis];
+    const c = config.axes[axis];
+    set(a?.full_steps_per_rev, (v) => (c.fullStepsPerRev = v));
+    set(a?.gear_ratio, (v) => (c.gearRatio = v));
+    set(a?.homing?.seek_speed, (v) => (c.homing.seekDegS = v));
+    set(a?.homing?.feed_speed, (v) => (c.homing.feedDegS = v));
+    set(a?.homing?.pull_off, (v) => (c.homing.pullOffDeg = v));
+    const s = data.sim?.[axis];
+    const si = sim.axes[axis];
+    set(s?.power_on_deg, (v) => (si.powerOnDeg = v));
+    set(s?.max_full_step_rate, (v) => (si.maxFullStepRateHz = v));
+    set(s?.switch_hysteresis_deg, (v) => (si.switchHysteresisDeg = v));
+  }
+  if (config.speedDegS > config.maxSpeedDegS) throw new ConfigFileError(`${source}: speed ${config.speedDegS} is above max_speed ${config.maxSpeedDegS}`);
+  if (config.accelDegS2 > config.maxAccelDegS2) throw new ConfigFileError(`${source}: accel ${config.accelDegS2} is above max_accel ${config.maxAccelDegS2}`);
+  return { config, sim };
+}

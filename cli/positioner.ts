@@ -1,0 +1,225 @@
+#!/usr/bin/env node
+/**
+ * `positioner`: serve the firmware in simulation, or drive a running
+ * positioner at POSITIONER_HOST.
+ *
+ * Exit codes: 0 done; 1 the positioner refused the command or the motion did
+ * not complete; 2 usage error; 3 the positioner could not be reached;
+ * 130 interrupted (Ctrl-C during --wait, after stopping the motors).
+ */
+import yargs, { type Argv } from 'yargs';
+import { ConfigFileError } from './config-file';
+import { baseUrl, ClientError, PositionerClient, type StatusBody } from './client';
+import { progressBar, useColor } from './progress';
+
+const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3, interrupted: 130 } as const;
+
+interface Common {
+  host?: string;
+  json: boolean;
+  timeout: number;
+}
+
+const deg = (v: number) => `${v.toFixed(3)}°`;
+
+function describeStatus(s: StatusBody): string {
+  const state = s.state ?? (s.moving ? 'moving' : 'idle');
+  const fault = s.fault ? `  fault: ${s.fault.message}` : '';
+  return `theta ${deg(s.theta_deg)}  phi ${deg(s.phi_deg)}  ${state}  homed: ${s.homed ? 'yes' : 'no'}${fault}`;
+}
+
+function print(argv: Common, body: unknown, human: string): void {
+  process.stdout.write(argv.json ? `${JSON.stringify(body)}\n` : `${human}\n`);
+}
+
+function fail(message: string, code: number): never {
+  const red = useColor(process.stderr) ? (s: string) => `\x1b[31m${s}\x1b[0m` : (s: string) => s;
+  process.stderr.write(`${red('error:')} ${message}\n`);
+  process.exit(code);
+}
+
+function client(argv: Common): PositionerClient {
+  return new PositionerClient(baseUrl(argv.host ?? process.env.POSITIONER_HOST), argv.timeout * 1000);
+}
+
+/**
+ * Follows a move or homing to its end with a progress bar on stderr.
+ * Ctrl-C stops the positioner before exiting: letting it run on unattended is the surprise.
+ */
+async function waitForEnd(api: PositionerClient, argv: Common, label: string, start: StatusBody, target?: { theta: number; phi: number }): Promise<void> {
+  const bar = argv.json ? null : progressBar(process.stderr, label);
+  let interrupted = false;
+  const onSigint = () => {
+    interrupted = true;
+  };
+  process.on('SIGINT', onSigint);
+  try {
+    for (;;) {
+      await new Promise((r) => setTimeout(r, 100));
+      if (interrupted) {
+        await api.post('/stop').catch(() => undefined);
+        bar?.done(`${label}: interrupted; positioner stopped`);
+        process.exit(EXIT.interrupted);
+      }
+      const s = await api.get<StatusBody>('/status');
+      const detail = `theta ${deg(s.theta_deg)}  phi ${deg(s.phi_deg)}`;
+      if (s.moving) {
+        bar?.update(target ? fractionDone(start, s, target) : null, detail);
+        continue;
+      }
+      if (s.state === 'error') {
+        bar?.done(`${label}: failed`);
+        fail(`${s.fault?.message ?? 'the positioner reported an error'}`, EXIT.failed);
+      }
+      if (s.state === 'stopped') {
+        bar?.done(`${label}: stopped at ${detail}`);
+        if (argv.json) print(argv, s, '');
+        fail('the motion was stopped before it completed', EXIT.failed);
+      }
+      bar?.done(`${label}: done at ${detail}`);
+      if (argv.json) print(argv, s, '');
+      return;
+    }
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+}
+
+function fractionDone(start: StatusBody, now: StatusBody, target: { theta: number; phi: number }): number {
+  let left = 0;
+  for (const [from, at, to] of [
+    [start.theta_deg, now.theta_deg, target.theta],
+    [start.phi_deg, now.phi_deg, target.phi],
+  ]) {
+    const total = Math.abs(to - from);
+    if (total > 0) left = Math.max(left, Math.abs(to - at) / total);
+  }
+  return 1 - left;
+}
+
+async function moveCommand(argv: Common & { wait: boolean }, path: string, body: Record<string, number>): Promise<void> {
+  const api = client(argv);
+  const start = argv.wait ? await api.get<StatusBody>('/status') : null;
+  const r = await api.post<{ status: string; target_theta: number; target_phi: number }>(path, body);
+  if (!argv.wait || !start) return print(argv, r, `${r.status} to theta ${deg(r.target_theta)}  phi ${deg(r.target_phi)}`);
+  if (!argv.json) process.stderr.write(`moving to theta ${deg(r.target_theta)}  phi ${deg(r.target_phi)}\n`);
+  await waitForEnd(api, argv, 'move', start, { theta: r.target_theta, phi: r.target_phi });
+}
+
+function withWait<T>(y: Argv<T>) {
+  return y.option('wait', { alias: 'w', type: 'boolean', default: false, describe: 'follow the motion to its end with a progress bar; exit 1 if it does not complete' });
+}
+
+async function serve(argv: { host?: string; port?: number; config?: string; 'time-scale': number; home: boolean }): Promise<void> {
+  // Loaded only here: client commands start faster without express.
+  const { startServer } = require('./serve') as typeof import('./serve');
+  const host = argv.host ?? process.env.HOST ?? '127.0.0.1';
+  const portText = argv.port ?? process.env.PORT ?? 8080;
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`port must be a whole number from 0 to 65535, got '${portText}'`, EXIT.usage);
+  try {
+    const running = await startServer({ host, port, configPath: argv.config, timeScale: argv['time-scale'], home: argv.home });
+    process.stdout.write(`positioner: simulated positioner serving ${running.url}${argv['time-scale'] !== 1 ? ` (time x${argv['time-scale']})` : ''}; Ctrl-C to stop\n`);
+    const shutdown = (signal: string) => {
+      process.stdout.write(`positioner: ${signal}, stopping motors and closing\n`);
+      void running.close().then(() => process.exit(0));
+    };
+    process.once('SIGINT', () => shutdown('SIGINT'));
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    if (err instanceof ConfigFileError) fail(err.message, EXIT.usage);
+    if (err.code === 'EADDRINUSE') fail(`${host}:${port} is already in use; choose another port with --port or PORT`, EXIT.failed);
+    if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND') fail(`cannot listen on host '${host}'; use an address of this machine (--host or HOST)`, EXIT.usage);
+    throw e;
+  }
+}
+
+export function main(args: string[]): Promise<unknown> | unknown {
+  return yargs(args)
+    .scriptName('positioner')
+    .usage('$0 <command> [options]\n\nTwo-axis (theta/phi) positioner: run the firmware in simulation, or drive a running positioner.')
+    .option('host', { type: 'string', describe: 'positioner base URL for client commands (default: $POSITIONER_HOST or http://127.0.0.1:8080)' })
+    .option('json', { type: 'boolean', default: false, describe: 'print the API response as JSON' })
+    .option('timeout', { type: 'number', default: 5, describe: 'seconds to wait for each HTTP answer' })
+    .command(
+      'serve',
+      'run the positioner firmware on simulated hardware and serve its REST API',
+      (y) =>
+        y
+          .option('host', { type: 'string', describe: 'address to listen on (default: $HOST or 127.0.0.1)' })
+          .option('port', { alias: 'p', type: 'number', describe: 'port to listen on (default: $PORT or 8080; 0 picks a free one)' })
+          .option('config', { alias: 'c', type: 'string', describe: 'JSON config file (see README: Configuration)' })
+          .option('time-scale', { type: 'number', default: 1, describe: 'run simulated time this many times faster than real time' })
+          .option('home', { type: 'boolean', default: false, describe: 'home both axes as the server starts' }),
+      (argv) => serve(argv),
+    )
+    .command('status', 'show position, state and homing', (y) => y, async (argv) => {
+      const s = await client(argv).get<StatusBody>('/status');
+      print(argv, s, describeStatus(s));
+    })
+    .command(
+      'move <theta> <phi>',
+      'move to an absolute position (degrees)',
+      (y) => withWait(y.positional('theta', { type: 'number', demandOption: true, describe: 'polar angle 0..180' }).positional('phi', { type: 'number', demandOption: true, describe: 'azimuth 0..360' })),
+      (argv) => moveCommand(argv, '/move', { theta_deg: argv.theta, phi_deg: argv.phi }),
+    )
+    .command(
+      'move-rel <d_theta> <d_phi>',
+      'move by signed offsets from the current position (degrees)',
+      (y) => withWait(y.positional('d_theta', { type: 'number', demandOption: true }).positional('d_phi', { type: 'number', demandOption: true })),
+      (argv) => moveCommand(argv, '/move/relative', { d_theta: argv.d_theta, d_phi: argv.d_phi }),
+    )
+    .command(
+      'home [axis]',
+      'home an axis (theta, phi or both) against its switch',
+      (y) => withWait(y.positional('axis', { choices: ['theta', 'phi', 'both'] as const, default: 'both' as const })),
+      async (argv) => {
+        const api = client(argv);
+        const r = await api.post<{ status: string; axis: string }>('/home', { axis: argv.axis });
+        if (!argv.wait) return print(argv, r, `${r.status} ${r.axis}`);
+        const start = await api.get<StatusBody>('/status');
+        await waitForEnd(api, argv, `home ${r.axis}`, start);
+      },
+    )
+    .command('stop', 'stop all motors at once', (y) => y, async (argv) => {
+      const r = await client(argv).post<{ status: string }>('/stop');
+      print(argv, r, r.status);
+    })
+    .command(
+      'config',
+      'show the motion configuration, or change speed (deg/s) and accel (deg/s^2)',
+      (y) => y.option('speed', { type: 'number', describe: 'new speed, deg/s' }).option('accel', { type: 'number', describe: 'new acceleration, deg/s^2' }),
+      async (argv) => {
+        const api = client(argv);
+        const update: Record<string, number> = {};
+        if (argv.speed !== undefined) update.speed = argv.speed;
+        if (argv.accel !== undefined) update.accel = argv.accel;
+        const r = Object.keys(update).length > 0 ? await api.post<Record<string, unknown>>('/config', update) : await api.get<Record<string, unknown>>('/config');
+        print(argv, r, Object.entries(r).map(([k, v]) => `${k}: ${v}`).join('\n'));
+      },
+    )
+    .demandCommand(1, 'name a command: serve, status, move, move-rel, home, stop or config')
+    .strict()
+    .recommendCommands()
+    .fail((msg, err, y) => {
+      if (err) {
+        if (err instanceof ClientError) fail(err.message, err.status === 0 ? EXIT.unreachable : EXIT.failed);
+        fail(err.message, EXIT.failed);
+      }
+      process.stderr.write(`${y.help()}\n`);
+      fail(msg, EXIT.usage);
+    })
+    .help()
+    .alias('help', 'h')
+    .version()
+    .wrap(Math.min(100, process.stdout.columns || 100))
+    .parseAsync();
+}
+
+if (require.main === module) {
+  Promise.resolve(main(process.argv.slice(2))).catch((e: unknown) => {
+    if (e instanceof ClientError) fail(e.message, e.status === 0 ? EXIT.unreachable : EXIT.failed);
+    fail(e instanceof Error ? e.message : String(e), EXIT.failed);
+  });
+}
