@@ -170,7 +170,7 @@ export class StepMotionController implements MotionController {
           steps: plan.axes[i].steps,
           direction: plan.axes[i].direction,
         })),
-        stepTimeSec: (i, k) => plan.stepTimeSec(i, k),
+        stepTimeSec: plan.stepTimeSec.bind(plan),
         haltWhen,
       },
       (outcome, error) => {

@@ -48,6 +48,8 @@ export class StepExecutor {
   private issued: number[] = [];
   /** Scheduled time (us) of each axis's next step; Infinity when the axis is done. */
   private nextUs: number[] = [];
+  /** An outcome reached while running ahead, delivered at its own time. */
+  private deferred: { outcome: JobOutcome; error?: unknown } | null = null;
   private readonly tick = (): void => this.onTimer();
 
   constructor(private readonly clock: Clock) {}
@@ -95,10 +97,20 @@ export class StepExecutor {
     this.timer = null;
     const job = this.job;
     if (!job) return;
+    if (this.deferred) {
+      const { outcome, error } = this.deferred;
+      this.deferred = null;
+      this.finish(outcome, error);
+      return;
+    }
     const nowUs = this.clock.nowUs();
+    // On a discrete-event clock, steps due before its horizon are issued in this
+    // wake-up with their own times: nothing else could run between them.
+    const horizonUs = this.clock.horizonUs ? this.clock.horizonUs() : nowUs;
     const nextUs = this.nextUs;
     const axes = job.axes;
     const n = axes.length;
+    let lastUs = nowUs;
     for (;;) {
       let i = -1;
       let due = Infinity;
@@ -108,17 +120,14 @@ export class StepExecutor {
           i = j;
         }
       }
-      if (i < 0) {
-        this.finish('completed');
-        return;
-      }
-      if (due > nowUs) break;
+      if (i < 0) return this.endAt(lastUs, nowUs, 'completed');
+      if (due > nowUs && due >= horizonUs) break;
+      lastUs = due > nowUs ? due : nowUs;
       const axis = axes[i];
       try {
         axis.stepper.step(axis.direction, due);
       } catch (error) {
-        this.finish('failed', error);
-        return;
+        return this.endAt(lastUs, nowUs, 'failed', error);
       }
       const k = ++this.issued[i];
       nextUs[i] = this.scheduleOf(job, i, k + 1);
@@ -127,16 +136,19 @@ export class StepExecutor {
         try {
           triggered = job.haltWhen(i);
         } catch (error) {
-          this.finish('failed', error);
-          return;
+          return this.endAt(lastUs, nowUs, 'failed', error);
         }
-        if (triggered) {
-          this.finish('triggered');
-          return;
-        }
+        if (triggered) return this.endAt(lastUs, nowUs, 'triggered');
       }
     }
     this.arm();
+  }
+
+  /** Ends the job at the time of its last step: now, or (after running ahead) on a timer at that time. */
+  private endAt(atUs: number, nowUs: number, outcome: JobOutcome, error?: unknown): void {
+    if (atUs <= nowUs) return this.finish(outcome, error);
+    this.deferred = { outcome, error };
+    this.timer = this.clock.setTimerAt(atUs, this.tick);
   }
 
   private finish(outcome: JobOutcome, error?: unknown): void {
@@ -145,6 +157,7 @@ export class StepExecutor {
     this.timer = null;
     this.job = null;
     this.onEnd = null;
+    this.deferred = null;
     onEnd?.(outcome, error);
   }
 }

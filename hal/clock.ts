@@ -19,4 +19,11 @@ export interface Clock {
    * the past fires on the next turn, never synchronously inside this call.
    */
   setTimerAt(atUs: number, callback: () => void): TimerHandle;
+  /**
+   * Optional, for discrete-event clocks: the time up to which nothing else can
+   * run (no other timer is due and no outside code gets a turn). A timer
+   * callback may do the work due before this time in one go, as if it had
+   * woken at each instant. Real-time clocks leave it out: their horizon is now.
+   */
+  horizonUs?(): number;
 }

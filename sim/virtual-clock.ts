@@ -22,9 +22,22 @@ export class VirtualClock implements Clock {
   private seq = 0;
   /** Binary min-heap on (atUs, seq). */
   private readonly heap: Timer[] = [];
+  /** While advanceTo runs: the time it is advancing to. */
+  private targetUs: number;
 
   constructor(startUs = 0) {
     this.now = startUs;
+    this.targetUs = startUs;
+  }
+
+  /**
+   * Exclusive: nothing else can run before the next pending timer, nor before
+   * the end of the advance in progress (outside an advance, the horizon is now).
+   */
+  horizonUs(): number {
+    this.dropCancelled();
+    const next = this.heap.length > 0 ? this.heap[0].atUs : Infinity;
+    return Math.min(next, this.targetUs);
   }
 
   nowUs(): number {
@@ -51,15 +64,7 @@ export class VirtualClock implements Clock {
   /** Runs every timer due up to `targetUs`, then leaves the clock at `targetUs`. */
   advanceTo(targetUs: number): void {
     if (targetUs < this.now) throw new RangeError(`cannot move a clock backwards (now ${this.now} us, asked for ${targetUs} us)`);
-    const heap = this.heap;
-    while (heap.length > 0 && heap[0].atUs <= targetUs) {
-      const timer = this.pop();
-      const callback = timer.callback;
-      if (callback === null) continue;
-      timer.callback = null;
-      this.now = timer.atUs;
-      callback();
-    }
+    this.runTimers(targetUs);
     this.now = targetUs;
   }
 
@@ -69,14 +74,28 @@ export class VirtualClock implements Clock {
 
   /**
    * Runs timers until none is left (or `limitUs` of virtual time has passed,
-   * a guard against code that re-arms forever). Returns the time reached.
+   * a guard against code that re-arms forever). The clock stays at the last
+   * timer's time, which it returns.
    */
   runUntilIdle(limitUs = 3600e6): number {
-    const stopAt = this.now + limitUs;
-    for (;;) {
-      const next = this.nextTimerUs();
-      if (next === null || next > stopAt) return this.now;
-      this.advanceTo(next);
+    this.runTimers(this.now + limitUs);
+    return this.now;
+  }
+
+  private runTimers(targetUs: number): void {
+    const heap = this.heap;
+    this.targetUs = targetUs;
+    try {
+      while (heap.length > 0 && heap[0].atUs <= targetUs) {
+        const timer = this.pop();
+        const callback = timer.callback;
+        if (callback === null) continue;
+        timer.callback = null;
+        this.now = timer.atUs;
+        callback();
+      }
+    } finally {
+      this.targetUs = this.now;
     }
   }
 
