@@ -106,14 +106,20 @@ export class StepMotionController implements MotionController {
 
   move(request: MoveRequest, onEnd: (end: MotionEnd) => void): void {
     this.claim(onEnd);
-    this.runPlan(
-      AXES,
-      AXES.map((axis) => ({ axis, target: request.targetSteps[axis] })),
-      request.speedDegS,
-      request.accelDegS2,
-      undefined,
-      (outcome, error) => this.end(outcomeToEnd(outcome, error)),
-    );
+    try {
+      this.runPlan(
+        AXES,
+        AXES.map((axis) => ({ axis, target: request.targetSteps[axis] })),
+        request.speedDegS,
+        request.accelDegS2,
+        undefined,
+        (outcome, error) => this.end(outcomeToEnd(outcome, error)),
+      );
+    } catch (error) {
+      // A move that cannot be planned never started: release the controller and tell the caller.
+      this.onEnd = null;
+      throw error;
+    }
   }
 
   home(axes: readonly AxisName[], onEnd: (end: MotionEnd) => void): void {
