@@ -46,6 +46,8 @@ export function statusBody(s: PositionerStatus) {
   };
 }
 
+const RANGE_KEYWORDS = new Set<string | undefined>(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']);
+
 export function buildApp({ positioner }: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
@@ -55,7 +57,12 @@ export function buildApp({ positioner }: AppDeps): express.Express {
   const json = express.json({ type: () => true, limit: '16kb', strict: true });
   const body = <T>(validate: ValidateFunction<T>, req: Request, what: string): T => {
     const value = req.body === undefined ? {} : req.body;
-    if (!validate(value)) throw new ApiError('API_ERR_INVALID_BODY', describe(validate.errors ?? [], what));
+    if (!validate(value)) {
+      const errors = validate.errors ?? [];
+      // A value out of range has one code whoever catches it (schema or firmware), so clients can branch on it.
+      if (RANGE_KEYWORDS.has(errors[0]?.keyword)) throw new PositionerError('POS_ERR_OUT_OF_RANGE', describe(errors, what));
+      throw new ApiError('API_ERR_INVALID_BODY', describe(errors, what));
+    }
     return value;
   };
 

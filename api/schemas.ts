@@ -3,7 +3,7 @@
  * validation (and for the API documentation). Bodies with unknown keys are
  * rejected, since a misspelt field would otherwise silently do nothing.
  */
-import { AXIS_RANGE_DEG } from '../firmware/config';
+import { AXIS_RANGE_DEG, MIN_ACCEL_DEG_S2, MIN_SPEED_DEG_S } from '../firmware/config';
 
 const finite = { type: 'number' } as const;
 
@@ -45,8 +45,8 @@ export const configBodySchema = {
   $id: 'ConfigUpdate',
   type: 'object',
   properties: {
-    speed: { ...finite, exclusiveMinimum: 0, description: 'top speed of the faster axis, deg/s (at most max_speed)' },
-    accel: { ...finite, exclusiveMinimum: 0, description: 'acceleration limit of the faster axis, deg/s^2 (at most max_accel)' },
+    speed: { ...finite, minimum: MIN_SPEED_DEG_S, description: `top speed of the faster axis, deg/s (${MIN_SPEED_DEG_S} to max_speed)` },
+    accel: { ...finite, minimum: MIN_ACCEL_DEG_S2, description: `acceleration limit of the faster axis, deg/s^2 (${MIN_ACCEL_DEG_S2} to max_accel)` },
   },
   additionalProperties: false,
 } as const;

@@ -34,6 +34,15 @@ export interface PositionerConfig {
   axes: AxisPair<AxisConfig>;
 }
 
+/**
+ * Lowest speed and accel POST /config accepts. Any positive double is not
+ * enough: at 1e-320 deg/s every step time overflows to Infinity and a move
+ * "completes" without a single step. At these floors phi's whole 360 deg still
+ * takes a finite (if long) 100 h.
+ */
+export const MIN_SPEED_DEG_S = 0.001;
+export const MIN_ACCEL_DEG_S2 = 0.001;
+
 /** Travel of each axis, fixed by the positioner's geometry. */
 export const AXIS_RANGE_DEG: AxisPair<{ min: number; max: number }> = {
   theta: { min: 0, max: 180 },

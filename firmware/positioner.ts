@@ -21,7 +21,7 @@ import type { AxisName, AxisPair } from '../hal/axes';
 import { AXES, mapAxes } from '../hal/axes';
 import type { MotionController, MotionEnd, MotionFault } from '../hal/motion-controller';
 import type { PositionerConfig } from './config';
-import { AXIS_RANGE_DEG, axisStepsPerDeg } from './config';
+import { AXIS_RANGE_DEG, MIN_ACCEL_DEG_S2, MIN_SPEED_DEG_S, axisStepsPerDeg } from './config';
 import { PositionerError } from './errors';
 import { degToSteps, stepsToDeg } from './units';
 
@@ -163,8 +163,8 @@ export class Positioner {
   /** Changes only the fields given; all are checked before any is applied. */
   updateSettings(update: { speedDegS?: number; accelDegS2?: number }): MotionSettings {
     const { speedDegS, accelDegS2 } = update;
-    if (speedDegS !== undefined) checkPositive('speed', speedDegS, this.config.maxSpeedDegS, 'deg/s');
-    if (accelDegS2 !== undefined) checkPositive('accel', accelDegS2, this.config.maxAccelDegS2, 'deg/s^2');
+    if (speedDegS !== undefined) checkBetween('speed', speedDegS, MIN_SPEED_DEG_S, this.config.maxSpeedDegS, 'deg/s');
+    if (accelDegS2 !== undefined) checkBetween('accel', accelDegS2, MIN_ACCEL_DEG_S2, this.config.maxAccelDegS2, 'deg/s^2');
     if (speedDegS !== undefined) this.config.speedDegS = speedDegS;
     if (accelDegS2 !== undefined) this.config.accelDegS2 = accelDegS2;
     this.changed();
@@ -235,9 +235,9 @@ export class Positioner {
   }
 }
 
-function checkPositive(name: string, value: number, max: number, unit: string): void {
-  if (!Number.isFinite(value) || value <= 0 || value > max) {
-    throw new PositionerError('POS_ERR_OUT_OF_RANGE', `${name} must be greater than 0 and at most ${max} ${unit}, got ${value}`);
+function checkBetween(name: string, value: number, min: number, max: number, unit: string): void {
+  if (!Number.isFinite(value) || value < min || value > max) {
+    throw new PositionerError('POS_ERR_OUT_OF_RANGE', `${name} must be between ${min} and ${max} ${unit}, got ${value}`);
   }
 }
 
