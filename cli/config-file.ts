@@ -16,10 +16,13 @@ import fs from 'node:fs';
 import Ajv from 'ajv';
 import type { AxisName } from '../hal/axes';
 import { AXES } from '../hal/axes';
-import { defaultConfig, type PositionerConfig } from '../firmware/config';
+import { defaultConfig, MIN_ACCEL_DEG_S2, MIN_SPEED_DEG_S, type PositionerConfig } from '../firmware/config';
 import { defaultSimSettings, type SimSettings } from './assemble';
 
 const positive = { type: 'number', exclusiveMinimum: 0 } as const;
+// Speeds and accelerations below these floors would make step times overflow to Infinity.
+const speed = { type: 'number', minimum: MIN_SPEED_DEG_S } as const;
+const accel = { type: 'number', minimum: MIN_ACCEL_DEG_S2 } as const;
 
 const axisSchema = {
   type: 'object',
@@ -30,7 +33,7 @@ const axisSchema = {
     homing: {
       type: 'object',
       additionalProperties: false,
-      properties: { seek_speed: positive, feed_speed: positive, pull_off: positive },
+      properties: { seek_speed: speed, feed_speed: speed, pull_off: positive },
     },
   },
 } as const;
@@ -49,10 +52,10 @@ export const configFileSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    speed: positive,
-    accel: positive,
-    max_speed: positive,
-    max_accel: positive,
+    speed,
+    accel,
+    max_speed: speed,
+    max_accel: accel,
     microstepping: { type: 'integer', enum: [1, 2, 4, 8, 16, 32, 64, 128, 256] },
     theta: axisSchema,
     phi: axisSchema,

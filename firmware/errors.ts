@@ -6,7 +6,6 @@ export const POSITIONER_ERRORS = {
   POS_ERR_BUSY: 'the positioner is moving or homing',
   POS_ERR_OUT_OF_RANGE: 'a target or setting is outside its allowed range',
   POS_ERR_CONFIG_READ_ONLY: 'a configuration field cannot be changed at run time',
-  POS_ERR_CONFIG_UNKNOWN: 'a configuration field does not exist',
   POS_ERR_FAULT: 'the positioner is in its error state after a hardware or homing failure',
   POS_ERR_HOMING_SWITCH_NOT_FOUND: 'homing did not find the home switch within the axis travel',
   POS_ERR_HOMING_SWITCH_STUCK: 'the home switch stayed closed after backing off it',

@@ -31,6 +31,8 @@ t.test('unknown keys, wrong types and out-of-range values are refused, naming th
     [{ theta: { gear_ratio: 36, gearratio: 2 } }, /gearratio/],
     [{ speed: '10' }, /speed.*number/],
     [{ accel: 0 }, /accel/],
+    [{ speed: 1e-320 }, /speed/],
+    [{ phi: { homing: { seek_speed: 1e-320 } } }, /seek_speed/],
     [{ microstepping: 3 }, /microstepping/],
     [{ speed: 100 }, /speed 100 is above max_speed 60/],
     [[1, 2], /object/],
