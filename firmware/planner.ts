@@ -85,7 +85,7 @@ export function planMove(axes: readonly AxisMoveInput[], speedDegS: number, acce
     if (!Number.isInteger(a.startSteps) || !Number.isInteger(a.targetSteps)) {
       throw new PlanError('start and target must be whole microsteps');
     }
-    if (!(a.stepsPerDeg > 0)) throw new PlanError('steps per degree must be positive');
+    if (!(a.stepsPerDeg > 0) || !Number.isFinite(a.stepsPerDeg)) throw new PlanError('steps per degree must be a positive finite number');
     const delta = a.targetSteps - a.startSteps;
     return { steps: Math.abs(delta), direction: delta < 0 ? -1 : 1, distanceDeg: Math.abs(delta) / a.stepsPerDeg };
   });

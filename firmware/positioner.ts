@@ -225,7 +225,8 @@ export class Positioner {
 
   private checkRange(axis: AxisName, steps: number, what: string): void {
     const { min, max } = AXIS_RANGE_DEG[axis];
-    if (steps < degToSteps(min, this.perDeg[axis]) || steps > degToSteps(max, this.perDeg[axis])) {
+    // Written so that NaN (a NaN relative move) fails the check too.
+    if (!(steps >= degToSteps(min, this.perDeg[axis]) && steps <= degToSteps(max, this.perDeg[axis]))) {
       throw new PositionerError('POS_ERR_OUT_OF_RANGE', `${what} is outside ${axis}'s range ${min}..${max} deg`);
     }
   }

@@ -124,20 +124,27 @@ export class StepExecutor {
       if (due > nowUs && due >= horizonUs) break;
       lastUs = due > nowUs ? due : nowUs;
       const axis = axes[i];
+      // Counted before the call, so an end handler run from inside step() sees this step.
+      const k = ++this.issued[i];
       try {
         axis.stepper.step(axis.direction, due);
       } catch (error) {
+        if (this.job !== job) return;
+        this.issued[i]--;
         return this.endAt(lastUs, nowUs, 'failed', error);
       }
-      const k = ++this.issued[i];
+      // halt() called from inside step() (or a new job started by its end handler): this job is over.
+      if (this.job !== job) return;
       nextUs[i] = this.scheduleOf(job, i, k + 1);
       if (job.haltWhen !== undefined) {
         let triggered: boolean;
         try {
           triggered = job.haltWhen(i);
         } catch (error) {
+          if (this.job !== job) return;
           return this.endAt(lastUs, nowUs, 'failed', error);
         }
+        if (this.job !== job) return;
         if (triggered) return this.endAt(lastUs, nowUs, 'triggered');
       }
     }
