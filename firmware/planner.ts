@@ -76,6 +76,7 @@ export interface MovePlan {
 
 export class PlanError extends Error {
   readonly code = 'PLAN_INVALID';
+  override readonly name = 'PlanError';
 }
 
 export function planMove(axes: readonly AxisMoveInput[], speedDegS: number, accelDegS2: number): MovePlan {

@@ -136,9 +136,7 @@ export class Positioner {
   home(axis: HomeAxis): { status: 'homing'; axis: HomeAxis } {
     this.assertNotBusy();
     const axes: AxisName[] = axis === 'both' ? [...AXES] : [axis];
-    this.state = 'homing';
-    this.controller.home(axes, (end) => this.onMotionEnd(end, true));
-    this.changed();
+    this.begin('homing', () => this.controller.home(axes, (end) => this.onMotionEnd(end, true)));
     return { status: 'homing', axis };
   }
 
@@ -177,17 +175,34 @@ export class Positioner {
   }
 
   private startMove(target: AxisPair<number>): MoveAccepted {
-    this.state = 'moving';
-    this.controller.move(
-      { targetSteps: target, speedDegS: this.config.speedDegS, accelDegS2: this.config.accelDegS2 },
-      (end) => this.onMotionEnd(end, false),
+    this.begin('moving', () =>
+      this.controller.move(
+        { targetSteps: target, speedDegS: this.config.speedDegS, accelDegS2: this.config.accelDegS2 },
+        (end) => this.onMotionEnd(end, false),
+      ),
     );
-    this.changed();
     return {
       status: 'moving',
       targetThetaDeg: stepsToDeg(target.theta, this.perDeg.theta),
       targetPhiDeg: stepsToDeg(target.phi, this.perDeg.phi),
     };
+  }
+
+  /**
+   * Enters `state` and starts the controller. The state is set first because a
+   * controller may end the motion from inside the call; if the call throws,
+   * nothing started and the previous state comes back.
+   */
+  private begin(state: 'moving' | 'homing', start: () => void): void {
+    const previous = this.state;
+    this.state = state;
+    try {
+      start();
+    } catch (error) {
+      this.state = previous;
+      throw error;
+    }
+    this.changed();
   }
 
   private onMotionEnd(end: MotionEnd, homing: boolean): void {
