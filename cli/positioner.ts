@@ -135,8 +135,39 @@ async function serve(argv: { host?: string; port?: number; config?: string; 'tim
   }
 }
 
+/** A bad argument found by our own checks: a usage error (exit 2), like yargs' own. */
+class UsageError extends Error {}
+
+/** Options and positionals typed `number`: yargs turns text that is not a number into NaN. */
+const NUMERIC_ARGS = ['theta', 'phi', 'd_theta', 'd_phi', 'speed', 'accel', 'timeout', 'time-scale'] as const;
+
+/** Rejects NaN (`move abc 3`) before it reaches the positioner as `null`, and non-positive time values. */
+function checkNumbers(argv: Record<string, unknown>): true {
+  for (const name of NUMERIC_ARGS) {
+    const v = argv[name];
+    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v))) throw new UsageError(`${name} must be a number`);
+  }
+  for (const name of ['timeout', 'time-scale'] as const) {
+    const v = argv[name];
+    if (typeof v === 'number' && !(v > 0)) throw new UsageError(`--${name} must be a positive number, got ${v}`);
+  }
+  return true;
+}
+
+/**
+ * `move-rel -- -5 3`: yargs does not fill a command's positionals from the
+ * words after `--`. yargs-parser already reads `-5` as a number, not a flag,
+ * so when only numbers follow `--` it means the same without it.
+ */
+function dropDashDashBeforeNumbers(args: string[]): string[] {
+  const i = args.indexOf('--');
+  const rest = args.slice(i + 1);
+  const number = /^-?([0-9]+(\.[0-9]+)?|\.[0-9]+)$/;
+  return i >= 0 && rest.length > 0 && rest.every((a) => number.test(a)) ? [...args.slice(0, i), ...rest] : args;
+}
+
 export function main(args: string[]): Promise<unknown> | unknown {
-  return yargs(args)
+  return yargs(dropDashDashBeforeNumbers(args))
     .scriptName('positioner')
     .usage('$0 <command> [options]\n\nTwo-axis (theta/phi) positioner: run the firmware in simulation, or drive a running positioner.')
     .option('host', { type: 'string', describe: 'positioner base URL for client commands (default: $POSITIONER_HOST or http://127.0.0.1:8080)' })
@@ -200,10 +231,11 @@ export function main(args: string[]): Promise<unknown> | unknown {
       },
     )
     .demandCommand(1, 'name a command: serve, status, move, move-rel, home, stop or config')
+    .check(checkNumbers)
     .strict()
     .recommendCommands()
     .fail((msg, err, y) => {
-      if (err) {
+      if (err && !(err instanceof UsageError)) {
         if (err instanceof ClientError) fail(err.message, err.status === 0 ? EXIT.unreachable : EXIT.failed);
         fail(err.message, EXIT.failed);
       }

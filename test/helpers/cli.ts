@@ -1,0 +1,235 @@
+/**
+ * Test helpers for the `positioner` CLI run as real child processes.
+ *
+ * The CLI is built once per test file from the TypeScript sources into a
+ * temporary directory: cli/positioner.ts and every module it imports,
+ * transpiled with the repository's compiler options (no type check: `npm
+ * test` type-checks first). The tests then never depend on whether dist/
+ * exists or is stale, and never race anyone else writing dist/.
+ *
+ * Every child is tracked: a test's teardown kills what it started, and a
+ * process 'exit' hook kills anything left. Servers also get a small preload
+ * that exits when their parent is gone, so a test process that dies hard (a
+ * tap timeout, SIGKILL) leaves no server holding a port.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import type { Test } from 'tap';
+import ts from 'typescript';
+
+const REPO = path.resolve(__dirname, '..', '..');
+
+export interface BuiltCli {
+  /** The compiled entry point, run as `node <entry> ...`. */
+  entry: string;
+  /** Preload: end the process when its parent (the test process) is gone. */
+  watchdog: string;
+  /** Preload: make process.stderr claim to be a terminal, to see colours a TTY would get. */
+  fakeTty: string;
+  dir: string;
+}
+
+function resolveImport(fromFile: string, spec: string): string {
+  const base = path.resolve(path.dirname(fromFile), spec);
+  for (const candidate of [`${base}.ts`, path.join(base, 'index.ts'), base.replace(/\.js$/, '.ts')]) {
+    if (fs.existsSync(candidate) && fs.statSync(candidate).isFile()) return candidate;
+  }
+  throw new Error(`cannot resolve '${spec}' imported by ${fromFile}`);
+}
+
+/** Transpiles cli/positioner.ts and its local imports into a fresh temporary directory. */
+export function buildCli(t: Test): BuiltCli {
+  const config = ts.readConfigFile(path.join(REPO, 'tsconfig.json'), ts.sys.readFile);
+  if (config.error) throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, '\n'));
+  const { options } = ts.parseJsonConfigFileContent(config.config, ts.sys, REPO);
+  const compilerOptions = { ...options, sourceMap: false, inlineSourceMap: false, declaration: false };
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'positioner-cli-test-'));
+  t.teardown(() => {
+    fs.unlinkSync(path.join(dir, 'node_modules'));
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  // The layout of the package: bare imports (yargs, express, ajv) resolve through
+  // its node_modules, and yargs finds --version in its package.json.
+  fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(dir, 'node_modules'), 'junction');
+  fs.copyFileSync(path.join(REPO, 'package.json'), path.join(dir, 'package.json'));
+
+  const queue = [path.join(REPO, 'cli', 'positioner.ts')];
+  const done = new Set<string>();
+  while (queue.length > 0) {
+    const file = queue.pop()!;
+    if (done.has(file)) continue;
+    done.add(file);
+    const source = fs.readFileSync(file, 'utf8');
+    const out = ts.transpileModule(source, { compilerOptions, fileName: file, reportDiagnostics: true });
+    if (out.diagnostics?.length) throw new Error(`${file}: ${ts.flattenDiagnosticMessageText(out.diagnostics[0].messageText, '\n')}`);
+    const target = path.join(dir, path.relative(REPO, file)).replace(/\.ts$/, '.js');
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    fs.writeFileSync(target, out.outputText);
+    // detectJavaScriptImports: also follow require() calls (serve is required lazily).
+    for (const imported of ts.preProcessFile(source, true, true).importedFiles) {
+      if (imported.fileName.startsWith('.')) queue.push(resolveImport(file, imported.fileName));
+    }
+  }
+
+  const watchdog = path.join(dir, 'test-watchdog.cjs');
+  // Polls the parent rather than reading stdin: under tap's process-info loader a
+  // preload that reads stdin keeps the entry module from ever running.
+  fs.writeFileSync(watchdog, 'const parent = process.ppid;\nsetInterval(() => { if (process.ppid !== parent) process.exit(70); }, 500).unref();\n');
+  const fakeTty = path.join(dir, 'test-fake-tty.cjs');
+  fs.writeFileSync(fakeTty, "Object.defineProperty(process.stderr, 'isTTY', { value: true });\n");
+  return { entry: path.join(dir, 'cli', 'positioner.js'), watchdog, fakeTty, dir };
+}
+
+const running = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** Variables the CLI reads; each test sets its own so the caller's shell cannot leak in. */
+const CLI_ENV_VARS = ['POSITIONER_HOST', 'PORT', 'HOST', 'NO_COLOR', 'FORCE_COLOR', 'TERM'];
+
+/** The test process's environment without the CLI's variables, plus `extra` (undefined deletes). */
+export function cliEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of CLI_ENV_VARS) delete env[name];
+  for (const [name, value] of Object.entries(extra)) {
+    if (value === undefined) delete env[name];
+    else env[name] = value;
+  }
+  return env;
+}
+
+export interface CliResult {
+  /** Exit code, or null when ended by a signal (including the helper's own timeout kill). */
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+  /** Wall time from spawn to exit. */
+  ms: number;
+}
+
+export interface CliRun {
+  child: ChildProcess;
+  /** Output so far. */
+  stdout(): string;
+  stderr(): string;
+  done: Promise<CliResult>;
+}
+
+export interface SpawnOptions {
+  env?: NodeJS.ProcessEnv;
+  /** Killed with SIGKILL after this long (the result then has code null). */
+  timeoutMs?: number;
+  /** Node preload scripts (-r). */
+  preload?: string[];
+}
+
+/** Starts `node <cli> ...args`; the child is killed at the end of `t` if still running. */
+export function spawnCli(t: Test, cli: BuiltCli, args: string[], opts: SpawnOptions = {}): CliRun {
+  const nodeArgs = [...(opts.preload ?? []).flatMap((p) => ['-r', p]), cli.entry, ...args];
+  const startedMs = Date.now();
+  const child = spawn(process.execPath, nodeArgs, {
+    env: opts.env ?? cliEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 20_000);
+  const done = new Promise<CliResult>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      running.delete(child);
+      resolve({ code, signal, stdout, stderr, ms: Date.now() - startedMs });
+    });
+  });
+  t.teardown(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 2000);
+    await done.catch(() => undefined);
+    clearTimeout(killer);
+  });
+  return { child, stdout: () => stdout, stderr: () => stderr, done };
+}
+
+/** Runs the CLI to its end. */
+export function runCli(t: Test, cli: BuiltCli, args: string[], opts: SpawnOptions = {}): Promise<CliResult> {
+  return spawnCli(t, cli, args, opts).done;
+}
+
+export interface ServeRun extends CliRun {
+  /** The URL from the first stdout line, e.g. http://127.0.0.1:40123. */
+  url: string;
+  /** host:port of the URL. */
+  hostPort: string;
+  port: number;
+}
+
+/**
+ * Starts `positioner serve ...args` and waits for the first stdout line,
+ * which names the URL it serves. Rejects with the output when the server
+ * exits first or prints nothing within `timeoutMs`.
+ */
+export async function startServe(t: Test, cli: BuiltCli, args: string[], env: NodeJS.ProcessEnv = cliEnv(), timeoutMs = 10_000): Promise<ServeRun> {
+  const run = spawnCli(t, cli, ['serve', ...args], { env, preload: [cli.watchdog], timeoutMs: 120_000 });
+  const firstLine = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve printed no line within ${timeoutMs} ms; stderr: ${run.stderr()}`)), timeoutMs);
+    const onData = () => {
+      const nl = run.stdout().indexOf('\n');
+      if (nl < 0) return;
+      clearTimeout(timer);
+      run.child.stdout!.off('data', onData);
+      resolve(run.stdout().slice(0, nl));
+    };
+    run.child.stdout!.on('data', onData);
+    void run.done.then((r) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited (code ${r.code}, signal ${r.signal}) before printing its URL; stderr: ${r.stderr}`));
+    });
+  });
+  const m = /serving (http:\/\/(\S+?):(\d+))[\s;]/.exec(firstLine);
+  if (!m) throw new Error(`no URL in serve's first line: ${firstLine}`);
+  return { ...run, url: m[1], hostPort: `${m[2]}:${m[3]}`, port: Number(m[3]) };
+}
+
+/** A port of 127.0.0.1 that was free a moment ago (nothing listens on it now). */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** GET or POST JSON straight to the server, to check what the CLI did without trusting it. */
+export async function http(url: string, method: 'GET' | 'POST' = 'GET', body?: unknown): Promise<{ status: number; body: any }> {
+  const res = await fetch(url, {
+    method,
+    headers: body === undefined ? undefined : { 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : undefined };
+}
+
+/** Polls `check` every 20 ms until it returns true; fails after `timeoutMs`. */
+export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (await check()) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
