@@ -8,7 +8,6 @@
  * 130 interrupted (Ctrl-C during --wait, after stopping the motors).
  */
 import yargs, { type Argv } from 'yargs';
-import { ConfigFileError } from './config-file';
 import { baseUrl, ClientError, PositionerClient, type StatusBody } from './client';
 import { progressBar, useColor } from './progress';
 
@@ -128,7 +127,7 @@ async function serve(argv: { host?: string; port?: number; config?: string; 'tim
     process.once('SIGTERM', () => shutdown('SIGTERM'));
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
-    if (err instanceof ConfigFileError) fail(err.message, EXIT.usage);
+    if (err.code === 'CLI_ERR_CONFIG_FILE') fail(err.message, EXIT.usage);
     if (err.code === 'EADDRINUSE') fail(`${host}:${port} is already in use; choose another port with --port or PORT`, EXIT.failed);
     if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND') fail(`cannot listen on host '${host}'; use an address of this machine (--host or HOST)`, EXIT.usage);
     throw e;

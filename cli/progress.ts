@@ -8,7 +8,8 @@ export interface ProgressSink {
 }
 
 export function useColor(stream: NodeJS.WriteStream): boolean {
-  return Boolean(stream.isTTY) && !('NO_COLOR' in process.env) && process.env.TERM !== 'dumb';
+  // no-color.org: NO_COLOR set to any non-empty value turns colour off.
+  return Boolean(stream.isTTY) && !process.env.NO_COLOR && process.env.TERM !== 'dumb';
 }
 
 export function progressBar(stream: NodeJS.WriteStream, label: string, width = 30): ProgressSink {
