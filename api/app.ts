@@ -62,7 +62,7 @@ export function buildApp(deps: AppDeps): http.RequestListener {
     const url = req.url ?? '';
     if (req.method === 'GET' && (url === '/status' || url.startsWith('/status?'))) {
       const body = JSON.stringify(statusBody(positioner.status()));
-      res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body) });
+      res.writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(body), 'Cache-Control': 'no-store' });
       res.end(body);
       return;
     }
@@ -75,6 +75,13 @@ export function buildExpressApp({ positioner }: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
+  // Live machine state: never cached, never answered 304 (express would for If-None-Match: *).
+  app.use((req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    delete req.headers['if-none-match'];
+    delete req.headers['if-modified-since'];
+    next();
+  });
 
   // Bodies are JSON whatever Content-Type says: a curl -d without -H still works.
   const json = express.json({ type: () => true, limit: '16kb', strict: true });
@@ -211,4 +218,22 @@ function describe(errors: ErrorObject[], what: string): string {
 function acceptedFields(what: string): string {
   const schema = { 'POST /move': moveBodySchema, 'POST /move/relative': moveRelativeBodySchema, 'POST /home': homeBodySchema, 'POST /config': configBodySchema }[what];
   return schema ? Object.keys(schema.properties).join(', ') : '';
+}
+
+/**
+ * Requests too broken for the HTTP parser (bad request line, oversized
+ * headers) never reach express; answer them with the same JSON error body
+ * instead of Node's empty 400.
+ */
+export function answerClientErrorsWithJson(server: http.Server): void {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+    const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
+    const body = JSON.stringify({ error: tooLarge ? 'request headers too large' : `malformed HTTP request (${err.code ?? err.message})` });
+    socket.end(`HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
 }

@@ -109,7 +109,7 @@ function withWait<T>(y: Argv<T>) {
   return y.option('wait', { alias: 'w', type: 'boolean', default: false, describe: 'follow the motion to its end with a progress bar; exit 1 if it does not complete' });
 }
 
-async function serve(argv: { host?: string; port?: number; config?: string; 'time-scale': number; home: boolean }): Promise<void> {
+async function serve(argv: { host?: string; port?: number; config?: string; 'time-scale': number; home: boolean; quiet: boolean }): Promise<void> {
   // Loaded only here: client commands start faster without express.
   const { startServer } = require('./serve') as typeof import('./serve');
   const host = argv.host ?? process.env.HOST ?? '127.0.0.1';
@@ -117,8 +117,10 @@ async function serve(argv: { host?: string; port?: number; config?: string; 'tim
   const port = Number(portText);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`port must be a whole number from 0 to 65535, got '${portText}'`, EXIT.usage);
   try {
-    const running = await startServer({ host, port, configPath: argv.config, timeScale: argv['time-scale'], home: argv.home });
-    process.stdout.write(`positioner: simulated positioner serving ${running.url}${argv['time-scale'] !== 1 ? ` (time x${argv['time-scale']})` : ''}; Ctrl-C to stop\n`);
+    const log = argv.quiet ? undefined : (line: string) => process.stdout.write(`positioner: ${line}\n`);
+    const announce = (url: string) =>
+      process.stdout.write(`positioner: simulated positioner serving ${url}${argv['time-scale'] !== 1 ? ` (time x${argv['time-scale']})` : ''}; Ctrl-C to stop\n`);
+    const running = await startServer({ host, port, configPath: argv.config, timeScale: argv['time-scale'], home: argv.home, log, announce });
     const shutdown = (signal: string) => {
       process.stdout.write(`positioner: ${signal}, stopping motors and closing\n`);
       void running.close().then(() => process.exit(0));
@@ -181,7 +183,8 @@ export function main(args: string[]): Promise<unknown> | unknown {
           .option('port', { alias: 'p', type: 'number', describe: 'port to listen on (default: $PORT or 8080; 0 picks a free one)' })
           .option('config', { alias: 'c', type: 'string', describe: 'JSON config file (see README: Configuration)' })
           .option('time-scale', { type: 'number', default: 1, describe: 'run simulated time this many times faster than real time' })
-          .option('home', { type: 'boolean', default: false, describe: 'home both axes as the server starts' }),
+          .option('home', { type: 'boolean', default: false, describe: 'home both axes as the server starts' })
+          .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'do not log state changes' }),
       (argv) => serve(argv),
     )
     .command('status', 'show position, state and homing', (y) => y, async (argv) => {

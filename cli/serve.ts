@@ -4,7 +4,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { buildApp } from '../api/app';
+import { answerClientErrorsWithJson, buildApp } from '../api/app';
 import { WallClock } from '../sim/wall-clock';
 import { createSimulatedPositioner, type SimulatedPositioner } from './assemble';
 import { loadConfig } from './config-file';
@@ -17,6 +17,10 @@ export interface ServeOptions {
   timeScale?: number;
   /** Home both axes as the server starts. */
   home?: boolean;
+  /** Receives one line per state change (moving, arrived, stopped, fault). */
+  log?: (line: string) => void;
+  /** Called with the URL once listening, before anything moves (so it is the first thing said). */
+  announce?: (url: string) => void;
 }
 
 export interface RunningServer extends SimulatedPositioner {
@@ -31,6 +35,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const machine = createSimulatedPositioner(clock, config, sim);
   const server = http.createServer(buildApp({ positioner: machine.positioner }));
   server.keepAliveTimeout = 5000;
+  answerClientErrorsWithJson(server);
+  if (opts.log) logTransitions(machine, opts.log);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => {
@@ -40,10 +46,12 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   });
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  opts.announce?.(url);
   if (opts.home) machine.positioner.home('both');
   return {
     ...machine,
-    url: `http://${host}:${address.port}`,
+    url,
     server,
     close: () =>
       new Promise<void>((resolve) => {
@@ -52,4 +60,17 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
         server.closeAllConnections();
       }),
   };
+}
+
+/** One line each time the positioner changes state, with where it is. */
+function logTransitions({ positioner }: SimulatedPositioner, log: (line: string) => void): void {
+  let last = positioner.status().state;
+  positioner.onChange(() => {
+    const s = positioner.status();
+    if (s.state === last) return;
+    const at = `theta ${s.thetaDeg.toFixed(3)} phi ${s.phiDeg.toFixed(3)}`;
+    const fault = s.fault ? `: ${s.fault.code} ${s.fault.message}` : '';
+    log(`${last} -> ${s.state} at ${at}${s.homed ? ' (homed)' : ''}${fault}`);
+    last = s.state;
+  });
 }

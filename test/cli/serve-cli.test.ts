@@ -164,3 +164,16 @@ t.test('SIGTERM mid-move with a keep-alive client connected still exits 0 prompt
   t.equal(r.code, 0, r.stderr);
   t.ok(Date.now() - startMs < 3000, 'does not wait for the move or for idle connections');
 });
+
+t.test('serve logs each state change with the position, and --quiet silences it', async (t) => {
+  const server = await startServe(t, cli, ['--port', '0', '--time-scale', '50']);
+  t.equal((await http(`${server.url}/move`, 'POST', { theta_deg: 2, phi_deg: 3 })).status, 200);
+  await until('the arrival is logged', async () => /moving -> idle/.test(server.stdout()));
+  t.match(server.stdout(), /positioner: idle -> moving at theta 0\.000 phi 0\.000\n/);
+  t.match(server.stdout(), /positioner: moving -> idle at theta 2\.000 phi 3\.000\n/);
+
+  const quiet = await startServe(t, cli, ['--port', '0', '--time-scale', '50', '--quiet']);
+  t.equal((await http(`${quiet.url}/move`, 'POST', { theta_deg: 1, phi_deg: 1 })).status, 200);
+  await until('the quiet server arrives', async () => (await http(`${quiet.url}/status`)).body.state === 'idle');
+  t.equal(quiet.stdout().split('\n').filter(Boolean).length, 1, 'only the serving line');
+});

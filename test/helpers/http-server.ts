@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Test } from 'tap';
-import { buildApp } from '../../api/app';
+import { answerClientErrorsWithJson, buildApp } from '../../api/app';
 import type { Positioner } from '../../firmware/positioner';
 
 export interface ApiResponse {
@@ -36,9 +36,10 @@ export interface ApiClient {
   post(path: string, json?: unknown): Promise<ApiResponse>;
 }
 
-/** Serves buildApp({positioner}) on 127.0.0.1 and a free port until the test ends. */
+/** Serves buildApp({positioner}) (as `positioner serve` does) on 127.0.0.1 and a free port until the test ends. */
 export async function serveApi(t: Test, positioner: Positioner): Promise<ApiClient> {
   const server = http.createServer(buildApp({ positioner }));
+  answerClientErrorsWithJson(server); // as cli/serve.ts does
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
