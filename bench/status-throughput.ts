@@ -1,6 +1,6 @@
 /**
  * GET /status under load: throughput (requests/s) and p50/p99 latency of
- *   (a) the real express app from buildApp(), and
+ *   (a) the real app from buildApp() (express, with GET /status answered before it), and
  *   (b) the baseline: a bare node:http server returning the same JSON body
  *       (statusBody(positioner.status()) computed per request, same headers),
  * both on a simulated positioner driven by a WallClock, measured in the same
@@ -206,14 +206,14 @@ async function main(): Promise<void> {
     const bare = pool(runs.bare);
     const expr = pool(runs.express);
     console.log(`\nGET /status, positioner ${scenario}${scenario === 'moving' ? ' (full-range moves, step executor on the server loop)' : ''}, body ${bare.bodyBytes} bytes:`);
-    for (const [name, r] of [['baseline (bare node:http)', bare], ['express app (buildApp)', expr]] as const) {
+    for (const [name, r] of [['baseline (bare node:http)', bare], ['app (buildApp)', expr]] as const) {
       const steps = scenario === 'moving' ? `, ${fmtInt(r.stepsPerSec)} steps/s issued` : '';
       console.log(
         `  ${name.padEnd(26)} ${fmtInt(r.reqPerSec).padStart(7)} req/s  p50 ${fmtMs(r.p50)}  p99 ${fmtMs(r.p99)}  ` +
           `(rounds: ${r.perRound.map(fmtInt).join(', ')} req/s; server CPU ${(r.serverCpu * 100).toFixed(0)}% = ${r.cpuUsPerReq.toFixed(1)} us/request, load generator CPU ${(r.loadCpu * 100).toFixed(0)}%${steps})`,
       );
     }
-    console.log(`  express / bare throughput: ${(expr.reqPerSec / bare.reqPerSec).toFixed(2)} (aim >= 0.6); p99 latency express / bare: ${(expr.p99 / bare.p99).toFixed(2)}`);
+    console.log(`  buildApp / bare throughput: ${(expr.reqPerSec / bare.reqPerSec).toFixed(2)} (aim >= 0.6); p99 latency buildApp / bare: ${(expr.p99 / bare.p99).toFixed(2)}`);
     console.log(`  server CPU per request bare / express: ${(bare.cpuUsPerReq / expr.cpuUsPerReq).toFixed(2)} (the throughput ratio if both servers were CPU-bound)`);
   }
 }

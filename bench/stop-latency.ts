@@ -1,7 +1,7 @@
 /**
  * POST /stop: how fast the motors halt, and whether any step follows the
  * acknowledgement. A real HTTP server on a free port of 127.0.0.1 serves the
- * express app from buildApp() on a simulated positioner driven by a WallClock,
+ * app from buildApp() on a simulated positioner driven by a WallClock,
  * in this process (the benchmark must see the simulated motors). Each trial
  * starts a long coordinated move (toward theta 180, phi 360), waits a random
  * 100-500 ms (seeded, SEED), then POSTs /stop, and measures from the moment
