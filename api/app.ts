@@ -182,13 +182,27 @@ function toHttpError(err: unknown): { status: number; code: string; message: str
   if (err instanceof ApiError) return { status: err.status, code: err.code, message: err.message };
   if (err instanceof PositionerError) return { status: POSITIONER_ERROR_STATUS[err.code], code: err.code, message: err.message };
   // body-parser errors carry a `type` and an HTTP status.
-  const e = err as { type?: string; status?: number; message?: string };
-  if (e && e.type === 'entity.parse.failed') return { status: 400, code: 'API_ERR_MALFORMED_JSON', message: `malformed JSON body: ${e.message}` };
+  const e = err as { type?: string; status?: number; message?: string; body?: string };
+  if (e && e.type === 'entity.parse.failed') {
+    // Strict parsing refuses valid JSON that is not an object or array (null, 5, "x"): say that, not "not valid JSON".
+    const scalar = parsesAsJson(e.body);
+    if (scalar.ok) return { status: 400, code: 'API_ERR_INVALID_BODY', message: `request body must be a JSON object, got ${scalar.value === null ? 'null' : typeof scalar.value}` };
+    return { status: 400, code: 'API_ERR_MALFORMED_JSON', message: `malformed JSON body: ${e.message}` };
+  }
   if (e && e.type === 'entity.too.large') return { status: 413, code: 'API_ERR_PAYLOAD_TOO_LARGE', message: 'request body too large (limit 16 KiB)' };
   if (e && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
     return { status: e.status, code: 'API_ERR_INVALID_BODY', message: `bad request: ${e.message ?? 'unreadable body'}` };
   }
   return { status: 500, code: 'API_ERR_INTERNAL', message: `internal error: ${err instanceof Error ? err.message : String(err)}` };
+}
+
+function parsesAsJson(text: string | undefined): { ok: true; value: unknown } | { ok: false } {
+  if (text === undefined) return { ok: false };
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
 }
 
 /** One readable sentence from ajv's first error. */

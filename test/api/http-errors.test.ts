@@ -66,12 +66,16 @@ t.test('a JSON body that is not an object is a 400', async (t) => {
   for (const path of ['/move', '/move/relative', '/home', '/config']) {
     cases.push({ what: `${path} []`, path, raw: '[]', headers: JSON_CT, status: 400, code: 'API_ERR_INVALID_BODY' });
     cases.push({ what: `${path} [{"theta_deg":1,"phi_deg":1}]`, path, json: [{ theta_deg: 1, phi_deg: 1 }], status: 400, code: 'API_ERR_INVALID_BODY' });
-    // Top-level scalars are refused by the strict JSON parser.
+    // Top-level scalars are valid JSON, refused by the strict parser: reported as the wrong shape, not as broken JSON.
     for (const raw of ['null', '42', '"both"', 'true']) {
-      cases.push({ what: `${path} ${raw}`, path, raw, headers: JSON_CT, status: 400, code: 'API_ERR_MALFORMED_JSON' });
+      cases.push({ what: `${path} ${raw}`, path, raw, headers: JSON_CT, status: 400, code: 'API_ERR_INVALID_BODY' });
     }
   }
   await expectErrors(t, api, cases);
+  const r = await api.send('POST', '/move', { raw: 'null', headers: JSON_CT });
+  t.equal((r.body as { error: string }).error, 'request body must be a JSON object, got null');
+  const n = await api.send('POST', '/home', { raw: '42', headers: JSON_CT });
+  t.equal((n.body as { error: string }).error, 'request body must be a JSON object, got number');
 });
 
 t.test('POST /move: wrong types, missing and unknown fields are 400', async (t) => {
