@@ -166,6 +166,13 @@ export class StepMotionController implements MotionController {
       speedDegS,
       accelDegS2,
     );
+    // Drivers are energised for motion and stay energised to hold position; a driver that
+    // cannot be enabled fails the motion like a fault while stepping.
+    try {
+      for (const axis of axes) this.opts.hardware[axis].stepper.setEnabled(true);
+    } catch (error) {
+      return done('failed', error);
+    }
     const startUs = this.opts.clock.nowUs();
     this.active = { plan, axes, startUs, basePos: { ...this.pos } };
     this.executor.start(

@@ -72,6 +72,7 @@ export class SimAxis {
     this.stepper = {
       step: (direction, atUs) => this.step(direction, atUs),
       setEnabled: (on) => {
+        if (this.faults.driver !== null) throw new HalError('DRIVER_FAULT', this.faults.driver);
         this.enabled = on;
       },
     };

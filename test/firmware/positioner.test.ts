@@ -433,3 +433,30 @@ t.test('updateSettings: speed and accel within (0, max] are taken by the next mo
   r.clock.advanceBy(3 * SEC);
   t.ok(Math.abs(r.positioner.status().axes.phi.velocityDegS + 5) < 1e-9, 'the next move uses the new speed');
 });
+
+t.test('motion energises the drivers: a released motor is enabled by the next move and then follows it', (t) => {
+  const { positioner, clock, sim } = simOnVirtualClock();
+  sim.theta.stepper.setEnabled(false);
+  sim.phi.stepper.setEnabled(false);
+  const before = sim.theta.truePositionSteps;
+  positioner.moveTo(1, 1);
+  t.equal(sim.theta.enabled, true);
+  t.equal(sim.phi.enabled, true);
+  clock.runUntilIdle();
+  t.equal(sim.theta.truePositionSteps - before, 320, 'theta really moved 1 deg');
+  t.equal(sim.theta.lostSteps + sim.phi.lostSteps, 0);
+  t.end();
+});
+
+t.test('a driver that cannot be enabled fails the move at once into the error state, and no step is issued', (t) => {
+  const { positioner, clock, sim } = simOnVirtualClock();
+  sim.phi.faults.driver = 'enable line stuck';
+  positioner.moveTo(5, 5);
+  const s = positioner.status();
+  t.equal(s.state, 'error');
+  t.equal(s.fault?.code, 'POS_ERR_HARDWARE');
+  t.match(s.fault?.message, /enable line stuck/);
+  clock.runUntilIdle();
+  t.equal(sim.theta.stepsReceived + sim.phi.stepsReceived, 0);
+  t.end();
+});
