@@ -84,6 +84,22 @@ async function waitForEnd(api: PositionerClient, argv: Common, label: string, st
   }
 }
 
+/** `status --watch`: a line per change until Ctrl-C (exit 0); a lost server is an error (exit 3). */
+async function watchStatus(api: PositionerClient, argv: Common): Promise<void> {
+  let stopped = false;
+  process.once('SIGINT', () => {
+    stopped = true;
+  });
+  let last = '';
+  while (!stopped) {
+    const s = await api.get<StatusBody>('/status');
+    const line = argv.json ? JSON.stringify(s) : describeStatus(s);
+    if (line !== last) process.stdout.write(`${line}\n`);
+    last = line;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
+
 function fractionDone(start: StatusBody, now: StatusBody, target: { theta: number; phi: number }): number {
   let left = 0;
   for (const [from, at, to] of [
@@ -187,10 +203,19 @@ export function main(args: string[]): Promise<unknown> | unknown {
           .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'do not log state changes' }),
       (argv) => serve(argv),
     )
-    .command('status', 'show position, state and homing', (y) => y, async (argv) => {
-      const s = await client(argv).get<StatusBody>('/status');
-      print(argv, s, describeStatus(s));
-    })
+    .command(
+      'status',
+      'show position, state and homing',
+      (y) => y.option('watch', { type: 'boolean', default: false, describe: 'keep polling (4 times a second) and print each change until Ctrl-C; with --json, one JSON object per line' }),
+      async (argv) => {
+        const api = client(argv);
+        if (!argv.watch) {
+          const s = await api.get<StatusBody>('/status');
+          return print(argv, s, describeStatus(s));
+        }
+        await watchStatus(api, argv);
+      },
+    )
     .command(
       'move <theta> <phi>',
       'move to an absolute position (degrees)',

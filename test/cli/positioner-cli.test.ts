@@ -270,3 +270,30 @@ t.test('Ctrl-C during --wait stops the positioner and exits 130', async (t) => {
   t.match(s, { moving: false, state: 'stopped' });
   t.ok(between(s.theta_deg, fromTheta, toTheta), `stopped short of the target: theta ${s.theta_deg}`);
 });
+
+t.test('status --watch --json prints one JSON status per change, following a move, until Ctrl-C (exit 0)', async (t) => {
+  await waitIdle();
+  // Slow (3 deg at 0.2 deg/s: about 0.75 s of wall time at x20) so the 4 Hz watch sees it move.
+  t.equal((await http(`${server.url}/config`, 'POST', { speed: 0.2 })).status, 200);
+  t.teardown(() => http(`${server.url}/config`, 'POST', { speed: DEFAULTS.speed }));
+  const watch = spawnCli(t, cli, ['status', '--watch', '--json'], cliOptions());
+  await until('the first status line', async () => watch.stdout().includes('\n'));
+  const start = await status();
+  const target = { theta: start.theta_deg < 90 ? start.theta_deg + 3 : start.theta_deg - 3, phi: start.phi_deg < 180 ? start.phi_deg + 3 : start.phi_deg - 3 };
+  t.equal((await http(`${server.url}/move`, 'POST', { theta_deg: target.theta, phi_deg: target.phi })).status, 200);
+  await until('the watch to see the arrival', async () =>
+    watch
+      .stdout()
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .some((s) => s.state === 'idle' && Math.abs(s.theta_deg - target.theta) < 1e-9 && Math.abs(s.phi_deg - target.phi) < 1e-9),
+  );
+  watch.child.kill('SIGINT');
+  const r = await watch.done;
+  t.equal(r.code, 0, r.stderr);
+  const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+  t.ok(lines.length >= 3, `several lines (${lines.length})`);
+  t.ok(lines.some((s) => s.moving === true), 'saw it moving');
+  for (let i = 1; i < lines.length; i++) t.notSame(lines[i], lines[i - 1], 'a line only when something changed');
+});
