@@ -159,6 +159,8 @@ export function buildExpressApp({ positioner }: AppDeps): express.Express {
 
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const { status, code, message } = toHttpError(err);
+    // Busy passes; a fault does not (it needs a homing), so only busy says when to come back.
+    if (code === 'POS_ERR_BUSY') res.setHeader('Retry-After', '1');
     res.status(status).setHeader('Positioner-Error-Code', code).json({ error: message });
   });
 

@@ -42,6 +42,8 @@ async function expectErrors(t: Test, api: ApiClient, cases: Case[]) {
     else if (c.json !== undefined) opts.json = c.json;
     const res = await api.send(c.method ?? 'POST', c.path, opts);
     assertError(t, res, c.status, c.code, c.what);
+    // Busy passes, so a busy answer says when to retry; nothing else does.
+    t.equal(res.headers.get('retry-after'), c.code === 'POS_ERR_BUSY' ? '1' : null, `${c.what}: Retry-After`);
     t.strictSame(await snapshot(api), before, `${c.what}: status and config unchanged`);
   }
 }
