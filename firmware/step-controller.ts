@@ -105,8 +105,7 @@ export class StepMotionController implements MotionController {
   }
 
   move(request: MoveRequest, onEnd: (end: MotionEnd) => void): void {
-    this.claim(onEnd);
-    try {
+    this.startMotion(onEnd, () =>
       this.runPlan(
         AXES,
         AXES.map((axis) => ({ axis, target: request.targetSteps[axis] })),
@@ -114,22 +113,19 @@ export class StepMotionController implements MotionController {
         request.accelDegS2,
         undefined,
         (outcome, error) => this.end(outcomeToEnd(outcome, error)),
-      );
-    } catch (error) {
-      // A move that cannot be planned never started: release the controller and tell the caller.
-      this.onEnd = null;
-      throw error;
-    }
+      ),
+    );
   }
 
   home(axes: readonly AxisName[], onEnd: (end: MotionEnd) => void): void {
-    this.claim(onEnd);
-    for (const axis of axes) this.isHomed[axis] = false;
-    const next = (index: number): void => {
-      if (index >= axes.length) return this.end({ outcome: 'completed' });
-      this.homeAxis(axes[index], (end) => (end.outcome === 'completed' ? next(index + 1) : this.end(end)));
-    };
-    next(0);
+    this.startMotion(onEnd, () => {
+      for (const axis of axes) this.isHomed[axis] = false;
+      const next = (index: number): void => {
+        if (index >= axes.length) return this.end({ outcome: 'completed' });
+        this.homeAxis(axes[index], (end) => (end.outcome === 'completed' ? next(index + 1) : this.end(end)));
+      };
+      next(0);
+    });
   }
 
   stop(): void {
@@ -137,9 +133,16 @@ export class StepMotionController implements MotionController {
     if (!this.executor.halt() && this.onEnd) this.end({ outcome: 'halted' });
   }
 
-  private claim(onEnd: (end: MotionEnd) => void): void {
+  /** Claims the controller for one motion; a motion that cannot even be planned releases it and throws. */
+  private startMotion(onEnd: (end: MotionEnd) => void, start: () => void): void {
     if (this.onEnd) throw new Error('motion controller is busy');
     this.onEnd = onEnd;
+    try {
+      start();
+    } catch (error) {
+      if (this.onEnd === onEnd) this.onEnd = null;
+      throw error;
+    }
   }
 
   private end(end: MotionEnd): void {
