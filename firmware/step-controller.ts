@@ -186,7 +186,7 @@ export class StepMotionController implements MotionController {
           steps: plan.axes[i].steps,
           direction: plan.axes[i].direction,
         })),
-        stepTimeSec: plan.stepTimeSec.bind(plan),
+        stepTimeSec: (i, k) => plan.stepTimeSec(i, k),
         haltWhen,
       },
       (outcome, error) => {
