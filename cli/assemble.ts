@@ -63,7 +63,8 @@ export function createSimulatedPositioner(clock: Clock, config: PositionerConfig
     stepsPerDeg: perDeg,
     homing: mapAxes(config.axes, (a) => a.homing),
     travelDeg: mapAxes(AXIS_RANGE_DEG, (r) => r.max - r.min),
-    homingAccelDegS2: () => positioner?.accelDegS2() ?? config.accelDegS2,
+    // Homing accelerates at the accel currently set (POST /config changes it).
+    homingAccelDegS2: () => positioner?.settings().accelDegS2 ?? config.accelDegS2,
   });
   positioner = new Positioner(controller, config);
   return { positioner, controller, sim };

@@ -169,11 +169,6 @@ export class Positioner {
     return this.settings();
   }
 
-  /** Homing accelerates at the configured accel; exposed for the controller's wiring. */
-  accelDegS2(): number {
-    return this.config.accelDegS2;
-  }
-
   private startMove(target: AxisPair<number>): MoveAccepted {
     this.begin('moving', () =>
       this.controller.move(

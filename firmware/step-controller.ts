@@ -53,8 +53,6 @@ interface ActiveJob {
   basePos: AxisPair<number>;
 }
 
-type HomingPhase = 'seek' | 'back-off' | 'approach';
-
 export class StepMotionController implements MotionController {
   private readonly executor: StepExecutor;
   private readonly pos: AxisPair<number> = { theta: 0, phi: 0 };
@@ -210,54 +208,49 @@ export class StepMotionController implements MotionController {
     const pullOffSteps = Math.max(1, Math.round(cfg.pullOffDeg * perDeg));
     const switchClosed = (): boolean => sw.isTriggered();
 
-    const phase = (name: HomingPhase): void => {
-      let closedNow: boolean;
+    /** Reads the switch outside a move; a read that fails ends homing as a hardware fault. */
+    const readSwitch = (then: (closed: boolean) => void): void => {
+      let closed: boolean;
       try {
-        closedNow = switchClosed();
+        closed = switchClosed();
       } catch (error) {
         return done(outcomeToEnd('failed', error));
       }
-      switch (name) {
-        case 'seek':
-          if (closedNow) return phase('back-off');
-          return this.runPlan([axis], [{ axis, target: this.pos[axis] - travelSteps }], cfg.seekDegS, accel, switchClosed, (outcome, error) => {
-            if (outcome === 'triggered') return phase('back-off');
-            if (outcome === 'completed') {
-              return done(fault('POS_ERR_HOMING_SWITCH_NOT_FOUND', `${axis}: home switch not found within ${(travelSteps / perDeg).toFixed(1)} deg of travel; check the switch wiring`));
-            }
-            done(outcomeToEnd(outcome, error));
-          });
-        case 'back-off':
-          return this.runPlan([axis], [{ axis, target: this.pos[axis] + pullOffSteps }], cfg.seekDegS, accel, undefined, (outcome, error) => {
-            if (outcome !== 'completed') return done(outcomeToEnd(outcome, error));
-            let stillClosed: boolean;
-            try {
-              stillClosed = switchClosed();
-            } catch (err) {
-              return done(outcomeToEnd('failed', err));
-            }
-            if (stillClosed) {
-              return done(fault('POS_ERR_HOMING_SWITCH_STUCK', `${axis}: home switch still closed after backing off ${cfg.pullOffDeg} deg; the switch is stuck or the axis cannot move`));
-            }
-            phase('approach');
-          });
-        case 'approach':
-          return this.runPlan([axis], [{ axis, target: this.pos[axis] - 2 * pullOffSteps }], cfg.feedDegS, accel, switchClosed, (outcome, error) => {
-            if (outcome === 'triggered') {
-              if (wasHomedBefore) this.homingError[axis] = this.pos[axis];
-              this.pos[axis] = 0;
-              this.isHomed[axis] = true;
-              this.everHomed[axis] = true;
-              return done({ outcome: 'completed' });
-            }
-            if (outcome === 'completed') {
-              return done(fault('POS_ERR_HOMING_SWITCH_NOT_FOUND', `${axis}: home switch not found again on the slow re-approach; check the switch`));
-            }
-            done(outcomeToEnd(outcome, error));
-          });
-      }
+      then(closed);
     };
-    phase('seek');
+    /** Moves toward the switch until it closes; reaching `target` without it is a fault. */
+    const moveUntilSwitch = (target: number, speedDegS: number, notFound: string, found: () => void): void =>
+      this.runPlan([axis], [{ axis, target }], speedDegS, accel, switchClosed, (outcome, error) => {
+        if (outcome === 'triggered') return found();
+        if (outcome === 'completed') return done(fault('POS_ERR_HOMING_SWITCH_NOT_FOUND', notFound));
+        done(outcomeToEnd(outcome, error));
+      });
+
+    const seek = (): void =>
+      readSwitch((closed) =>
+        closed
+          ? backOff()
+          : moveUntilSwitch(this.pos[axis] - travelSteps, cfg.seekDegS, `${axis}: home switch not found within ${(travelSteps / perDeg).toFixed(1)} deg of travel; check the switch wiring`, backOff),
+      );
+    const backOff = (): void =>
+      this.runPlan([axis], [{ axis, target: this.pos[axis] + pullOffSteps }], cfg.seekDegS, accel, undefined, (outcome, error) => {
+        if (outcome !== 'completed') return done(outcomeToEnd(outcome, error));
+        readSwitch((stillClosed) =>
+          stillClosed
+            ? done(fault('POS_ERR_HOMING_SWITCH_STUCK', `${axis}: home switch still closed after backing off ${cfg.pullOffDeg} deg; the switch is stuck or the axis cannot move`))
+            : approach(),
+        );
+      });
+    const approach = (): void =>
+      moveUntilSwitch(this.pos[axis] - 2 * pullOffSteps, cfg.feedDegS, `${axis}: home switch not found again on the slow re-approach; check the switch`, setZero);
+    const setZero = (): void => {
+      if (wasHomedBefore) this.homingError[axis] = this.pos[axis];
+      this.pos[axis] = 0;
+      this.isHomed[axis] = true;
+      this.everHomed[axis] = true;
+      done({ outcome: 'completed' });
+    };
+    seek();
   }
 }
 
