@@ -40,8 +40,8 @@ function resolveImport(fromFile: string, spec: string): string {
   throw new Error(`cannot resolve '${spec}' imported by ${fromFile}`);
 }
 
-/** Transpiles cli/positioner.ts and its local imports into a fresh temporary directory. */
-export function buildCli(t: Test): BuiltCli {
+/** Transpiles cli/positioner.ts (or another entry point under cli/) and its local imports into a fresh temporary directory. */
+export function buildCli(t: Test, entryName = 'positioner'): BuiltCli {
   const config = ts.readConfigFile(path.join(REPO, 'tsconfig.json'), ts.sys.readFile);
   if (config.error) throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, '\n'));
   const { options } = ts.parseJsonConfigFileContent(config.config, ts.sys, REPO);
@@ -57,7 +57,7 @@ export function buildCli(t: Test): BuiltCli {
   fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(dir, 'node_modules'), 'junction');
   fs.copyFileSync(path.join(REPO, 'package.json'), path.join(dir, 'package.json'));
 
-  const queue = [path.join(REPO, 'cli', 'positioner.ts')];
+  const queue = [path.join(REPO, 'cli', `${entryName}.ts`)];
   const done = new Set<string>();
   while (queue.length > 0) {
     const file = queue.pop()!;
@@ -81,7 +81,7 @@ export function buildCli(t: Test): BuiltCli {
   fs.writeFileSync(watchdog, 'const parent = process.ppid;\nsetInterval(() => { if (process.ppid !== parent) process.exit(70); }, 500).unref();\n');
   const fakeTty = path.join(dir, 'test-fake-tty.cjs');
   fs.writeFileSync(fakeTty, "Object.defineProperty(process.stderr, 'isTTY', { value: true });\n");
-  return { entry: path.join(dir, 'cli', 'positioner.js'), watchdog, fakeTty, dir };
+  return { entry: path.join(dir, 'cli', `${entryName}.js`), watchdog, fakeTty, dir };
 }
 
 const running = new Set<ChildProcess>();

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Test } from 'tap';
 import { answerClientErrorsWithJson, buildApp } from '../../api/app';
 import type { Positioner } from '../../firmware/positioner';
+import { driverRigs, type DriverRig } from './sim';
 
 export interface ApiResponse {
   status: number;
@@ -36,9 +37,33 @@ export interface ApiClient {
   post(path: string, json?: unknown): Promise<ApiResponse>;
 }
 
+/**
+ * Over a serial line (test/helpers/sim.ts): the board catches up before the
+ * request is handled and again before its answer leaves, so what a test sees
+ * is what the machine did at the virtual time it set.
+ */
+function inStepWithTheLine(app: http.RequestListener, rig: DriverRig): http.RequestListener {
+  return (req, res) => {
+    void rig.settle().then(() => {
+      const end = res.end.bind(res) as (...args: unknown[]) => http.ServerResponse;
+      res.end = ((...args: unknown[]) => {
+        void rig.settle().then(() => end(...args));
+        return res;
+      }) as typeof res.end;
+      app(req, res);
+    });
+  };
+}
+
 /** Serves buildApp({positioner}) (as `positioner serve` does) on 127.0.0.1 and a free port until the test ends. */
 export async function serveApi(t: Test, positioner: Positioner): Promise<ApiClient> {
-  const server = http.createServer(buildApp({ positioner }));
+  const rig = driverRigs.get(positioner);
+  if (rig) {
+    t.teardown(() => rig.close());
+    await rig.ready;
+  }
+  const app = buildApp({ positioner });
+  const server = http.createServer(rig ? inStepWithTheLine(app, rig) : app);
   answerClientErrorsWithJson(server); // as cli/serve.ts does
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
