@@ -92,6 +92,8 @@ export interface Harness {
   api: JsonClient;
   config: SpaceConfig;
   dbPath: string;
+  /** Every wait (ms) the push sender asked for between retries; nothing really waits. */
+  sleeps: number[];
   /** Stops the service (also done at teardown). */
   stop(): Promise<void>;
 }
@@ -100,14 +102,19 @@ export function testVapid(): VapidConfig {
   return { ...generateVapidKeys(), subject: 'mailto:tests@example.org' };
 }
 
-/** The service on 127.0.0.1:0 with timers off (tests call tick()), retries without real waits. */
+/** The service on 127.0.0.1:0 with timers off (tests call tick()), retries recorded instead of waited for. */
 export async function startService(t: Test, opts: StartOptions = {}): Promise<Harness> {
   const dbPath = opts.dbPath ?? path.join(t.testdir(), 'space.db');
   const config = configFromEnv({ ...DEAD_UPSTREAMS, ...opts.env, PORT: '0', HOST: '127.0.0.1', DATABASE_PATH: dbPath });
   config.vapid = opts.vapid === undefined ? testVapid() : opts.vapid;
-  config.push = { ...config.push, backoffBaseMs: 5, maxBackoffMs: 50, timeoutMs: 5000 };
+  config.push = { ...config.push, timeoutMs: 5000 };
+  const sleeps: number[] = [];
   config.upstream.timeoutMs = 5000;
-  const service = await startSpaceService(config, { clock: opts.clock ?? new ManualClock('2026-11-21T12:00:00Z'), timers: false, sleep: async () => {} });
+  const service = await startSpaceService(config, { clock: opts.clock ?? new ManualClock('2026-11-21T12:00:00Z'), timers: false,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+    },
+  });
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
@@ -116,7 +123,7 @@ export async function startService(t: Test, opts: StartOptions = {}): Promise<Ha
   };
   t.teardown(stop);
   if (opts.awaitInitialRefresh !== false) await service.initialRefresh;
-  return { service, api: jsonClient(service.url), config, dbPath, stop };
+  return { service, api: jsonClient(service.url), config, dbPath, sleeps, stop };
 }
 
 // --- a real push service --------------------------------------------------
@@ -167,7 +174,7 @@ export async function startPushService(t: Test): Promise<LocalPushService> {
     const res = await fetch(url + p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
     const text = await res.text();
     if (!res.ok) throw new Error(`push service ${p}: ${res.status} ${text}`);
-    return text ? (JSON.parse(text) as { data: unknown }) : { data: undefined };
+    return res.headers.get('content-type')?.includes('json') ? (JSON.parse(text) as { data: unknown }) : { data: undefined };
   };
   return {
     url,
