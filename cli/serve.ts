@@ -4,7 +4,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answerClientErrorsWithJson, buildApp } from '../api/app';
+import { createApiServer } from '../api/server';
 import { WallClock } from '../sim/wall-clock';
 import { createSimulatedPositioner, type SimulatedPositioner } from './assemble';
 import { loadConfig } from './config-file';
@@ -33,9 +33,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const { config, sim } = loadConfig(opts.configPath);
   const clock = new WallClock(opts.timeScale ?? 1);
   const machine = createSimulatedPositioner(clock, config, sim);
-  const server = http.createServer(buildApp({ positioner: machine.positioner }));
-  server.keepAliveTimeout = 5000;
-  answerClientErrorsWithJson(server);
+  const api = createApiServer({ positioner: machine.positioner });
+  const { server } = api;
   if (opts.log) logTransitions(machine, opts.log);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -56,8 +55,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     close: () =>
       new Promise<void>((resolve) => {
         machine.positioner.stop();
-        server.close(() => resolve());
-        server.closeAllConnections();
+        void api.close().then(resolve);
       }),
   };
 }
