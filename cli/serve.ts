@@ -4,6 +4,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { RotctldServer } from '../api/rotctld';
 import { createApiServer } from '../api/server';
 import { WallClock } from '../sim/wall-clock';
 import { createSimulatedPositioner, type SimulatedPositioner } from './assemble';
@@ -21,11 +22,17 @@ export interface ServeOptions {
   log?: (line: string) => void;
   /** Called with the URL once listening, before anything moves (so it is the first thing said). */
   announce?: (url: string) => void;
+  /** Also serve the Hamlib rotctld protocol on this TCP port (same host; 0 picks a free one). */
+  rotctldPort?: number;
+  /** Called with host:port once the rotctld server listens. */
+  announceRotctld?: (address: string) => void;
 }
 
 export interface RunningServer extends SimulatedPositioner {
   url: string;
   server: http.Server;
+  /** The rotctld server's TCP port, when one was asked for. */
+  rotctldPort?: number;
   close(): Promise<void>;
 }
 
@@ -47,16 +54,28 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   opts.announce?.(url);
+  let rotctld: RotctldServer | undefined;
+  let rotctldPort: number | undefined;
+  if (opts.rotctldPort !== undefined) {
+    rotctld = new RotctldServer(machine.positioner, { log: opts.log });
+    try {
+      rotctldPort = (await rotctld.listen(opts.rotctldPort, opts.host)).port;
+    } catch (error) {
+      await api.close();
+      throw error;
+    }
+    opts.announceRotctld?.(`${host}:${rotctldPort}`);
+  }
   if (opts.home) machine.positioner.home('both');
   return {
     ...machine,
     url,
     server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        machine.positioner.stop();
-        void api.close().then(resolve);
-      }),
+    rotctldPort,
+    close: async () => {
+      machine.positioner.stop();
+      await Promise.all([api.close(), rotctld?.close()]);
+    },
   };
 }
 
