@@ -4,7 +4,7 @@
  * quiet hours (logged, not pushed), event notifications once per event and
  * lead time, the daily digest on its cron schedule across a DST change.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { ManualClock } from '../../api/space/clock';
 import type { Conjunction, Neo } from '../../api/space/events/types';
 import { startPushService, startService, type LocalPushService } from '../helpers/space';
@@ -14,7 +14,7 @@ t.before(async () => {
   push = await startPushService(t);
 });
 
-async function withSubscriber(t: Parameters<Parameters<typeof t.test>[1]>[0], clock: ManualClock) {
+async function withSubscriber(t: Test, clock: ManualClock) {
   const h = await startService(t, { clock });
   const sub = await push.subscribe(h.config.vapid!.publicKey);
   await h.api.post('/api/notifications/subscribe', { endpoint: sub.endpoint, keys: sub.keys });
