@@ -51,7 +51,7 @@ async function serve(argv: { host?: string; port?: number; database?: string; qu
     }
     throw e;
   }
-  process.stdout.write(`space service listening on ${service.url} (database ${config.databasePath}, push ${config.vapid ? 'configured' : 'not configured: set VAPID_* keys'})\n`);
+  process.stdout.write(`space service serving ${service.url} (database ${config.databasePath}, push ${config.vapid ? 'configured' : 'not configured: set VAPID_* keys'})\n`);
   log(`live feed: ws${service.url.slice(4)}/api/notifications/ws`);
   const stop = () => {
     log('shutting down');

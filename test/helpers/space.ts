@@ -109,7 +109,6 @@ export async function startService(t: Test, opts: StartOptions = {}): Promise<Ha
   config.vapid = opts.vapid === undefined ? testVapid() : opts.vapid;
   config.push = { ...config.push, timeoutMs: 5000 };
   const sleeps: number[] = [];
-  config.upstream.timeoutMs = 5000;
   const service = await startSpaceService(config, { clock: opts.clock ?? new ManualClock('2026-11-21T12:00:00Z'), timers: false,
     sleep: async (ms) => {
       sleeps.push(ms);
