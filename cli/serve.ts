@@ -5,7 +5,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answerClientErrorsWithJson, buildApp } from '../api/app';
+import { RotctldServer } from '../api/rotctld';
+import { createApiServer } from '../api/server';
 import { WallClock } from '../sim/wall-clock';
 import type { MotionController } from '../hal/motion-controller';
 import type { AxisPair } from '../hal/axes';
@@ -30,6 +31,10 @@ export interface ServeOptions {
   driver?: DriverKind;
   serial?: string;
   baud?: number;
+  /** Also serve the Hamlib rotctld protocol on this TCP port (same host; 0 picks a free one). */
+  rotctldPort?: number;
+  /** Called with host:port once the rotctld server listens. */
+  announceRotctld?: (address: string) => void;
 }
 
 export interface RunningServer {
@@ -41,6 +46,8 @@ export interface RunningServer {
   hardware: string;
   url: string;
   server: http.Server;
+  /** The rotctld server's TCP port, when one was asked for. */
+  rotctldPort?: number;
   close(): Promise<void>;
 }
 
@@ -64,9 +71,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     const simulated = createSimulatedPositioner(new WallClock(opts.timeScale ?? 1), config, sim);
     machine = { ...simulated, hardware: 'simulated positioner' };
   }
-  const server = http.createServer(buildApp({ positioner: machine.positioner }));
-  server.keepAliveTimeout = 5000;
-  answerClientErrorsWithJson(server);
+  const api = createApiServer({ positioner: machine.positioner });
+  const { server } = api;
   if (opts.log) logTransitions(machine, opts.log);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -79,6 +85,19 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   opts.announce?.(url, machine.hardware);
+  let rotctld: RotctldServer | undefined;
+  let rotctldPort: number | undefined;
+  if (opts.rotctldPort !== undefined) {
+    rotctld = new RotctldServer(machine.positioner, { log: opts.log });
+    try {
+      rotctldPort = (await rotctld.listen(opts.rotctldPort, opts.host)).port;
+    } catch (error) {
+      await api.close();
+      await release();
+      throw error;
+    }
+    opts.announceRotctld?.(`${host}:${rotctldPort}`);
+  }
   if (opts.home) {
     if (kind === 'grbl') await (machine.controller as import('../hal/grbl-driver').GrblDriver).settle();
     try {
@@ -92,12 +111,12 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     ...machine,
     url,
     server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        machine.positioner.stop();
-        server.close(() => void release().then(() => resolve()));
-        server.closeAllConnections();
-      }),
+    rotctldPort,
+    close: async () => {
+      machine.positioner.stop();
+      await Promise.all([api.close(), rotctld?.close()]);
+      await release();
+    },
   };
 }
 

@@ -7,7 +7,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Test } from 'tap';
-import { answerClientErrorsWithJson, buildApp } from '../../api/app';
+import { LIVE_STATUS_PATH, type LiveStatus, type LiveStatusOptions } from '../../api/live-status';
+import { createApiServer } from '../../api/server';
 import type { Positioner } from '../../firmware/positioner';
 import { driverRigs, type DriverRig } from './sim';
 
@@ -31,6 +32,9 @@ export interface SendOptions {
 export interface ApiClient {
   baseUrl: string;
   server: http.Server;
+  /** The live status feed on the same server; its WebSocket URL. */
+  live: LiveStatus;
+  wsUrl: string;
   send(method: string, path: string, opts?: SendOptions): Promise<ApiResponse>;
   get(path: string): Promise<ApiResponse>;
   /** POST with a JSON body; with no body argument, POST with no body at all. */
@@ -42,40 +46,36 @@ export interface ApiClient {
  * request is handled and again before its answer leaves, so what a test sees
  * is what the machine did at the virtual time it set.
  */
-function inStepWithTheLine(app: http.RequestListener, rig: DriverRig): http.RequestListener {
-  return (req, res) => {
+function inStepWithTheLine(server: http.Server, rig: DriverRig): void {
+  const listeners = server.listeners('request') as http.RequestListener[];
+  server.removeAllListeners('request');
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
     void rig.settle().then(() => {
       const end = res.end.bind(res) as (...args: unknown[]) => http.ServerResponse;
       res.end = ((...args: unknown[]) => {
         void rig.settle().then(() => end(...args));
         return res;
       }) as typeof res.end;
-      app(req, res);
+      for (const listener of listeners) listener(req, res);
     });
-  };
+  });
 }
 
-/** Serves buildApp({positioner}) (as `positioner serve` does) on 127.0.0.1 and a free port until the test ends. */
-export async function serveApi(t: Test, positioner: Positioner): Promise<ApiClient> {
+/** Serves the API and its live feed (createApiServer, as `positioner serve` does) on 127.0.0.1 and a free port until the test ends. */
+export async function serveApi(t: Test, positioner: Positioner, liveStatus?: LiveStatusOptions): Promise<ApiClient> {
   const rig = driverRigs.get(positioner);
   if (rig) {
     t.teardown(() => rig.close());
     await rig.ready;
   }
-  const app = buildApp({ positioner });
-  const server = http.createServer(rig ? inStepWithTheLine(app, rig) : app);
-  answerClientErrorsWithJson(server); // as cli/serve.ts does
+  const api = createApiServer({ positioner }, { liveStatus });
+  const { server } = api;
+  if (rig) inStepWithTheLine(server, rig);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
   });
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
+  t.teardown(() => api.close());
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
 
@@ -101,6 +101,8 @@ export async function serveApi(t: Test, positioner: Positioner): Promise<ApiClie
   return {
     baseUrl,
     server,
+    live: api.live,
+    wsUrl: `ws://127.0.0.1:${port}${LIVE_STATUS_PATH}`,
     send,
     get: (path) => send('GET', path),
     post: (path, json) => send('POST', path, json === undefined ? {} : { json }),
