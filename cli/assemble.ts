@@ -12,7 +12,7 @@ import { Positioner } from '../firmware/positioner';
 import { StepMotionController } from '../firmware/step-controller';
 import { degToSteps } from '../firmware/units';
 import { SimAxis } from '../sim/sim-axis';
-import { GrblDriver } from '../hal/grbl-driver';
+import { GrblDriver, type GrblDriverOptions } from '../hal/grbl-driver';
 import { SimGrblController } from '../sim/grbl-controller';
 
 /** How the simulated machine is built, in user units. */
@@ -144,7 +144,12 @@ export interface DriverPositioner {
 }
 
 /** The firmware on a grbl board at `serial`; `controller.start()` opens the line and connects in the background. */
-export function createGrblPositioner(clock: Clock, config: PositionerConfig, serial: SerialSettings, tuning: { pollMovingMs?: number } = {}): DriverPositioner {
+export function createGrblPositioner(
+  clock: Clock,
+  config: PositionerConfig,
+  serial: SerialSettings,
+  tuning: Pick<GrblDriverOptions, 'pollMovingMs' | 'pollIdleMs' | 'answerTimeoutMs' | 'retryMs'> = {},
+): DriverPositioner {
   const controller = new GrblDriver({
     path: serial.path,
     baudRate: serial.baudRate,

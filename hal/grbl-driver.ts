@@ -622,9 +622,9 @@ export class GrblDriver implements MotionController {
 
   private pollOnce(): void {
     if (!this.link.isUp || this.phase === 'resetting') return;
-    const timeoutUs = (this.opts.answerTimeoutMs ?? 1000) * 1000;
+    const timeoutUs = (this.opts.answerTimeoutMs ?? 2000) * 1000;
     if (this.phase !== 'silent' && this.statusAsked > this.statusAnswered && this.opts.clock.nowUs() - this.lastAnswerUs > timeoutUs) {
-      this.enterSilent(`no status report for ${this.opts.answerTimeoutMs ?? 1000} ms`);
+      this.enterSilent(`no status report for ${this.opts.answerTimeoutMs ?? 2000} ms`);
     }
     if (this.statusAsked === this.statusAnswered) this.lastAnswerUs = this.opts.clock.nowUs();
     this.askStatus();

@@ -48,7 +48,8 @@ export function simOnVirtualClock(configure?: (c: PositionerConfig, s: SimSettin
 /** The grbl driver (on wall time: its polls must not fill the virtual clock) against the simulated board on the virtual clock. */
 function grblOnVirtualClock(clock: VirtualClock, config: PositionerConfig, simSettings: SimSettings) {
   const pty = new PtyPair();
-  const { positioner, controller } = createGrblPositioner(new WallClock(), config, { path: pty.hostPath, baudRate: 115200 });
+  // A loaded test machine can starve the event loop for a while: only a long silence means the board is gone.
+  const { positioner, controller } = createGrblPositioner(new WallClock(), config, { path: pty.hostPath, baudRate: 115200 }, { answerTimeoutMs: 10_000 });
   let peer: SerialPeer | null = null;
   let send: (text: string) => void = () => undefined;
   const machine = createSimGrblBoard(clock, config, simSettings, (text) => send(text));
