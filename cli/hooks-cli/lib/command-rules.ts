@@ -14,6 +14,7 @@
  */
 import path from 'node:path';
 import { parseShell, type Redirect, type SimpleCommand, type Word } from './shell-parse';
+import type { Settings } from './settings-schema';
 import { classifyDelete, describeDelete, isDiskDevice, isSecretPath, isSystemPath, isUnder, resolveFrom, type PathEnv } from './paths-classify';
 
 export type Check = 'dangerous' | 'suspicious' | 'traversal' | 'system';
@@ -578,9 +579,20 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'kill':
     case 'pkill':
     case 'killall': {
-      const ops = args.filter((a) => !/^-(\d+|[A-Z]+|SIG[A-Z]+|s|n)$/.test(a));
-      if (name === 'kill' && (ops.includes('-1') || ops.includes('1') || ops.includes('--') && args[args.indexOf('--') + 1] === '-1')) block(walk, 'dangerous', 'kill -1 / kill 1 signals every process (or init)');
-      else if (args.some((a) => a === '-9' || a === '-KILL' || a === '-SIGKILL')) warn(walk, 'suspicious', `${name} -9 gives the process no chance to clean up`, `try ${name} (SIGTERM) first`);
+      // kill [-SIG | -s SIG | -n N] [--] PID...: the first option is the signal, the rest are targets.
+      let k = 0;
+      let signal: string | null = null;
+      if (args[0] === '-s' || args[0] === '-n') {
+        signal = args[1] ?? null;
+        k = 2;
+      } else if (args[0]?.startsWith('-') && args[0] !== '--') {
+        signal = args[0].slice(1);
+        k = 1;
+      }
+      if (args[k] === '--') k++;
+      const pids = args.slice(k);
+      if (name === 'kill' && pids.some((p) => p === '-1' || p === '1')) block(walk, 'dangerous', 'kill -1 / kill 1 signals every process (or init)');
+      else if (signal !== null && /^(9|KILL|SIGKILL)$/.test(signal)) warn(walk, 'suspicious', `${name} -9 gives the process no chance to clean up`, `try ${name} (SIGTERM) first`);
       break;
     }
     case 'killall5':
@@ -622,8 +634,14 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
         if (!listing && args.some((a) => a.startsWith('/dev/'))) block(walk, 'dangerous', `${name} rewrites the partition table of ${args.find((a) => a.startsWith('/dev/'))}`);
       }
   }
+  if (!HANDLES_PATHS.has(name)) {
+    for (const w of operands(inv.words)) checkRead(walk, inv, target(inv, w), name);
+  }
   checkTraversal(walk, inv);
 }
+
+/** Commands whose path operands the switch above checks itself. */
+const HANDLES_PATHS = new Set(['rm', 'srm', 'rmdir', 'unlink', 'truncate', 'shred', 'mv', 'cp', 'install', 'ln', 'rsync', 'scp', 'tee', 'touch', 'mkdir', 'sed', 'perl', 'dd', 'chmod', 'chown', 'chgrp', 'find', 'git', 'cd', 'echo', 'printf']);
 
 /** xargs rm ...: the paths come from the previous stage of the pipeline (find ROOT, echo PATHS). */
 function xargsTargets(inv: Invocation): Target[] | null {
@@ -722,7 +740,7 @@ function checkPipelineIntoShell(walk: Walk, inv: Invocation): void {
 
 /** sh -c "$(curl ...)", bash <(curl ...), eval "$(wget -O- ...)", source <(curl ...). */
 function checkSubstitutionsRun(walk: Walk, inv: Invocation): void {
-  const name = inv.argv[0];
+  const name = inv.argv[0] ?? '';
   const runs = SHELLS.has(name) || name === 'eval' || name === 'source' || name === '.' || INTERPRETERS.has(name.replace(/[\d.]+$/, ''));
   if (!runs) return;
   for (const w of inv.words.slice(1)) {
@@ -775,7 +793,7 @@ function checkFind(walk: Walk, inv: Invocation): void {
     if (t.abs === null) continue;
     const c = classifyDelete(t.abs, walk.env);
     if (c && !filtered) block(walk, c === 'system' ? 'system' : 'dangerous', `find -delete with no filter: ${describeDelete(c, t.abs)}`, 'add a filter (-name, -type, -mtime) and run it first without -delete to see the list');
-    else if (c) warn(walk, 'suspicious', `find ${t.abs} ... -delete deletes matching files across ${t.abs}`, 'run it first without -delete to see the list');
+    else if (c && c !== 'project') warn(walk, 'suspicious', `find ${t.abs} ... -delete deletes matching files across ${t.abs}`, 'run it first without -delete to see the list');
   }
 }
 
@@ -871,8 +889,16 @@ function checkGit(walk: Walk, inv: Invocation): void {
 function checkTraversal(walk: Walk, inv: Invocation): void {
   if (inv.cwd === null) return;
   const env = walk.env;
-  const writes = new Set(['rm', 'mv', 'cp', 'tee', 'touch', 'mkdir', 'ln', 'install', 'rsync', 'truncate', 'shred', 'chmod', 'chown', 'dd', 'sed', 'unlink']);
-  const words = [...inv.words.slice(1).map((w) => ({ w, write: writes.has(inv.argv[0]) })), ...inv.redirects.map((r) => ({ w: r.target, write: r.op !== '<' && r.op !== '<<<' && r.op !== '<<' && r.op !== '<<-' }))];
+  const name = inv.argv[0] ?? '';
+  const allWrite = new Set(['rm', 'mv', 'tee', 'touch', 'mkdir', 'truncate', 'shred', 'chmod', 'chown', 'unlink', 'rmdir']);
+  const lastWrite = new Set(['cp', 'ln', 'install', 'rsync', 'scp']);
+  const ops = operands(inv.words);
+  const isWrite = (w: Word) =>
+    allWrite.has(name) || (lastWrite.has(name) && w === ops[ops.length - 1] && ops.length > 1) || (name === 'dd' && w.text.startsWith('of=')) || (name === 'sed' && inv.argv.some((a) => /^-[a-zA-Z]*i/.test(a)));
+  const words = [
+    ...inv.words.slice(1).map((w) => ({ w, write: isWrite(w) })),
+    ...inv.redirects.map((r) => ({ w: r.target, write: r.op !== '<' && r.op !== '<<<' && r.op !== '<<' && r.op !== '<<-' })),
+  ];
   for (const { w, write } of words) {
     const raw = w.text.replace(/^(of|if)=/, '');
     if (!/(^|\/)\.\.(\/|$)/.test(raw) || w.dynamic) continue;
@@ -914,3 +940,18 @@ export function readCurrentBranch(project: string, fsRead: (p: string) => string
   }
   return null;
 }
+
+/** Applies the security switches: a check that is off reports nothing; a dangerous command with blocking off is still warned about. */
+export function applySwitches(findings: Finding[], sec: Settings['security']): Finding[] {
+  const out: Finding[] = [];
+  for (const f of findings) {
+    if (f.check === 'dangerous' && !sec.dangerous_commands_blocked) {
+      if (sec.suspicious_commands_warned) out.push({ ...f, level: 'warn' });
+    } else if (f.check === 'suspicious' && !sec.suspicious_commands_warned) continue;
+    else if (f.check === 'traversal' && !sec.path_traversal_protection) continue;
+    else if (f.check === 'system' && !sec.system_files_protection) continue;
+    else out.push(f);
+  }
+  return out;
+}
+

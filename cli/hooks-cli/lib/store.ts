@@ -71,7 +71,11 @@ export function ymd(d: Date): string {
 
 /** Creates the tree (idempotent). */
 export function ensureTree(paths: DataPaths): void {
+  if (fs.existsSync(paths.patterns) && fs.existsSync(paths.logs) && fs.existsSync(paths.backups)) return;
   for (const dir of [paths.backups, paths.logs, paths.patterns]) fs.mkdirSync(dir, { recursive: true });
+  // Runtime data is never committed: the folder ignores itself.
+  const ignore = path.join(paths.root, '.gitignore');
+  if (!fs.existsSync(ignore)) fs.writeFileSync(ignore, '# hooks-cli runtime data: never committed\n*\n');
 }
 
 const sleepCell = new Int32Array(new SharedArrayBuffer(4));
