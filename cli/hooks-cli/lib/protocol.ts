@@ -111,30 +111,73 @@ export function hostBlockAnswer(reason: string): HookAnswer {
 }
 
 /**
- * Reads all of stdin (nothing when it is a terminal). Uses fs.read on fd 0
- * rather than process.stdin: creating process.stdin loads the net/stream
- * machinery, about 25 ms of a hook's start-up (bench/hooks-latency.ts). The
- * reads are asynchronous, so the caller's deadline still fires if stdin
- * never ends.
+ * Reads all of stdin (nothing when it is a terminal), without ever making
+ * the process unable to exit: the caller's deadline must be able to end a
+ * hook whose stdin never closes.
+ *
+ * - A pipe (FIFO, as in `echo '{}' | node hook.js`): reopened through
+ *   /proc/self/fd/0 with O_NONBLOCK and polled. Cheaper than process.stdin,
+ *   whose net/stream machinery costs a hook start-up about 10-25 ms.
+ * - A socket (what Node-based hosts such as Claude Code give a child):
+ *   process.stdin. A blocking fs.read there would park a thread-pool thread
+ *   that process.exit() then waits for forever.
+ * - A file or /dev/null: read at once.
  */
 export function readStdin(): Promise<string> {
   if (isatty(0)) return Promise.resolve('');
+  let st: fs.Stats | null = null;
+  try {
+    st = fs.fstatSync(0);
+  } catch {
+    return Promise.resolve(''); // no stdin at all
+  }
+  if (st.isFile() || st.isCharacterDevice()) {
+    try {
+      return Promise.resolve(fs.readFileSync(0, 'utf8'));
+    } catch {
+      return Promise.resolve('');
+    }
+  }
+  if (st.isFIFO()) {
+    let fd: number | null = null;
+    try {
+      fd = fs.openSync('/proc/self/fd/0', fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    } catch {
+      fd = null;
+    }
+    if (fd !== null) return pollRead(fd);
+  }
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    const finish = () => resolve(Buffer.concat(chunks).toString('utf8'));
+    process.stdin.on('data', (c: Buffer) => chunks.push(c));
+    process.stdin.on('end', finish);
+    process.stdin.on('error', finish);
+  });
+}
+
+function pollRead(fd: number): Promise<string> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     const buf = Buffer.alloc(64 * 1024);
-    const finish = () => resolve(Buffer.concat(chunks).toString('utf8'));
-    const step = () =>
-      fs.read(0, buf, 0, buf.length, null, (err, n) => {
-        if (err) {
-          if (err.code === 'EAGAIN') setTimeout(step, 2);
-          else finish(); // EOF-like errors (EBADF: no stdin at all)
+    let idle = 0;
+    for (;;) {
+      let n: number;
+      try {
+        n = fs.readSync(fd, buf, 0, buf.length, null);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'EAGAIN') {
+          // Nothing yet: try again shortly (the deadline timer can still fire).
+          setTimeout(() => pollRead(fd).then((rest) => resolve(Buffer.concat(chunks).toString('utf8') + rest)), Math.min(++idle, 5));
           return;
         }
-        if (n === 0) return finish();
-        chunks.push(Buffer.from(buf.subarray(0, n)));
-        step();
-      });
-    step();
+        break;
+      }
+      if (n === 0) break;
+      chunks.push(Buffer.from(buf.subarray(0, n)));
+    }
+    fs.closeSync(fd);
+    resolve(Buffer.concat(chunks).toString('utf8'));
   });
 }
 
