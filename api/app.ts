@@ -11,9 +11,13 @@ import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { PositionerError } from '../firmware/errors';
-import type { HomeAxis, Positioner, PositionerStatus } from '../firmware/positioner';
+import type { HomeAxis, Positioner } from '../firmware/positioner';
 import { ApiError, POSITIONER_ERROR_STATUS } from './errors';
 import { configBodySchema, homeBodySchema, moveBodySchema, moveRelativeBodySchema, READ_ONLY_CONFIG_FIELDS } from './schemas';
+import { DASHBOARD_PATHS, loadDashboard } from './dashboard';
+import { LIVE_STATUS_PATH } from './live-status';
+import { openApiDocument } from './openapi';
+import { configBody, statusBody } from './status-bodies';
 
 export interface AppDeps {
   positioner: Positioner;
@@ -27,25 +31,7 @@ const validators = {
   config: ajv.compile<{ speed?: number; accel?: number }>(configBodySchema),
 };
 
-/** Status body: the seed's four fields first, then additions that break nothing. */
-export function statusBody(s: PositionerStatus) {
-  const axis = (a: PositionerStatus['axes']['theta']) => ({
-    homed: a.homed,
-    position_deg: a.positionDeg,
-    position_steps: a.positionSteps,
-    velocity_deg_s: a.velocityDegS,
-    homing_error_steps: a.homingErrorSteps,
-  });
-  return {
-    theta_deg: s.thetaDeg,
-    phi_deg: s.phiDeg,
-    moving: s.moving,
-    homed: s.homed,
-    state: s.state,
-    fault: s.fault,
-    axes: { theta: axis(s.axes.theta), phi: axis(s.axes.phi) },
-  };
-}
+export { configBody, statusBody } from './status-bodies';
 
 const RANGE_KEYWORDS = new Set<string | undefined>(['minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum']);
 
@@ -121,6 +107,22 @@ export function buildExpressApp({ positioner }: AppDeps): express.Express {
     res.json(positioner.stop());
   });
 
+  const dashboard = loadDashboard();
+  app.get(DASHBOARD_PATHS, (req, res) => {
+    const asset = dashboard?.get(req.path);
+    if (!asset) throw new ApiError('API_ERR_NOT_FOUND', 'the dashboard files (api/dashboard/) are not installed; the API itself works: see /openapi.json');
+    res.set(asset.headers).send(asset.body);
+  });
+
+  app.get('/openapi.json', (_req, res) => {
+    res.json(openApiDocument());
+  });
+
+  app.get(LIVE_STATUS_PATH, (_req, res) => {
+    res.setHeader('Upgrade', 'websocket');
+    throw new ApiError('API_ERR_UPGRADE_REQUIRED', `${LIVE_STATUS_PATH} is the live status feed: connect with a WebSocket client (ws://host:port${LIVE_STATUS_PATH})`);
+  });
+
   app.get('/config', (_req, res) => {
     res.json(configBody(positioner));
   });
@@ -145,6 +147,9 @@ export function buildExpressApp({ positioner }: AppDeps): express.Express {
     '/home': ['POST'],
     '/stop': ['POST'],
     '/config': ['GET', 'POST'],
+    '/openapi.json': ['GET'],
+    [LIVE_STATUS_PATH]: ['GET'],
+    ...Object.fromEntries(DASHBOARD_PATHS.map((p) => [p, ['GET']])),
   };
   for (const [path, methods] of Object.entries(routes)) {
     app.all(path, (req, res) => {
@@ -154,7 +159,7 @@ export function buildExpressApp({ positioner }: AppDeps): express.Express {
   }
 
   app.use((req, _res) => {
-    throw new ApiError('API_ERR_NOT_FOUND', `no such endpoint: ${req.method} ${req.path}; the API has /status, /move, /move/relative, /home, /stop and /config`);
+    throw new ApiError('API_ERR_NOT_FOUND', `no such endpoint: ${req.method} ${req.path}; the API has /status, /move, /move/relative, /home, /stop and /config (described in /openapi.json) and the dashboard at /`);
   });
 
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
@@ -165,19 +170,6 @@ export function buildExpressApp({ positioner }: AppDeps): express.Express {
   });
 
   return app;
-}
-
-export function configBody(positioner: Positioner) {
-  const s = positioner.settings();
-  return {
-    speed: s.speedDegS,
-    accel: s.accelDegS2,
-    microstepping: s.microstepping,
-    theta_steps_per_deg: s.stepsPerDeg.theta,
-    phi_steps_per_deg: s.stepsPerDeg.phi,
-    max_speed: s.maxSpeedDegS,
-    max_accel: s.maxAccelDegS2,
-  };
 }
 
 function toHttpError(err: unknown): { status: number; code: string; message: string } {

@@ -10,6 +10,7 @@
 import yargs, { type Argv } from 'yargs';
 import { baseUrl, ClientError, PositionerClient, type StatusBody } from './client';
 import { progressBar, useColor } from './progress';
+import { ROTCTLD_DEFAULT_PORT } from '../api/rotctld';
 
 const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3, interrupted: 130 } as const;
 
@@ -125,18 +126,29 @@ function withWait<T>(y: Argv<T>) {
   return y.option('wait', { alias: 'w', type: 'boolean', default: false, describe: 'follow the motion to its end with a progress bar; exit 1 if it does not complete' });
 }
 
-async function serve(argv: { host?: string; port?: number; config?: string; 'time-scale': number; home: boolean; quiet: boolean }): Promise<void> {
+/** `--rotctld` alone means Hamlib's usual port; `--rotctld PORT` picks one; absent: no rotctld server. */
+function rotctldPortOf(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (value === '') return ROTCTLD_DEFAULT_PORT;
+  const port = Number(value);
+  if (!/^[0-9]+$/.test(value) || port > 65535) fail(`--rotctld takes a port from 0 to 65535 (default ${ROTCTLD_DEFAULT_PORT}), got '${value}'`, EXIT.usage);
+  return port;
+}
+
+async function serve(argv: { host?: string; port?: number; config?: string; 'time-scale': number; home: boolean; quiet: boolean; rotctld?: string }): Promise<void> {
   // Loaded only here: client commands start faster without express.
   const { startServer } = require('./serve') as typeof import('./serve');
   const host = argv.host ?? process.env.HOST ?? '127.0.0.1';
   const portText = argv.port ?? process.env.PORT ?? 8080;
   const port = Number(portText);
   if (!Number.isInteger(port) || port < 0 || port > 65535) fail(`port must be a whole number from 0 to 65535, got '${portText}'`, EXIT.usage);
+  const rotctldPort = rotctldPortOf(argv.rotctld);
   try {
     const log = argv.quiet ? undefined : (line: string) => process.stdout.write(`positioner: ${line}\n`);
     const announce = (url: string) =>
       process.stdout.write(`positioner: simulated positioner serving ${url}${argv['time-scale'] !== 1 ? ` (time x${argv['time-scale']})` : ''}; Ctrl-C to stop\n`);
-    const running = await startServer({ host, port, configPath: argv.config, timeScale: argv['time-scale'], home: argv.home, log, announce });
+    const announceRotctld = (address: string) => process.stdout.write(`positioner: Hamlib rotctld protocol on ${address} (rotctl -m 2 -r ${address}; az = phi, el = 90 - theta)\n`);
+    const running = await startServer({ host, port, configPath: argv.config, timeScale: argv['time-scale'], home: argv.home, log, announce, rotctldPort, announceRotctld });
     const shutdown = (signal: string) => {
       process.stdout.write(`positioner: ${signal}, stopping motors and closing\n`);
       void running.close().then(() => process.exit(0));
@@ -146,6 +158,9 @@ async function serve(argv: { host?: string; port?: number; config?: string; 'tim
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     if (err.code === 'CLI_ERR_CONFIG_FILE') fail(err.message, EXIT.usage);
+    if (err.code === 'EADDRINUSE' && rotctldPort !== undefined && (err as { port?: number }).port === rotctldPort && rotctldPort !== port) {
+      fail(`${host}:${rotctldPort} is already in use (is a rotctld running?); choose another port with --rotctld PORT`, EXIT.failed);
+    }
     if (err.code === 'EADDRINUSE') fail(`${host}:${port} is already in use; choose another port with --port or PORT`, EXIT.failed);
     if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND') fail(`cannot listen on host '${host}'; use an address of this machine (--host or HOST)`, EXIT.usage);
     throw e;
@@ -200,7 +215,8 @@ export function main(args: string[]): Promise<unknown> | unknown {
           .option('config', { alias: 'c', type: 'string', describe: 'JSON config file (see README: Configuration)' })
           .option('time-scale', { type: 'number', default: 1, describe: 'run simulated time this many times faster than real time' })
           .option('home', { type: 'boolean', default: false, describe: 'home both axes as the server starts' })
-          .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'do not log state changes' }),
+          .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'do not log state changes' })
+          .option('rotctld', { type: 'string', describe: `also serve the Hamlib rotctld protocol (Gpredict, rotctl -m 2) on this TCP port; alone: ${ROTCTLD_DEFAULT_PORT}` }),
       (argv) => serve(argv),
     )
     .command(

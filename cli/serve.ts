@@ -4,7 +4,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answerClientErrorsWithJson, buildApp } from '../api/app';
+import { RotctldServer } from '../api/rotctld';
+import { createApiServer } from '../api/server';
 import { WallClock } from '../sim/wall-clock';
 import { createSimulatedPositioner, type SimulatedPositioner } from './assemble';
 import { loadConfig } from './config-file';
@@ -21,11 +22,17 @@ export interface ServeOptions {
   log?: (line: string) => void;
   /** Called with the URL once listening, before anything moves (so it is the first thing said). */
   announce?: (url: string) => void;
+  /** Also serve the Hamlib rotctld protocol on this TCP port (same host; 0 picks a free one). */
+  rotctldPort?: number;
+  /** Called with host:port once the rotctld server listens. */
+  announceRotctld?: (address: string) => void;
 }
 
 export interface RunningServer extends SimulatedPositioner {
   url: string;
   server: http.Server;
+  /** The rotctld server's TCP port, when one was asked for. */
+  rotctldPort?: number;
   close(): Promise<void>;
 }
 
@@ -33,9 +40,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const { config, sim } = loadConfig(opts.configPath);
   const clock = new WallClock(opts.timeScale ?? 1);
   const machine = createSimulatedPositioner(clock, config, sim);
-  const server = http.createServer(buildApp({ positioner: machine.positioner }));
-  server.keepAliveTimeout = 5000;
-  answerClientErrorsWithJson(server);
+  const api = createApiServer({ positioner: machine.positioner });
+  const { server } = api;
   if (opts.log) logTransitions(machine, opts.log);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -48,17 +54,28 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
   opts.announce?.(url);
+  let rotctld: RotctldServer | undefined;
+  let rotctldPort: number | undefined;
+  if (opts.rotctldPort !== undefined) {
+    rotctld = new RotctldServer(machine.positioner, { log: opts.log });
+    try {
+      rotctldPort = (await rotctld.listen(opts.rotctldPort, opts.host)).port;
+    } catch (error) {
+      await api.close();
+      throw error;
+    }
+    opts.announceRotctld?.(`${host}:${rotctldPort}`);
+  }
   if (opts.home) machine.positioner.home('both');
   return {
     ...machine,
     url,
     server,
-    close: () =>
-      new Promise<void>((resolve) => {
-        machine.positioner.stop();
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
+    rotctldPort,
+    close: async () => {
+      machine.positioner.stop();
+      await Promise.all([api.close(), rotctld?.close()]);
+    },
   };
 }
 

@@ -40,8 +40,8 @@ function resolveImport(fromFile: string, spec: string): string {
   throw new Error(`cannot resolve '${spec}' imported by ${fromFile}`);
 }
 
-/** Transpiles cli/positioner.ts and its local imports into a fresh temporary directory. */
-export function buildCli(t: Test): BuiltCli {
+/** Transpiles cli/<name>.ts (default `positioner`) and its local imports into a fresh temporary directory. */
+export function buildCli(t: Test, name = 'positioner'): BuiltCli {
   const config = ts.readConfigFile(path.join(REPO, 'tsconfig.json'), ts.sys.readFile);
   if (config.error) throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, '\n'));
   const { options } = ts.parseJsonConfigFileContent(config.config, ts.sys, REPO);
@@ -57,7 +57,7 @@ export function buildCli(t: Test): BuiltCli {
   fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(dir, 'node_modules'), 'junction');
   fs.copyFileSync(path.join(REPO, 'package.json'), path.join(dir, 'package.json'));
 
-  const queue = [path.join(REPO, 'cli', 'positioner.ts')];
+  const queue = [path.join(REPO, 'cli', `${name}.ts`)];
   const done = new Set<string>();
   while (queue.length > 0) {
     const file = queue.pop()!;
@@ -81,7 +81,7 @@ export function buildCli(t: Test): BuiltCli {
   fs.writeFileSync(watchdog, 'const parent = process.ppid;\nsetInterval(() => { if (process.ppid !== parent) process.exit(70); }, 500).unref();\n');
   const fakeTty = path.join(dir, 'test-fake-tty.cjs');
   fs.writeFileSync(fakeTty, "Object.defineProperty(process.stderr, 'isTTY', { value: true });\n");
-  return { entry: path.join(dir, 'cli', 'positioner.js'), watchdog, fakeTty, dir };
+  return { entry: path.join(dir, 'cli', `${name}.js`), watchdog, fakeTty, dir };
 }
 
 const running = new Set<ChildProcess>();
@@ -90,7 +90,7 @@ process.on('exit', () => {
 });
 
 /** Variables the CLI reads; each test sets its own so the caller's shell cannot leak in. */
-const CLI_ENV_VARS = ['POSITIONER_HOST', 'PORT', 'HOST', 'NO_COLOR', 'FORCE_COLOR', 'TERM'];
+const CLI_ENV_VARS = ['POSITIONER_HOST', 'PORT', 'HOST', 'NO_COLOR', 'FORCE_COLOR', 'TERM', 'DATABASE_PATH', 'VAPID_PUBLIC_KEY', 'VAPID_PRIVATE_KEY', 'VAPID_SUBJECT'];
 
 /** The test process's environment without the CLI's variables, plus `extra` (undefined deletes). */
 export function cliEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {

@@ -7,7 +7,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Test } from 'tap';
-import { answerClientErrorsWithJson, buildApp } from '../../api/app';
+import { LIVE_STATUS_PATH, type LiveStatus, type LiveStatusOptions } from '../../api/live-status';
+import { createApiServer } from '../../api/server';
 import type { Positioner } from '../../firmware/positioner';
 
 export interface ApiResponse {
@@ -30,27 +31,24 @@ export interface SendOptions {
 export interface ApiClient {
   baseUrl: string;
   server: http.Server;
+  /** The live status feed on the same server; its WebSocket URL. */
+  live: LiveStatus;
+  wsUrl: string;
   send(method: string, path: string, opts?: SendOptions): Promise<ApiResponse>;
   get(path: string): Promise<ApiResponse>;
   /** POST with a JSON body; with no body argument, POST with no body at all. */
   post(path: string, json?: unknown): Promise<ApiResponse>;
 }
 
-/** Serves buildApp({positioner}) (as `positioner serve` does) on 127.0.0.1 and a free port until the test ends. */
-export async function serveApi(t: Test, positioner: Positioner): Promise<ApiClient> {
-  const server = http.createServer(buildApp({ positioner }));
-  answerClientErrorsWithJson(server); // as cli/serve.ts does
+/** Serves the API and its live feed (createApiServer, as `positioner serve` does) on 127.0.0.1 and a free port until the test ends. */
+export async function serveApi(t: Test, positioner: Positioner, liveStatus?: LiveStatusOptions): Promise<ApiClient> {
+  const api = createApiServer({ positioner }, { liveStatus });
+  const { server } = api;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
   });
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
+  t.teardown(() => api.close());
   const { port } = server.address() as AddressInfo;
   const baseUrl = `http://127.0.0.1:${port}`;
 
@@ -76,6 +74,8 @@ export async function serveApi(t: Test, positioner: Positioner): Promise<ApiClie
   return {
     baseUrl,
     server,
+    live: api.live,
+    wsUrl: `ws://127.0.0.1:${port}${LIVE_STATUS_PATH}`,
     send,
     get: (path) => send('GET', path),
     post: (path, json) => send('POST', path, json === undefined ? {} : { json }),

@@ -1,0 +1,232 @@
+/**
+ * The notifications and space-events HTTP API (seed 002) as an express app.
+ *
+ * buildSpaceApp() never listens: api/space/serve.ts and the tests bind it.
+ * Inputs are checked in api/space/validation.ts; every error answer is
+ * `{"error": "...", "code": "SPACE_ERR_..."}` with the status of the
+ * catalogue in api/space/errors.ts.
+ */
+import type http from 'node:http';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { isCategory, isGlobalCategory, isLocationCategory } from './categories';
+import type { Notifier } from './delivery';
+import { SpaceError, type SpaceErrorCode } from './errors';
+import type { EventRefresher } from './events/refresher';
+import { FEED_PATH } from './ws-feed';
+import type { Clock } from './clock';
+import { checkCategoryConfig } from './rules';
+import type { Store } from './store';
+import { parseId, parsePage, parsePreference, parseSubscribe } from './validation';
+
+export interface SpaceAppDeps {
+  store: Store;
+  notifier: Notifier;
+  events: EventRefresher;
+  clock: Clock;
+  /** The VAPID public key, or null when push is not configured. */
+  vapidPublicKey: string | null;
+}
+
+const BODY_LIMIT = '16kb';
+
+function categoryParam(raw: string): string {
+  if (!isCategory(raw)) throw new SpaceError('SPACE_ERR_INVALID', `unknown category "${raw}"; see GET /api/notifications/preferences docs for the list (docs/space.md)`);
+  return raw;
+}
+
+export function buildSpaceApp(deps: SpaceAppDeps): express.Express {
+  const { store, notifier, events, clock } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.set('query parser', 'simple');
+  app.use((_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+  // Bodies are JSON whatever their Content-Type; an empty body reads as none.
+  const json = express.json({ type: () => true, limit: BODY_LIMIT, strict: true });
+
+  // --- notifications -------------------------------------------------------
+
+  app.get('/api/notifications/vapid-key', (_req, res) => {
+    if (!deps.vapidPublicKey) {
+      throw new SpaceError('SPACE_ERR_VAPID_NOT_CONFIGURED', 'push is not configured: set VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY and VAPID_SUBJECT (`npm run --silent space -- vapid-keys` makes a pair)');
+    }
+    res.json({ public_key: deps.vapidPublicKey });
+  });
+
+  app.post('/api/notifications/subscribe', json, (req, res) => {
+    const s = parseSubscribe(req.body);
+    res.json(store.upsertSubscription(s, clock.now()));
+  });
+
+  app.delete('/api/notifications/subscribe/:sub_id', (req, res) => {
+    const id = parseId(req.params.sub_id as string, 'sub_id');
+    if (!store.deactivateSubscription(id, clock.now())) throw new SpaceError('SPACE_ERR_NOT_FOUND', `no subscription with id ${id}`);
+    res.json({ ok: true });
+  });
+
+  app.get('/api/notifications/preferences', (_req, res) => {
+    res.json(store.listPreferences());
+  });
+
+  app.put('/api/notifications/preferences/global/:category', json, (req, res) => {
+    const category = categoryParam(req.params.category as string);
+    if (isLocationCategory(category)) {
+      throw new SpaceError('SPACE_ERR_LOCATION_CATEGORY_ON_GLOBAL', `"${category}" is a location category; write it with PUT /api/notifications/preferences/{location_id}/${category}`);
+    }
+    const fields = parsePreference(req.body);
+    checkCategoryConfig(category, fields.config);
+    res.json(store.savePreference(null, category, fields, clock.now()));
+  });
+
+  app.put('/api/notifications/preferences/:location_id/:category', json, (req, res) => {
+    const locationId = parseId(req.params.location_id as string, 'location_id');
+    const category = categoryParam(req.params.category as string);
+    const fields = parsePreference(req.body);
+    checkCategoryConfig(category, fields.config);
+    res.json(store.savePreference(locationId, category, fields, clock.now()));
+  });
+
+  app.delete('/api/notifications/preferences/global/:category', (req, res) => {
+    const category = categoryParam(req.params.category as string);
+    if (!store.deletePreference(null, category)) throw new SpaceError('SPACE_ERR_NOT_FOUND', `no global preference for "${category}"`);
+    res.json({ ok: true });
+  });
+
+  app.delete('/api/notifications/preferences/:location_id/:category', (req, res) => {
+    const locationId = parseId(req.params.location_id as string, 'location_id');
+    const category = categoryParam(req.params.category as string);
+    if (!store.deletePreference(locationId, category)) throw new SpaceError('SPACE_ERR_NOT_FOUND', `no preference for "${category}" at location ${locationId}`);
+    res.json({ ok: true });
+  });
+
+  app.get('/api/notifications', (req, res) => {
+    const { limit, offset } = parsePage(req.query as Record<string, unknown>);
+    res.json(store.listNotifications(limit, offset));
+  });
+
+  app.get('/api/notifications/unread-count', (_req, res) => {
+    res.json({ count: store.unreadCount() });
+  });
+
+  // Before /:notification_id/read so "read-all" is never read as an id.
+  app.post('/api/notifications/read-all', (_req, res) => {
+    store.markAllRead(clock.now());
+    res.json({ ok: true });
+  });
+
+  app.post('/api/notifications/test', async (_req, res) => {
+    const r = await notifier.sendTest();
+    res.json({ ok: true, sent_count: r.push?.sent ?? 0, notification_id: r.entry?.id ?? null });
+  });
+
+  app.post('/api/notifications/:notification_id/read', (req, res) => {
+    const id = parseId(req.params.notification_id as string, 'notification_id');
+    if (!store.markRead(id, clock.now())) throw new SpaceError('SPACE_ERR_NOT_FOUND', `no notification with id ${id}`);
+    res.json({ ok: true });
+  });
+
+  // --- space events --------------------------------------------------------
+
+  const meta = (s: { origin: string | null; fetched_at: string | null; last_error: string | null }) => ({
+    source: s.origin,
+    updated_at: s.fetched_at,
+    last_error: s.last_error,
+  });
+
+  app.get('/api/events/conjunctions', (_req, res) => {
+    const s = events.conjunctions();
+    const list = s.data ?? [];
+    res.json({ conjunctions: list, count: list.length, ...meta(s) });
+  });
+
+  app.get('/api/events/neos', (_req, res) => {
+    const s = events.neos();
+    const list = s.data ?? [];
+    res.json({ neos: list, count: list.length, hazardous_count: list.filter((n) => n.is_potentially_hazardous).length, ...meta(s) });
+  });
+
+  app.get('/api/events/astronauts', (_req, res) => {
+    const s = events.astronauts();
+    const list = s.data?.astronauts ?? [];
+    res.json({ astronauts: list, count: list.length, crafts: s.data?.crafts ?? [], ...meta(s) });
+  });
+
+  app.post('/api/events/refresh', (_req, res) => {
+    const { started, done } = events.refresh();
+    // The outcome is recorded per source (GET /api/events/status); nothing here waits for it.
+    done.catch(() => {});
+    res.json({
+      status: 'refreshing',
+      message: started
+        ? 'refresh of conjunctions, NEOs and astronauts started in the background; see GET /api/events/status'
+        : 'a refresh is already running; it was not started twice',
+      already_running: !started,
+    });
+  });
+
+  app.get('/api/events/status', (_req, res) => {
+    res.json({ refreshing: events.running, sources: events.status(), last_refresh: events.lastRefresh });
+  });
+
+  // --- everything else -----------------------------------------------------
+
+  const routes: Record<string, string[]> = {
+    '/api/notifications/vapid-key': ['GET'],
+    '/api/notifications/subscribe': ['POST'],
+    '/api/notifications/subscribe/:sub_id': ['DELETE'],
+    '/api/notifications/preferences': ['GET'],
+    '/api/notifications/preferences/:location_id/:category': ['PUT', 'DELETE'],
+    '/api/notifications': ['GET'],
+    '/api/notifications/unread-count': ['GET'],
+    '/api/notifications/read-all': ['POST'],
+    '/api/notifications/test': ['POST'],
+    '/api/notifications/:notification_id/read': ['POST'],
+    '/api/events/conjunctions': ['GET'],
+    '/api/events/neos': ['GET'],
+    '/api/events/astronauts': ['GET'],
+    '/api/events/refresh': ['POST'],
+    '/api/events/status': ['GET'],
+  };
+  for (const [path, methods] of Object.entries(routes)) {
+    app.all(path, (req, res) => {
+      res.setHeader('Allow', methods.join(', '));
+      throw new SpaceError('SPACE_ERR_METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${req.path}; use ${methods.join(' or ')}`);
+    });
+  }
+
+  app.use((req) => {
+    const hint = req.path === FEED_PATH ? ' (the live feed needs a WebSocket upgrade)' : '; see docs/space.md for the API';
+    throw new SpaceError('SPACE_ERR_NOT_FOUND', `no such endpoint: ${req.method} ${req.path}${hint}`);
+  });
+
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const { status, code, message } = toHttpError(err);
+    res.status(status).json({ error: message, code });
+  });
+
+  return app;
+}
+
+function toHttpError(err: unknown): { status: number; code: SpaceErrorCode; message: string } {
+  if (err instanceof SpaceError) return { status: err.status, code: err.code, message: err.message };
+  const e = err as { type?: string; status?: number; message?: string };
+  if (e?.type === 'entity.parse.failed') return { status: 400, code: 'SPACE_ERR_MALFORMED_JSON', message: `request body is not a JSON object: ${e.message}` };
+  if (e?.type === 'entity.too.large') return { status: 413, code: 'SPACE_ERR_PAYLOAD_TOO_LARGE', message: `request body too large (limit ${BODY_LIMIT})` };
+  if (typeof e?.status === 'number' && e.status >= 400 && e.status < 500) return { status: 400, code: 'SPACE_ERR_MALFORMED_JSON', message: `unreadable request body: ${e.message}` };
+  return { status: 500, code: 'SPACE_ERR_INTERNAL', message: `internal error: ${err instanceof Error ? err.message : String(err)}` };
+}
+
+/** Requests the HTTP parser rejects get the same JSON error body instead of Node's empty 400. */
+export function answerClientErrorsWithJson(server: http.Server): void {
+  server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    const body = JSON.stringify({ error: `malformed HTTP request (${err.code ?? err.message})`, code: 'SPACE_ERR_MALFORMED_JSON' });
+    socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
+  });
+}

@@ -1,0 +1,301 @@
+/**
+ * One codec per message type, over the three encodings users meet:
+ *
+ * - binary: the pbjs static code (fast), behind wire-check.ts so malformed
+ *   bytes are refused with a field path and byte offset;
+ * - ProtoJSON (https://protobuf.dev/programming-guides/json/): through
+ *   protobufjs/ext/protojson on the reflected type, plus what it lacks:
+ *   `emitDefaults` (print fields that have no presence even at their
+ *   defaults), `protoNames` (print proto field names instead of
+ *   lowerCamelCase) and float values written as the shortest decimal that
+ *   reads back as the same 32-bit float (12.3, not 12.300000190734863), as
+ *   protoc does;
+ * - the protobuf text format: protobufjs/ext/textformat.
+ *
+ * Every decode either returns a whole message or throws CodecError; nothing
+ * half-decoded is returned.
+ */
+import protobuf from 'protobufjs';
+import protojson from 'protobufjs/ext/protojson';
+import textformat from 'protobufjs/ext/textformat';
+import { CodecError } from './errors';
+import { fullName, messageTypes, schemaRoot, staticClassOf, type StaticMessageClass } from './messages';
+import { checkWire, wireRules, type TypeRules } from './wire-check';
+
+export interface JsonWriteOptions {
+  /** Also print fields without presence (scalars, repeated, maps) at their default values. */
+  emitDefaults?: boolean;
+  /** Print proto field names (`last_seen`) instead of lowerCamelCase (`lastSeen`). */
+  protoNames?: boolean;
+}
+
+export interface JsonReadOptions {
+  /** Skip object members that name no field instead of refusing them. */
+  ignoreUnknownFields?: boolean;
+}
+
+/** A decoded message of a type: the static class instance (typed by the caller). */
+export type Message = Record<string, unknown>;
+
+export class MessageCodec<T extends object = Message> {
+  readonly name: string;
+  private readonly rules: TypeRules;
+  private readonly cls: StaticMessageClass;
+
+  constructor(readonly type: protobuf.Type) {
+    this.name = fullName(type);
+    this.rules = wireRules(type);
+    const cls = staticClassOf(type);
+    if (!cls) throw new Error(`no generated code for ${this.name}: run npm run registry:generate`);
+    this.cls = cls;
+  }
+
+  /** Binary encoding of `message`. */
+  encode(message: T): Uint8Array {
+    return this.cls.encode(message).finish();
+  }
+
+  /** Decodes binary input; throws CodecError REG_ERR_WIRE on malformed bytes. */
+  decode(bytes: Uint8Array): T {
+    checkWire(this.rules, bytes);
+    return this.decodeChecked(bytes, 0, bytes.length);
+  }
+
+  private decodeChecked(bytes: Uint8Array, start: number, end: number): T {
+    try {
+      const reader = protobuf.Reader.create(start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end));
+      return this.cls.decode(reader) as T;
+    } catch (err) {
+      // checkWire accepted the bytes, so this is a limit of the decoder (e.g. depth).
+      throw new CodecError('REG_ERR_WIRE', `${this.name}: ${(err as Error).message} at byte offset ${start}`, { offset: start });
+    }
+  }
+
+  /** Length-delimited stream: each message prefixed by its length as a varint (as writeDelimitedTo / protoc tools). */
+  encodeDelimited(messages: Iterable<T>): Uint8Array {
+    const writer = protobuf.Writer.create();
+    for (const m of messages) {
+      writer.fork();
+      this.cls.encode(m, writer);
+      writer.ldelim();
+    }
+    return writer.finish();
+  }
+
+  /** Decodes a whole length-delimited stream; the error names the message index and the byte offset. */
+  decodeDelimited(bytes: Uint8Array): T[] {
+    const out: T[] = [];
+    for (const { start, end } of delimitedFrames(bytes)) {
+      try {
+        checkWire(this.rules, bytes, start, end);
+      } catch (err) {
+        const e = err as CodecError;
+        throw new CodecError('REG_ERR_WIRE', `message #${out.length + 1} (starting at byte ${start}): ${e.message}`, { field: e.field, offset: e.offset });
+      }
+      out.push(this.decodeChecked(bytes, start, end));
+    }
+    return out;
+  }
+
+  /** ProtoJSON value of `message`. */
+  toJson(message: T, options: JsonWriteOptions = {}): unknown {
+    let json: unknown;
+    try {
+      json = protojson.toJson(this.type, message as Message);
+    } catch (err) {
+      throw new CodecError('REG_ERR_ENCODE', `${this.name}: cannot write as JSON: ${(err as Error).message}`);
+    }
+    return shapeJson(this.type, json, options);
+  }
+
+  toJsonString(message: T, options: JsonWriteOptions & { indent?: number } = {}): string {
+    return JSON.stringify(this.toJson(message, options), null, options.indent);
+  }
+
+  /** Reads a parsed ProtoJSON value; throws CodecError REG_ERR_JSON naming the field. */
+  fromJson(json: unknown, options: JsonReadOptions = {}): T {
+    let reflected: protobuf.Message<object>;
+    try {
+      reflected = protojson.fromJson(this.type, json, { ignoreUnknownFields: options.ignoreUnknownFields === true });
+    } catch (err) {
+      const message = (err as Error).message;
+      const field = /^\.?([\w.]+?):/.exec(message)?.[1];
+      throw new CodecError('REG_ERR_JSON', `invalid JSON: ${message.replace(/^\./, '')}`, { field });
+    }
+    return this.fromReflected(reflected);
+  }
+
+  /** Reads ProtoJSON text; broken JSON is REG_ERR_JSON_SYNTAX with the position. */
+  fromJsonString(text: string, options: JsonReadOptions = {}): T {
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch (err) {
+      const message = (err as Error).message;
+      const at = /position (\d+)/.exec(message);
+      throw new CodecError('REG_ERR_JSON_SYNTAX', `not JSON: ${message}`, { offset: at ? Number(at[1]) : undefined });
+    }
+    return this.fromJson(json, options);
+  }
+
+  /** Protobuf text format (proto field names, one field per line). */
+  toText(message: T): string {
+    try {
+      return textformat.toText(this.type, roundFloats(this.type, message as Message));
+    } catch (err) {
+      throw new CodecError('REG_ERR_ENCODE', `${this.name}: cannot write as text: ${(err as Error).message}`);
+    }
+  }
+
+  fromText(text: string): T {
+    let reflected: protobuf.Message<object>;
+    try {
+      reflected = textformat.fromText(this.type, text);
+    } catch (err) {
+      throw new CodecError('REG_ERR_TEXT', `invalid text for ${this.name}: ${(err as Error).message.replace(/^\./, '')}`);
+    }
+    return this.fromReflected(reflected);
+  }
+
+  /** A reflected message as an instance of the static class (through its bytes, which the reflected encoder makes valid). */
+  private fromReflected(message: protobuf.Message<object>): T {
+    return this.cls.decode(this.type.encode(message).finish()) as T;
+  }
+}
+
+/** [start, end) of each message of a length-delimited stream; throws REG_ERR_WIRE on a bad or truncated prefix. */
+export function* delimitedFrames(bytes: Uint8Array): Generator<{ start: number; end: number }> {
+  let pos = 0;
+  let index = 0;
+  while (pos < bytes.length) {
+    index++;
+    const prefixAt = pos;
+    let len = 0;
+    let shift = 0;
+    for (;;) {
+      if (pos >= bytes.length) throw new CodecError('REG_ERR_WIRE', `message #${index}: truncated length prefix at byte offset ${prefixAt}`, { offset: prefixAt });
+      const b = bytes[pos++];
+      len += (b & 0x7f) * 2 ** shift;
+      shift += 7;
+      if (b < 0x80) break;
+      if (shift >= 35) throw new CodecError('REG_ERR_WIRE', `message #${index}: length prefix longer than 5 bytes at byte offset ${prefixAt}`, { offset: prefixAt });
+    }
+    if (pos + len > bytes.length) {
+      throw new CodecError('REG_ERR_WIRE', `message #${index}: length ${len} at byte offset ${prefixAt} runs past the end of the input (${bytes.length - pos} bytes left)`, { offset: prefixAt });
+    }
+    yield { start: pos, end: pos + len };
+    pos += len;
+  }
+}
+
+/** Shortest decimal that reads back as the same float32 (as protoc prints floats). */
+export function shortestFloat(value: number): number {
+  if (!Number.isFinite(value) || Math.fround(value) !== value) return value;
+  for (let digits = 1; digits <= 9; digits++) {
+    const candidate = Number(value.toPrecision(digits));
+    if (Math.fround(candidate) === value) return candidate;
+  }
+  return value;
+}
+
+const WKT_PREFIX = '.google.protobuf.';
+
+function defaultJson(field: protobuf.Field): unknown {
+  if (field instanceof protobuf.MapField) return {};
+  if (field.repeated) return [];
+  if (field.resolvedType instanceof protobuf.Enum) return Object.keys(field.resolvedType.values).find((k) => field.resolvedType instanceof protobuf.Enum && field.resolvedType.values[k] === 0) ?? 0;
+  switch (field.type) {
+    case 'string':
+    case 'bytes':
+      return '';
+    case 'bool':
+      return false;
+    case 'int64':
+    case 'uint64':
+    case 'sint64':
+    case 'fixed64':
+    case 'sfixed64':
+      return '0';
+    default:
+      return 0;
+  }
+}
+
+/** Applies JsonWriteOptions and float printing to the JSON that protojson made for `type`. */
+function shapeJson(type: protobuf.Type, json: unknown, options: JsonWriteOptions): unknown {
+  // Well-known types have their own JSON forms (a Timestamp is a string).
+  if (type.fullName.startsWith(WKT_PREFIX) || json === null || typeof json !== 'object' || Array.isArray(json)) return json;
+  const input = json as Record<string, unknown>;
+  const out: Record<string, unknown> = {};
+  for (const field of type.fieldsArray) {
+    const has = Object.prototype.hasOwnProperty.call(input, field.jsonName);
+    const hasPresence = !field.repeated && !(field instanceof protobuf.MapField) && (field.resolvedType instanceof protobuf.Type || field.optional && field.options?.proto3_optional === true || field.partOf !== null);
+    if (!has && !(options.emitDefaults && !hasPresence)) continue;
+    const key = options.protoNames ? (field.protoName ?? field.name) : field.jsonName;
+    out[key] = has ? shapeValue(field, input[field.jsonName], options) : defaultJson(field);
+  }
+  // Extensions and anything the loop does not know stay as protojson wrote them.
+  for (const [k, v] of Object.entries(input)) if (!type.fieldsArray.some((f) => f.jsonName === k)) out[k] = v;
+  return out;
+}
+
+function shapeValue(field: protobuf.Field, value: unknown, options: JsonWriteOptions): unknown {
+  const one = (v: unknown): unknown => {
+    if (field.resolvedType instanceof protobuf.Type) return shapeJson(field.resolvedType, v, options);
+    if (field.type === 'float' && typeof v === 'number') return shortestFloat(v);
+    return v;
+  };
+  if (field instanceof protobuf.MapField) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = one(v);
+    return out;
+  }
+  if (field.repeated && Array.isArray(value)) return value.map(one);
+  return one(value);
+}
+
+/**
+ * A plain copy of `message` whose float fields hold the shortest decimal of
+ * their float32 value, so the text format prints 12.3 rather than
+ * 12.300000190734863 (as protoc does); the value reads back bit-identical.
+ */
+function roundFloats(type: protobuf.Type, message: Message): Message {
+  if (type.fullName.startsWith(WKT_PREFIX)) return message;
+  const out: Message = {};
+  for (const field of type.fieldsArray) {
+    // Own properties only: static instances keep scalar defaults on the prototype.
+    if (!Object.prototype.hasOwnProperty.call(message, field.name)) continue;
+    const value = message[field.name];
+    if (value === undefined || value === null) continue;
+    const one = (v: unknown): unknown =>
+      field.resolvedType instanceof protobuf.Type ? roundFloats(field.resolvedType, v as Message) : field.type === 'float' && typeof v === 'number' ? shortestFloat(v) : v;
+    if (field instanceof protobuf.MapField) out[field.name] = Object.fromEntries(Object.entries(value as Message).map(([k, v]) => [k, one(v)]));
+    else if (field.repeated && Array.isArray(value)) out[field.name] = value.map(one);
+    else out[field.name] = one(value);
+  }
+  return out;
+}
+
+const codecs = new Map<string, MessageCodec>();
+
+/** The codec of a message type by full name (`registry.v1.GetDeviceResponse`) or, within the registry package, short name (`GetDeviceResponse`). */
+export function codecFor<T extends object = Message>(name: string): MessageCodec<T> {
+  const key = name.replace(/^\./, '');
+  let codec = codecs.get(key);
+  if (!codec) {
+    const type = messageTypes().find((t) => fullName(t) === key) ?? messageTypes().find((t) => fullName(t) === `registry.v1.${key}`);
+    if (!type) {
+      throw new CodecError('REG_ERR_UNKNOWN_TYPE', `no message type '${name}' in the schema; known: ${messageTypes().map(fullName).join(', ')}`);
+    }
+    codec = new MessageCodec(type);
+    codecs.set(key, codec);
+  }
+  return codec as unknown as MessageCodec<T>;
+}
+
+/** Every message type name the codec knows (map entries left out). */
+export function messageTypeNames(): string[] {
+  return messageTypes().map(fullName);
+}
+
+export { schemaRoot };
