@@ -9,7 +9,6 @@
  * the reason on stderr, which the host obeys (exit 1 would let it run).
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import { analyzeCommand, applySwitches, readCurrentBranch } from '../lib/command-rules';
 import { runHook, type HookContext } from '../lib/hook-runtime';
 import { commandKey, predictions } from '../lib/learner';
@@ -30,7 +29,7 @@ function handle(ctx: HookContext): HookAnswer {
   const analysis = analyzeCommand(command, {
     cwd,
     project: ctx.paths.project,
-    home: process.env.HOME || os.homedir(),
+    home: process.env.HOME || (require('node:os') as typeof import('node:os')).homedir(),
     currentBranch: () => readCurrentBranch(cwd, (p) => fs.readFileSync(p, 'utf8')),
   });
   const findings = applySwitches(analysis.findings, settings.security);

@@ -16,7 +16,6 @@
  * `backups/backup.log` (tab-separated: time, id, method, ok|failed, reason,
  * error). At most `max_backups` are kept, oldest dropped first.
  */
-import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Settings } from './settings-schema';
@@ -47,6 +46,12 @@ export class BackupError extends Error {
     super(message);
     this.name = 'BackupError';
   }
+}
+
+/** child_process is loaded only when a backup is taken: it costs a hook start-up about 15 ms. */
+function spawnSync(cmd: string, args: string[], opts: import('node:child_process').SpawnSyncOptionsWithStringEncoding) {
+  const cp = require('node:child_process') as typeof import('node:child_process');
+  return cp.spawnSync(cmd, args, opts);
 }
 
 const GIT_IDENTITY = {

@@ -252,6 +252,8 @@ export function shouldFold(paths: DataPaths, settings: Settings, nowMs: number):
  * of runs folded.
  */
 export function fold(paths: DataPaths, settings: Settings, now: Date): number {
+  // Nothing new: leave the database alone (parsing 10,000 patterns costs more than a hook's whole start-up).
+  if (!fs.existsSync(paths.learnJournal)) return 0;
   return withLock(
     paths.patternDb,
     () => {
