@@ -70,6 +70,8 @@ export interface Prediction {
 
 export interface PredictionCache {
   built_at: number;
+  /** The thresholds it was built with: a cache built under other settings is rebuilt. */
+  thresholds?: string;
   commands: Record<string, Prediction>;
 }
 
@@ -214,7 +216,19 @@ export function buildPredictions(db: PatternDb, sl: Settings['shadow_learner'], 
       common_error: p.prediction.common_errors[0] ?? null,
     };
   }
-  return { built_at: nowMs, commands };
+  return { built_at: nowMs, thresholds: `${sl.confidence_threshold}/${sl.evidence_threshold}`, commands };
+}
+
+function thresholdsKey(settings: Settings): string {
+  return `${settings.shadow_learner.confidence_threshold}/${settings.shadow_learner.evidence_threshold}`;
+}
+
+function dbMtime(paths: DataPaths): number {
+  try {
+    return fs.statSync(paths.patternDb).mtimeMs;
+  } catch {
+    return 0;
+  }
 }
 
 /** Appends one run to the journal (the hot path: one small write). */
@@ -292,6 +306,16 @@ export function predictions(paths: DataPaths, settings: Settings, nowMs: number)
   if (settings.performance.cache_predictions) {
     const cache = readJson<PredictionCache | null>(paths.predictionCache, () => null, (v) => isObject(v) && isObject(v.commands));
     if (cache && nowMs - cache.built_at < settings.shadow_learner.cache_ttl_seconds * 1000) return cache;
+    // Expired: trust it again only if the database has not changed since it was built.
+    if (cache && cache.thresholds === thresholdsKey(settings) && dbMtime(paths) <= cache.built_at) {
+      const renewed = { ...cache, built_at: nowMs };
+      try {
+        writeJsonAtomic(paths.predictionCache, renewed, false);
+      } catch {
+        /* read-only: still valid */
+      }
+      return renewed;
+    }
   }
   const built = buildPredictions(readDb(paths), settings.shadow_learner, nowMs);
   if (settings.performance.cache_predictions) {
