@@ -152,7 +152,7 @@ class Scanner {
           if (len < 0 || pos + len > end) this.fail(here, lenAt, `length ${len < 0 ? '>= 2^32' : len} runs past the end of the ${path ? 'enclosing message' : 'input'} (${end - pos} bytes left)`);
           const valueEnd = pos + len;
           if (rule && wireType === rule.wireType) {
-            if (rule.kind === 'string' && !isUtf8(this.buf.subarray(pos, valueEnd))) this.fail(here, pos, 'string is not valid UTF-8');
+            if (rule.kind === 'string') this.utf8(pos, valueEnd, here);
             if (rule.kind === 'message') this.message(rule.sub, pos, valueEnd, rule.map ? `${here}[]` : here, depth + 1);
           } else if (rule?.packable) {
             this.packed(rule, pos, valueEnd, here);
@@ -168,6 +168,13 @@ class Scanner {
     if (group !== 0) this.fail(path, end, `start-group of field ${group} is never closed`);
     if (pos !== end) this.fail(path, pos, 'message ends inside a field');
     return pos;
+  }
+
+  /** Fails unless [pos, end) is valid UTF-8. ASCII (most strings here) is checked inline, without a subarray. */
+  utf8(pos: number, end: number, path: string): void {
+    let i = pos;
+    while (i < end && this.buf[i] < 0x80) i++;
+    if (i < end && !isUtf8(this.buf.subarray(i, end))) this.fail(path, pos, 'string is not valid UTF-8');
   }
 
   packed(rule: FieldRule, pos: number, end: number, path: string): void {
