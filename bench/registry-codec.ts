@@ -16,8 +16,9 @@
  *               code holds descriptors, not per-message functions), so the
  *               comparison is fair to it.
  *
- * Each case: a warm-up, then ROUNDS rounds of at least MIN_MS each; the
- * median rate is printed with its spread and the ratio to JSON.
+ * After a warm-up, ROUNDS rounds that each run every case for at least MIN_MS,
+ * in turn (so load drift hits all cases alike); the median rate is printed
+ * with its spread and the ratio to JSON.
  *
  * Run: npm run bench:registry-codec   (node dist/bench/registry-codec.js after npm run build)
  * Env: ROUNDS (7), MIN_MS (300)
@@ -32,26 +33,20 @@ import { fmtInt, machineLine } from './bench-helpers';
 const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const MIN_MS = Number(process.env.MIN_MS ?? 300);
 
-/** Operations per second of `fn`: median over ROUNDS rounds, with min and max. */
-function rate(fn: () => unknown): { median: number; min: number; max: number } {
-  let sink: unknown;
-  for (let i = 0; i < 2000; i++) sink = fn(); // warm-up (JIT)
-  const rates: number[] = [];
-  for (let r = 0; r < ROUNDS; r++) {
-    let n = 0;
-    const start = process.hrtime.bigint();
-    let elapsedNs = 0n;
-    const minNs = BigInt(MIN_MS) * 1_000_000n;
-    while (elapsedNs < minNs) {
-      for (let i = 0; i < 200; i++) sink = fn();
-      n += 200;
-      elapsedNs = process.hrtime.bigint() - start;
-    }
-    rates.push((n * 1e9) / Number(elapsedNs));
+let sink: unknown;
+
+/** Operations per second of `fn` over at least MIN_MS. */
+function oneRound(fn: () => unknown): number {
+  let n = 0;
+  const start = process.hrtime.bigint();
+  let elapsedNs = 0n;
+  const minNs = BigInt(MIN_MS) * 1_000_000n;
+  while (elapsedNs < minNs) {
+    for (let i = 0; i < 200; i++) sink = fn();
+    n += 200;
+    elapsedNs = process.hrtime.bigint() - start;
   }
-  if (sink === Symbol.for('never')) console.log(sink); // keep the result alive
-  rates.sort((a, b) => a - b);
-  return { median: rates[Math.floor(rates.length / 2)], min: rates[0], max: rates[rates.length - 1] };
+  return (n * 1e9) / Number(elapsedNs);
 }
 
 const codec = codecFor<GetDeviceResponse>('registry.v1.GetDeviceResponse');
@@ -88,16 +83,23 @@ const cases: [string, string, () => unknown][] = [
   ['decode', 'ours ProtoJSON fromJsonString', () => codec.fromJsonString(jsonText)],
 ];
 
+// Rounds interleave the cases (every case once per round, in turn), so that
+// drift in the machine's load falls on all of them alike.
+for (const [, , fn] of cases) for (let i = 0; i < 2000; i++) sink = fn(); // warm-up (JIT)
+const rates = cases.map(() => [] as number[]);
+for (let round = 0; round < ROUNDS; round++) cases.forEach(([, , fn], i) => rates[i].push(oneRound(fn)));
+if (sink === Symbol.for('never')) console.log(sink); // keep results alive
+
 const results = new Map<string, number>();
 console.log('| op | implementation | ops/s (median) | min-max | vs JSON |');
 console.log('| --- | --- | ---: | --- | ---: |');
-for (const [op, name, fn] of cases) {
-  const r = rate(fn);
-  results.set(`${op} ${name}`, r.median);
-  const base = results.get(`${op} ${op === 'encode' ? 'JSON.stringify' : 'JSON.parse'}`);
-  const ratio = `${(r.median / base!).toFixed(2)}x`;
-  console.log(`| ${op} | ${name} | ${fmtInt(r.median)} | ${fmtInt(r.min)}-${fmtInt(r.max)} | ${ratio} |`);
-}
+cases.forEach(([op, name], i) => {
+  const sorted = rates[i].sort((a, b) => a - b);
+  const median = sorted[Math.floor(sorted.length / 2)];
+  results.set(`${op} ${name}`, median);
+  const base = results.get(`${op} ${op === 'encode' ? 'JSON.stringify' : 'JSON.parse'}`)!;
+  console.log(`| ${op} | ${name} | ${fmtInt(median)} | ${fmtInt(sorted[0])}-${fmtInt(sorted[sorted.length - 1])} | ${(median / base).toFixed(2)}x |`);
+});
 const encodeBase = results.get('encode JSON.stringify')!;
 console.log(`\nours encode vs JSON.stringify: ${(results.get('encode ours (pbjs static)')! / encodeBase).toFixed(2)}x; vs @bufbuild/protobuf: ${(results.get('encode ours (pbjs static)')! / results.get('encode @bufbuild/protobuf toBinary')!).toFixed(2)}x`);
 console.log(`ours decode vs JSON.parse: ${(results.get('decode ours (wire check + pbjs static)')! / results.get('decode JSON.parse')!).toFixed(2)}x; vs @bufbuild/protobuf: ${(results.get('decode ours (wire check + pbjs static)')! / results.get('decode @bufbuild/protobuf fromBinary')!).toFixed(2)}x`);
