@@ -8,6 +8,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { WebSocket } from 'ws';
+import { ManualClock } from '../../api/space/clock';
 import { retryAfterMs } from '../../api/space/push';
 import { FEED_PATH } from '../../api/space/ws-feed';
 import { startPushService, startService, type LocalPushService } from '../helpers/space';
@@ -219,4 +220,31 @@ t.test('the live feed: a WebSocket client receives the test broadcast', async (t
   const other = new WebSocket(`${service.url.replace('http', 'ws')}/api/elsewhere`);
   const err = await new Promise<Error>((resolve) => other.once('error', resolve));
   t.match(err.message, /404/);
+});
+
+t.test('the VAPID JWT is signed once per push-service origin and renewed before it expires', async (t) => {
+  const clock = new ManualClock('2026-11-21T12:00:00Z');
+  const { api, config } = await startService(t, { clock });
+  const seen: string[] = [];
+  const capture = http.createServer((req, res) => {
+    seen.push(String(req.headers.authorization));
+    req.resume();
+    res.writeHead(201).end();
+  });
+  await new Promise<void>((resolve) => capture.listen(0, '127.0.0.1', () => resolve()));
+  t.teardown(() => new Promise<void>((resolve) => capture.close(() => resolve())));
+  const base = `http://127.0.0.1:${(capture.address() as AddressInfo).port}`;
+  await subscribeVia(api, config.vapid!.publicKey, base);
+  await subscribeVia(api, config.vapid!.publicKey, base);
+  await api.post('/api/notifications/test');
+  clock.advanceMinutes(10 * 60);
+  await api.post('/api/notifications/test');
+  t.equal(seen.length, 4);
+  t.equal(new Set(seen).size, 1, 'one JWT for four pushes over ten hours');
+  const claims = JSON.parse(Buffer.from(seen[0].split(' ')[1].split(',')[0].replace(/^t=/, '').split('.')[1], 'base64url').toString()) as { aud: string; exp: number };
+  t.equal(claims.aud, base, 'audience is the push service origin');
+  t.equal(claims.exp, Date.parse('2026-11-22T00:00:00Z') / 1000, 'valid 12 hours from signing');
+  clock.advanceMinutes(61); // within the last hour of its life: a new one
+  await api.post('/api/notifications/test');
+  t.not(seen[4], seen[0]);
 });
