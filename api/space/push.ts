@@ -14,7 +14,7 @@
  * before it expires, rather than once per push (docs/benchmarks.md).
  */
 import webpush from 'web-push';
-import { realSleep, type Clock, type Sleep } from './clock';
+import { realSleep, systemClock, type Clock, type Sleep } from './clock';
 import type { PushOutcome, PushResult, PushTarget, Store } from './store';
 
 export interface VapidConfig {
@@ -89,6 +89,12 @@ export class PushSender {
     private readonly clock: Clock,
     options: Partial<PushOptions> = {},
     sleep: Sleep = realSleep,
+    /**
+     * The push services' time: a JWT's expiry and a Retry-After date are read
+     * by another machine against real time, so they never follow the injected
+     * `clock` (which a test may have set to another day).
+     */
+    private readonly wallClock: Clock = systemClock,
   ) {
     this.options = { ...DEFAULT_PUSH_OPTIONS, ...options };
     this.sleep = sleep;
@@ -119,7 +125,7 @@ export class PushSender {
   /** The Authorization header for the endpoint's origin (the JWT audience), signed at most every 11 hours. */
   private authorization(vapid: VapidConfig, endpoint: string): string {
     const audience = new URL(endpoint).origin;
-    const nowSec = Math.floor(this.clock.now().getTime() / 1000);
+    const nowSec = Math.floor(this.wallClock.now().getTime() / 1000);
     const cached = this.vapidHeaders.get(audience);
     if (cached && nowSec < cached.expiresSec - VAPID_JWT_MARGIN_SEC) return cached.authorization;
     const expiresSec = nowSec + VAPID_JWT_LIFETIME_SEC;
@@ -166,7 +172,7 @@ export class PushSender {
         if (res.status === 404 || res.status === 410) {
           return { subscriptionId: target.id, outcome: 'gone', attempts: attempt, status: res.status, error: lastError };
         }
-        if (res.status === 429) wait = retryAfterMs(res.headers.get('retry-after'), this.clock.now()) ?? this.backoffMs(attempt);
+        if (res.status === 429) wait = retryAfterMs(res.headers.get('retry-after'), this.wallClock.now()) ?? this.backoffMs(attempt);
         else if (res.status >= 500) wait = this.backoffMs(attempt);
         else break; // other 4xx: our request is wrong; repeating it will not help
       } catch (e) {

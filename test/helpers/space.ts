@@ -105,7 +105,7 @@ export function testVapid(): VapidConfig {
 /** The service on 127.0.0.1:0 with timers off (tests call tick()), retries recorded instead of waited for. */
 export async function startService(t: Test, opts: StartOptions = {}): Promise<Harness> {
   const dbPath = opts.dbPath ?? path.join(t.testdir(), 'space.db');
-  const config = configFromEnv({ ...DEAD_UPSTREAMS, ...opts.env, PORT: '0', HOST: '127.0.0.1', DATABASE_PATH: dbPath });
+  const config = configFromEnv({ ...DEAD_UPSTREAMS, UPSTREAM_MIN_INTERVAL_SECONDS: '0', ...opts.env, PORT: '0', HOST: '127.0.0.1', DATABASE_PATH: dbPath });
   config.vapid = opts.vapid === undefined ? testVapid() : opts.vapid;
   config.push = { ...config.push, timeoutMs: 5000 };
   const sleeps: number[] = [];
