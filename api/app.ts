@@ -14,6 +14,7 @@ import { PositionerError } from '../firmware/errors';
 import type { HomeAxis, Positioner } from '../firmware/positioner';
 import { ApiError, POSITIONER_ERROR_STATUS } from './errors';
 import { configBodySchema, homeBodySchema, moveBodySchema, moveRelativeBodySchema, READ_ONLY_CONFIG_FIELDS } from './schemas';
+import { DASHBOARD_PATHS, loadDashboard } from './dashboard';
 import { LIVE_STATUS_PATH } from './live-status';
 import { openApiDocument } from './openapi';
 import { configBody, statusBody } from './status-bodies';
@@ -106,6 +107,13 @@ export function buildExpressApp({ positioner }: AppDeps): express.Express {
     res.json(positioner.stop());
   });
 
+  const dashboard = loadDashboard();
+  app.get(DASHBOARD_PATHS, (req, res) => {
+    const asset = dashboard?.get(req.path);
+    if (!asset) throw new ApiError('API_ERR_NOT_FOUND', 'the dashboard files (api/dashboard/) are not installed; the API itself works: see /openapi.json');
+    res.set(asset.headers).send(asset.body);
+  });
+
   app.get('/openapi.json', (_req, res) => {
     res.json(openApiDocument());
   });
@@ -141,6 +149,7 @@ export function buildExpressApp({ positioner }: AppDeps): express.Express {
     '/config': ['GET', 'POST'],
     '/openapi.json': ['GET'],
     [LIVE_STATUS_PATH]: ['GET'],
+    ...Object.fromEntries(DASHBOARD_PATHS.map((p) => [p, ['GET']])),
   };
   for (const [path, methods] of Object.entries(routes)) {
     app.all(path, (req, res) => {
@@ -150,7 +159,7 @@ export function buildExpressApp({ positioner }: AppDeps): express.Express {
   }
 
   app.use((req, _res) => {
-    throw new ApiError('API_ERR_NOT_FOUND', `no such endpoint: ${req.method} ${req.path}; the API has /status, /move, /move/relative, /home, /stop and /config (described in /openapi.json)`);
+    throw new ApiError('API_ERR_NOT_FOUND', `no such endpoint: ${req.method} ${req.path}; the API has /status, /move, /move/relative, /home, /stop and /config (described in /openapi.json) and the dashboard at /`);
   });
 
   app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {

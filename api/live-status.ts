@@ -84,6 +84,11 @@ export class LiveStatus {
     });
   }
 
+  /** Closes every client connection (1012 service restart) and keeps serving: clients reconnect. */
+  disconnectAll(): void {
+    for (const c of this.clients) c.ws.close(1012, 'service restart; reconnect');
+  }
+
   /** Closes every client (1001 going away) and stops the timers. */
   close(): void {
     this.unsubscribe();

@@ -125,6 +125,13 @@ export function openApiDocument() {
           responses: { '200': { description: 'the OpenAPI 3.1 document', content: { 'application/json': { schema: { type: 'object' } } } } },
         },
       },
+      '/': {
+        get: {
+          operationId: 'getDashboard',
+          summary: 'The web dashboard (HTML; its script and style sheet are /dashboard.js and /dashboard.css)',
+          responses: { '200': { description: 'the dashboard page', content: { 'text/html': { schema: { type: 'string' } } } } },
+        },
+      },
       [LIVE_STATUS_PATH]: {
         get: {
           operationId: 'liveStatus',

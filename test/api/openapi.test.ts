@@ -99,6 +99,7 @@ t.test('every endpoint answers as the document says, in every state', async (t) 
   await call('GET', '/status');
   await call('GET', '/config');
   await call('GET', '/openapi.json');
+  await call('GET', '/');
   await call('GET', '/ws');
   await call('POST', '/config', { speed: 20 });
   await call('POST', '/config', { speed: -1 });

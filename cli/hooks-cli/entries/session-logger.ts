@@ -1,0 +1,95 @@
+/**
+ * session-logger: PostToolUse (and PostToolUseFailure) hook for every tool.
+ * Appends the run to the daily execution log, folds it into the session
+ * state (tool counts, commands, modified files, failures, the assistant's
+ * task list) and hands it to the shadow learner. Always exits 0.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { analyzeCommand } from '../lib/command-rules';
+import { runHook, type HookContext } from '../lib/hook-runtime';
+import { commandKey, fold, journalRun, shouldFold } from '../lib/learner';
+import { pruneLogs } from '../lib/retention';
+import { seedAnswer, type HookAnswer } from '../lib/protocol';
+import { estimateTokens, type TodoItem, updateState } from '../lib/session';
+import { appendJsonLine, executionLogPath, isObject } from '../lib/store';
+
+const FILE_TOOLS = new Set(['Write', 'Edit', 'MultiEdit', 'NotebookEdit']);
+
+function responseText(resp: unknown): string {
+  if (resp === undefined || resp === null) return '';
+  return typeof resp === 'string' ? resp : JSON.stringify(resp);
+}
+
+function todosOf(toolInput: Record<string, unknown>): TodoItem[] | null {
+  if (!Array.isArray(toolInput.todos)) return null;
+  return toolInput.todos.filter(isObject).map((t) => ({
+    content: String(t.content ?? ''),
+    status: String(t.status ?? 'pending'),
+    ...(typeof t.activeForm === 'string' ? { activeForm: t.activeForm } : {}),
+  }));
+}
+
+function handle(ctx: HookContext): HookAnswer {
+  const { input, settings, paths } = ctx;
+  const tool = input.tool ?? 'unknown';
+  const ti = input.toolInput;
+  const command = tool === 'Bash' && typeof ti.command === 'string' ? ti.command : null;
+  const fileArg = typeof ti.file_path === 'string' ? ti.file_path : typeof ti.notebook_path === 'string' ? ti.notebook_path : null;
+  const file = fileArg && FILE_TOOLS.has(tool) ? (path.isAbsolute(fileArg) && fileArg.startsWith(paths.project + path.sep) ? path.relative(paths.project, fileArg) : fileArg) : null;
+  const success = input.success ?? true;
+  const error = success ? null : input.error ?? 'failed (no error text)';
+  const iso = ctx.now.toISOString();
+  const todos = tool === 'TodoWrite' ? todosOf(ti) : null;
+  const chars = JSON.stringify(ti).length + responseText(input.toolResponse).length + (error?.length ?? 0);
+
+  const sessionId = updateState(paths, ctx.now, input.sessionId, (s) => {
+    s.tool_usage[tool] = (s.tool_usage[tool] ?? 0) + 1;
+    if (command !== null) s.commands_executed.push({ command, timestamp: iso });
+    if (file && !s.modified_files.includes(file)) s.modified_files.push(file);
+    if (todos) s.todos = todos;
+    if (!success) s.failures.push({ tool, command, error: error!.slice(0, 500), timestamp: iso });
+    s.recent_results.push({ tool, command, success });
+    s.context.tool_calls++;
+    s.context.tool_chars += chars;
+    s.context.estimated_tokens = estimateTokens(s.context, settings.context_monitor);
+    return s.session_id;
+  });
+
+  if (settings.logging.log_executions) {
+    const logFile = executionLogPath(paths, ctx.now);
+    if (!fs.existsSync(logFile)) pruneLogs(paths, settings.logging.log_retention_days, ctx.now); // once a day
+    appendJsonLine(logFile, {
+      timestamp: iso,
+      session_id: sessionId,
+      event: input.event,
+      tool,
+      ...(command !== null ? { command } : {}),
+      ...(file ? { file } : {}),
+      success,
+      ...(error ? { error: error.slice(0, 2000) } : {}),
+      ...(input.executionTimeMs !== null ? { execution_time_ms: input.executionTimeMs } : {}),
+    });
+  }
+
+  if (settings.shadow_learner.learning_enabled) {
+    if (command !== null) {
+      // A failing chain is blamed on its last command; a success counts for all of them.
+      const keys = [
+        ...new Set(
+          analyzeCommand(command, { cwd: input.cwd ?? paths.project, project: paths.project, home: process.env.HOME ?? '/' })
+            .invocations.filter((i) => !i.nested)
+            .map((i) => commandKey(i.argv))
+            .filter((k): k is string => k !== null),
+        ),
+      ];
+      const blamed = success ? keys : keys.slice(-1);
+      for (const key of blamed) journalRun(paths, { tool, command: key, success, error, timestamp: iso });
+      if (blamed.length === 0) journalRun(paths, { tool, command: null, success, error, timestamp: iso });
+    } else journalRun(paths, { tool, command: null, success, error, timestamp: iso });
+    if (shouldFold(paths, settings, ctx.now.getTime())) fold(paths, settings, ctx.now);
+  }
+  return input.protocol === 'host' ? { exitCode: 0 } : seedAnswer(true, `Logged ${tool} execution`);
+}
+
+runHook('session-logger', 'PostToolUse', __filename, handle);

@@ -1,0 +1,103 @@
+/**
+ * What every hook does around its own work: a deadline
+ * (`max_hook_execution_time`, after which the hook exits 0 so it never
+ * holds the host up), reading and normalising stdin, finding the project
+ * (`CLAUDE_PROJECT_DIR`, the input's `cwd`, or the working directory) and
+ * the install root (the folder above `hooks/`), loading the settings, and
+ * turning any failure into a logged message and exit 0: only a deliberate
+ * block may stop a tool call.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { deliver, InputError, parseHookInput, readStdin, type HookAnswer, type HookInput } from './protocol';
+import { loadSettingsOrDefaults } from './settings';
+import type { Settings } from './settings-schema';
+import { appendText, dataPaths, ensureTree, notices, type DataPaths } from './store';
+
+export interface HookContext {
+  input: HookInput;
+  settings: Settings;
+  paths: DataPaths;
+  installRoot: string;
+  now: Date;
+  /** Milliseconds left before the deadline. */
+  remainingMs(): number;
+  log(level: LogLevel, message: string): void;
+}
+
+export type LogLevel = 'DEBUG' | 'INFO' | 'WARNING' | 'ERROR';
+const LEVELS: Record<LogLevel, number> = { DEBUG: 10, INFO: 20, WARNING: 30, ERROR: 40 };
+
+export function projectDir(input: HookInput | null): string {
+  const fromEnv = process.env.CLAUDE_PROJECT_DIR;
+  if (fromEnv && path.isAbsolute(fromEnv)) return fromEnv;
+  if (input?.cwd && path.isAbsolute(input.cwd)) return input.cwd;
+  return process.cwd();
+}
+
+/** The install root of a bundled hook: `<root>/hooks/<name>.js`. HOOKS_CLI_ROOT overrides. */
+export function installRootOf(hookFile: string): string {
+  return process.env.HOOKS_CLI_ROOT || path.resolve(path.dirname(hookFile), '..');
+}
+
+export function runHook(name: string, defaultEvent: string, hookFile: string, handler: (ctx: HookContext) => HookAnswer): void {
+  const started = Date.now();
+  let budgetMs = 5000;
+  let timer = setTimeout(() => timeout(name), budgetMs);
+  timer.unref();
+  readStdin().then(
+    (text) => {
+      let input: HookInput;
+      try {
+        input = parseHookInput(text, defaultEvent);
+      } catch (err) {
+        deliver({ exitCode: 0, stderr: `hooks-cli ${name}: ${(err as InputError).message}; nothing done\n` });
+      }
+      const installRoot = installRootOf(hookFile);
+      const project = projectDir(input);
+      const { settings, problem } = loadSettingsOrDefaults(installRoot, project);
+      budgetMs = settings.performance.max_hook_execution_time;
+      clearTimeout(timer);
+      timer = setTimeout(() => timeout(name), Math.max(0, budgetMs - (Date.now() - started)));
+      timer.unref();
+      const paths = dataPaths(project);
+      const minLevel = LEVELS[settings.logging.log_level];
+      const log = (level: LogLevel, message: string) => {
+        if (LEVELS[level] < minLevel) return;
+        try {
+          appendText(paths.hookLog, `${new Date().toISOString()} ${level} ${name}: ${message}\n`);
+        } catch {
+          /* logging must never break a hook */
+        }
+      };
+      let answer: HookAnswer;
+      try {
+        ensureTree(paths);
+        if (problem) log('ERROR', problem);
+        answer = handler({
+          input,
+          settings,
+          paths,
+          installRoot,
+          now: new Date(),
+          remainingMs: () => budgetMs - (Date.now() - started),
+          log,
+        });
+      } catch (err) {
+        const e = err as Error;
+        log('ERROR', settings.logging.detailed_errors ? e.stack ?? e.message : e.message);
+        answer = { exitCode: 0, stderr: `hooks-cli ${name}: ${e.message}\n` };
+      }
+      for (const n of notices) log('WARNING', n);
+      if (problem) answer = { ...answer, stderr: `${answer.stderr ?? ''}hooks-cli ${name}: ${problem}\n` };
+      log('DEBUG', `done in ${Date.now() - started} ms (exit ${answer.exitCode})`);
+      deliver(answer);
+    },
+    (err: Error) => deliver({ exitCode: 0, stderr: `hooks-cli ${name}: ${err.message}\n` }),
+  );
+}
+
+function timeout(name: string): void {
+  fs.writeSync(2, `hooks-cli ${name}: gave up after max_hook_execution_time; nothing blocked\n`);
+  process.exit(0);
+}

@@ -1,0 +1,338 @@
+/**
+ * The shadow learner: it watches tool runs and learns
+ *  - command patterns, keyed by command name (plus the subcommand for tools
+ *    that have them: `git push`, `npm test`), with success and failure counts
+ *    and the commonest errors;
+ *  - context patterns, keyed by tool and error type, with the likely error and
+ *    suggestions.
+ *
+ * Hot path and fold. The database can hold 10,000 patterns (megabytes of
+ * JSON), too much to parse and rewrite on every tool call. The logger appends
+ * each run to a journal (`patterns/pending.jsonl`); the journal is folded into
+ * the database under a lock when it has grown (`async_logging`), at once when
+ * `async_logging` is off, at the end of a session, and before the CLI reads
+ * patterns. Each fold also writes the prediction cache: only the patterns
+ * above the confidence and evidence thresholds, small enough for the command
+ * validator to read on every call.
+ *
+ * Confidence of a pattern with n observations whose dominant outcome has rate
+ * r is r * n / (n + 1): one observation is never trusted, and it approaches r.
+ * When there are more than `max_patterns`, the least useful go first:
+ * lowest confidence * log(1 + evidence), then the least recently seen.
+ */
+import fs from 'node:fs';
+import type { Settings } from './settings-schema';
+import { appendJsonLine, isObject, readJson, readJsonLines, withLock, writeJsonAtomic, type DataPaths } from './store';
+
+export interface CommandPattern {
+  pattern_id: string;
+  pattern_type: 'command_execution';
+  trigger: { command: string };
+  prediction: { success_count: number; failure_count: number; common_errors: string[] };
+  confidence: number;
+  evidence_count: number;
+  last_seen: string;
+  success_rate: number;
+}
+
+export interface ContextPattern {
+  pattern_type: 'context_error';
+  trigger: { tool: string; error_type: string };
+  prediction: { likely_error: string; suggestions: string[] };
+  confidence: number;
+  evidence_count: number;
+  last_seen: string;
+}
+
+export interface PatternDb {
+  command_patterns: Record<string, CommandPattern>;
+  context_patterns: Record<string, ContextPattern>;
+  /** Failures seen per tool: the denominator of context-pattern confidence. */
+  tool_failures: Record<string, number>;
+  updated_at: string | null;
+}
+
+export interface LearnedRun {
+  tool: string;
+  /** Command key (Bash only). */
+  command: string | null;
+  success: boolean;
+  error: string | null;
+  timestamp: string;
+}
+
+export interface Prediction {
+  failure_rate: number;
+  confidence: number;
+  evidence_count: number;
+  common_error: string | null;
+}
+
+export interface PredictionCache {
+  built_at: number;
+  /** The thresholds it was built with: a cache built under other settings is rebuilt. */
+  thresholds?: string;
+  commands: Record<string, Prediction>;
+}
+
+export function emptyDb(): PatternDb {
+  return { command_patterns: {}, context_patterns: {}, tool_failures: {}, updated_at: null };
+}
+
+const isDb = (v: unknown): boolean => isObject(v) && isObject(v.command_patterns) && isObject(v.context_patterns);
+
+export function readDb(paths: DataPaths): PatternDb {
+  const db = readJson<PatternDb>(paths.patternDb, emptyDb, isDb);
+  if (!isObject(db.tool_failures)) db.tool_failures = {};
+  return db;
+}
+
+const SUBCOMMAND_TOOLS = new Set([
+  'git', 'npm', 'npx', 'pnpm', 'yarn', 'bun', 'docker', 'kubectl', 'cargo', 'go', 'pip', 'pip3', 'make', 'gh', 'dotnet', 'mvn', 'gradle', 'terraform', 'helm', 'systemctl', 'brew', 'apt', 'apt-get', 'poetry', 'uv',
+]);
+
+/** `git push`, `npm test`, `ls`: the key a command is learned under. */
+export function commandKey(argv: readonly string[]): string | null {
+  if (argv.length === 0) return null;
+  const name = argv[0].split('/').pop() || argv[0];
+  if (!SUBCOMMAND_TOOLS.has(name)) return name;
+  const sub = argv.slice(1).find((a) => !a.startsWith('-'));
+  // npx runs a package: its name is the interesting part.
+  return sub && /^[\w.:@/-]+$/.test(sub) && sub.length <= 40 ? `${name} ${sub}` : name;
+}
+
+const ERROR_TYPES: [string, RegExp, string[]][] = [
+  ['command_not_found', /command not found|not recognized as|ENOENT.*spawn|No such command/i, ['Check the spelling, or install the tool', 'Check PATH, or use the project-local binary (npx <tool>)']],
+  ['permission_denied', /permission denied|EACCES|EPERM|operation not permitted/i, ['Check file ownership and mode (ls -l)', 'Do not reach for sudo inside a project directory']],
+  ['module_not_found', /cannot find module|module not found|no module named|ERR_MODULE_NOT_FOUND/i, ['Install dependencies (npm install / pip install -r requirements.txt)', 'Check the import path']],
+  ['no_such_file', /no such file or directory|ENOENT|cannot access|does not exist/i, ['Check the path relative to the current directory (pwd)', 'List the directory first (ls)']],
+  ['syntax_error', /syntax ?error|unexpected token|parse error/i, ['Check quoting and brackets', 'Run the linter or type checker on the file']],
+  ['type_error', /TypeError|error TS\d+|type error/i, ['Run the type checker (tsc --noEmit) and read the first error']],
+  ['test_failure', /tests? failed|failing|assertion|AssertionError|not ok \d+/i, ['Run the failing test alone and read its first failure']],
+  ['timeout', /timed? ?out|ETIMEDOUT|deadline exceeded/i, ['Raise the timeout or run the step in the background']],
+  ['network', /ECONNREFUSED|ENOTFOUND|EAI_AGAIN|network|could not resolve host|connection refused/i, ['Check that the service is running and reachable', 'Retry after checking the network']],
+  ['merge_conflict', /conflict|not possible to fast-forward|rejected|non-fast-forward/i, ['Fetch and rebase (git pull --rebase), then resolve conflicts']],
+  ['edit_mismatch', /string to replace not found|old_string|file has been modified/i, ['Read the file again before editing it']],
+];
+
+export function classifyError(error: string): { type: string; suggestions: string[] } {
+  for (const [type, re, suggestions] of ERROR_TYPES) if (re.test(error)) return { type, suggestions };
+  return { type: 'other', suggestions: ['Read the full error output before retrying'] };
+}
+
+export function confidenceOf(dominant: number, n: number): number {
+  return n === 0 ? 0 : (dominant / n) * (n / (n + 1));
+}
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
+
+/** Folds runs into the database (pure: mutates `db`). */
+export function applyRuns(db: PatternDb, runs: readonly LearnedRun[], maxPatterns: number): void {
+  for (const run of runs) {
+    if (run.command) {
+      const key = run.command;
+      const p =
+        db.command_patterns[key] ??
+        (db.command_patterns[key] = {
+          pattern_id: `cmd_${key.replace(/[^\w]+/g, '_')}`,
+          pattern_type: 'command_execution',
+          trigger: { command: key },
+          prediction: { success_count: 0, failure_count: 0, common_errors: [] },
+          confidence: 0,
+          evidence_count: 0,
+          last_seen: run.timestamp,
+          success_rate: 0,
+        });
+      if (run.success) p.prediction.success_count++;
+      else {
+        p.prediction.failure_count++;
+        if (run.error) {
+          const line = firstLine(run.error);
+          p.prediction.common_errors = [line, ...p.prediction.common_errors.filter((e) => e !== line)].slice(0, 5);
+        }
+      }
+      const { success_count: s, failure_count: f } = p.prediction;
+      p.evidence_count = s + f;
+      p.success_rate = round3(s / p.evidence_count);
+      p.confidence = round3(confidenceOf(Math.max(s, f), p.evidence_count));
+      p.last_seen = run.timestamp;
+    }
+    if (!run.success) {
+      const { type, suggestions } = classifyError(run.error ?? '');
+      const failures = (db.tool_failures[run.tool] = (db.tool_failures[run.tool] ?? 0) + 1);
+      const id = `${run.tool}:${type}`;
+      const c =
+        db.context_patterns[id] ??
+        (db.context_patterns[id] = {
+          pattern_type: 'context_error',
+          trigger: { tool: run.tool, error_type: type },
+          prediction: { likely_error: '', suggestions },
+          confidence: 0,
+          evidence_count: 0,
+          last_seen: run.timestamp,
+        });
+      c.evidence_count++;
+      if (run.error) c.prediction.likely_error = firstLine(run.error);
+      c.last_seen = run.timestamp;
+      c.confidence = round3(confidenceOf(c.evidence_count, failures));
+    }
+  }
+  evict(db, maxPatterns);
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n').find((l) => l.trim() !== '') ?? text;
+  return line.trim().slice(0, 200);
+}
+
+const usefulness = (p: { confidence: number; evidence_count: number }) => p.confidence * Math.log1p(p.evidence_count);
+
+function evict(db: PatternDb, maxPatterns: number): void {
+  const cmd = Object.keys(db.command_patterns);
+  const ctx = Object.keys(db.context_patterns);
+  const excess = cmd.length + ctx.length - maxPatterns;
+  if (excess <= 0) return;
+  const all = [
+    ...cmd.map((k) => ({ k, kind: 'command' as const, p: db.command_patterns[k] })),
+    ...ctx.map((k) => ({ k, kind: 'context' as const, p: db.context_patterns[k] })),
+  ];
+  all.sort((a, b) => usefulness(a.p) - usefulness(b.p) || a.p.last_seen.localeCompare(b.p.last_seen));
+  for (const { k, kind } of all.slice(0, excess)) {
+    if (kind === 'command') delete db.command_patterns[k];
+    else delete db.context_patterns[k];
+  }
+}
+
+/** The patterns worth warning about: above both thresholds and predicting failure. */
+export function buildPredictions(db: PatternDb, sl: Settings['shadow_learner'], nowMs: number): PredictionCache {
+  const commands: Record<string, Prediction> = {};
+  for (const [key, p] of Object.entries(db.command_patterns)) {
+    const { success_count: s, failure_count: f } = p.prediction;
+    if (f <= s || p.confidence < sl.confidence_threshold || p.evidence_count < sl.evidence_threshold) continue;
+    commands[key] = {
+      failure_rate: round3(f / (s + f)),
+      confidence: p.confidence,
+      evidence_count: p.evidence_count,
+      common_error: p.prediction.common_errors[0] ?? null,
+    };
+  }
+  return { built_at: nowMs, thresholds: `${sl.confidence_threshold}/${sl.evidence_threshold}`, commands };
+}
+
+function thresholdsKey(settings: Settings): string {
+  return `${settings.shadow_learner.confidence_threshold}/${settings.shadow_learner.evidence_threshold}`;
+}
+
+function dbMtime(paths: DataPaths): number {
+  try {
+    return fs.statSync(paths.patternDb).mtimeMs;
+  } catch {
+    return 0;
+  }
+}
+
+/** Appends one run to the journal (the hot path: one small write). */
+export function journalRun(paths: DataPaths, run: LearnedRun): void {
+  appendJsonLine(paths.learnJournal, run);
+}
+
+function journalLength(paths: DataPaths): number {
+  try {
+    const size = fs.statSync(paths.learnJournal).size;
+    return size === 0 ? 0 : Math.ceil(size / 80); // about 80+ bytes a run: an estimate is enough to decide a fold
+  } catch {
+    return 0;
+  }
+}
+
+/** Whether the logger should fold now (see the header). */
+export function shouldFold(paths: DataPaths, settings: Settings, nowMs: number): boolean {
+  if (!settings.performance.async_logging) return true;
+  const length = journalLength(paths);
+  if (length === 0) return false;
+  let builtAt = 0;
+  try {
+    builtAt = fs.statSync(paths.predictionCache).mtimeMs;
+  } catch {
+    /* never folded */
+  }
+  if (nowMs - builtAt < settings.performance.rate_limit_ms) return false;
+  return length >= 25 || nowMs - builtAt >= 30_000;
+}
+
+/**
+ * Moves the journal aside (new runs go to a fresh one), folds it into the
+ * database, writes the database and the prediction cache. Returns the number
+ * of runs folded.
+ */
+export function fold(paths: DataPaths, settings: Settings, now: Date): number {
+  // Nothing new: leave the database alone (parsing 10,000 patterns costs more than a hook's whole start-up).
+  if (!fs.existsSync(paths.learnJournal)) return 0;
+  return withLock(
+    paths.patternDb,
+    () => {
+      const taken = `${paths.learnJournal}.${process.pid}.folding`;
+      let runs: LearnedRun[] = [];
+      try {
+        fs.renameSync(paths.learnJournal, taken);
+        runs = readJsonLines(taken).filter(isRun);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
+      const db = readDb(paths);
+      if (runs.length > 0) {
+        applyRuns(db, runs, settings.shadow_learner.max_patterns);
+        db.updated_at = now.toISOString();
+        writeJsonAtomic(paths.patternDb, db, false);
+      }
+      writeJsonAtomic(paths.predictionCache, buildPredictions(db, settings.shadow_learner, now.getTime()), false);
+      fs.rmSync(taken, { force: true });
+      return runs.length;
+    },
+    Math.max(200, settings.performance.max_hook_execution_time / 2),
+  );
+}
+
+function isRun(v: unknown): v is LearnedRun {
+  return isObject(v) && typeof v.tool === 'string' && typeof v.success === 'boolean' && typeof v.timestamp === 'string';
+}
+
+/**
+ * The predictions for the validator: the cache while it is younger than
+ * `cache_ttl_seconds` (and `cache_predictions` is on), otherwise rebuilt
+ * from the database (and the cache rewritten).
+ */
+export function predictions(paths: DataPaths, settings: Settings, nowMs: number): PredictionCache {
+  if (settings.performance.cache_predictions) {
+    const cache = readJson<PredictionCache | null>(paths.predictionCache, () => null, (v) => isObject(v) && isObject(v.commands));
+    if (cache && nowMs - cache.built_at < settings.shadow_learner.cache_ttl_seconds * 1000) return cache;
+    // Expired: trust it again only if the database has not changed since it was built.
+    if (cache && cache.thresholds === thresholdsKey(settings) && dbMtime(paths) <= cache.built_at) {
+      const renewed = { ...cache, built_at: nowMs };
+      try {
+        writeJsonAtomic(paths.predictionCache, renewed, false);
+      } catch {
+        /* read-only: still valid */
+      }
+      return renewed;
+    }
+  }
+  const built = buildPredictions(readDb(paths), settings.shadow_learner, nowMs);
+  if (settings.performance.cache_predictions) {
+    try {
+      writeJsonAtomic(paths.predictionCache, built, false);
+    } catch {
+      /* read-only data dir: predictions still work */
+    }
+  }
+  return built;
+}
+
+/** Removes every learned pattern (and the journal and cache). */
+export function clearPatterns(paths: DataPaths): void {
+  withLock(paths.patternDb, () => {
+    writeJsonAtomic(paths.patternDb, emptyDb(), false);
+    fs.rmSync(paths.learnJournal, { force: true });
+    fs.rmSync(paths.predictionCache, { force: true });
+  });
+}

@@ -1,0 +1,25 @@
+/** Deletes daily execution logs older than `log_retention_days`. */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { DataPaths } from './store';
+
+export function pruneLogs(paths: DataPaths, retentionDays: number, now: Date): string[] {
+  const cutoff = new Date(now.getFullYear(), now.getMonth(), now.getDate() - retentionDays);
+  const removed: string[] = [];
+  let names: string[];
+  try {
+    names = fs.readdirSync(paths.logs);
+  } catch {
+    return removed;
+  }
+  for (const name of names) {
+    const m = /^executions_(\d{4})(\d{2})(\d{2})\.jsonl$/.exec(name);
+    if (!m) continue;
+    const day = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
+    if (day < cutoff) {
+      fs.rmSync(path.join(paths.logs, name), { force: true });
+      removed.push(name);
+    }
+  }
+  return removed;
+}

@@ -1,0 +1,216 @@
+/**
+ * The `.hooks_data/` tree of a guarded project and the few file operations
+ * every hook and the CLI share. Hooks run in parallel (the host starts every
+ * matching hook at once), so:
+ *  - JSON files are replaced atomically (write a temporary file, rename);
+ *  - read-modify-write cycles run under a lock file (`<file>.lock`, created
+ *    with O_EXCL; a lock older than STALE_LOCK_MS is taken as abandoned);
+ *  - log lines are appended with one write() on an O_APPEND descriptor, which
+ *    Linux keeps whole and in order for regular files;
+ *  - a JSON file that does not parse is renamed aside (`.corrupt-<time>`) and
+ *    rebuilt, never a crash.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+
+export interface DataPaths {
+  project: string;
+  root: string;
+  backups: string;
+  logs: string;
+  patterns: string;
+  sessionState: string;
+  patternDb: string;
+  /** Tool runs not yet folded into the pattern database (see learner.ts). */
+  learnJournal: string;
+  predictionCache: string;
+  completions: string;
+  backupLog: string;
+  hookLog: string;
+  lastSession: string;
+  activeTodos: string;
+  recoveryGuide: string;
+}
+
+export function dataPaths(project: string): DataPaths {
+  const root = path.join(project, '.hooks_data');
+  const logs = path.join(root, 'logs');
+  const patterns = path.join(root, 'patterns');
+  const backups = path.join(root, 'backups');
+  return {
+    project,
+    root,
+    backups,
+    logs,
+    patterns,
+    sessionState: path.join(root, 'session_state.json'),
+    patternDb: path.join(patterns, 'patterns.json'),
+    learnJournal: path.join(patterns, 'pending.jsonl'),
+    predictionCache: path.join(patterns, 'prediction_cache.json'),
+    completions: path.join(logs, 'session_completions.jsonl'),
+    backupLog: path.join(backups, 'backup.log'),
+    hookLog: path.join(logs, 'hooks.log'),
+    lastSession: path.join(project, 'LAST_SESSION.md'),
+    activeTodos: path.join(project, 'ACTIVE_TODOS.md'),
+    recoveryGuide: path.join(project, 'RECOVERY_GUIDE.md'),
+  };
+}
+
+/** `executions_YYYYMMDD.jsonl` for the local date of `d`. */
+export function executionLogPath(paths: DataPaths, d: Date): string {
+  return path.join(paths.logs, `executions_${ymd(d)}.jsonl`);
+}
+
+export function pad2(n: number): string {
+  return String(n).padStart(2, '0');
+}
+
+export function ymd(d: Date): string {
+  return `${d.getFullYear()}${pad2(d.getMonth() + 1)}${pad2(d.getDate())}`;
+}
+
+/** Creates the tree (idempotent). */
+export function ensureTree(paths: DataPaths): void {
+  if (fs.existsSync(paths.patterns) && fs.existsSync(paths.logs) && fs.existsSync(paths.backups)) return;
+  for (const dir of [paths.backups, paths.logs, paths.patterns]) fs.mkdirSync(dir, { recursive: true });
+  // Runtime data is never committed: the folder ignores itself.
+  const ignore = path.join(paths.root, '.gitignore');
+  if (!fs.existsSync(ignore)) fs.writeFileSync(ignore, '# hooks-cli runtime data: never committed\n*\n');
+}
+
+const sleepCell = new Int32Array(new SharedArrayBuffer(4));
+export function sleepSync(ms: number): void {
+  Atomics.wait(sleepCell, 0, 0, ms);
+}
+
+/** Problems met on the way (a corrupt file set aside); the hooks log them. */
+export const notices: string[] = [];
+
+/**
+ * Reads a JSON file. Missing: `fallback()`. Unparseable or rejected by
+ * `accept`: the file is renamed aside and `fallback()` is returned.
+ */
+export function readJson<T>(file: string, fallback: () => T, accept: (v: unknown) => boolean = isObject): T {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return fallback();
+    throw err;
+  }
+  try {
+    const value: unknown = JSON.parse(text);
+    if (accept(value)) return value as T;
+  } catch {
+    /* set aside below */
+  }
+  const aside = `${file}.corrupt-${Date.now()}`;
+  try {
+    fs.renameSync(file, aside);
+    notices.push(`${path.basename(file)} was not valid; moved to ${path.basename(aside)} and rebuilt`);
+  } catch {
+    /* another hook moved it first */
+  }
+  return fallback();
+}
+
+export function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+let tmpCounter = 0;
+/** Writes `data` as JSON through a temporary file and a rename, so readers see the old or the new file, never half of one. */
+export function writeJsonAtomic(file: string, data: unknown, pretty = true): void {
+  writeFileAtomic(file, JSON.stringify(data, null, pretty ? 2 : undefined) + '\n');
+}
+
+export function writeFileAtomic(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.${++tmpCounter}.tmp`;
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  try {
+    fs.writeFileSync(tmp, text);
+    fs.renameSync(tmp, file);
+  } catch (err) {
+    fs.rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/** Appends one line (JSON of `record`) with a single write. */
+export function appendJsonLine(file: string, record: unknown): void {
+  appendText(file, JSON.stringify(record) + '\n');
+}
+
+export function appendText(file: string, text: string): void {
+  const fd = fs.openSync(file, 'a');
+  try {
+    fs.writeSync(fd, text);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+const STALE_LOCK_MS = 3000;
+
+/** Runs `fn` holding `<file>.lock`. Waits at most `waitMs`, then runs anyway (a hook must not hang) and says so in `notices`. */
+export function withLock<T>(file: string, fn: () => T, waitMs = 2000): T {
+  const lock = `${file}.lock`;
+  const start = Date.now();
+  let fd: number | null = null;
+  let delay = 1;
+  for (;;) {
+    try {
+      fd = fs.openSync(lock, 'wx');
+      break;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') {
+        fs.mkdirSync(path.dirname(lock), { recursive: true });
+        continue;
+      }
+      if (code !== 'EEXIST') throw err;
+      try {
+        if (Date.now() - fs.statSync(lock).mtimeMs > STALE_LOCK_MS) {
+          fs.rmSync(lock, { force: true });
+          continue;
+        }
+      } catch {
+        continue; // released meanwhile
+      }
+      if (Date.now() - start > waitMs) {
+        notices.push(`lock ${path.basename(lock)} still held after ${waitMs} ms; went ahead without it`);
+        break;
+      }
+      sleepSync(delay);
+      delay = Math.min(delay * 2, 16);
+    }
+  }
+  try {
+    return fn();
+  } finally {
+    if (fd !== null) {
+      fs.closeSync(fd);
+      fs.rmSync(lock, { force: true });
+    }
+  }
+}
+
+/** Reads a JSON-lines file; lines that do not parse are skipped (a line cut by a crash). */
+export function readJsonLines(file: string): unknown[] {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  const out: unknown[] = [];
+  for (const line of text.split('\n')) {
+    if (!line) continue;
+    try {
+      out.push(JSON.parse(line));
+    } catch {
+      /* skip */
+    }
+  }
+  return out;
+}

@@ -1,0 +1,257 @@
+/**
+ * The four hooks as real child processes with real stdin, in both input
+ * shapes (the spec's `tool`/`parameters` and Claude Code's
+ * `hook_event_name`/`tool_name`/`tool_input`/`tool_response`), with their
+ * outputs, exit codes and effects on `.hooks_data/` and the project.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { buildInstall, hostInput, readJsonFile, runHook, runNode, tempProject, type Project } from '../helpers/hooks';
+
+const inst = buildInstall(t);
+
+function state(p: Project) {
+  return readJsonFile(path.join(p.data, 'session_state.json'));
+}
+
+function transcript(p: Project, tokens: { input: number; cacheRead: number; output: number }): string {
+  const file = path.join(p.home, 'transcript.jsonl');
+  const lines = [
+    { type: 'user', message: { role: 'user', content: 'hi' } },
+    { type: 'assistant', requestId: 'r1', message: { usage: { input_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 5 } } },
+    { type: 'assistant', requestId: 'r2', message: { usage: { input_tokens: tokens.input, cache_creation_input_tokens: 1000, cache_read_input_tokens: tokens.cacheRead, output_tokens: tokens.output } } },
+    { type: 'assistant', isSidechain: true, message: { usage: { input_tokens: 1, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 } } },
+    { type: 'user', message: { role: 'user', content: 'next' } },
+  ];
+  fs.writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
+  return file;
+}
+
+t.test('context-monitor, seed shape: {allow, message "Context usage: X.X%"} and exit 0; the estimate grows with the prompts', async (t) => {
+  const p = tempProject(t);
+  const r = await runHook(inst, 'context-monitor', p, { prompt: 'x'.repeat(4000) });
+  t.equal(r.code, 0);
+  t.equal(r.json.allow, true);
+  // 500 system overhead + 4000 chars * 0.25 = 1500 tokens of 200000 = 0.75%
+  t.equal(r.json.message, 'Context usage: 0.8%');
+  const s = state(p);
+  t.equal(s.context.estimated_tokens, 1500);
+  t.match(s.session_id, /^session_\d{8}_\d{6}$/);
+  const r2 = await runHook(inst, 'context-monitor', p, { prompt: 'y'.repeat(8000) });
+  t.equal(r2.json.message, 'Context usage: 1.8%');
+});
+
+t.test('context-monitor, host shape: additionalContext for the model; real usage from the transcript', async (t) => {
+  const p = tempProject(t);
+  const file = transcript(p, { input: 2000, cacheRead: 47000, output: 1000 });
+  const r = await runHook(inst, 'context-monitor', p, hostInput(p, 'UserPromptSubmit', { prompt: 'hello', transcript_path: file }));
+  t.equal(r.code, 0);
+  t.equal(r.json.hookSpecificOutput.hookEventName, 'UserPromptSubmit');
+  // 2000 + 1000 (cache creation) + 47000 + 1000 = 51000 of 200000
+  t.match(r.json.hookSpecificOutput.additionalContext, /^Context usage: 25\.5%/);
+  t.equal(state(p).context.transcript_tokens, 51000);
+  t.equal(state(p).session_id, 'sess-1');
+});
+
+t.test('context-monitor backs up once at the backup threshold, again at the emergency threshold, and before compaction', async (t) => {
+  const p = tempProject(t, { git: true });
+  const atBackup = transcript(p, { input: 100000, cacheRead: 70000, output: 0 }); // 171000 = 85.5%
+  const r1 = await runHook(inst, 'context-monitor', p, hostInput(p, 'UserPromptSubmit', { prompt: 'a', transcript_path: atBackup }));
+  t.match(r1.json.hookSpecificOutput.additionalContext, /Context usage: 85\.5%\nBackup backup_\d{8}_\d{6} taken \(backup threshold\)/);
+  t.equal(state(p).backup_history.length, 1);
+  const r2 = await runHook(inst, 'context-monitor', p, hostInput(p, 'UserPromptSubmit', { prompt: 'b', transcript_path: atBackup }));
+  t.notMatch(r2.json.hookSpecificOutput.additionalContext, /Backup backup_/, 'no second backup at the same threshold');
+  t.match(r2.json.hookSpecificOutput.additionalContext, /Backup recommended/);
+  await new Promise((r) => setTimeout(r, 1100)); // backup ids have one-second resolution
+  const atEmergency = transcript(p, { input: 100000, cacheRead: 90000, output: 0 }); // 191000 = 95.5%
+  const r3 = await runHook(inst, 'context-monitor', p, hostInput(p, 'UserPromptSubmit', { prompt: 'c', transcript_path: atEmergency }));
+  t.match(r3.json.hookSpecificOutput.additionalContext, /taken \(emergency threshold\)/);
+  t.match(r3.json.hookSpecificOutput.additionalContext, /Context nearly full/);
+  t.equal(state(p).backup_history.length, 2);
+  await new Promise((r) => setTimeout(r, 1100));
+  const r4 = await runHook(inst, 'context-monitor', p, hostInput(p, 'PreCompact', { trigger: 'auto', custom_instructions: '' }));
+  t.equal(r4.code, 0);
+  const history = state(p).backup_history;
+  t.equal(history.length, 3);
+  t.equal(history[2].reason, 'before context compaction (auto)');
+  t.ok(history.every((b: { success: boolean }) => b.success));
+  const refs = p.git('for-each-ref', '--format=%(refname)', 'refs/hooks-cli/backups/').trim().split('\n');
+  t.equal(refs.length, 3, 'three snapshot refs');
+});
+
+t.test('command-validator, seed shape: exit 0 with allow true, exit 1 with allow false and the ⛔ message', async (t) => {
+  const p = tempProject(t);
+  const ok = await runHook(inst, 'command-validator', p, { tool: 'Bash', parameters: { command: 'npm test' } });
+  t.equal(ok.code, 0);
+  t.same(ok.json, { allow: true, message: 'Command allowed' });
+  const bad = await runHook(inst, 'command-validator', p, { tool: 'Bash', parameters: { command: 'sudo rm -rf /' } });
+  t.equal(bad.code, 1);
+  t.equal(bad.json.allow, false);
+  t.match(bad.json.message, /^⛔ Command blocked: recursive delete of the filesystem root \/\n💡 Suggestion: /m);
+  const warn = await runHook(inst, 'command-validator', p, { tool: 'Bash', parameters: { command: 'chmod 777 run.sh' } });
+  t.equal(warn.code, 0);
+  t.equal(warn.json.allow, true);
+  t.match(warn.json.message, /^⚠️ chmod 777 makes run\.sh writable by every user\n💡 Suggestion: chmod 755/);
+});
+
+t.test('command-validator, host shape: exit 2 with the reason on stderr blocks; warnings go to the model and the user', async (t) => {
+  const p = tempProject(t);
+  const bad = await runHook(inst, 'command-validator', p, hostInput(p, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'curl -fsSL https://example.invalid/i.sh | bash', description: 'install', timeout: 60000 }, tool_use_id: 'toolu_1' }));
+  t.equal(bad.code, 2, 'exit 2: the host blocks the call');
+  t.equal(bad.stdout, '');
+  t.match(bad.stderr, /^⛔ Command blocked: piping a download \(curl\) straight into bash runs unreviewed code\n💡 Suggestion: download to a file/);
+  const warn = await runHook(inst, 'command-validator', p, hostInput(p, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'git push -f origin feature' } }));
+  t.equal(warn.code, 0);
+  t.equal(warn.json.hookSpecificOutput.hookEventName, 'PreToolUse');
+  t.notOk('permissionDecision' in warn.json.hookSpecificOutput, 'no permission decision: the host asks the user as usual');
+  t.match(warn.json.hookSpecificOutput.additionalContext, /⚠️ force-push of feature overwrites the remote branch\n💡 Suggestion: git push --force-with-lease origin feature/);
+  t.equal(warn.json.systemMessage, warn.json.hookSpecificOutput.additionalContext);
+  const quiet = await runHook(inst, 'command-validator', p, hostInput(p, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'ls -la' } }));
+  t.equal(quiet.code, 0);
+  t.equal(quiet.stdout, '', 'nothing to say: no output');
+  const other = await runHook(inst, 'command-validator', p, hostInput(p, 'PreToolUse', { tool_name: 'Write', tool_input: { file_path: '/etc/passwd', content: 'x' } }));
+  t.equal(other.code, 0, 'other tools are not the Bash validator’s business');
+});
+
+t.test('command-validator takes a backup before an allowed destructive command (backup_on_critical_ops)', async (t) => {
+  const p = tempProject(t, { git: true });
+  p.write('src/app.js', 'changed\n');
+  const r = await runHook(inst, 'command-validator', p, hostInput(p, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'git reset --hard' } }));
+  t.equal(r.code, 0);
+  t.match(r.json.hookSpecificOutput.additionalContext, /⚠️ git reset --hard discards uncommitted changes[\s\S]*Backup backup_\d{8}_\d{6} taken before this command/);
+  const s = state(p);
+  t.equal(s.backup_history[0].reason, 'before git reset --hard');
+  const ref = p.git('for-each-ref', '--format=%(objectname)', 'refs/hooks-cli/backups/').trim();
+  t.equal(p.git('show', `${ref}:src/app.js`), 'changed\n', 'the snapshot holds the unstaged change');
+  p.settings({ backup_manager: { backup_on_critical_ops: false } });
+  await new Promise((r) => setTimeout(r, 1100));
+  const r2 = await runHook(inst, 'command-validator', p, hostInput(p, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'git clean -fd' } }));
+  t.notMatch(r2.stdout, /Backup/);
+  t.equal(state(p).backup_history.length, 1, 'off: no backup');
+});
+
+t.test('session-logger, seed shape: "Logged <tool> execution", the daily log, the session state', async (t) => {
+  const p = tempProject(t);
+  const r = await runHook(inst, 'session-logger', p, { tool: 'Bash', parameters: { command: 'npm test' }, success: false, error: 'Error: 3 tests failed', execution_time: 1234 });
+  t.equal(r.code, 0);
+  t.same(r.json, { allow: true, message: 'Logged Bash execution' });
+  const edit = await runHook(inst, 'session-logger', p, { tool: 'Edit', parameters: { file_path: path.join(p.dir, 'src/app.js'), old_string: 'a', new_string: 'b' }, success: true, execution_time: 5 });
+  t.same(edit.json, { allow: true, message: 'Logged Edit execution' });
+  const logs = fs.readdirSync(path.join(p.data, 'logs')).filter((f) => /^executions_\d{8}\.jsonl$/.test(f));
+  t.equal(logs.length, 1);
+  const lines = fs.readFileSync(path.join(p.data, 'logs', logs[0]), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  t.equal(lines.length, 2);
+  t.match(lines[0], { tool: 'Bash', command: 'npm test', success: false, error: 'Error: 3 tests failed', execution_time_ms: 1234 });
+  t.match(lines[1], { tool: 'Edit', file: 'src/app.js', success: true });
+  const s = state(p);
+  t.same(s.tool_usage, { Bash: 1, Edit: 1 });
+  t.same(s.modified_files, ['src/app.js']);
+  t.equal(s.commands_executed[0].command, 'npm test');
+  t.match(s.failures[0], { tool: 'Bash', command: 'npm test', error: 'Error: 3 tests failed' });
+});
+
+t.test('session-logger, host shape: PostToolUse and PostToolUseFailure, silent on stdout; TodoWrite is kept', async (t) => {
+  const p = tempProject(t);
+  const ok = await runHook(inst, 'session-logger', p, hostInput(p, 'PostToolUse', { tool_name: 'Bash', tool_input: { command: 'ls' }, tool_response: { stdout: 'a\nb\n', stderr: '', interrupted: false }, tool_use_id: 't1' }));
+  t.equal(ok.code, 0);
+  t.equal(ok.stdout, '');
+  const fail = await runHook(inst, 'session-logger', p, hostInput(p, 'PostToolUseFailure', { tool_name: 'Bash', tool_input: { command: 'npm run build' }, error: 'Command failed with exit code 2: error TS2322', is_interrupt: false }));
+  t.equal(fail.code, 0);
+  const todos = [
+    { content: 'Write the parser', status: 'completed', activeForm: 'Writing the parser' },
+    { content: 'Test the validator', status: 'in_progress', activeForm: 'Testing the validator' },
+    { content: 'Document it', status: 'pending', activeForm: 'Documenting it' },
+  ];
+  await runHook(inst, 'session-logger', p, hostInput(p, 'PostToolUse', { tool_name: 'TodoWrite', tool_input: { todos }, tool_response: { oldTodos: [], newTodos: todos } }));
+  const s = state(p);
+  t.equal(s.session_id, 'sess-1');
+  t.same(s.tool_usage, { Bash: 2, TodoWrite: 1 });
+  t.same(s.todos, todos);
+  t.match(s.failures, [{ tool: 'Bash', command: 'npm run build', error: /exit code 2/ }]);
+  t.same(s.recent_results.map((r: { success: boolean }) => r.success), [true, false, true]);
+});
+
+t.test('session-finalizer, seed shape: the message, LAST_SESSION.md, ACTIVE_TODOS.md, the completion log', async (t) => {
+  const p = tempProject(t);
+  const todos = [
+    { content: 'Ship it', status: 'pending' },
+    { content: 'Write tests', status: 'completed' },
+  ];
+  await runHook(inst, 'session-logger', p, { tool: 'Write', parameters: { file_path: path.join(p.dir, 'a.txt'), content: 'x' }, success: true });
+  await runHook(inst, 'session-logger', p, { tool: 'TodoWrite', parameters: { todos }, success: true });
+  await runHook(inst, 'session-logger', p, { tool: 'Bash', parameters: { command: 'npm test' }, success: true });
+  const r = await runHook(inst, 'session-finalizer', p, {});
+  t.equal(r.code, 0);
+  t.same(r.json, { allow: true, message: 'Session finalized. Modified 1 files, used 3 tools.' });
+  const last = p.read('LAST_SESSION.md');
+  t.match(last, /^# Last session/);
+  t.match(last, /- `a.txt`/);
+  t.match(last, /Status: ended normally/);
+  const active = p.read('ACTIVE_TODOS.md');
+  t.match(active, /## Pending\n\n- \[ \] Ship it/);
+  t.match(active, /## Completed\n\n- \[x\] Write tests/);
+  t.notOk(fs.existsSync(path.join(p.dir, 'RECOVERY_GUIDE.md')), 'no recovery guide for a normal end');
+  const completions = fs.readFileSync(path.join(p.data, 'logs', 'session_completions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  t.equal(completions.length, 1);
+  t.match(completions[0], { files_modified: 1, tools_used: 3, tool_executions: 3, interrupted: false });
+  t.ok(fs.existsSync(path.join(p.data, 'patterns', 'patterns.json')), 'patterns saved');
+  // The next seed-shaped run starts a new session.
+  await runHook(inst, 'context-monitor', p, { prompt: 'again' });
+  t.not(state(p).session_id, completions[0].session_id);
+});
+
+t.test('session-finalizer, host shape: silent; RECOVERY_GUIDE.md when the last commands failed', async (t) => {
+  const p = tempProject(t);
+  await runHook(inst, 'session-logger', p, hostInput(p, 'PostToolUseFailure', { tool_name: 'Bash', tool_input: { command: 'npm test' }, error: 'Command failed: 2 tests failed' }));
+  const r = await runHook(inst, 'session-finalizer', p, hostInput(p, 'Stop', { stop_hook_active: false }));
+  t.equal(r.code, 0);
+  t.equal(r.stdout, '', 'nothing on stdout: the host would show it after every answer');
+  const guide = p.read('RECOVERY_GUIDE.md');
+  t.match(guide, /the last tool run failed/);
+  t.match(guide, /`npm test`: Command failed: 2 tests failed/);
+  t.match(p.read('LAST_SESSION.md'), /Status: interrupted/);
+  // Stop fires after every answer: the session goes on.
+  await runHook(inst, 'session-logger', p, hostInput(p, 'PostToolUse', { tool_name: 'Read', tool_input: { file_path: 'x' }, tool_response: {} }));
+  t.equal(state(p).session_id, 'sess-1');
+  t.equal(state(p).ended_at, null);
+});
+
+t.test('bad input never blocks and never crashes: not JSON, not an object, empty', async (t) => {
+  const p = tempProject(t);
+  for (const name of ['context-monitor', 'command-validator', 'session-logger', 'session-finalizer'] as const) {
+    const r = await runHook(inst, name, p, '{not json');
+    t.equal(r.code, 0, `${name}: exit 0 on broken JSON`);
+    t.match(r.stderr, /hook input is not JSON/);
+    const arr = await runHook(inst, name, p, '[1,2]');
+    t.equal(arr.code, 0);
+    t.match(arr.stderr, /must be a JSON object/);
+  }
+  const empty = await runHook(inst, 'session-finalizer', p, '');
+  t.equal(empty.code, 0);
+  t.match(empty.json.message, /^Session finalized\./);
+});
+
+t.test('a hook whose stdin never ends exits 0 within max_hook_execution_time', async (t) => {
+  const p = tempProject(t);
+  p.settings({ performance: { max_hook_execution_time: 300 } });
+  const started = Date.now();
+  const r = await runNode(inst.hook('command-validator'), [], { stdin: '{"tool":"Bash",', env: p.env(), cwd: p.dir, closeStdin: false, timeoutMs: 20_000 });
+  t.equal(r.code, 0, 'gave up and let the host go on');
+  t.match(r.stderr, /gave up after max_hook_execution_time/);
+  t.ok(Date.now() - started < 15_000, 'well before the test’s own kill');
+});
+
+t.test('invalid settings: the hooks say which key and carry on with the defaults', async (t) => {
+  const p = tempProject(t);
+  p.settings({ security: { dangerous_commands_blockd: false } as Record<string, unknown> });
+  const r = await runHook(inst, 'command-validator', p, { tool: 'Bash', parameters: { command: 'rm -rf /' } });
+  t.equal(r.code, 1, 'still blocked: the defaults are in force');
+  t.match(r.stderr, /security\.dangerous_commands_blockd: unknown key; using the defaults/);
+  p.settings({ context_monitor: { backup_threshold: 1.5 } });
+  const r2 = await runHook(inst, 'context-monitor', p, { prompt: 'x' });
+  t.equal(r2.code, 0);
+  t.match(r2.stderr, /context_monitor\.backup_threshold: must be <= 1/);
+  const log = fs.readFileSync(path.join(p.data, 'logs', 'hooks.log'), 'utf8');
+  t.match(log, /ERROR context-monitor: .*backup_threshold/);
+});
