@@ -12,6 +12,8 @@ import { Positioner } from '../firmware/positioner';
 import { StepMotionController } from '../firmware/step-controller';
 import { degToSteps } from '../firmware/units';
 import { SimAxis } from '../sim/sim-axis';
+import { GrblDriver, type GrblDriverOptions } from '../hal/grbl-driver';
+import { SimGrblController } from '../sim/grbl-controller';
 
 /** How the simulated machine is built, in user units. */
 export interface SimAxisSettings {
@@ -43,9 +45,14 @@ export interface SimulatedPositioner {
   sim: AxisPair<SimAxis>;
 }
 
-export function createSimulatedPositioner(clock: Clock, config: PositionerConfig, simSettings: SimSettings = defaultSimSettings()): SimulatedPositioner {
-  const perDeg = { theta: axisStepsPerDeg(config, 'theta'), phi: axisStepsPerDeg(config, 'phi') };
-  const sim = mapAxes(simSettings.axes, (s, axis) => {
+function stepsPerDegOf(config: PositionerConfig): AxisPair<number> {
+  return { theta: axisStepsPerDeg(config, 'theta'), phi: axisStepsPerDeg(config, 'phi') };
+}
+
+/** The simulated axes (motor, drive train, switch) of the machine `config` and `simSettings` describe. */
+export function buildSimAxes(config: PositionerConfig, simSettings: SimSettings = defaultSimSettings()): AxisPair<SimAxis> {
+  const perDeg = stepsPerDegOf(config);
+  return mapAxes(simSettings.axes, (s, axis) => {
     const revolution = axis === 'phi' ? degToSteps(360, perDeg.phi) : undefined;
     return new SimAxis({
       powerOnSteps: degToSteps(s.powerOnDeg, perDeg[axis]),
@@ -56,6 +63,11 @@ export function createSimulatedPositioner(clock: Clock, config: PositionerConfig
       revolutionSteps: revolution,
     });
   });
+}
+
+export function createSimulatedPositioner(clock: Clock, config: PositionerConfig, simSettings: SimSettings = defaultSimSettings()): SimulatedPositioner {
+  const perDeg = stepsPerDegOf(config);
+  const sim = buildSimAxes(config, simSettings);
   let positioner: Positioner | null = null;
   const controller = new StepMotionController({
     clock,
@@ -68,4 +80,85 @@ export function createSimulatedPositioner(clock: Clock, config: PositionerConfig
   });
   positioner = new Positioner(controller, config);
   return { positioner, controller, sim };
+}
+
+/** How the firmware reaches its hardware: the built-in simulation, or a board on a serial line. */
+export type DriverKind = 'sim' | 'grbl' | 'firmata';
+export const DRIVER_KINDS: readonly DriverKind[] = ['sim', 'grbl', 'firmata'];
+
+export interface SerialSettings {
+  path: string;
+  baudRate: number;
+}
+
+export const DEFAULT_BAUD: Record<Exclude<DriverKind, 'sim'>, number> = { grbl: 115200, firmata: 57600 };
+
+const TRAVEL_DEG = mapAxes(AXIS_RANGE_DEG, (r) => r.max - r.min);
+
+/**
+ * The grbl settings of a board set up for `config`: what docs/hardware.md
+ * tells users to send, and what the simulated grbl starts with.
+ * One grbl "mm" is one degree; rates are per minute.
+ */
+export function grblSettingsFor(config: PositionerConfig): Record<number, number> {
+  const perDeg = stepsPerDegOf(config);
+  const homing = config.axes.theta.homing;
+  return {
+    10: 1, // status reports carry the machine position
+    13: 0, // report in mm (degrees)
+    20: 0, // soft limits off: the firmware checks every target
+    21: 0, // hard limits off: a homed axis rests on its switch at 0
+    22: 1, // homing enabled
+    23: 3, // X and Y home toward their minimum
+    24: homing.feedDegS * 60,
+    25: homing.seekDegS * 60,
+    27: homing.pullOffDeg,
+    100: perDeg.theta,
+    101: perDeg.phi,
+    110: config.maxSpeedDegS * 60,
+    111: config.maxSpeedDegS * 60,
+    120: config.accelDegS2,
+    121: config.accelDegS2,
+    130: TRAVEL_DEG.theta + 10,
+    131: TRAVEL_DEG.phi + 10,
+  };
+}
+
+export interface SimGrblBoard {
+  board: SimGrblController;
+  sim: AxisPair<SimAxis>;
+  /** Bytes from the serial line (what sim/serial-peer.ts feeds it). */
+  receive(data: Buffer): void;
+}
+
+/** A simulated grbl board for `config`, writing its bytes with `send`; call `board.powerUp()` once it is wired. */
+export function createSimGrblBoard(clock: Clock, config: PositionerConfig, simSettings: SimSettings, send: (text: string) => void): SimGrblBoard {
+  const sim = buildSimAxes(config, simSettings);
+  const board = new SimGrblController({ clock, axes: sim, settings: grblSettingsFor(config), send });
+  return { board, sim, receive: (data) => board.receive(data) };
+}
+
+export interface DriverPositioner {
+  positioner: Positioner;
+  controller: GrblDriver;
+}
+
+/** The firmware on a grbl board at `serial`; `controller.start()` opens the line and connects in the background. */
+export function createGrblPositioner(
+  clock: Clock,
+  config: PositionerConfig,
+  serial: SerialSettings,
+  tuning: Pick<GrblDriverOptions, 'pollMovingMs' | 'pollIdleMs' | 'answerTimeoutMs' | 'retryMs'> = {},
+): DriverPositioner {
+  const controller = new GrblDriver({
+    path: serial.path,
+    baudRate: serial.baudRate,
+    clock,
+    stepsPerDeg: stepsPerDegOf(config),
+    maxSpeedDegS: config.maxSpeedDegS,
+    travelDeg: TRAVEL_DEG,
+    ...tuning,
+  });
+  const positioner = new Positioner(controller, config);
+  return { positioner, controller };
 }

@@ -9,7 +9,8 @@
  *              "homing": { "seek_speed": 10, "feed_speed": 1, "pull_off": 2 } },
  *   "phi":   { ... as theta, gear_ratio 90 ... },
  *   "sim":   { "theta": { "power_on_deg": 37.5, "max_full_step_rate": 1000, "switch_hysteresis_deg": 0.05 },
- *              "phi":   { ... } }
+ *              "phi":   { ... } },
+ *   "driver": { "type": "grbl", "serial": "/dev/ttyUSB0", "baud": 115200 }
  * }
  */
 import fs from 'node:fs';
@@ -17,7 +18,7 @@ import Ajv from 'ajv';
 import type { AxisName } from '../hal/axes';
 import { AXES } from '../hal/axes';
 import { defaultConfig, MIN_ACCEL_DEG_S2, MIN_SPEED_DEG_S, type PositionerConfig } from '../firmware/config';
-import { defaultSimSettings, type SimSettings } from './assemble';
+import { DRIVER_KINDS, defaultSimSettings, type DriverKind, type SimSettings } from './assemble';
 
 const positive = { type: 'number', exclusiveMinimum: 0 } as const;
 // Speeds and accelerations below these floors would make step times overflow to Infinity.
@@ -60,6 +61,15 @@ export const configFileSchema = {
     theta: axisSchema,
     phi: axisSchema,
     sim: { type: 'object', additionalProperties: false, properties: { theta: simAxisSchema, phi: simAxisSchema } },
+    driver: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        type: { type: 'string', enum: DRIVER_KINDS },
+        serial: { type: 'string', minLength: 1 },
+        baud: { type: 'integer', minimum: 300, maximum: 4000000 },
+      },
+    },
   },
 } as const;
 
@@ -82,6 +92,14 @@ interface ConfigFile {
   theta?: AxisFile;
   phi?: AxisFile;
   sim?: { theta?: SimAxisFile; phi?: SimAxisFile };
+  driver?: DriverFile;
+}
+
+/** Which hardware to run on; each field may also come from the command line, which wins. */
+export interface DriverFile {
+  type?: DriverKind;
+  serial?: string;
+  baud?: number;
 }
 
 export class ConfigFileError extends Error {
@@ -93,11 +111,12 @@ const validate = new Ajv({ allErrors: true, strict: true }).compile<ConfigFile>(
 export interface LoadedConfig {
   config: PositionerConfig;
   sim: SimSettings;
+  driver: DriverFile;
 }
 
 /** Reads and checks a config file; with no path, the defaults. */
 export function loadConfig(path?: string): LoadedConfig {
-  if (path === undefined) return { config: defaultConfig(), sim: defaultSimSettings() };
+  if (path === undefined) return { config: defaultConfig(), sim: defaultSimSettings(), driver: {} };
   let text: string;
   try {
     text = fs.readFileSync(path, 'utf8');
@@ -146,5 +165,5 @@ export function parseConfig(data: unknown, source = 'config'): LoadedConfig {
   }
   if (config.speedDegS > config.maxSpeedDegS) throw new ConfigFileError(`${source}: speed ${config.speedDegS} is above max_speed ${config.maxSpeedDegS}`);
   if (config.accelDegS2 > config.maxAccelDegS2) throw new ConfigFileError(`${source}: accel ${config.accelDegS2} is above max_accel ${config.maxAccelDegS2}`);
-  return { config, sim };
+  return { config, sim, driver: { ...data.driver } };
 }

@@ -135,7 +135,7 @@ function rotctldPortOf(value: string | undefined): number | undefined {
   return port;
 }
 
-async function serve(argv: { host?: string; port?: number; config?: string; 'time-scale': number; home: boolean; quiet: boolean; rotctld?: string }): Promise<void> {
+async function serve(argv: { host?: string; port?: number; config?: string; 'time-scale': number; home: boolean; quiet: boolean; rotctld?: string; driver?: 'sim' | 'grbl' | 'firmata'; serial?: string; baud?: number }): Promise<void> {
   // Loaded only here: client commands start faster without express.
   const { startServer } = require('./serve') as typeof import('./serve');
   const host = argv.host ?? process.env.HOST ?? '127.0.0.1';
@@ -145,10 +145,11 @@ async function serve(argv: { host?: string; port?: number; config?: string; 'tim
   const rotctldPort = rotctldPortOf(argv.rotctld);
   try {
     const log = argv.quiet ? undefined : (line: string) => process.stdout.write(`positioner: ${line}\n`);
-    const announce = (url: string) =>
-      process.stdout.write(`positioner: simulated positioner serving ${url}${argv['time-scale'] !== 1 ? ` (time x${argv['time-scale']})` : ''}; Ctrl-C to stop\n`);
+    const announce = (url: string, hardware: string) =>
+      process.stdout.write(`positioner: ${hardware} serving ${url}${argv['time-scale'] !== 1 ? ` (time x${argv['time-scale']})` : ''}; Ctrl-C to stop\n`);
     const announceRotctld = (address: string) => process.stdout.write(`positioner: Hamlib rotctld protocol on ${address} (rotctl -m 2 -r ${address}; az = phi, el = 90 - theta)\n`);
-    const running = await startServer({ host, port, configPath: argv.config, timeScale: argv['time-scale'], home: argv.home, log, announce, rotctldPort, announceRotctld });
+    const { driver, serial, baud } = argv;
+    const running = await startServer({ host, port, configPath: argv.config, timeScale: argv['time-scale'], home: argv.home, log, announce, rotctldPort, announceRotctld, driver, serial, baud });
     const shutdown = (signal: string) => {
       process.stdout.write(`positioner: ${signal}, stopping motors and closing\n`);
       void running.close().then(() => process.exit(0));
@@ -171,7 +172,7 @@ async function serve(argv: { host?: string; port?: number; config?: string; 'tim
 class UsageError extends Error {}
 
 /** Options and positionals typed `number`: yargs turns text that is not a number into NaN. */
-const NUMERIC_ARGS = ['theta', 'phi', 'd_theta', 'd_phi', 'speed', 'accel', 'timeout', 'time-scale'] as const;
+const NUMERIC_ARGS = ['theta', 'phi', 'd_theta', 'd_phi', 'speed', 'accel', 'timeout', 'time-scale', 'baud'] as const;
 
 /** Rejects NaN (`move abc 3`) before it reaches the positioner as `null`, and non-positive time values. */
 function checkNumbers(argv: Record<string, unknown>): true {
@@ -179,7 +180,7 @@ function checkNumbers(argv: Record<string, unknown>): true {
     const v = argv[name];
     if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v))) throw new UsageError(`${name} must be a number`);
   }
-  for (const name of ['timeout', 'time-scale'] as const) {
+  for (const name of ['timeout', 'time-scale', 'baud'] as const) {
     const v = argv[name];
     if (typeof v === 'number' && !(v > 0)) throw new UsageError(`--${name} must be a positive number, got ${v}`);
   }
@@ -207,7 +208,7 @@ export function main(args: string[]): Promise<unknown> | unknown {
     .option('timeout', { type: 'number', default: 5, describe: 'seconds to wait for each HTTP answer' })
     .command(
       'serve',
-      'run the positioner firmware on simulated hardware and serve its REST API',
+      'run the positioner firmware (simulated, or on a board over USB serial) and serve its REST API',
       (y) =>
         y
           .option('host', { type: 'string', describe: 'address to listen on (default: $HOST or 127.0.0.1)' })
@@ -215,6 +216,9 @@ export function main(args: string[]): Promise<unknown> | unknown {
           .option('config', { alias: 'c', type: 'string', describe: 'JSON config file (see README: Configuration)' })
           .option('time-scale', { type: 'number', default: 1, describe: 'run simulated time this many times faster than real time' })
           .option('home', { type: 'boolean', default: false, describe: 'home both axes as the server starts' })
+          .option('driver', { choices: ['sim', 'grbl', 'firmata'] as const, describe: 'hardware: the simulation (default), or a grbl or Firmata board on --serial' })
+          .option('serial', { type: 'string', describe: 'serial device of the board, e.g. /dev/ttyUSB0 (with --driver grbl|firmata)' })
+          .option('baud', { type: 'number', describe: 'serial baud rate (default: 115200 for grbl, 57600 for Firmata)' })
           .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'do not log state changes' })
           .option('rotctld', { type: 'string', describe: `also serve the Hamlib rotctld protocol (Gpredict, rotctl -m 2) on this TCP port; alone: ${ROTCTLD_DEFAULT_PORT}` }),
       (argv) => serve(argv),

@@ -1,14 +1,19 @@
 /**
- * `positioner serve`: the firmware on a wall clock with the simulated
- * hardware, serving the REST API until SIGINT/SIGTERM.
+ * `positioner serve`: the firmware on a wall clock, on the simulated hardware
+ * or on a board over a serial line (`driver`), serving the REST API until
+ * SIGINT/SIGTERM.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { RotctldServer } from '../api/rotctld';
 import { createApiServer } from '../api/server';
 import { WallClock } from '../sim/wall-clock';
-import { createSimulatedPositioner, type SimulatedPositioner } from './assemble';
-import { loadConfig } from './config-file';
+import type { MotionController } from '../hal/motion-controller';
+import type { AxisPair } from '../hal/axes';
+import type { Positioner } from '../firmware/positioner';
+import type { SimAxis } from '../sim/sim-axis';
+import { createGrblPositioner, createSimulatedPositioner, DEFAULT_BAUD, type DriverKind } from './assemble';
+import { ConfigFileError, loadConfig } from './config-file';
 
 export interface ServeOptions {
   host: string;
@@ -21,14 +26,24 @@ export interface ServeOptions {
   /** Receives one line per state change (moving, arrived, stopped, fault). */
   log?: (line: string) => void;
   /** Called with the URL once listening, before anything moves (so it is the first thing said). */
-  announce?: (url: string) => void;
+  announce?: (url: string, hardware: string) => void;
+  /** Hardware: the simulation (default) or a board on a serial line; overrides the config file's `driver`. */
+  driver?: DriverKind;
+  serial?: string;
+  baud?: number;
   /** Also serve the Hamlib rotctld protocol on this TCP port (same host; 0 picks a free one). */
   rotctldPort?: number;
   /** Called with host:port once the rotctld server listens. */
   announceRotctld?: (address: string) => void;
 }
 
-export interface RunningServer extends SimulatedPositioner {
+export interface RunningServer {
+  positioner: Positioner;
+  controller: MotionController;
+  /** The simulated axes, with --driver sim only. */
+  sim?: AxisPair<SimAxis>;
+  /** What the positioner runs on, for the start-up line: "simulated positioner" or "grbl on /dev/ttyUSB0". */
+  hardware: string;
   url: string;
   server: http.Server;
   /** The rotctld server's TCP port, when one was asked for. */
@@ -37,9 +52,25 @@ export interface RunningServer extends SimulatedPositioner {
 }
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
-  const { config, sim } = loadConfig(opts.configPath);
-  const clock = new WallClock(opts.timeScale ?? 1);
-  const machine = createSimulatedPositioner(clock, config, sim);
+  const { config, sim, driver: fromFile } = loadConfig(opts.configPath);
+  const kind = opts.driver ?? fromFile.type ?? 'sim';
+  const serialPath = opts.serial ?? fromFile.serial;
+  const baudRate = opts.baud ?? fromFile.baud ?? (kind === 'sim' ? 0 : DEFAULT_BAUD[kind]);
+  if (kind !== 'sim' && !serialPath) throw new ConfigFileError(`--driver ${kind} needs the serial device: --serial /dev/ttyUSB0 (or "driver": {"serial": ...} in the config file)`);
+  if (kind !== 'sim' && (opts.timeScale ?? 1) !== 1) throw new ConfigFileError('--time-scale applies to the simulation only; a real board runs in real time');
+  if (kind === 'firmata') throw new ConfigFileError('--driver firmata is not available yet; use --driver grbl or sim');
+  let machine: Omit<RunningServer, 'url' | 'server' | 'close'>;
+  let release = async () => undefined as void;
+  if (kind === 'grbl') {
+    // A board plans and times its own steps: wall time, never sped up.
+    const grbl = createGrblPositioner(new WallClock(1), config, { path: serialPath!, baudRate });
+    grbl.controller.start();
+    release = () => grbl.controller.close();
+    machine = { ...grbl, hardware: `grbl on ${serialPath} at ${baudRate} baud` };
+  } else {
+    const simulated = createSimulatedPositioner(new WallClock(opts.timeScale ?? 1), config, sim);
+    machine = { ...simulated, hardware: 'simulated positioner' };
+  }
   const api = createApiServer({ positioner: machine.positioner });
   const { server } = api;
   if (opts.log) logTransitions(machine, opts.log);
@@ -53,7 +84,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
-  opts.announce?.(url);
+  opts.announce?.(url, machine.hardware);
   let rotctld: RotctldServer | undefined;
   let rotctldPort: number | undefined;
   if (opts.rotctldPort !== undefined) {
@@ -62,11 +93,20 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       rotctldPort = (await rotctld.listen(opts.rotctldPort, opts.host)).port;
     } catch (error) {
       await api.close();
+      await release();
       throw error;
     }
     opts.announceRotctld?.(`${host}:${rotctldPort}`);
   }
-  if (opts.home) machine.positioner.home('both');
+  if (opts.home) {
+    if (kind === 'grbl') await (machine.controller as import('../hal/grbl-driver').GrblDriver).settle();
+    try {
+      machine.positioner.home('both');
+    } catch (e) {
+      // The board may not be there yet: the server still serves, and says why it did not home.
+      opts.log?.(`cannot home at start-up: ${(e as Error).message}`);
+    }
+  }
   return {
     ...machine,
     url,
@@ -75,12 +115,13 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     close: async () => {
       machine.positioner.stop();
       await Promise.all([api.close(), rotctld?.close()]);
+      await release();
     },
   };
 }
 
 /** One line each time the positioner changes state, with where it is. */
-function logTransitions({ positioner }: SimulatedPositioner, log: (line: string) => void): void {
+function logTransitions({ positioner }: { positioner: Positioner }, log: (line: string) => void): void {
   let last = positioner.status().state;
   positioner.onChange(() => {
     const s = positioner.status();

@@ -9,7 +9,10 @@ export const POSITIONER_ERRORS = {
   POS_ERR_FAULT: 'the positioner is in its error state after a hardware or homing failure',
   POS_ERR_HOMING_SWITCH_NOT_FOUND: 'homing did not find the home switch within the axis travel',
   POS_ERR_HOMING_SWITCH_STUCK: 'the home switch stayed closed after backing off it',
-  POS_ERR_HARDWARE: 'a driver reported a failure while moving',
+  POS_ERR_HARDWARE: 'a driver or controller reported a failure (driver fault, controller alarm)',
+  POS_ERR_DISCONNECTED: 'the link to the motion controller is down (serial line dropped, board reset); it reconnects by itself',
+  POS_ERR_NOT_HOMED: 'the controller reconnected and lost its position reference; homing is required',
+  POS_ERR_CONTROLLER_REJECTED: 'the motion controller refused a command (an error:N answer)',
 } as const;
 
 export type PositionerErrorCode = keyof typeof POSITIONER_ERRORS;

@@ -8,6 +8,8 @@
  *     │                                                    │ switch fault ─► error
  *     └──── stop (any state but error) ◄─── moving/homing ─┘
  *   moving ── hardware fault ──► error ── home (succeeds) ──► idle
+ *   any ── controller fault / link lost (outside a motion) ──► error
+ *   error ── link back (controller reconnected) ──► error (POS_ERR_NOT_HOMED) ── home ──► idle
  *
  * - Motion commands while moving or homing: POS_ERR_BUSY (HTTP 503).
  * - stop: at any time, immediate; no step is issued once it returns. In the
@@ -19,7 +21,8 @@
  */
 import type { AxisName, AxisPair } from '../hal/axes';
 import { AXES, mapAxes } from '../hal/axes';
-import type { MotionController, MotionEnd, MotionFault } from '../hal/motion-controller';
+import { HalError } from '../hal/errors';
+import type { ControllerEvent, MotionController, MotionEnd, MotionFault } from '../hal/motion-controller';
 import type { PositionerConfig } from './config';
 import { AXIS_RANGE_DEG, MIN_ACCEL_DEG_S2, MIN_SPEED_DEG_S, axisStepsPerDeg } from './config';
 import { PositionerError } from './errors';
@@ -80,6 +83,7 @@ export class Positioner {
   ) {
     this.config = structuredClone(config);
     this.perDeg = { theta: axisStepsPerDeg(config, 'theta'), phi: axisStepsPerDeg(config, 'phi') };
+    controller.subscribe((event) => this.onControllerEvent(event));
   }
 
   /** Calls `listener` after every state change; returns the unsubscribe function. */
@@ -195,8 +199,27 @@ export class Positioner {
       start();
     } catch (error) {
       this.state = previous;
+      // A controller that cannot take the command (its link is down) is a clear, stable error, not a crash.
+      if (error instanceof HalError) {
+        throw new PositionerError(error.kind === 'DISCONNECTED' ? 'POS_ERR_DISCONNECTED' : 'POS_ERR_HARDWARE', error.message);
+      }
       throw error;
     }
+    this.changed();
+  }
+
+  /**
+   * Faults outside a motion latch the error state as a failed motion does; a
+   * reconnection keeps it latched with a fault that says homing is needed,
+   * because the controller's positions no longer mean what they meant.
+   */
+  private onControllerEvent(event: ControllerEvent): void {
+    if (event.type === 'fault') {
+      this.fault = event.fault;
+    } else {
+      this.fault = { code: 'POS_ERR_NOT_HOMED', message: event.message };
+    }
+    this.state = 'error';
     this.changed();
   }
 

@@ -20,7 +20,7 @@ import { AXES } from '../hal/axes';
 import type { Clock } from '../hal/clock';
 import { HalError } from '../hal/errors';
 import type { HomeSwitch } from '../hal/home-switch';
-import type { MotionController, MotionEnd, MotionFault, MoveRequest } from '../hal/motion-controller';
+import type { ControllerEvent, MotionController, MotionEnd, MotionFault, MoveRequest } from '../hal/motion-controller';
 import type { StepperAxis } from '../hal/stepper-axis';
 import type { HomingConfig } from './config';
 import { POSITIONER_ERRORS } from './errors';
@@ -129,6 +129,15 @@ export class StepMotionController implements MotionController {
   stop(): void {
     // halt() runs the job's end handler, which ends the move or homing as 'halted'.
     if (!this.executor.halt() && this.onEnd) this.end({ outcome: 'halted' });
+  }
+
+  /**
+   * Step/dir hardware has no link that can drop and no controller of its own
+   * that raises alarms: its faults show up as a failing step() or switch read,
+   * which end the motion in progress. Nothing is ever reported here.
+   */
+  subscribe(_listener: (event: ControllerEvent) => void): () => void {
+    return () => undefined;
   }
 
   /** Claims the controller for one motion; a motion that cannot even be planned releases it and throws. */

@@ -14,6 +14,14 @@
  * Everything is callback-driven and synchronous at the edges: `onEnd` runs
  * exactly once, on the clock's time line, so a virtual clock can drive a whole
  * move and observe its completion deterministically.
+ *
+ * Two things happen outside any motion and reach the firmware through
+ * `subscribe()`: a fault (the serial line drops while idle, the controller
+ * raises an alarm by itself) and a reconnection (the link is back, but the
+ * controller's position reference is gone: every axis is unhomed and the
+ * firmware's frame restarts at the controller's power-on position). A fault
+ * during a motion ends that motion with `failed` instead; it is never
+ * reported twice.
  */
 import type { AxisName, AxisPair } from './axes';
 
@@ -37,6 +45,13 @@ export type MotionEnd =
   | { outcome: 'halted' }
   | { outcome: 'failed'; fault: MotionFault };
 
+/** What a controller reports outside a motion. */
+export type ControllerEvent =
+  /** The controller failed while no motion ran (or the link is gone); motion commands will fail until it recovers. */
+  | { type: 'fault'; fault: MotionFault }
+  /** The link is back after a drop or a board reset; positions restart from where the controller woke up and no axis is homed. */
+  | { type: 'reconnected'; message: string };
+
 export interface MotionController {
   /** Where the controller believes each axis is, in microsteps. */
   positionSteps(): AxisPair<number>;
@@ -55,4 +70,10 @@ export interface MotionController {
    * a running move or homing ends with outcome `halted` before it returns.
    */
   stop(): void;
+  /**
+   * Calls `listener` for every fault or reconnection outside a motion; returns
+   * the unsubscribe function. Hardware that cannot fail on its own between
+   * motions (plain step/dir drivers) never calls it.
+   */
+  subscribe(listener: (event: ControllerEvent) => void): () => void;
 }

@@ -3,12 +3,15 @@
  * driver throws, the positioner must not be left busy for good.
  */
 import t from 'tap';
-import type { MotionController, MotionEnd } from '../../hal/motion-controller';
+import { HalError } from '../../hal/errors';
+import type { ControllerEvent, MotionController, MotionEnd } from '../../hal/motion-controller';
 import { defaultConfig } from '../../firmware/config';
 import { Positioner } from '../../firmware/positioner';
 
 class RefusingController implements MotionController {
   refuse = true;
+  refusal: Error = new Error('link down');
+  listener: ((e: ControllerEvent) => void) | null = null;
   started: string[] = [];
   positionSteps() {
     return { theta: 0, phi: 0 };
@@ -23,16 +26,20 @@ class RefusingController implements MotionController {
     return false;
   }
   move(_r: unknown, onEnd: (e: MotionEnd) => void) {
-    if (this.refuse) throw new Error('link down');
+    if (this.refuse) throw this.refusal;
     this.started.push('move');
     onEnd({ outcome: 'completed' }); // a controller may end at once
   }
   home(_a: unknown, onEnd: (e: MotionEnd) => void) {
-    if (this.refuse) throw new Error('link down');
+    if (this.refuse) throw this.refusal;
     this.started.push('home');
     onEnd({ outcome: 'completed' });
   }
   stop() {}
+  subscribe(listener: (e: ControllerEvent) => void) {
+    this.listener = listener;
+    return () => (this.listener = null);
+  }
 }
 
 t.test('a controller that throws on start leaves the positioner where it was, not busy', (t) => {
@@ -48,5 +55,39 @@ t.test('a controller that throws on start leaves the positioner where it was, no
   p.home('theta');
   t.equal(p.status().state, 'idle');
   t.same(controller.started, ['move', 'home']);
+  t.end();
+});
+
+t.test('a HalError on start becomes a stable positioner error: DISCONNECTED -> POS_ERR_DISCONNECTED, others POS_ERR_HARDWARE', (t) => {
+  const controller = new RefusingController();
+  const p = new Positioner(controller, defaultConfig());
+  controller.refusal = new HalError('DISCONNECTED', 'serial line /dev/ttyUSB0 is closed');
+  t.throws(() => p.home('both'), { code: 'POS_ERR_DISCONNECTED', message: /ttyUSB0/ });
+  controller.refusal = new HalError('PROTOCOL', 'garbled');
+  t.throws(() => p.moveTo(1, 1), { code: 'POS_ERR_HARDWARE' });
+  t.equal(p.status().state, 'idle');
+  t.end();
+});
+
+t.test('a fault outside a motion latches the error state; a reconnection asks for homing; homing clears it', (t) => {
+  const controller = new RefusingController();
+  const p = new Positioner(controller, defaultConfig());
+  t.ok(controller.listener, 'the positioner subscribed to the controller');
+  let changes = 0;
+  p.onChange(() => changes++);
+  controller.listener!({ type: 'fault', fault: { code: 'POS_ERR_DISCONNECTED', message: 'line dropped' } });
+  t.equal(p.status().state, 'error');
+  t.strictSame(p.status().fault, { code: 'POS_ERR_DISCONNECTED', message: 'line dropped' });
+  t.equal(changes, 1, 'listeners hear about it');
+  controller.listener!({ type: 'reconnected', message: 'controller is back; home it' });
+  t.equal(p.status().state, 'error');
+  t.equal(p.status().fault?.code, 'POS_ERR_NOT_HOMED');
+  controller.refuse = false;
+  t.throws(() => p.moveTo(1, 1), { code: 'POS_ERR_FAULT' }, 'moves stay refused until homed');
+  p.stop();
+  t.equal(p.status().state, 'error', 'stop does not clear it');
+  p.home('both');
+  t.equal(p.status().state, 'idle');
+  t.equal(p.status().fault, null, 'a completed homing clears it');
   t.end();
 });

@@ -10,6 +10,7 @@ import type { Test } from 'tap';
 import { LIVE_STATUS_PATH, type LiveStatus, type LiveStatusOptions } from '../../api/live-status';
 import { createApiServer } from '../../api/server';
 import type { Positioner } from '../../firmware/positioner';
+import { driverRigs, type DriverRig } from './sim';
 
 export interface ApiResponse {
   status: number;
@@ -40,10 +41,36 @@ export interface ApiClient {
   post(path: string, json?: unknown): Promise<ApiResponse>;
 }
 
+/**
+ * Over a serial line (test/helpers/sim.ts): the board catches up before the
+ * request is handled and again before its answer leaves, so what a test sees
+ * is what the machine did at the virtual time it set.
+ */
+function inStepWithTheLine(server: http.Server, rig: DriverRig): void {
+  const listeners = server.listeners('request') as http.RequestListener[];
+  server.removeAllListeners('request');
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => {
+    void rig.settle().then(() => {
+      const end = res.end.bind(res) as (...args: unknown[]) => http.ServerResponse;
+      res.end = ((...args: unknown[]) => {
+        void rig.settle().then(() => end(...args));
+        return res;
+      }) as typeof res.end;
+      for (const listener of listeners) listener(req, res);
+    });
+  });
+}
+
 /** Serves the API and its live feed (createApiServer, as `positioner serve` does) on 127.0.0.1 and a free port until the test ends. */
 export async function serveApi(t: Test, positioner: Positioner, liveStatus?: LiveStatusOptions): Promise<ApiClient> {
+  const rig = driverRigs.get(positioner);
+  if (rig) {
+    t.teardown(() => rig.close());
+    await rig.ready;
+  }
   const api = createApiServer({ positioner }, { liveStatus });
   const { server } = api;
+  if (rig) inStepWithTheLine(server, rig);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());
