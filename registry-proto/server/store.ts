@@ -18,6 +18,7 @@
  * The schema version is PRAGMA user_version; migrate() brings an older file up.
  */
 import crypto from 'node:crypto';
+import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import { codecFor } from '../codec';
 import { RegistryError } from '../errors';
@@ -45,6 +46,8 @@ export interface ApiKeyInfo {
 export interface StoreOptions {
   /** The clock for key expiry and last-used times (ms since the epoch). */
   nowMs?: () => number;
+  /** Refuse to create the file (commands that only read or change what is there). */
+  mustExist?: boolean;
 }
 
 /** Prefix of every key: lets secret scanners and people recognise one. */
@@ -60,7 +63,12 @@ export class RegistryStore {
 
   constructor(readonly file: string, options: StoreOptions = {}) {
     this.nowMs = options.nowMs ?? Date.now;
-    this.db = new Database(file);
+    try {
+      this.db = new Database(file, { fileMustExist: options.mustExist === true });
+    } catch (err) {
+      if (options.mustExist && !fs.existsSync(file)) throw new RegistryError('REG_ERR_NOT_FOUND', `no registry database at ${file}: make one with \`registry-proto devices import\` or \`keys create\`, or name it with --db / REGISTRY_DB`);
+      throw err;
+    }
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     this.db.pragma('busy_timeout = 5000');

@@ -34,7 +34,7 @@ export interface BuiltCli {
 
 function resolveImport(fromFile: string, spec: string): string {
   const base = path.resolve(path.dirname(fromFile), spec);
-  for (const candidate of [`${base}.ts`, path.join(base, 'index.ts'), base.replace(/\.js$/, '.ts')]) {
+  for (const candidate of [`${base}.ts`, path.join(base, 'index.ts'), base.replace(/\.js$/, '.ts'), `${base}.d.ts`]) {
     if (fs.existsSync(candidate) && fs.statSync(candidate).isFile()) return candidate;
   }
   throw new Error(`cannot resolve '${spec}' imported by ${fromFile}`);
@@ -63,6 +63,7 @@ export function buildCli(t: Test, name = 'positioner'): BuiltCli {
     const file = queue.pop()!;
     if (done.has(file)) continue;
     done.add(file);
+    if (file.endsWith('.d.ts')) continue; // types only: nothing to run
     const source = fs.readFileSync(file, 'utf8');
     const out = ts.transpileModule(source, { compilerOptions, fileName: file, reportDiagnostics: true });
     if (out.diagnostics?.length) throw new Error(`${file}: ${ts.flattenDiagnosticMessageText(out.diagnostics[0].messageText, '\n')}`);
@@ -90,7 +91,7 @@ process.on('exit', () => {
 });
 
 /** Variables the CLI reads; each test sets its own so the caller's shell cannot leak in. */
-const CLI_ENV_VARS = ['POSITIONER_HOST', 'PORT', 'HOST', 'NO_COLOR', 'FORCE_COLOR', 'TERM', 'DATABASE_PATH', 'VAPID_PUBLIC_KEY', 'VAPID_PRIVATE_KEY', 'VAPID_SUBJECT'];
+const CLI_ENV_VARS = ['POSITIONER_HOST', 'PORT', 'HOST', 'NO_COLOR', 'FORCE_COLOR', 'TERM', 'DATABASE_PATH', 'VAPID_PUBLIC_KEY', 'VAPID_PRIVATE_KEY', 'VAPID_SUBJECT', 'REGISTRY_URL', 'REGISTRY_API_KEY', 'REGISTRY_DB'];
 
 /** The test process's environment without the CLI's variables, plus `extra` (undefined deletes). */
 export function cliEnv(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
