@@ -38,6 +38,7 @@ interface Args {
 }
 
 async function run(argv: Args): Promise<void> {
+  if (argv.serial && argv.pty) fail('give either --serial PATH or --pty, not both', EXIT.usage);
   if (!argv.serial && !argv.pty) fail('give --serial PATH (a device to listen on) or --pty (make a pty pair)', EXIT.usage);
   if (!(argv['time-scale'] > 0)) fail(`--time-scale must be a positive number, got ${argv['time-scale']}`, EXIT.usage);
   let loaded;
@@ -107,8 +108,7 @@ export function main(args: string[]): Promise<unknown> {
           .option('config', { alias: 'c', type: 'string', describe: 'positioner JSON config file: the machine to simulate (see README)' })
           .option('time-scale', { type: 'number', default: 1, describe: 'run simulated time this many times faster than real time' })
           .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'print nothing but errors' })
-          .option('json', { type: 'boolean', default: false, describe: 'print events as JSON lines' })
-          .conflicts('serial', 'pty'),
+          .option('json', { type: 'boolean', default: false, describe: 'print events as JSON lines' }),
       (argv) => run(argv as unknown as Args),
     )
     .strict()

@@ -441,6 +441,10 @@ export class GrblDriver implements MotionController {
     }
     if (/^\[.*\]$/.test(line)) return; // other feedback ([GC:..], [VER:..]): informational
     this.stats.garbageLines++;
+    // Noise without a newline glues itself to the front of the next real line: keep the answer at its end,
+    // or the `ok` a motion waits for would be lost with the noise.
+    const tail = /[^A-Za-z0-9:](ok|error:\d{1,3}|ALARM:\d{1,3})$/.exec(line) ?? /.(<[A-Z][a-z]+[|:][^<>]*>)$/.exec(line);
+    if (tail) this.onLine(tail[1], false);
   }
 
   private onReport(report: StatusReport): void {
