@@ -52,7 +52,7 @@ export function bundleModule(srcRoot: string, entryRel: string, extra: Record<st
     const file = path.join(srcRoot, `${id}.ts`);
     const source = fs.readFileSync(file, 'utf8');
     const out = ts.transpileModule(source, { compilerOptions, fileName: file });
-    modules.set(id, out.outputText);
+    modules.set(id, out.outputText.replace(/^#!.*\n/, ''));
     for (const imp of ts.preProcessFile(source, true, true).importedFiles) {
       const spec = imp.fileName;
       if (!spec.startsWith('.')) {

@@ -38,6 +38,8 @@ class CliError extends Error {
   }
 }
 
+class UsageError extends Error {}
+
 const PERMISSION_CODES = new Set(['EACCES', 'EPERM', 'EROFS']);
 const isPermission = (err: unknown) => PERMISSION_CODES.has((err as NodeJS.ErrnoException)?.code ?? '');
 
@@ -147,8 +149,8 @@ function ask(question: string): Promise<string> {
   const rl = readline.createInterface({ input: process.stdin, output: process.stderr });
   return new Promise((resolve) => {
     rl.question(question, (answer) => {
+      resolve(answer); // before close(), whose 'close' event would resolve with ''
       rl.close();
-      resolve(answer);
     });
     rl.on('close', () => resolve(''));
   });
@@ -346,10 +348,15 @@ export async function main(args: string[]): Promise<number> {
     .epilogue('Exit codes: 0 success (also nothing found or cancelled); 1 data access error or failure; 2 usage error or permission denied.\nEnvironment: CLAUDE_PROJECT_DIR, HOOKS_CLI_ROOT, NO_COLOR.')
     .wrap(Math.min(100, process.stdout.columns || 100))
     .fail((msg, err) => {
-      process.stderr.write(`hooks-cli: ${msg ?? err?.message}\nRun hooks-cli --help for usage.\n`);
-      exitCode = 2;
+      throw new UsageError(msg ?? err?.message ?? 'invalid usage');
     });
-  await parser.parseAsync();
+  try {
+    await parser.parseAsync();
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stderr.write(`hooks-cli: ${err.message}\nRun hooks-cli --help for usage.\n`);
+    return 2;
+  }
   return exitCode;
 }
 

@@ -186,3 +186,41 @@ t.test('an upstream that never answers times out; the sample stands in while the
   await service.events.refresh().done;
   t.equal((await api.get('/api/events/conjunctions')).body.source, 'upstream');
 });
+
+t.test('however many refreshes are asked for, a source is called at most once per UPSTREAM_MIN_INTERVAL_SECONDS', async (t) => {
+  const u = await startFakeUpstream(t);
+  serveAll(u);
+  const clock = new ManualClock('2026-11-21T12:00:00Z');
+  const { service } = await startService(t, { env: { ...upstreamEnv(u), UPSTREAM_MIN_INTERVAL_SECONDS: '300' }, clock });
+  const hits = () => u.hits.get('/2.2.0/astronaut/') ?? 0;
+  t.equal(hits(), 1, 'the start-up refresh');
+  clock.advanceMinutes(4);
+  const r = await service.events.refresh().done;
+  t.strictSame(
+    r.sources.map((s) => s.outcome),
+    ['skipped', 'skipped', 'skipped', 'skipped'],
+  );
+  t.match(r.sources[2].error, /not again before 2026-11-21T12:05:00.000Z/);
+  t.equal(hits(), 1, 'no call went out');
+  clock.advanceMinutes(1);
+  await service.events.refresh().done;
+  t.equal(hits(), 2);
+});
+
+t.test('a restart refreshes a cache older than the refresh interval, not a fresh one', async (t) => {
+  const u = await startFakeUpstream(t);
+  serveAll(u);
+  const clock = new ManualClock('2026-11-21T12:00:00Z');
+  const env = { ...upstreamEnv(u), EVENTS_REFRESH_MINUTES: '360' };
+  const first = await startService(t, { env, clock });
+  const dbPath = first.dbPath;
+  await first.stop();
+  const hits = () => u.hits.get('/SOCRATES/sort-minRange.csv') ?? 0;
+  t.equal(hits(), 1);
+  clock.advanceMinutes(60);
+  await (await startService(t, { env, clock, dbPath })).stop();
+  t.equal(hits(), 1, 'an hour-old cache is kept');
+  clock.advanceMinutes(6 * 60);
+  await (await startService(t, { env, clock, dbPath })).stop();
+  t.equal(hits(), 2, 'a seven-hour-old cache is refreshed at start');
+});

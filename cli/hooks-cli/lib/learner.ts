@@ -96,7 +96,14 @@ export function commandKey(argv: readonly string[]): string | null {
   if (argv.length === 0) return null;
   const name = argv[0].split('/').pop() || argv[0];
   if (!SUBCOMMAND_TOOLS.has(name)) return name;
-  const sub = argv.slice(1).find((a) => !a.startsWith('-'));
+  let sub: string | undefined;
+  for (let i = 1; i < argv.length; i++) {
+    if (name === 'git' && (argv[i] === '-c' || argv[i] === '-C')) i++; // git's global options with a value
+    else if (!argv[i].startsWith('-')) {
+      sub = argv[i];
+      break;
+    }
+  }
   // npx runs a package: its name is the interesting part.
   return sub && /^[\w.:@/-]+$/.test(sub) && sub.length <= 40 ? `${name} ${sub}` : name;
 }
@@ -305,7 +312,7 @@ function isRun(v: unknown): v is LearnedRun {
 export function predictions(paths: DataPaths, settings: Settings, nowMs: number): PredictionCache {
   if (settings.performance.cache_predictions) {
     const cache = readJson<PredictionCache | null>(paths.predictionCache, () => null, (v) => isObject(v) && isObject(v.commands));
-    if (cache && nowMs - cache.built_at < settings.shadow_learner.cache_ttl_seconds * 1000) return cache;
+    if (cache && cache.thresholds === thresholdsKey(settings) && nowMs - cache.built_at < settings.shadow_learner.cache_ttl_seconds * 1000) return cache;
     // Expired: trust it again only if the database has not changed since it was built.
     if (cache && cache.thresholds === thresholdsKey(settings) && dbMtime(paths) <= cache.built_at) {
       const renewed = { ...cache, built_at: nowMs };

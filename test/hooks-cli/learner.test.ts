@@ -1,0 +1,187 @@
+/**
+ * The shadow learner and the session logger's data: confidence and evidence
+ * thresholds, max_patterns eviction, learning_enabled, the prediction cache
+ * and its TTL, 🚨 predictions reaching the validator; 50 hooks at once on one
+ * data directory losing nothing; corrupt data files set aside and rebuilt;
+ * old logs pruned.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import t from 'tap';
+import { applyRuns, buildPredictions, classifyError, commandKey, confidenceOf, emptyDb, type LearnedRun } from '../../cli/hooks-cli/lib/learner';
+import { defaultSettings } from '../../cli/hooks-cli/lib/settings-schema';
+import { buildInstall, hostInput, readJsonFile, runHook, tempProject, type Project } from '../helpers/hooks';
+
+const inst = buildInstall(t);
+const ts = '2026-01-01T00:00:00.000Z';
+const run = (command: string | null, success: boolean, error: string | null = null, tool = 'Bash', timestamp = ts): LearnedRun => ({ tool, command, success, error, timestamp });
+
+t.test('command keys: the command, plus the subcommand for tools that have them', async (t) => {
+  t.equal(commandKey(['ls', '-la']), 'ls');
+  t.equal(commandKey(['/usr/bin/git', '-c', 'x', 'push', 'origin']), 'git push');
+  t.equal(commandKey(['npm', 'test']), 'npm test');
+  t.equal(commandKey(['npm', '--silent', 'run', 'build']), 'npm run');
+  t.equal(commandKey([]), null);
+});
+
+t.test('confidence rises with evidence toward the dominant rate', async (t) => {
+  t.equal(confidenceOf(1, 1), 0.5);
+  t.equal(confidenceOf(5, 5), 5 / 6);
+  t.equal(confidenceOf(3, 6), 0.5 * (6 / 7));
+  const db = emptyDb();
+  applyRuns(db, [run('npm test', false, 'Error: 2 tests failed\nmore'), run('npm test', false, 'Error: 2 tests failed'), run('npm test', true)], 100);
+  const p = db.command_patterns['npm test'];
+  t.match(p, { pattern_type: 'command_execution', trigger: { command: 'npm test' }, prediction: { success_count: 1, failure_count: 2, common_errors: ['Error: 2 tests failed'] }, evidence_count: 3 });
+  t.equal(p.success_rate, 0.333);
+  t.equal(p.confidence, 0.5);
+  const c = db.context_patterns['Bash:test_failure'];
+  t.match(c, { pattern_type: 'context_error', trigger: { tool: 'Bash', error_type: 'test_failure' }, prediction: { likely_error: 'Error: 2 tests failed' }, evidence_count: 2 });
+  t.ok(c.prediction.suggestions.length > 0);
+});
+
+t.test('errors are classified by type', async (t) => {
+  t.equal(classifyError('bash: foo: command not found').type, 'command_not_found');
+  t.equal(classifyError("Error: Cannot find module 'x'").type, 'module_not_found');
+  t.equal(classifyError('EACCES: permission denied, open x').type, 'permission_denied');
+  t.equal(classifyError('src/a.ts(1,1): error TS2322: Type').type, 'type_error');
+  t.equal(classifyError('something odd').type, 'other');
+});
+
+t.test('predictions need both the confidence and the evidence threshold', async (t) => {
+  const sl = defaultSettings().shadow_learner; // 0.8, 5
+  const db = emptyDb();
+  applyRuns(db, [1, 2, 3, 4].map(() => run('make', false, 'make: *** [all] Error 1')), 100);
+  t.same(buildPredictions(db, sl, 0).commands, {}, '4 failures: below the evidence threshold (confidence 0.8 is enough)');
+  applyRuns(db, [run('make', false, 'make: *** [all] Error 1')], 100);
+  t.match(buildPredictions(db, sl, 0).commands.make, { failure_rate: 1, evidence_count: 5, common_error: 'make: *** [all] Error 1' });
+  applyRuns(db, [run('make', true), run('make', true)], 100); // 5 of 7 failed: confidence 5/7*7/8 = 0.625
+  t.same(buildPredictions(db, sl, 0).commands, {}, 'below the confidence threshold');
+  t.ok(buildPredictions(db, { ...sl, confidence_threshold: 0.6 }, 0).commands.make, 'a lower threshold lets it through');
+  const ok = emptyDb();
+  applyRuns(ok, Array.from({ length: 10 }, () => run('ls', true)), 100);
+  t.same(buildPredictions(ok, sl, 0).commands, {}, 'confident success predicts nothing to warn about');
+});
+
+t.test('at most max_patterns: the least useful are dropped first', async (t) => {
+  const db = emptyDb();
+  const runs: LearnedRun[] = [];
+  for (let i = 0; i < 20; i++) runs.push(run(`rare${i}`, true, null, 'Bash', `2026-01-01T00:00:${String(i).padStart(2, '0')}.000Z`));
+  for (let k = 0; k < 8; k++) runs.push(run('useful', false, 'boom'));
+  applyRuns(db, runs, 10);
+  const names = Object.keys(db.command_patterns);
+  t.equal(names.length + Object.keys(db.context_patterns).length, 10);
+  t.ok(names.includes('useful'), 'the well-evidenced pattern stays');
+  t.ok(db.context_patterns['Bash:other'], 'so does the context pattern with 8 observations');
+  t.notOk(names.includes('rare0'), 'the oldest single observations went first');
+  t.ok(names.includes('rare19'));
+});
+
+async function logMany(p: Project, command: string, n: number, success: boolean, error = 'Error: connect ECONNREFUSED 127.0.0.1:5432') {
+  for (let i = 0; i < n; i++) {
+    await runHook(inst, 'session-logger', p, success ? hostInput(p, 'PostToolUse', { tool_name: 'Bash', tool_input: { command }, tool_response: { stdout: '' } }) : hostInput(p, 'PostToolUseFailure', { tool_name: 'Bash', tool_input: { command }, error }));
+  }
+}
+
+t.test('learned failures reach the validator as 🚨 predictions; learning_enabled off learns and predicts nothing', async (t) => {
+  const p = tempProject(t);
+  p.settings({ performance: { async_logging: false } });
+  await logMany(p, 'npm run migrate', 5, false);
+  const db = readJsonFile(path.join(p.data, 'patterns', 'patterns.json'));
+  t.equal(db.command_patterns['npm run'].prediction.failure_count, 5);
+  const r = await runHook(inst, 'command-validator', p, hostInput(p, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'npm run migrate' } }));
+  t.equal(r.code, 0, 'a prediction warns, never blocks');
+  t.match(r.json.hookSpecificOutput.additionalContext, /^🚨 npm run failed in 100% of 5 runs \(confidence 83%\); last error: Error: connect ECONNREFUSED/);
+  const seed = await runHook(inst, 'command-validator', p, { tool: 'Bash', parameters: { command: 'cd api && npm run migrate' } });
+  t.match(seed.json.message, /🚨 npm run failed/);
+
+  const q = tempProject(t);
+  q.settings({ performance: { async_logging: false }, shadow_learner: { learning_enabled: false } });
+  await logMany(q, 'npm run migrate', 5, false);
+  t.notOk(fs.existsSync(path.join(q.data, 'patterns', 'patterns.json')), 'nothing learned');
+  t.notOk(fs.existsSync(path.join(q.data, 'patterns', 'pending.jsonl')));
+  t.ok(fs.readdirSync(path.join(q.data, 'logs')).some((f) => f.startsWith('executions_')), 'still logged');
+});
+
+t.test('async_logging folds in batches; the prediction cache lives for cache_ttl_seconds', async (t) => {
+  const p = tempProject(t);
+  await logMany(p, 'cargo build', 3, false, 'error[E0308]: mismatched types');
+  const pending = path.join(p.data, 'patterns', 'pending.jsonl');
+  // The first run folded (nothing folded yet); the next two wait in the journal.
+  t.equal(fs.readFileSync(pending, 'utf8').trim().split('\n').length, 2, 'two runs waiting for the next fold');
+  const cacheFile = path.join(p.data, 'patterns', 'prediction_cache.json');
+  const stale = { built_at: Date.now(), thresholds: '0.8/5', commands: { 'cargo build': { failure_rate: 1, confidence: 0.9, evidence_count: 9, common_error: 'from the cache' } } };
+  fs.writeFileSync(cacheFile, JSON.stringify(stale));
+  const fresh = await runHook(inst, 'command-validator', p, { tool: 'Bash', parameters: { command: 'cargo build' } });
+  t.match(fresh.json.message, /last error: from the cache/, 'a fresh cache is used as it is');
+  p.settings({ shadow_learner: { cache_ttl_seconds: 1 } });
+  fs.writeFileSync(cacheFile, JSON.stringify({ ...stale, built_at: Date.now() - 5000 }));
+  fs.utimesSync(path.join(p.data, 'patterns', 'patterns.json'), new Date(), new Date()); // the database changed since
+  const expired = await runHook(inst, 'command-validator', p, { tool: 'Bash', parameters: { command: 'cargo build' } });
+  t.notMatch(expired.json.message, /from the cache/, 'an expired cache is rebuilt from the database');
+  p.settings({ performance: { cache_predictions: false } });
+  fs.writeFileSync(cacheFile, JSON.stringify(stale));
+  const off = await runHook(inst, 'command-validator', p, { tool: 'Bash', parameters: { command: 'cargo build' } });
+  t.notMatch(off.json.message, /from the cache/, 'cache_predictions off: the database is read');
+});
+
+t.test('50 hooks at once on one data directory: no lost log line, no lost count, valid JSON', async (t) => {
+  const p = tempProject(t);
+  const runs = Array.from({ length: 50 }, (_, i) =>
+    runHook(inst, 'session-logger', p, hostInput(p, i % 5 === 0 ? 'PostToolUseFailure' : 'PostToolUse', { tool_name: i % 2 ? 'Bash' : 'Read', tool_input: i % 2 ? { command: `echo ${i}` } : { file_path: `f${i}` }, tool_response: {}, error: 'x' })),
+  );
+  const results = await Promise.all(runs);
+  t.same(results.map((r) => r.code), Array(50).fill(0), 'all exit 0');
+  const logs = fs.readdirSync(path.join(p.data, 'logs')).filter((f) => f.startsWith('executions_'));
+  const lines = logs.flatMap((f) => fs.readFileSync(path.join(p.data, 'logs', f), 'utf8').trim().split('\n'));
+  t.equal(lines.length, 50, '50 log lines');
+  t.equal(new Set(lines.map((l) => JSON.parse(l).command ?? l)).size >= 25, true, 'every line whole JSON');
+  const s = readJsonFile(path.join(p.data, 'session_state.json'));
+  t.equal(s.tool_usage.Bash + s.tool_usage.Read, 50, 'every run counted (locked read-modify-write)');
+  t.equal(s.commands_executed.length, 25);
+  // Fold what the journal still holds, then every run must be in the database.
+  await runHook(inst, 'session-finalizer', p, {});
+  const db = readJsonFile(path.join(p.data, 'patterns', 'patterns.json'));
+  t.equal(db.command_patterns.echo.evidence_count, 25, 'every Bash run learned once');
+  const failures = Object.values(db.context_patterns as Record<string, { evidence_count: number }>).reduce((n, c) => n + c.evidence_count, 0);
+  t.equal(failures, 10, 'every failure learned once');
+  t.same(fs.readdirSync(p.data).filter((f) => f.includes('.tmp') || f.endsWith('.lock')), [], 'no temporary or lock files left');
+});
+
+t.test('corrupt data files are set aside and rebuilt, never a crash', async (t) => {
+  const p = tempProject(t);
+  fs.mkdirSync(path.join(p.data, 'patterns'), { recursive: true });
+  fs.mkdirSync(path.join(p.data, 'logs'), { recursive: true });
+  fs.writeFileSync(path.join(p.data, 'session_state.json'), '{"session_id": "x", "tool_usa');
+  fs.writeFileSync(path.join(p.data, 'patterns', 'patterns.json'), '[1,2,3]');
+  fs.writeFileSync(path.join(p.data, 'patterns', 'prediction_cache.json'), 'garbage');
+  p.settings({ performance: { async_logging: false } });
+  const r = await runHook(inst, 'session-logger', p, { tool: 'Bash', parameters: { command: 'ls' }, success: true });
+  t.equal(r.code, 0);
+  t.same(r.json, { allow: true, message: 'Logged Bash execution' });
+  const s = readJsonFile(path.join(p.data, 'session_state.json'));
+  t.same(s.tool_usage, { Bash: 1 }, 'state rebuilt');
+  t.ok(fs.readdirSync(p.data).some((f) => /^session_state\.json\.corrupt-\d+$/.test(f)), 'the corrupt state kept aside');
+  t.ok(fs.readdirSync(path.join(p.data, 'patterns')).some((f) => /^patterns\.json\.corrupt-\d+$/.test(f)), 'the corrupt database kept aside');
+  t.equal(readJsonFile(path.join(p.data, 'patterns', 'patterns.json')).command_patterns.ls.evidence_count, 1);
+  t.match(fs.readFileSync(path.join(p.data, 'logs', 'hooks.log'), 'utf8'), /session_state\.json was not valid; moved to/);
+  const v = await runHook(inst, 'command-validator', p, { tool: 'Bash', parameters: { command: 'rm -rf /' } });
+  t.equal(v.code, 1, 'the validator still works');
+  const f = await runHook(inst, 'session-finalizer', p, {});
+  t.equal(f.code, 0);
+});
+
+t.test('execution logs older than log_retention_days are pruned', async (t) => {
+  const p = tempProject(t);
+  const logs = path.join(p.data, 'logs');
+  fs.mkdirSync(logs, { recursive: true });
+  const day = (offset: number) => {
+    const d = new Date();
+    d.setDate(d.getDate() - offset);
+    return `executions_${d.getFullYear()}${String(d.getMonth() + 1).padStart(2, '0')}${String(d.getDate()).padStart(2, '0')}.jsonl`;
+  };
+  for (const off of [1, 3, 9, 30]) fs.writeFileSync(path.join(logs, day(off)), '{}\n');
+  p.settings({ logging: { log_retention_days: 7 } });
+  await runHook(inst, 'session-finalizer', p, {});
+  const left = fs.readdirSync(logs).filter((f) => f.startsWith('executions_')).sort();
+  t.same(left, [day(3), day(1)].sort(), '9- and 30-day-old logs gone');
+});
