@@ -94,9 +94,13 @@ interface Motion {
 }
 
 const AXIS_LETTER: AxisPair<'X' | 'Y'> = { theta: 'X', phi: 'Y' };
+/** How long grbl may sit idle with our lines unanswered before their answers count as lost. */
+const LOST_ANSWER_US = 500_000;
 
 export interface GrblDriverStats {
   garbageLines: number;
+  /** Answers taken as lost in noise (grbl idle, the lines long sent, no answer): see onReport. */
+  lostAnswers: number;
   resets: number;
   reconnects: number;
   statusReports: number;
@@ -105,7 +109,7 @@ export interface GrblDriverStats {
 }
 
 export class GrblDriver implements MotionController {
-  readonly stats: GrblDriverStats = { garbageLines: 0, resets: 0, reconnects: 0, statusReports: 0, maxInFlightBytes: 0 };
+  readonly stats: GrblDriverStats = { garbageLines: 0, lostAnswers: 0, resets: 0, reconnects: 0, statusReports: 0, maxInFlightBytes: 0 };
   /** grbl's `$` settings as last read. */
   readonly settings = new Map<number, number>();
   private readonly link: SerialLink;
@@ -141,6 +145,8 @@ export class GrblDriver implements MotionController {
   private statusAnswered = 0;
   private statusWaiters: { at: number; resolve: () => void }[] = [];
   private lastAnswerUs = 0;
+  /** When the last line was written (for answers lost in noise). */
+  private lastSendUs = 0;
   private poll: TimerHandle | null = null;
   private bannerTimer: TimerHandle | null = null;
   private settleWaiters: (() => void)[] = [];
@@ -368,6 +374,7 @@ export class GrblDriver implements MotionController {
       }
       this.inFlight.push(line);
       this.inFlightBytes += bytes;
+      this.lastSendUs = this.opts.clock.nowUs();
       this.stats.maxInFlightBytes = Math.max(this.stats.maxInFlightBytes, this.inFlightBytes);
     }
     if (this.queue.length === 0) this.wakeSettlers();
@@ -460,6 +467,14 @@ export class GrblDriver implements MotionController {
     if (report.mpos) {
       this.previousMposSteps = this.mposSteps;
       this.mposSteps = { theta: Math.round(report.mpos[0] * this.opts.stepsPerDeg.theta), phi: Math.round(report.mpos[1] * this.opts.stepsPerDeg.phi) };
+    }
+    // Noise can swallow an `ok` (a half line glued in front of it). grbl idle with lines sent long ago
+    // and unanswered means it has processed them: take their answers as lost, or a move would never end.
+    if (report.state === 'Idle' && this.phase === 'ready' && this.inFlight.length > 0 && this.opts.clock.nowUs() - this.lastSendUs > LOST_ANSWER_US) {
+      while (this.inFlight.length > 0) {
+        this.stats.lostAnswers++;
+        this.answer({ ok: true });
+      }
     }
     const waiters = this.statusWaiters.filter((w) => w.at <= this.statusAnswered);
     this.statusWaiters = this.statusWaiters.filter((w) => w.at > this.statusAnswered);
