@@ -33,6 +33,7 @@ import { AXES, mapAxes } from './axes';
 import type { Clock, TimerHandle } from './clock';
 import { HalError } from './errors';
 import type { ControllerEvent, MotionController, MotionEnd, MotionFault, MoveRequest } from './motion-controller';
+import { ACCEL, encodeCustomFloat, FIRMATA } from './firmata-protocol';
 import { SerialLink } from './serial-link';
 
 /** The firmata.js calls this driver uses (firmata-io has no type declarations). */
@@ -45,8 +46,7 @@ interface FirmataIo extends EventEmitter {
   accelStepperTo(n: number, position: number): void;
   accelStepperStop(n: number): void;
   accelStepperReportPosition(n: number): void;
-  accelStepperSpeed(n: number, stepsPerS: number): void;
-  accelStepperAcceleration(n: number, stepsPerS2: number): void;
+  sysexCommand(message: number[]): void;
   multiStepperConfig(o: { groupNum: number; devices: number[] }): void;
   multiStepperStop(group: number): void;
   pinMode(pin: number, mode: number): void;
@@ -298,8 +298,9 @@ export class FirmataDriver implements MotionController {
     const segment = { fromSteps: this.pos[axis], toSteps: target, speedStepsS: speedDegS * perDeg, accelStepsS2: accelDegS2 * perDeg };
     this.segment[axis] = segment;
     this.motion?.onDone.set(DEVICE[axis], done);
-    io.accelStepperSpeed(DEVICE[axis], segment.speedStepsS);
-    io.accelStepperAcceleration(DEVICE[axis], segment.accelStepsS2);
+    // Speed and acceleration with our own float encoder: firmata.js's overflows from 100,000 up.
+    io.sysexCommand([FIRMATA.ACCELSTEPPER, ACCEL.SET_SPEED, DEVICE[axis], ...encodeCustomFloat(segment.speedStepsS)]);
+    io.sysexCommand([FIRMATA.ACCELSTEPPER, ACCEL.SET_ACCELERATION, DEVICE[axis], ...encodeCustomFloat(segment.accelStepsS2)]);
     io.accelStepperTo(DEVICE[axis], target);
   }
 

@@ -67,6 +67,21 @@ export function decodeInt32(bytes: readonly number[]): number {
   return bytes[4] & 0x08 ? -magnitude : magnitude;
 }
 
+/**
+ * Encodes a speed or acceleration as AccelStepperFirmata reads it. Unlike
+ * firmata.js's encoder (whose exponent overflows its 4 bits for values from
+ * 100,000 up, e.g. an acceleration of 400,000 steps/s^2), this picks the
+ * exponent that keeps the most significant digits and fits: any value from
+ * 1e-11 to 8.3e10 keeps 6-7 significant digits.
+ */
+export function encodeCustomFloat(value: number): number[] {
+  const magnitude = Math.abs(value);
+  let exponent = -11;
+  while (exponent < 4 && Math.round(magnitude / 10 ** exponent) >= 2 ** 23) exponent++;
+  const significand = Math.min(2 ** 23 - 1, Math.round(magnitude / 10 ** exponent));
+  return [significand & 0x7f, (significand >> 7) & 0x7f, (significand >> 14) & 0x7f, ((significand >> 21) & 0x03) | (((exponent + 11) & 0x0f) << 2) | ((value < 0 ? 1 : 0) << 6)];
+}
+
 export function decodeCustomFloat(bytes: readonly number[]): number {
   const significand = (bytes[0] & 0x7f) | ((bytes[1] & 0x7f) << 7) | ((bytes[2] & 0x7f) << 14) | ((bytes[3] & 0x03) << 21);
   const exponent = ((bytes[3] >> 2) & 0x0f) - 11;
