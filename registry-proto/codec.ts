@@ -20,14 +20,10 @@ import protojson from 'protobufjs/ext/protojson';
 import textformat from 'protobufjs/ext/textformat';
 import { CodecError } from './errors';
 import { fullName, messageTypes, staticClassOf, type StaticMessageClass } from './messages';
+import { shortestFloat, writeJson, type JsonWriteOptions } from './json-writer';
 import { checkWire, wireRules, type TypeRules } from './wire-check';
 
-export interface JsonWriteOptions {
-  /** Also print fields without presence (scalars, repeated, maps) at their default values. */
-  emitDefaults?: boolean;
-  /** Print proto field names (`last_seen`) instead of lowerCamelCase (`lastSeen`). */
-  protoNames?: boolean;
-}
+export type { JsonWriteOptions };
 
 export interface JsonReadOptions {
   /** Skip object members that name no field instead of refusing them. */
@@ -97,8 +93,15 @@ export class MessageCodec<T extends object = Message> {
     return out;
   }
 
-  /** ProtoJSON value of `message`. */
+  /** ProtoJSON value of `message`: the compiled writer (json-writer.ts) where the type has one. */
   toJson(message: T, options: JsonWriteOptions = {}): unknown {
+    const fast = writeJson(this.type, message as Message, options);
+    if (fast) return fast;
+    return this.toJsonReflective(message, options);
+  }
+
+  /** ProtoJSON through protobufjs/ext/protojson plus shapeJson (every type; the reference for the compiled writer). */
+  toJsonReflective(message: T, options: JsonWriteOptions = {}): unknown {
     let json: unknown;
     try {
       json = protojson.toJson(this.type, message as Message);
@@ -186,20 +189,6 @@ export function* delimitedFrames(bytes: Uint8Array): Generator<{ start: number; 
     yield { start: pos, end: pos + len };
     pos += len;
   }
-}
-
-const FLOAT_MAX = 3.4028234663852886e38;
-
-/** Shortest decimal that reads back as the same float32 (as protoc prints floats). */
-export function shortestFloat(value: number): number {
-  if (!Number.isFinite(value) || Math.fround(value) !== value) return value;
-  for (let digits = 1; digits <= 9; digits++) {
-    const candidate = Number(value.toPrecision(digits));
-    // Not above the largest float (3.4028235e38 rounds to it, but protobufjs's
-    // ProtoJSON reader refuses it as out of range): keep the exact value then.
-    if (Math.fround(candidate) === value && Math.abs(candidate) <= FLOAT_MAX) return candidate;
-  }
-  return value;
 }
 
 const WKT_PREFIX = '.google.protobuf.';
