@@ -188,12 +188,16 @@ export function* delimitedFrames(bytes: Uint8Array): Generator<{ start: number; 
   }
 }
 
+const FLOAT_MAX = 3.4028234663852886e38;
+
 /** Shortest decimal that reads back as the same float32 (as protoc prints floats). */
 export function shortestFloat(value: number): number {
   if (!Number.isFinite(value) || Math.fround(value) !== value) return value;
   for (let digits = 1; digits <= 9; digits++) {
     const candidate = Number(value.toPrecision(digits));
-    if (Math.fround(candidate) === value) return candidate;
+    // Not above the largest float (3.4028235e38 rounds to it, but protobufjs's
+    // ProtoJSON reader refuses it as out of range): keep the exact value then.
+    if (Math.fround(candidate) === value && Math.abs(candidate) <= FLOAT_MAX) return candidate;
   }
   return value;
 }

@@ -91,26 +91,33 @@ function valueRule(name: string, typeName: string, resolved: protobuf.Type | pro
 }
 
 class Scanner {
+  /** Where the last varint() ended (a field, not a returned pair: no allocation per varint). */
+  private next = 0;
+
   constructor(readonly buf: Uint8Array) {}
 
-  fail(path: string, offset: number, what: string): never {
+  /** Throws REG_ERR_WIRE; `name` (a field) is appended to `path` only now, so the hot path builds no strings. */
+  fail(parent: string, offset: number, what: string, name?: string | number): never {
+    const path = join(parent, name);
     throw new CodecError('REG_ERR_WIRE', `${path || '(message)'}: ${what} at byte offset ${offset}`, { field: path || undefined, offset });
   }
 
-  /** Reads a varint at `pos` that must end before `end`; returns [low 32 bits, next position]. */
-  varint(pos: number, end: number, path: string): [number, number] {
+  /** Reads a varint at `pos` that must end before `end`; returns its low 32 bits (-1: wider), sets `next`. */
+  varint(pos: number, end: number, path: string, name?: string | number): number {
     const start = pos;
+    const buf = this.buf;
     let low = 0;
     for (let i = 0; i < 10; i++) {
-      if (pos >= end) this.fail(path, start, 'truncated varint');
-      const b = this.buf[pos++];
+      if (pos >= end) this.fail(path, start, 'truncated varint', name);
+      const b = buf[pos++];
       if (i < 5) low = i < 4 ? low | ((b & 0x7f) << (7 * i)) : low | ((b & 0x0f) << 28);
       if (b < 0x80) {
         // Tags and lengths must fit 32 bits unsigned: -1 says they do not.
-        return [(i === 4 && b > 0x0f) || i > 4 ? -1 : low >>> 0, pos];
+        this.next = pos;
+        return (i === 4 && b > 0x0f) || i > 4 ? -1 : low >>> 0;
       }
     }
-    this.fail(path, start, 'varint longer than 10 bytes');
+    this.fail(path, start, 'varint longer than 10 bytes', name);
   }
 
   /** Checks the message `rules` in [pos, end); `group` is the field number of an enclosing group. */
@@ -118,8 +125,8 @@ class Scanner {
     if (depth > MAX_DEPTH) this.fail(path, pos, `nesting deeper than ${MAX_DEPTH}`);
     while (pos < end) {
       const tagAt = pos;
-      let tag: number;
-      [tag, pos] = this.varint(pos, end, path);
+      const tag = this.varint(pos, end, path);
+      pos = this.next;
       if (tag < 0) this.fail(path, tagAt, 'tag does not fit 32 bits');
       const fieldNo = tag >>> 3;
       const wireType = tag & 7;
@@ -130,38 +137,39 @@ class Scanner {
         this.fail(path, tagAt, `end-group tag for field ${fieldNo} without a matching start-group`);
       }
       const rule = rules?.fields.get(fieldNo);
-      const here = rule ? (path ? `${path}.${rule.name}` : rule.name) : path ? `${path}.${fieldNo}` : String(fieldNo);
+      const name = rule ? rule.name : fieldNo;
       if (rule && wireType !== rule.wireType && !(rule.packable && wireType === 2)) {
-        this.fail(here, tagAt, `wire type ${wireType} (${WIRE_NAMES[wireType]}) where field ${fieldNo} (${rule.name}) is ${rule.wireType} (${WIRE_NAMES[rule.wireType]})`);
+        this.fail(path, tagAt, `wire type ${wireType} (${WIRE_NAMES[wireType]}) where field ${fieldNo} (${rule.name}) is ${rule.wireType} (${WIRE_NAMES[rule.wireType]})`, name);
       }
       switch (wireType) {
         case 0:
-          pos = this.varint(pos, end, here)[1];
+          this.varint(pos, end, path, name);
+          pos = this.next;
           break;
         case 1:
         case 5: {
           const size = wireType === 1 ? 8 : 4;
-          if (pos + size > end) this.fail(here, tagAt, `truncated ${WIRE_NAMES[wireType]} value (needs ${size} bytes, ${end - pos} left)`);
+          if (pos + size > end) this.fail(path, tagAt, `truncated ${WIRE_NAMES[wireType]} value (needs ${size} bytes, ${end - pos} left)`, name);
           pos += size;
           break;
         }
         case 2: {
-          let len: number;
           const lenAt = pos;
-          [len, pos] = this.varint(pos, end, here);
-          if (len < 0 || pos + len > end) this.fail(here, lenAt, `length ${len < 0 ? '>= 2^32' : len} runs past the end of the ${path ? 'enclosing message' : 'input'} (${end - pos} bytes left)`);
+          const len = this.varint(pos, end, path, name);
+          pos = this.next;
+          if (len < 0 || pos + len > end) this.fail(path, lenAt, `length ${len < 0 ? '>= 2^32' : len} runs past the end of the ${path ? 'enclosing message' : 'input'} (${end - pos} bytes left)`, name);
           const valueEnd = pos + len;
           if (rule && wireType === rule.wireType) {
-            if (rule.kind === 'string' && !isUtf8(this.buf.subarray(pos, valueEnd))) this.fail(here, pos, 'string is not valid UTF-8');
-            if (rule.kind === 'message') this.message(rule.sub, pos, valueEnd, rule.map ? `${here}[]` : here, depth + 1);
+            if (rule.kind === 'string') this.utf8(pos, valueEnd, path, name);
+            if (rule.kind === 'message') this.message(rule.sub, pos, valueEnd, rule.map ? `${join(path, name)}[]` : join(path, name), depth + 1);
           } else if (rule?.packable) {
-            this.packed(rule, pos, valueEnd, here);
+            this.packed(rule, pos, valueEnd, join(path, name));
           }
           pos = valueEnd;
           break;
         }
         case 3:
-          pos = this.message(undefined, pos, end, here, depth + 1, fieldNo);
+          pos = this.message(undefined, pos, end, join(path, name), depth + 1, fieldNo);
           break;
       }
     }
@@ -170,14 +178,32 @@ class Scanner {
     return pos;
   }
 
+  /** Fails unless [pos, end) is valid UTF-8. ASCII (most strings here) is checked inline, without a subarray. */
+  utf8(pos: number, end: number, path: string, name: string | number): void {
+    const buf = this.buf;
+    // Short strings: a loop beats making a subarray; long ones: the native check.
+    let i = pos;
+    if (end - pos < 24) while (i < end && buf[i] < 0x80) i++;
+    if (i < end && !isUtf8(buf.subarray(i, end))) this.fail(path, pos, 'string is not valid UTF-8', name);
+  }
+
   packed(rule: FieldRule, pos: number, end: number, path: string): void {
     if (rule.wireType === 0) {
-      while (pos < end) pos = this.varint(pos, end, path)[1];
+      while (pos < end) {
+        this.varint(pos, end, path);
+        pos = this.next;
+      }
     } else {
       const size = rule.wireType === 1 ? 8 : 4;
       if ((end - pos) % size !== 0) this.fail(path, pos, `packed ${WIRE_NAMES[rule.wireType]} values: length ${end - pos} is not a multiple of ${size}`);
     }
   }
+}
+
+/** `path.name`, or either alone. */
+function join(path: string, name?: string | number): string {
+  if (name === undefined) return path;
+  return path ? `${path}.${name}` : String(name);
 }
 
 /** Throws CodecError REG_ERR_WIRE when `bytes[start, end)` is not a valid encoding of `rules`. */

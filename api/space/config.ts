@@ -86,6 +86,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SpaceConfig
       openNotifyUrl: url(env, 'OPEN_NOTIFY_URL', DEFAULT_UPSTREAMS.openNotifyUrl),
       timeoutMs: int(env, 'UPSTREAM_TIMEOUT_MS', DEFAULT_UPSTREAMS.timeoutMs, 100, 300_000),
       maxBytes: DEFAULT_UPSTREAMS.maxBytes,
+      minIntervalSec: int(env, 'UPSTREAM_MIN_INTERVAL_SECONDS', DEFAULT_UPSTREAMS.minIntervalSec, 0, 86_400),
     },
     refreshMinutes: int(env, 'EVENTS_REFRESH_MINUTES', DEFAULT_REFRESH_MINUTES, 0, 7 * 1440),
     tickSeconds: 60,

@@ -8,10 +8,14 @@
  * errors and timeouts back off exponentially, both up to `maxAttempts`;
  * anything else fails at once. Every failure is counted on the subscription
  * with its last error. Sends run in parallel, at most `concurrency` at once.
+ *
+ * The VAPID JWT (an ES256 signature, three times the cost of encrypting a
+ * payload) is signed once per push-service origin and reused until an hour
+ * before it expires, rather than once per push (docs/benchmarks.md).
  */
 import webpush from 'web-push';
-import { realSleep, type Clock, type Sleep } from './clock';
-import type { PushTarget, Store } from './store';
+import { realSleep, systemClock, type Clock, type Sleep } from './clock';
+import type { PushOutcome, PushResult, PushTarget, Store } from './store';
 
 export interface VapidConfig {
   publicKey: string;
@@ -40,15 +44,6 @@ export const DEFAULT_PUSH_OPTIONS: PushOptions = {
   ttlSec: 24 * 3600,
 };
 
-export type PushOutcome = 'sent' | 'gone' | 'failed';
-
-export interface PushResult {
-  subscriptionId: number;
-  outcome: PushOutcome;
-  attempts: number;
-  status?: number;
-  error?: string;
-}
 
 export interface PushSummary {
   sent: number;
@@ -78,9 +73,15 @@ export function retryAfterMs(header: string | null, now: Date): number | undefin
   return Number.isNaN(t) ? undefined : Math.max(0, t - now.getTime());
 }
 
+/** Lifetime of a signed VAPID JWT (push services accept up to 24 h). */
+const VAPID_JWT_LIFETIME_SEC = 12 * 3600;
+/** A cached JWT is replaced this long before it expires. */
+const VAPID_JWT_MARGIN_SEC = 3600;
+
 export class PushSender {
   readonly options: PushOptions;
   private readonly sleep: Sleep;
+  private readonly vapidHeaders = new Map<string, { authorization: string; expiresSec: number }>();
 
   constructor(
     private readonly vapid: VapidConfig | null,
@@ -88,6 +89,12 @@ export class PushSender {
     private readonly clock: Clock,
     options: Partial<PushOptions> = {},
     sleep: Sleep = realSleep,
+    /**
+     * The push services' time: a JWT's expiry and a Retry-After date are read
+     * by another machine against real time, so they never follow the injected
+     * `clock` (which a test may have set to another day).
+     */
+    private readonly wallClock: Clock = systemClock,
   ) {
     this.options = { ...DEFAULT_PUSH_OPTIONS, ...options };
     this.sleep = sleep;
@@ -109,8 +116,22 @@ export class PushSender {
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.options.concurrency, targets.length) }, worker));
+    // One transaction for the whole round rather than a commit per subscription.
+    this.store.recordPushResults(results, this.clock.now());
     const count = (o: PushOutcome) => results.filter((r) => r.outcome === o).length;
     return { sent: count('sent'), gone: count('gone'), failed: count('failed'), results };
+  }
+
+  /** The Authorization header for the endpoint's origin (the JWT audience), signed at most every 11 hours. */
+  private authorization(vapid: VapidConfig, endpoint: string): string {
+    const audience = new URL(endpoint).origin;
+    const nowSec = Math.floor(this.wallClock.now().getTime() / 1000);
+    const cached = this.vapidHeaders.get(audience);
+    if (cached && nowSec < cached.expiresSec - VAPID_JWT_MARGIN_SEC) return cached.authorization;
+    const expiresSec = nowSec + VAPID_JWT_LIFETIME_SEC;
+    const h = webpush.getVapidHeaders(audience, vapid.subject, vapid.publicKey, vapid.privateKey, 'aes128gcm', expiresSec);
+    this.vapidHeaders.set(audience, { authorization: h.Authorization, expiresSec });
+    return h.Authorization;
   }
 
   private backoffMs(attempt: number): number {
@@ -119,7 +140,7 @@ export class PushSender {
     return Math.min(this.options.maxBackoffMs, exp / 2 + Math.random() * (exp / 2));
   }
 
-  /** One subscription, with its retries; records the outcome on the subscription. */
+  /** One subscription, with its retries; sendAll() records the outcome on the subscription. */
   async sendOne(target: PushTarget, payload: string): Promise<PushResult> {
     const vapid = this.vapid;
     if (!vapid) throw new Error('VAPID keys are not configured');
@@ -131,7 +152,8 @@ export class PushSender {
       let wait: number | undefined;
       try {
         const req = webpush.generateRequestDetails(target, payload, {
-          vapidDetails: vapid,
+          // No vapidDetails (and no global setVapidDetails): the JWT is signed here, once per origin.
+          headers: { Authorization: this.authorization(vapid, target.endpoint) },
           TTL: this.options.ttlSec,
           contentEncoding: 'aes128gcm',
         });
@@ -144,15 +166,13 @@ export class PushSender {
         lastStatus = res.status;
         const text = (await res.text().catch(() => '')).slice(0, 200);
         if (res.ok) {
-          this.store.recordPushSuccess(target.id, this.clock.now());
           return { subscriptionId: target.id, outcome: 'sent', attempts: attempt, status: res.status };
         }
         lastError = `push service answered ${res.status}${text ? `: ${text}` : ''}`;
         if (res.status === 404 || res.status === 410) {
-          this.store.recordPushGone(target.id, lastError, this.clock.now());
           return { subscriptionId: target.id, outcome: 'gone', attempts: attempt, status: res.status, error: lastError };
         }
-        if (res.status === 429) wait = retryAfterMs(res.headers.get('retry-after'), this.clock.now()) ?? this.backoffMs(attempt);
+        if (res.status === 429) wait = retryAfterMs(res.headers.get('retry-after'), this.wallClock.now()) ?? this.backoffMs(attempt);
         else if (res.status >= 500) wait = this.backoffMs(attempt);
         else break; // other 4xx: our request is wrong; repeating it will not help
       } catch (e) {
@@ -164,7 +184,6 @@ export class PushSender {
       }
       if (attempt < this.options.maxAttempts) await this.sleep(Math.min(wait ?? 0, this.options.maxBackoffMs));
     }
-    this.store.recordPushFailure(target.id, lastError);
     return { subscriptionId: target.id, outcome: 'failed', attempts, status: lastStatus, error: lastError };
   }
 }

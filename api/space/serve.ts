@@ -2,8 +2,8 @@
  * The service assembled and listening: database, push sender, notifier,
  * event refresher, live feed and the timers that drive them (an event
  * refresh every `refreshMinutes`, a delivery tick every `tickSeconds` for
- * lead times and the digest). At start an empty event cache is filled from
- * the upstreams, or from the offline sample when none answers.
+ * lead times and the digest). At start an empty or stale event cache is
+ * refreshed from the upstreams; what stays empty gets the offline sample.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -85,8 +85,8 @@ export async function startSpaceService(config: SpaceConfig, opts: ServiceOption
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
   const timers: NodeJS.Timeout[] = [];
-  const emptyCache = ['conjunctions', 'neos', 'astronauts'].some((s) => store.source(s).data === null);
-  const initialRefresh = emptyCache ? events.refresh().done.catch((e: Error) => log(`events: refresh failed: ${e.message}`)) : Promise.resolve();
+  // Refresh at start when the cache is empty, only the sample, or older than one refresh interval (the service was down).
+  const initialRefresh = events.stale(config.refreshMinutes) ? events.refresh().done.catch((e: Error) => log(`events: refresh failed: ${e.message}`)) : Promise.resolve();
   if (opts.timers !== false) {
     if (config.refreshMinutes > 0) timers.push(setInterval(() => void events.refresh().done.catch(() => {}), config.refreshMinutes * 60_000));
     timers.push(setInterval(() => void tick(), config.tickSeconds * 1000));

@@ -20,6 +20,17 @@ export interface PushTarget {
   keys: { p256dh: string; auth: string };
 }
 
+export type PushOutcome = 'sent' | 'gone' | 'failed';
+
+/** What one push round did to one subscription. */
+export interface PushResult {
+  subscriptionId: number;
+  outcome: PushOutcome;
+  attempts: number;
+  status?: number;
+  error?: string;
+}
+
 export interface SubscriptionHealth extends SubscriptionOut {
   failure_count: number;
   last_error: string | null;
@@ -206,17 +217,20 @@ export class Store {
     return r && { ...r, is_active: r.is_active === 1 };
   }
 
-  recordPushSuccess(id: number, now: Date): void {
-    this.q.pushSucceeded.run(now.toISOString(), id);
-  }
-
-  recordPushFailure(id: number, error: string): void {
-    this.q.pushFailed.run(error, id);
-  }
-
-  /** The push service says the subscription is gone (404/410): deactivate it. */
-  recordPushGone(id: number, error: string, now: Date): void {
-    this.q.pushGone.run(error, now.toISOString(), id);
+  /**
+   * The outcome of a push round, in one transaction: success stamps
+   * last_success_at; failure counts and keeps the error; gone (404/410)
+   * also deactivates the subscription.
+   */
+  recordPushResults(results: readonly PushResult[], now: Date): void {
+    const t = now.toISOString();
+    this.db.transaction(() => {
+      for (const r of results) {
+        if (r.outcome === 'sent') this.q.pushSucceeded.run(t, r.subscriptionId);
+        else if (r.outcome === 'gone') this.q.pushGone.run(r.error ?? 'gone', t, r.subscriptionId);
+        else this.q.pushFailed.run(r.error ?? 'failed', r.subscriptionId);
+      }
+    })();
   }
 
   // --- preferences ---------------------------------------------------------

@@ -105,7 +105,7 @@ export function testVapid(): VapidConfig {
 /** The service on 127.0.0.1:0 with timers off (tests call tick()), retries recorded instead of waited for. */
 export async function startService(t: Test, opts: StartOptions = {}): Promise<Harness> {
   const dbPath = opts.dbPath ?? path.join(t.testdir(), 'space.db');
-  const config = configFromEnv({ ...DEAD_UPSTREAMS, ...opts.env, PORT: '0', HOST: '127.0.0.1', DATABASE_PATH: dbPath });
+  const config = configFromEnv({ ...DEAD_UPSTREAMS, UPSTREAM_MIN_INTERVAL_SECONDS: '0', ...opts.env, PORT: '0', HOST: '127.0.0.1', DATABASE_PATH: dbPath });
   config.vapid = opts.vapid === undefined ? testVapid() : opts.vapid;
   config.push = { ...config.push, timeoutMs: 5000 };
   const sleeps: number[] = [];
@@ -145,9 +145,10 @@ export interface LocalPushService {
 /**
  * web-push-testing's server in this process: it verifies the VAPID JWT and
  * decrypts each payload. Its package `main` is broken, so src/server.js is
- * loaded directly; it keeps its model in module state, so one per test file.
+ * loaded directly; it keeps its model in module state, so one per process.
+ * Also used by bench/space-push.ts.
  */
-export async function startPushService(t: Test): Promise<LocalPushService> {
+export async function launchPushService(): Promise<LocalPushService & { close(): Promise<void> }> {
   /* eslint-disable @typescript-eslint/no-require-imports */
   const Server = require('web-push-testing/src/server.js') as new (model: unknown, port: number) => { startServer(): void; _server: http.Server };
   const Model = require('web-push-testing/src/PushApiModel.js').PushApiModel as new () => { notifyUrl: string };
@@ -162,13 +163,6 @@ export async function startPushService(t: Test): Promise<LocalPushService> {
   console.log = log;
   const url = `http://127.0.0.1:${port}`;
   model.notifyUrl = `${url}/notify/`;
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        server._server.close(() => resolve());
-        server._server.closeAllConnections();
-      }),
-  );
   const call = async (p: string, body?: unknown) => {
     const res = await fetch(url + p, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body ?? {}) });
     const text = await res.text();
@@ -182,7 +176,19 @@ export async function startPushService(t: Test): Promise<LocalPushService> {
     expire: async (clientHash) => {
       await call(`/expire-subscription/${clientHash}`);
     },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server._server.close(() => resolve());
+        server._server.closeAllConnections();
+      }),
   };
+}
+
+/** launchPushService() until the test ends. */
+export async function startPushService(t: Test): Promise<LocalPushService> {
+  const service = await launchPushService();
+  t.teardown(() => service.close());
+  return service;
 }
 
 function freePort(): Promise<number> {

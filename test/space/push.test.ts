@@ -8,9 +8,19 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import { WebSocket } from 'ws';
-import { retryAfterMs } from '../../api/space/push';
+import { ManualClock } from '../../api/space/clock';
+import crypto from 'node:crypto';
+import { openDatabase } from '../../api/space/db';
+import { PushSender, retryAfterMs } from '../../api/space/push';
+import { Store } from '../../api/space/store';
 import { FEED_PATH } from '../../api/space/ws-feed';
-import { startPushService, startService, type LocalPushService } from '../helpers/space';
+import { startPushService, startService, testVapid, type LocalPushService } from '../helpers/space';
+
+function pushKeys() {
+  const ecdh = crypto.createECDH('prime256v1');
+  ecdh.generateKeys();
+  return { p256dh: ecdh.getPublicKey().toString('base64url'), auth: crypto.randomBytes(16).toString('base64url') };
+}
 
 let pushService: LocalPushService;
 t.before(async () => {
@@ -219,4 +229,39 @@ t.test('the live feed: a WebSocket client receives the test broadcast', async (t
   const other = new WebSocket(`${service.url.replace('http', 'ws')}/api/elsewhere`);
   const err = await new Promise<Error>((resolve) => other.once('error', resolve));
   t.match(err.message, /404/);
+});
+
+t.test('the VAPID JWT is signed once per push-service origin and renewed before it expires', async (t) => {
+  // The JWT follows the push services' (real) time, so the sender gets a wall clock of its own here.
+  const wall = new ManualClock(new Date(Math.floor(Date.now() / 1000) * 1000));
+  const db = openDatabase(':memory:');
+  t.teardown(() => db.close());
+  const store = new Store(db);
+  const vapid = testVapid();
+  const sender = new PushSender(vapid, store, new ManualClock('2020-01-01T00:00:00Z'), {}, async () => {}, wall);
+  const seen: string[] = [];
+  const capture = http.createServer((req, res) => {
+    seen.push(String(req.headers.authorization));
+    req.resume();
+    res.writeHead(201).end();
+  });
+  await new Promise<void>((resolve) => capture.listen(0, '127.0.0.1', () => resolve()));
+  t.teardown(() => new Promise<void>((resolve) => capture.close(() => resolve())));
+  const base = `http://127.0.0.1:${(capture.address() as AddressInfo).port}`;
+  const targets = [0, 1].map((i) => {
+    const sub = store.upsertSubscription({ endpoint: `${base}/s${i}`, ...pushKeys(), user_agent: null }, new Date());
+    return store.activePushTargets().find((x) => x.id === sub.id)!;
+  });
+  t.equal((await sender.sendAll(targets, 'one')).sent, 2);
+  wall.advanceMinutes(10 * 60);
+  t.equal((await sender.sendAll(targets, 'two')).sent, 2);
+  t.equal(seen.length, 4);
+  t.equal(new Set(seen).size, 1, 'one JWT for four pushes over ten hours');
+  const jwt = /^vapid t=([^,]+), k=/.exec(seen[0])?.[1] ?? '';
+  const claims = JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString()) as { aud: string; exp: number };
+  t.equal(claims.aud, base, 'audience is the push service origin');
+  t.equal(claims.exp, (wall.now().getTime() - 10 * 3600_000) / 1000 + 12 * 3600, 'valid 12 hours from signing, in real time');
+  wall.advanceMinutes(61); // within the last hour of its life: a new one
+  await sender.sendAll(targets, 'three');
+  t.not(seen[4], seen[0]);
 });

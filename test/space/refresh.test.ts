@@ -4,8 +4,12 @@
  * is reported, garbage is refused, a 429 is respected, a refresh already
  * running is not started twice, and conjunction/NEO notifications follow.
  */
+import path from 'node:path';
 import t from 'tap';
 import { ManualClock } from '../../api/space/clock';
+import { configFromEnv } from '../../api/space/config';
+import { startSpaceService } from '../../api/space/serve';
+import { PREFERENCE_DEFAULTS } from '../../api/space/validation';
 import { serveFixture, startFakeUpstream, startService, upstreamEnv, type FakeUpstream } from '../helpers/space';
 
 function serveAll(u: FakeUpstream) {
@@ -185,4 +189,67 @@ t.test('an upstream that never answers times out; the sample stands in while the
   serveAll(u);
   await service.events.refresh().done;
   t.equal((await api.get('/api/events/conjunctions')).body.source, 'upstream');
+});
+
+t.test('however many refreshes are asked for, a source is called at most once per UPSTREAM_MIN_INTERVAL_SECONDS', async (t) => {
+  const u = await startFakeUpstream(t);
+  serveAll(u);
+  const clock = new ManualClock('2026-11-21T12:00:00Z');
+  const { service } = await startService(t, { env: { ...upstreamEnv(u), UPSTREAM_MIN_INTERVAL_SECONDS: '300' }, clock });
+  const hits = () => u.hits.get('/2.2.0/astronaut/') ?? 0;
+  t.equal(hits(), 1, 'the start-up refresh');
+  clock.advanceMinutes(4);
+  const r = await service.events.refresh().done;
+  t.strictSame(
+    r.sources.map((s) => s.outcome),
+    ['skipped', 'skipped', 'skipped', 'skipped'],
+  );
+  t.match(r.sources[2].error, /not again before 2026-11-21T12:05:00.000Z/);
+  t.equal(hits(), 1, 'no call went out');
+  clock.advanceMinutes(1);
+  await service.events.refresh().done;
+  t.equal(hits(), 2);
+});
+
+t.test('a restart refreshes a cache older than the refresh interval, not a fresh one', async (t) => {
+  const u = await startFakeUpstream(t);
+  serveAll(u);
+  const clock = new ManualClock('2026-11-21T12:00:00Z');
+  const env = { ...upstreamEnv(u), EVENTS_REFRESH_MINUTES: '360' };
+  const first = await startService(t, { env, clock });
+  const dbPath = first.dbPath;
+  await first.stop();
+  const hits = () => u.hits.get('/SOCRATES/sort-minRange.csv') ?? 0;
+  t.equal(hits(), 1);
+  clock.advanceMinutes(60);
+  await (await startService(t, { env, clock, dbPath })).stop();
+  t.equal(hits(), 1, 'an hour-old cache is kept');
+  clock.advanceMinutes(6 * 60);
+  await (await startService(t, { env, clock, dbPath })).stop();
+  t.equal(hits(), 2, 'a seven-hour-old cache is refreshed at start');
+});
+
+t.test('serve\'s timers: the event refresh repeats on its interval and the tick raises what is due', async (t) => {
+  const u = await startFakeUpstream(t);
+  serveAll(u);
+  const clock = new ManualClock('2026-11-21T12:00:00Z');
+  const config = configFromEnv({ ...upstreamEnv(u), UPSTREAM_MIN_INTERVAL_SECONDS: '0', PORT: '0', DATABASE_PATH: path.join(t.testdir(), 'timers.db') });
+  config.refreshMinutes = 0.002; // 120 ms, so the test sees several rounds
+  config.tickSeconds = 0.05;
+  const service = await startSpaceService(config, { clock, sleep: async () => {} });
+  t.teardown(() => service.close());
+  await service.initialRefresh;
+  // A conjunction 30 minutes ahead with a 60-minute lead: the next tick (not a refresh) must raise it.
+  service.store.savePreference(null, 'conjunction', { ...PREFERENCE_DEFAULTS, lead_times: [60], config: { max_range_km: 0.02 } }, clock.now());
+  const deadline = Date.now() + 20_000;
+  while (((u.hits.get('/SOCRATES/sort-minRange.csv') ?? 0) < 3 || service.store.unreadCount() === 0) && Date.now() < deadline) {
+    clock.set('2026-11-22T02:45:00Z'); // 29 min before FAKESAT-12's TCA
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  t.ok((u.hits.get('/SOCRATES/sort-minRange.csv') ?? 0) >= 3, 'refreshed again and again by the timer');
+  t.strictSame(
+    service.store.listNotifications(10, 0).map((n) => n.title),
+    ['Conjunction in under 1 h: FAKESAT-12 / FAKESAT DEB'],
+    'raised once by the tick',
+  );
 });

@@ -5,7 +5,9 @@
  * NEOs, Launch Library 2 for astronauts with Open Notify for their crafts.
  * Only one refresh runs at a time: asking while one runs joins it. A source
  * that fails keeps its last good data and records the error; a 429 records
- * the upstream's Retry-After and the source is not asked again before then.
+ * the upstream's Retry-After and the source is not asked again before then;
+ * nor is any source asked twice within `minIntervalSec`, so that repeated
+ * refresh requests cannot run through an upstream's rate limit.
  * A source whose cache is still empty after its upstream failed gets the
  * offline sample data (origin "sample"), which the next good answer replaces.
  */
@@ -26,6 +28,8 @@ export interface UpstreamConfig {
   openNotifyUrl: string;
   timeoutMs: number;
   maxBytes: number;
+  /** A source is not asked again sooner than this after its last attempt (however many refreshes are requested). */
+  minIntervalSec: number;
 }
 
 export const DEFAULT_UPSTREAMS: UpstreamConfig = {
@@ -36,6 +40,8 @@ export const DEFAULT_UPSTREAMS: UpstreamConfig = {
   openNotifyUrl: 'http://api.open-notify.org/astros.json',
   timeoutMs: 15_000,
   maxBytes: 20 * 1024 * 1024,
+  // At most 12 calls an hour per source: under Launch Library 2's free tier (about 15) and NeoWs DEMO_KEY's 30.
+  minIntervalSec: 300,
 };
 
 export const SOURCES = ['conjunctions', 'neos', 'astronauts', 'crafts'] as const;
@@ -126,9 +132,13 @@ export class EventRefresher {
   /** Asks one upstream unless it asked us to wait; saves good data, records failures. */
   private async refreshSource<T>(source: SourceName, load: () => Promise<T>, count: (d: T) => number): Promise<SourceReport> {
     const now = this.clock.now();
-    const { retry_not_before } = this.store.source(source);
+    const { retry_not_before, last_attempt_at } = this.store.source(source);
     if (retry_not_before && Date.parse(retry_not_before) > now.getTime()) {
       return { source, outcome: 'skipped', error: `upstream asked us to wait until ${retry_not_before}` };
+    }
+    const nextAllowedMs = last_attempt_at === null ? 0 : Date.parse(last_attempt_at) + this.upstream.minIntervalSec * 1000;
+    if (nextAllowedMs > now.getTime()) {
+      return { source, outcome: 'skipped', error: `asked at ${last_attempt_at}; not again before ${new Date(nextAllowedMs).toISOString()} (UPSTREAM_MIN_INTERVAL_SECONDS)` };
     }
     try {
       const data = await load();
@@ -162,6 +172,15 @@ export class EventRefresher {
     this.lastReport = report;
     await this.onRefreshed(report);
     return report;
+  }
+
+  /** Whether a source has no upstream data, or none fetched within `maxAgeMin` minutes. */
+  stale(maxAgeMin: number): boolean {
+    const now = this.clock.now().getTime();
+    return (['conjunctions', 'neos', 'astronauts'] as const).some((name) => {
+      const s = this.store.source(name);
+      return s.data === null || s.origin !== 'upstream' || s.fetched_at === null || (maxAgeMin > 0 && now - Date.parse(s.fetched_at) > maxAgeMin * 60_000);
+    });
   }
 
   /** Fills each empty cache with the offline sample. */
