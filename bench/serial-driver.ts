@@ -1,12 +1,12 @@
 /**
- * The grbl driver over a real serial line (a socat pty pair): how fast
- * POST /stop halts the board, and how old the position in GET /status can be
- * while moving.
+ * The grbl and Firmata drivers over a real serial line (a socat pty pair):
+ * how fast POST /stop halts the board, and how old the position in
+ * GET /status can be while moving.
  *
  * One process holds everything, so one monotonic clock times both ends:
- * the HTTP server with the firmware and the grbl driver on the pty's host
- * end, and the simulated grbl board (real time) on its device end, which
- * reports the instant it halts ('halt' event).
+ * the HTTP server with the firmware and the driver on the pty's host end,
+ * and the simulated board (grbl or ConfigurableFirmata, real time) on its
+ * device end, which reports the instant it halts ('halt' event).
  *
  * Stop latency: each trial starts a long coordinated move (toward theta 180,
  * phi 360 at 10 deg/s), waits a random 100-500 ms (seeded, SEED), POSTs
@@ -15,8 +15,8 @@
  *   - written: the driver has written feed hold + reset to the line;
  *   - halted:  the board has stopped stepping (its 'halt' event);
  *   - acked:   the response has been handed to the socket.
- * Baseline, same run and same line: a `?` status round trip (host -> board
- * -> host), i.e. what the serial line itself costs.
+ * Baseline, same run and same line: a status round trip (grbl `?`, Firmata
+ * position reports; host -> board -> host), what the serial line itself costs.
  *
  * Status freshness: during a long move, GET /status every ~10 ms; for each
  * answer, the age of its position = (where the board really is when the
@@ -29,9 +29,8 @@
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createApiServer } from '../api/server';
-import { createGrblPositioner, createSimGrblBoard, defaultSimSettings } from '../cli/assemble';
+import { createFirmataPositioner, createGrblPositioner, createSimFirmataBoard, createSimGrblBoard, defaultSimSettings } from '../cli/assemble';
 import { defaultConfig } from '../firmware/config';
-import type { GrblDriver } from '../hal/grbl-driver';
 import { PtyPair } from '../sim/pty-pair';
 import { attachBoard } from '../sim/serial-peer';
 import { WallClock } from '../sim/wall-clock';
@@ -56,12 +55,19 @@ function random(seed: number): () => number {
 const now = (): bigint => process.hrtime.bigint();
 const ms = (from: bigint, to: bigint): number => Number(to - from) / 1e6;
 
-async function rig(pollMovingMs: number) {
+type Kind = 'grbl' | 'firmata';
+
+async function rig(kind: Kind, pollMovingMs: number) {
   const pty = await new PtyPair().open();
   const config = defaultConfig();
-  const peer = await attachBoard(pty.devicePath, 115200, (send) => createSimGrblBoard(new WallClock(), config, defaultSimSettings(), send));
-  peer.board.board.powerUp();
-  const { positioner, controller } = createGrblPositioner(new WallClock(), config, { path: pty.hostPath, baudRate: 115200 }, { pollMovingMs });
+  const baudRate = kind === 'grbl' ? 115200 : 57600;
+  const peer = await attachBoard(pty.devicePath, baudRate, (send) =>
+    kind === 'grbl' ? createSimGrblBoard(new WallClock(), config, defaultSimSettings(), send) : createSimFirmataBoard(new WallClock(), config, defaultSimSettings(), send),
+  );
+  const board = peer.board.board as { powerUp(): void; onEvent(l: (e: { type: string }) => void): unknown };
+  board.powerUp();
+  const serial = { path: pty.hostPath, baudRate };
+  const { positioner, controller } = kind === 'grbl' ? createGrblPositioner(new WallClock(), config, serial, { pollMovingMs }) : createFirmataPositioner(new WallClock(), config, serial, { pollMovingMs });
   controller.start();
   await controller.settle();
   const api = createApiServer({ positioner });
@@ -74,6 +80,7 @@ async function rig(pollMovingMs: number) {
   return {
     pty,
     peer,
+    board,
     positioner,
     controller,
     base,
@@ -91,11 +98,11 @@ async function rig(pollMovingMs: number) {
 const row = (name: string, values: number[]): string =>
   `  ${name.padEnd(46)} min ${Math.min(...values).toFixed(2)}  median ${percentile(values, 50).toFixed(2)}  p95 ${percentile(values, 95).toFixed(2)}  max ${Math.max(...values).toFixed(2)} ms`;
 
-async function stopLatency(): Promise<void> {
-  const r = await rig(40);
-  const driver = r.controller as GrblDriver;
+async function stopLatency(kind: Kind): Promise<void> {
+  const r = await rig(kind, 40);
+  const driver = r.controller;
   let haltedAt = 0n;
-  r.peer.board.board.onEvent((e) => {
+  r.board.onEvent((e) => {
     if (e.type === 'halt') haltedAt = now();
   });
   let writtenAt = 0n;
@@ -132,18 +139,19 @@ async function stopLatency(): Promise<void> {
     acked.push(ms(r.arrivedAt(), ackedAt));
   }
   await r.close();
-  console.log(`stop latency, grbl over a pty: ${TRIALS} trials (after ${WARMUP_TRIALS} uncounted), a coordinated move toward (180, 360) at 10 deg/s; POST /stop after a random 100-500 ms (seed ${SEED})`);
-  console.log(row('baseline: `?` status round trip over the line', roundTrip));
-  console.log(row('POST /stop: feed hold + reset written', written));
+  console.log(`stop latency, ${kind} over a pty: ${TRIALS} trials (after ${WARMUP_TRIALS} uncounted), a coordinated move toward (180, 360) at 10 deg/s; POST /stop after a random 100-500 ms (seed ${SEED})`);
+  console.log(row('baseline: status round trip over the line', roundTrip));
+  console.log(row(`POST /stop: ${kind === 'grbl' ? 'feed hold + reset' : 'multi-stepper stop'} written`, written));
   console.log(row('POST /stop: board halted (aim < 20 ms)', halted));
   console.log(row('POST /stop: response finished', acked));
   console.log(`  median halted / status round trip: ${(percentile(halted, 50) / percentile(roundTrip, 50)).toFixed(2)}x`);
 }
 
-async function freshness(pollMovingMs: number): Promise<void> {
-  const r = await rig(pollMovingMs);
-  r.positioner.moveTo(0, 360);
+async function freshness(kind: Kind, pollMovingMs: number): Promise<void> {
+  const r = await rig(kind, pollMovingMs);
   const sim = r.peer.board.sim.phi;
+  const startSteps = sim.truePositionSteps; // the firmware's 0 is where phi was when the driver connected
+  r.positioner.moveTo(0, 360);
   const perDeg = 800;
   const ages: number[] = [];
   const until = Date.now() + FRESHNESS_S * 1000;
@@ -151,20 +159,22 @@ async function freshness(pollMovingMs: number): Promise<void> {
   while (Date.now() < until + 1500) {
     const res = await fetch(`${r.base}/status`);
     const body = (await res.json()) as { axes: { phi: { position_steps: number } } };
-    const trueSteps = sim.truePositionSteps - 123.25 * perDeg; // the firmware's 0 is where phi powered on
+    const trueSteps = sim.truePositionSteps - startSteps;
     ages.push(((trueSteps - body.axes.phi.position_steps) / (10 * perDeg)) * 1000);
     await sleep(10);
   }
   await r.close();
-  console.log(`status freshness, grbl over a pty, driver polls \`?\` every ${pollMovingMs} ms while moving: ${ages.length} GET /status during a 10 deg/s cruise`);
+  console.log(`status freshness, ${kind} over a pty, driver polls every ${pollMovingMs} ms while moving: ${ages.length} GET /status during a 10 deg/s cruise`);
   console.log(row(`age of the reported position (poll ${pollMovingMs} ms)`, ages));
 }
 
 async function main(): Promise<void> {
   console.log(`machine: ${machineLine()}`);
-  await stopLatency();
-  await freshness(40);
-  await freshness(10);
+  for (const kind of ['grbl', 'firmata'] as const) {
+    await stopLatency(kind);
+    await freshness(kind, 40);
+    await freshness(kind, 10);
+  }
 }
 
 main().catch((err: unknown) => {

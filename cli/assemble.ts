@@ -14,6 +14,8 @@ import { degToSteps } from '../firmware/units';
 import { SimAxis } from '../sim/sim-axis';
 import { GrblDriver, type GrblDriverOptions } from '../hal/grbl-driver';
 import { SimGrblController } from '../sim/grbl-controller';
+import { FirmataDriver, type FirmataDriverOptions, type FirmataWiring } from '../hal/firmata-driver';
+import { DEFAULT_FIRMATA_WIRING, SimFirmataBoard } from '../sim/firmata-board';
 
 /** How the simulated machine is built, in user units. */
 export interface SimAxisSettings {
@@ -138,9 +140,9 @@ export function createSimGrblBoard(clock: Clock, config: PositionerConfig, simSe
   return { board, sim, receive: (data) => board.receive(data) };
 }
 
-export interface DriverPositioner {
+export interface DriverPositioner<D = GrblDriver> {
   positioner: Positioner;
-  controller: GrblDriver;
+  controller: D;
 }
 
 /** The firmware on a grbl board at `serial`; `controller.start()` opens the line and connects in the background. */
@@ -160,5 +162,44 @@ export function createGrblPositioner(
     ...tuning,
   });
   const positioner = new Positioner(controller, config);
+  return { positioner, controller };
+}
+
+/** Pins of the Firmata build docs/hardware.md describes: the CNC-shield step/dir pins, switches on D9 and D10. */
+export const FIRMATA_WIRING: FirmataWiring = DEFAULT_FIRMATA_WIRING;
+
+export interface SimFirmataMachine {
+  board: SimFirmataBoard;
+  sim: AxisPair<SimAxis>;
+  receive(data: Buffer): void;
+}
+
+/** A simulated ConfigurableFirmata board for `config`, writing its bytes with `send`; call `board.powerUp()` once it is wired. */
+export function createSimFirmataBoard(clock: Clock, config: PositionerConfig, simSettings: SimSettings, send: (data: Buffer) => void): SimFirmataMachine {
+  const sim = buildSimAxes(config, simSettings);
+  const board = new SimFirmataBoard({ clock, axes: sim, wiring: FIRMATA_WIRING, send });
+  return { board, sim, receive: (data) => board.receive(data) };
+}
+
+/** The firmware on a Firmata board at `serial`; `controller.start()` opens the line and connects in the background. */
+export function createFirmataPositioner(
+  clock: Clock,
+  config: PositionerConfig,
+  serial: SerialSettings,
+  tuning: Pick<FirmataDriverOptions, 'pollMovingMs' | 'pollIdleMs' | 'answerTimeoutMs' | 'retryMs'> = {},
+): DriverPositioner<FirmataDriver> {
+  let positioner: Positioner | null = null;
+  const controller = new FirmataDriver({
+    path: serial.path,
+    baudRate: serial.baudRate,
+    clock,
+    stepsPerDeg: stepsPerDegOf(config),
+    wiring: FIRMATA_WIRING,
+    homing: mapAxes(config.axes, (a) => a.homing),
+    travelDeg: TRAVEL_DEG,
+    homingAccelDegS2: () => positioner?.settings().accelDegS2 ?? config.accelDegS2,
+    ...tuning,
+  });
+  positioner = new Positioner(controller, config);
   return { positioner, controller };
 }

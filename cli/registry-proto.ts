@@ -16,8 +16,7 @@ import yargs, { type Argv } from 'yargs';
 import { codecFor, messageTypeNames, type Message, type MessageCodec } from '../registry-proto/codec';
 import { CodecError, RegistryError } from '../registry-proto/errors';
 import type { GetDeviceResponse } from '../registry-proto/messages';
-import { startRegistryServer } from '../registry-proto/server/server';
-import { RegistryStore } from '../registry-proto/server/store';
+import type { RegistryStore } from '../registry-proto/server/store';
 import { call, CallError, operation } from '../registry-proto/tool/client';
 import { describe, descriptorSet, listSchema } from '../registry-proto/tool/descriptors';
 import { FORMATS, readMessages, writeMessages, type Format } from '../registry-proto/tool/formats';
@@ -119,8 +118,15 @@ function withIo<T>(y: Argv<T>) {
     .option('indent', { type: 'number', default: 2, describe: 'JSON output of a single message: spaces of indentation (0: one line)' });
 }
 
+// The server side (express, better-sqlite3) is loaded only by the commands
+// that use it: the message tools start faster without it.
+/* eslint-disable @typescript-eslint/no-require-imports */
+const storeModule = () => require('../registry-proto/server/store') as typeof import('../registry-proto/server/store');
+const serverModule = () => require('../registry-proto/server/server') as typeof import('../registry-proto/server/server');
+/* eslint-enable @typescript-eslint/no-require-imports */
+
 function openStore(argv: { db?: string }, mustExist: boolean): RegistryStore {
-  return new RegistryStore(argv.db ?? process.env.REGISTRY_DB ?? DEFAULT_DB, { mustExist });
+  return new (storeModule().RegistryStore)(argv.db ?? process.env.REGISTRY_DB ?? DEFAULT_DB, { mustExist });
 }
 
 function print(argv: { json: boolean }, data: unknown, human: string): void {
@@ -141,7 +147,7 @@ async function serve(argv: { db?: string; host?: string; port?: number }): Promi
   const port = argv.port ?? (process.env.PORT ? Number(process.env.PORT) : 8090);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535, not ${argv.port ?? process.env.PORT}`);
   const dbFile = argv.db ?? process.env.REGISTRY_DB ?? DEFAULT_DB;
-  const registry = await startRegistryServer({ dbFile, host: argv.host ?? process.env.HOST ?? '127.0.0.1', port });
+  const registry = await serverModule().startRegistryServer({ dbFile, host: argv.host ?? process.env.HOST ?? '127.0.0.1', port });
   process.stdout.write(`registry-proto: serving ${registry.url} (database ${dbFile}, ${registry.store.deviceCount()} devices)\n`);
   if (registry.store.listApiKeys().every((k) => k.revoked)) {
     process.stderr.write(`registry-proto: no API keys yet, so every request is refused: make one with \`registry-proto keys create --db ${dbFile}\`\n`);

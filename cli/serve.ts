@@ -12,7 +12,7 @@ import type { MotionController } from '../hal/motion-controller';
 import type { AxisPair } from '../hal/axes';
 import type { Positioner } from '../firmware/positioner';
 import type { SimAxis } from '../sim/sim-axis';
-import { createGrblPositioner, createSimulatedPositioner, DEFAULT_BAUD, type DriverKind } from './assemble';
+import { createFirmataPositioner, createGrblPositioner, createSimulatedPositioner, DEFAULT_BAUD, type DriverKind } from './assemble';
 import { ConfigFileError, loadConfig } from './config-file';
 
 export interface ServeOptions {
@@ -58,7 +58,6 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const baudRate = opts.baud ?? fromFile.baud ?? (kind === 'sim' ? 0 : DEFAULT_BAUD[kind]);
   if (kind !== 'sim' && !serialPath) throw new ConfigFileError(`--driver ${kind} needs the serial device: --serial /dev/ttyUSB0 (or "driver": {"serial": ...} in the config file)`);
   if (kind !== 'sim' && (opts.timeScale ?? 1) !== 1) throw new ConfigFileError('--time-scale applies to the simulation only; a real board runs in real time');
-  if (kind === 'firmata') throw new ConfigFileError('--driver firmata is not available yet; use --driver grbl or sim');
   let machine: Omit<RunningServer, 'url' | 'server' | 'close'>;
   let release = async () => undefined as void;
   if (kind === 'grbl') {
@@ -67,6 +66,11 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     grbl.controller.start();
     release = () => grbl.controller.close();
     machine = { ...grbl, hardware: `grbl on ${serialPath} at ${baudRate} baud` };
+  } else if (kind === 'firmata') {
+    const firmata = createFirmataPositioner(new WallClock(1), config, { path: serialPath!, baudRate });
+    firmata.controller.start();
+    release = () => firmata.controller.close();
+    machine = { ...firmata, hardware: `Firmata board on ${serialPath} at ${baudRate} baud` };
   } else {
     const simulated = createSimulatedPositioner(new WallClock(opts.timeScale ?? 1), config, sim);
     machine = { ...simulated, hardware: 'simulated positioner' };
@@ -99,7 +103,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     opts.announceRotctld?.(`${host}:${rotctldPort}`);
   }
   if (opts.home) {
-    if (kind === 'grbl') await (machine.controller as import('../hal/grbl-driver').GrblDriver).settle();
+    if (kind !== 'sim') await (machine.controller as unknown as { settle(): Promise<void> }).settle();
     try {
       machine.positioner.home('both');
     } catch (e) {

@@ -2,18 +2,19 @@
 /**
  * `positioner-sim`: a simulated stepper controller on a serial line, for
  * anyone without the hardware. It opens a serial device (one end of a pty
- * pair) and behaves as the board would: the grbl 1.1 wire protocol over the
- * simulated axes of `positioner serve`'s simulation.
+ * pair) and behaves as the board would: the grbl 1.1 wire protocol, or
+ * ConfigurableFirmata with AccelStepperFirmata, over the simulated axes of
+ * `positioner serve`'s simulation.
  *
  *   positioner-sim grbl --pty          makes a socat pty pair and prints the end
  *                                      to give `positioner serve --serial`
- *   positioner-sim grbl --serial PATH  listens on an existing device
+ *   positioner-sim firmata --serial PATH  listens on an existing device
  *
  * Exit codes: 0 stopped by a signal; 1 the device could not be opened or
  * socat failed; 2 usage or config error.
  */
 import yargs from 'yargs';
-import { createSimGrblBoard, DEFAULT_BAUD } from './assemble';
+import { createSimFirmataBoard, createSimGrblBoard, DEFAULT_BAUD } from './assemble';
 import { loadConfig } from './config-file';
 import { PtyPair } from '../sim/pty-pair';
 import { attachBoard } from '../sim/serial-peer';
@@ -27,7 +28,7 @@ function fail(message: string, code: number): never {
 }
 
 interface Args {
-  board: string;
+  board: 'grbl' | 'firmata';
   serial?: string;
   pty: boolean;
   baud?: number;
@@ -47,7 +48,7 @@ async function run(argv: Args): Promise<void> {
   } catch (e) {
     fail((e as Error).message, EXIT.usage);
   }
-  const baud = argv.baud ?? DEFAULT_BAUD.grbl;
+  const baud = argv.baud ?? DEFAULT_BAUD[argv.board];
   let pty: PtyPair | null = null;
   let device = argv.serial;
   if (argv.pty) {
@@ -65,7 +66,9 @@ async function run(argv: Args): Promise<void> {
   };
   let peer;
   try {
-    peer = await attachBoard(device!, baud, (send) => createSimGrblBoard(clock, loaded.config, loaded.sim, send));
+    peer = await attachBoard(device!, baud, (send) =>
+      argv.board === 'grbl' ? createSimGrblBoard(clock, loaded.config, loaded.sim, send) : createSimFirmataBoard(clock, loaded.config, loaded.sim, send),
+    );
   } catch (e) {
     await pty?.dispose();
     fail(`cannot open ${device}: ${(e as Error).message}`, EXIT.failed);
@@ -77,10 +80,12 @@ async function run(argv: Args): Promise<void> {
       ? `simulated ${argv.board} board ready; connect with: positioner serve --driver ${argv.board} --serial ${hostPath}`
       : `simulated ${argv.board} board listening on ${device} at ${baud} baud`,
   );
-  peer.board.board.onEvent((e) => {
-    if (e.type === 'line' || e.type === 'realtime') return;
+  const onEvent = (e: { type: string; detail: string }) => {
+    if (e.type === 'line' || e.type === 'realtime' || e.type === 'move') return;
     say({ event: e.type, detail: e.detail }, `${e.type}: ${e.detail}`);
-  });
+  };
+  // Both boards report resets, halts and alarms the same way.
+  (peer.board.board as { onEvent(listener: typeof onEvent): unknown }).onEvent(onEvent);
   peer.board.board.powerUp();
   const shutdown = async (signal: string) => {
     say({ event: 'exit', signal }, `${signal}, closing`);
@@ -101,10 +106,10 @@ export function main(args: string[]): Promise<unknown> {
       'run a simulated board',
       (y) =>
         y
-          .positional('board', { choices: ['grbl'] as const, demandOption: true, describe: 'which controller to simulate' })
+          .positional('board', { choices: ['grbl', 'firmata'] as const, demandOption: true, describe: 'which controller to simulate: grbl 1.1, or ConfigurableFirmata with AccelStepperFirmata' })
           .option('serial', { type: 'string', describe: 'serial device to listen on (one end of a pty pair)' })
           .option('pty', { type: 'boolean', default: false, describe: 'make a socat pty pair and print the end to give positioner serve' })
-          .option('baud', { type: 'number', describe: 'baud rate (default 115200 for grbl)' })
+          .option('baud', { type: 'number', describe: 'baud rate (default 115200 for grbl, 57600 for Firmata)' })
           .option('config', { alias: 'c', type: 'string', describe: 'positioner JSON config file: the machine to simulate (see README)' })
           .option('time-scale', { type: 'number', default: 1, describe: 'run simulated time this many times faster than real time' })
           .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'print nothing but errors' })

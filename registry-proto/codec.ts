@@ -19,7 +19,7 @@ import protobuf from 'protobufjs';
 import protojson from 'protobufjs/ext/protojson';
 import textformat from 'protobufjs/ext/textformat';
 import { CodecError } from './errors';
-import { fullName, messageTypes, schemaRoot, staticClassOf, type StaticMessageClass } from './messages';
+import { fullName, messageTypes, staticClassOf, type StaticMessageClass } from './messages';
 import { checkWire, wireRules, type TypeRules } from './wire-check';
 
 export interface JsonWriteOptions {
@@ -302,4 +302,3 @@ export function messageTypeNames(): string[] {
   return messageTypes().map(fullName);
 }
 
-export { schemaRoot };

@@ -54,12 +54,16 @@ export interface StoreOptions {
 export const API_KEY_PREFIX = 'rpk';
 const KEY_PATTERN = /^rpk_([0-9a-f]{16})_([A-Za-z0-9_-]{43})$/;
 
+const LAST_USE_RESOLUTION_MS = 60_000;
+
 const sha256 = (text: string) => crypto.createHash('sha256').update(text).digest();
 
 export class RegistryStore {
   readonly db: Database.Database;
   private readonly nowMs: () => number;
   private readonly stmt;
+  /** When each key's last use was last written (ms), to write it at most once a minute. */
+  private readonly lastUseWrittenMs = new Map<string, number>();
 
   constructor(readonly file: string, options: StoreOptions = {}) {
     this.nowMs = options.nowMs ?? Date.now;
@@ -237,7 +241,12 @@ export class RegistryStore {
     if (row.revoked) return { ok: false, reason: 'API key revoked' };
     const now = this.nowMs();
     if (row.expires_ms !== null && now >= row.expires_ms) return { ok: false, reason: 'API key expired' };
-    this.stmt.keyUsed.run(now, m[1]);
+    // Last use to the minute: a write per request would make every GET a write transaction.
+    const last = this.lastUseWrittenMs.get(m[1]);
+    if (last === undefined || now - last >= LAST_USE_RESOLUTION_MS) {
+      this.stmt.keyUsed.run(now, m[1]);
+      this.lastUseWrittenMs.set(m[1], now);
+    }
     return { ok: true, id: m[1] };
   }
 

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
-import { createSimGrblBoard, defaultSimSettings } from '../../cli/assemble';
+import { createSimFirmataBoard, createSimGrblBoard, defaultSimSettings } from '../../cli/assemble';
 import { defaultConfig } from '../../firmware/config';
 import { PtyPair } from '../../sim/pty-pair';
 import { attachBoard } from '../../sim/serial-peer';
@@ -87,4 +87,26 @@ t.test('a serial device that is not there: the server still serves and reports t
   t.match(s.fault.message, /cannot open serial line \/nonexistent\/ttyUSB9/);
   const move = await http(`${server.url}/move`, 'POST', { theta_deg: 1, phi_deg: 1 });
   t.equal(move.status, 503);
+});
+
+t.test('--driver firmata --serial: serves the API over a Firmata board (default 57600 baud), homes and moves it', async (t) => {
+  const pty = await new PtyPair().open();
+  const peer = await attachBoard(pty.devicePath, 57600, (send) => createSimFirmataBoard(new WallClock(20), defaultConfig(), defaultSimSettings(), send));
+  peer.board.board.powerUp();
+  t.teardown(async () => {
+    await peer.close();
+    await pty.dispose();
+  });
+  const server = await startServe(t, cli, ['--port', '0', '--driver', 'firmata', '--serial', pty.hostPath]);
+  t.match(server.stdout(), /^positioner: Firmata board on .* at 57600 baud serving http/);
+  await until('the driver to configure the board', async () => peer.board.board.devicePosition(1) !== null);
+  t.strictSame((await http(`${server.url}/home`, 'POST', { axis: 'theta' })).body, { status: 'homing', axis: 'theta' });
+  await until('homing to end', async () => (await http(`${server.url}/status`)).body.state === 'idle', 30_000);
+  const s = (await http(`${server.url}/status`)).body;
+  t.equal(s.axes.theta.homed, true);
+  t.equal(s.axes.phi.homed, false);
+  t.equal((await http(`${server.url}/move`, 'POST', { theta_deg: 5, phi_deg: 10 })).status, 200);
+  await until('the move to end', async () => (await http(`${server.url}/status`)).body.state === 'idle', 20_000);
+  const end = (await http(`${server.url}/status`)).body;
+  t.strictSame([end.theta_deg, end.phi_deg], [5, 10]);
 });

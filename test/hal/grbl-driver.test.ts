@@ -41,7 +41,7 @@ interface Rig {
 async function rig(t: Test, opts: { peer?: boolean; settings?: Record<number, number> } = {}): Promise<Rig> {
   const pty = await new PtyPair().open();
   const config = defaultConfig();
-  const { positioner, controller: driver } = createGrblPositioner(new WallClock(), config, { path: pty.hostPath, baudRate: 115200 }, { answerTimeoutMs: 600, retryMs: 100, pollMovingMs: 20 });
+  const { positioner, controller: driver } = createGrblPositioner(new WallClock(), config, { path: pty.hostPath, baudRate: 115200 }, { answerTimeoutMs: 1500, retryMs: 100, pollMovingMs: 20 });
   const r: Rig = {
     pty,
     positioner,
@@ -112,7 +112,7 @@ t.test('the board killed mid-move: error state with a clear API error, then it c
   const startBoard = (): CliRun => spawnCli(t, cli, ['grbl', '--serial', pty.devicePath, '--time-scale', '10', '--json'], { timeoutMs: 60_000 });
   let board = startBoard();
   await until(`the board process to listen (stderr: ${board.stderr()})`, () => board.stdout().includes('"listening"'));
-  const { positioner, controller: driver } = createGrblPositioner(new WallClock(), defaultConfig(), { path: pty.hostPath, baudRate: 115200 }, { answerTimeoutMs: 600, retryMs: 100 });
+  const { positioner, controller: driver } = createGrblPositioner(new WallClock(), defaultConfig(), { path: pty.hostPath, baudRate: 115200 }, { answerTimeoutMs: 1500, retryMs: 100 });
   t.teardown(() => driver.close());
   driver.start();
   await driver.settle();
