@@ -3,8 +3,10 @@
  *
  * - binary: the pbjs static code (fast), behind wire-check.ts so malformed
  *   bytes are refused with a field path and byte offset;
- * - ProtoJSON (https://protobuf.dev/programming-guides/json/): through
- *   protobufjs/ext/protojson on the reflected type, plus what it lacks:
+ * - ProtoJSON (https://protobuf.dev/programming-guides/json/): read through
+ *   protobufjs/ext/protojson on the reflected type, written by the writer
+ *   compiled per type in json-writer.ts (the reflective writer below stays as
+ *   its reference and for other well-known types); beyond the extension:
  *   `emitDefaults` (print fields that have no presence even at their
  *   defaults), `protoNames` (print proto field names instead of
  *   lowerCamelCase) and float values written as the shortest decimal that
