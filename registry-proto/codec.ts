@@ -127,7 +127,7 @@ export class MessageCodec<T extends object = Message> {
       const field = /^\.?([\w.]+?):/.exec(message)?.[1];
       throw new CodecError('REG_ERR_JSON', `invalid JSON: ${message.replace(/^\./, '')}`, { field });
     }
-    return this.fromReflected(reflected);
+    return this.fromReflected(reflected, 'REG_ERR_JSON');
   }
 
   /** Reads ProtoJSON text; broken JSON is REG_ERR_JSON_SYNTAX with the position. */
@@ -159,12 +159,24 @@ export class MessageCodec<T extends object = Message> {
     } catch (err) {
       throw new CodecError('REG_ERR_TEXT', `invalid text for ${this.name}: ${(err as Error).message.replace(/^\./, '')}`);
     }
-    return this.fromReflected(reflected);
+    return this.fromReflected(reflected, 'REG_ERR_TEXT');
   }
 
-  /** A reflected message as an instance of the static class (through its bytes, which the reflected encoder makes valid). */
-  private fromReflected(message: protobuf.Message<object>): T {
-    return this.cls.decode(this.type.encode(message).finish()) as T;
+  /**
+   * A reflected message as an instance of the static class, through its bytes.
+   * The reflected encoder makes them valid, but they still pass the wire check:
+   * JSON and text keep a map key `__proto__`, which the static decoder would
+   * drop, and the check refuses it as it does in binary input.
+   */
+  private fromReflected(message: protobuf.Message<object>, code: 'REG_ERR_JSON' | 'REG_ERR_TEXT'): T {
+    const bytes = this.type.encode(message).finish();
+    try {
+      checkWire(this.rules, bytes);
+    } catch (err) {
+      const e = err as CodecError;
+      throw new CodecError(code, `invalid ${code === 'REG_ERR_JSON' ? 'JSON' : 'text'} for ${this.name}: ${e.message.replace(/ at byte offset \d+$/, '')}`, { field: e.field });
+    }
+    return this.cls.decode(bytes) as T;
   }
 }
 
