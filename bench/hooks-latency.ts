@@ -26,13 +26,18 @@ import { fmtMs, machineLine, percentile } from './bench-helpers';
 const ROUNDS = Number(process.env.ROUNDS ?? 40);
 const HOOKS = path.resolve(__dirname, '..', '..', 'cli', 'hooks-cli', 'hooks');
 
-function runOnce(args: string[], input: string, env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+/** Spawns and times one run; stdin is a pipe (a socket, as a Node host gives) or, with `fromFile`, a file holding the input. */
+function runOnce(args: string[], input: string, env: NodeJS.ProcessEnv, cwd: string, fromFile: string | null = null): Promise<number> {
   return new Promise((resolve, reject) => {
+    const fd = fromFile === null ? null : fs.openSync(fromFile, 'r');
     const t0 = process.hrtime.bigint();
-    const child = spawn(process.execPath, args, { cwd, env, stdio: ['pipe', 'ignore', 'ignore'] });
+    const child = spawn(process.execPath, args, { cwd, env, stdio: [fd ?? 'pipe', 'ignore', 'ignore'] });
     child.on('error', reject);
-    child.on('close', () => resolve(Number(process.hrtime.bigint() - t0) / 1e6));
-    child.stdin.end(input);
+    child.on('close', () => {
+      resolve(Number(process.hrtime.bigint() - t0) / 1e6);
+      if (fd !== null) fs.closeSync(fd);
+    });
+    if (fd === null) child.stdin!.end(input);
   });
 }
 
@@ -67,7 +72,7 @@ async function main(): Promise<void> {
   const projects = { empty: makeProject(false), full: makeProject(true) };
   const host = (project: string, event: string, fields: Record<string, unknown>) =>
     JSON.stringify({ session_id: 'bench', transcript_path: path.join(project, 'none.jsonl'), cwd: project, permission_mode: 'default', hook_event_name: event, ...fields });
-  type Variant = { name: string; args: string[]; input: string; project: string };
+  type Variant = { name: string; args: string[]; input: string; project: string; file?: string };
   const variants: Variant[] = [];
   for (const [label, project] of Object.entries(projects)) {
     variants.push({ name: `node -e 0 (${label})`, args: ['-e', '0'], input: host(project, 'PreToolUse', {}), project });
@@ -86,20 +91,28 @@ async function main(): Promise<void> {
     });
     variants.push({ name: `session-finalizer (${label})`, args: [path.join(HOOKS, 'session-finalizer.js')], input: host(project, 'Stop', { stop_hook_active: false }), project });
   }
+  // The same runs with stdin from a file: what the stdin-reading path costs (a socket needs process.stdin).
+  for (const label of ['empty'] as const) {
+    for (const v of variants.filter((x) => x.name.endsWith(`(${label})`) && /node -e 0|validator|logger/.test(x.name))) {
+      const file = path.join(v.project, `${v.name.split(' ')[0]}.json`);
+      fs.writeFileSync(file, v.input);
+      variants.push({ ...v, name: v.name.replace(`(${label})`, '(empty, stdin file)'), file });
+    }
+  }
   const env = { ...process.env };
   delete env.CLAUDE_PROJECT_DIR;
   const times = new Map<string, number[]>(variants.map((v) => [v.name, []]));
   // Warm the file cache once.
-  for (const v of variants) await runOnce(v.args, v.input, env, v.project);
+  for (const v of variants) await runOnce(v.args, v.input, env, v.project, v.file ?? null);
   for (let r = 0; r < ROUNDS; r++) {
     const order = variants.map((_, i) => variants[(i + r) % variants.length]);
-    for (const v of order) times.get(v.name)!.push(await runOnce(v.args, v.input, env, v.project));
+    for (const v of order) times.get(v.name)!.push(await runOnce(v.args, v.input, env, v.project, v.file ?? null));
     if ((r + 1) % 10 === 0) process.stderr.write(`round ${r + 1}/${ROUNDS}\n`);
   }
   console.log(`\n${ROUNDS} rounds, ${machineLine()}\n`);
   console.log('| hook | data | median | p90 | ratio to node -e 0 |');
   console.log('| --- | --- | --- | --- | --- |');
-  for (const label of Object.keys(projects)) {
+  for (const label of [...Object.keys(projects), 'empty, stdin file']) {
     const base = percentile(times.get(`node -e 0 (${label})`)!, 50);
     for (const v of variants.filter((x) => x.name.endsWith(`(${label})`))) {
       const ts = times.get(v.name)!;

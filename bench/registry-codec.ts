@@ -7,7 +7,8 @@
  *   ours (no check)  the pbjs static decode alone, to show what the check costs
  *   JSON        JSON.stringify / JSON.parse of the same record's ProtoJSON
  *               object (the baseline every JS programmer has for free)
- *   ProtoJSON   our ProtoJSON text (toJsonString / fromJsonString), for scale
+ *   ProtoJSON   our ProtoJSON text (toJsonString / fromJsonString), for scale;
+ *               for writing, also the reflective path the compiled writer replaced
  *   bufbuild    @bufbuild/protobuf 2 (toBinary / fromBinary). Its generated
  *               code needs protoc-gen-es, which is not installed here, so it
  *               runs on its runtime reflection: the message descriptor comes
@@ -75,7 +76,8 @@ const cases: [string, string, () => unknown][] = [
   ['encode', 'JSON.stringify', () => JSON.stringify(protoJsonObject)],
   ['encode', 'ours (pbjs static)', () => codec.encode(message)],
   ['encode', '@bufbuild/protobuf toBinary', () => toBinary(desc, bufMessage)],
-  ['encode', 'ours ProtoJSON toJsonString', () => codec.toJsonString(message)],
+  ['encode', 'ours ProtoJSON toJsonString (compiled writer)', () => codec.toJsonString(message)],
+  ['encode', 'ours ProtoJSON, reflective path (ext/protojson)', () => JSON.stringify(codec.toJsonReflective(message))],
   ['decode', 'JSON.parse', () => JSON.parse(jsonText)],
   ['decode', 'ours (wire check + pbjs static)', () => codec.decode(bytes)],
   ['decode', 'ours, pbjs static alone (no check)', () => v1.GetDeviceResponse.decode(bytes)],

@@ -3,8 +3,10 @@
  *
  * - binary: the pbjs static code (fast), behind wire-check.ts so malformed
  *   bytes are refused with a field path and byte offset;
- * - ProtoJSON (https://protobuf.dev/programming-guides/json/): through
- *   protobufjs/ext/protojson on the reflected type, plus what it lacks:
+ * - ProtoJSON (https://protobuf.dev/programming-guides/json/): read through
+ *   protobufjs/ext/protojson on the reflected type, written by the writer
+ *   compiled per type in json-writer.ts (the reflective writer below stays as
+ *   its reference and for other well-known types); beyond the extension:
  *   `emitDefaults` (print fields that have no presence even at their
  *   defaults), `protoNames` (print proto field names instead of
  *   lowerCamelCase) and float values written as the shortest decimal that
@@ -19,15 +21,11 @@ import protobuf from 'protobufjs';
 import protojson from 'protobufjs/ext/protojson';
 import textformat from 'protobufjs/ext/textformat';
 import { CodecError } from './errors';
-import { fullName, messageTypes, schemaRoot, staticClassOf, type StaticMessageClass } from './messages';
+import { fullName, messageTypes, staticClassOf, type StaticMessageClass } from './messages';
+import { shortestFloat, writeJson, type JsonWriteOptions } from './json-writer';
 import { checkWire, wireRules, type TypeRules } from './wire-check';
 
-export interface JsonWriteOptions {
-  /** Also print fields without presence (scalars, repeated, maps) at their default values. */
-  emitDefaults?: boolean;
-  /** Print proto field names (`last_seen`) instead of lowerCamelCase (`lastSeen`). */
-  protoNames?: boolean;
-}
+export type { JsonWriteOptions };
 
 export interface JsonReadOptions {
   /** Skip object members that name no field instead of refusing them. */
@@ -97,8 +95,15 @@ export class MessageCodec<T extends object = Message> {
     return out;
   }
 
-  /** ProtoJSON value of `message`. */
+  /** ProtoJSON value of `message`: the compiled writer (json-writer.ts) where the type has one. */
   toJson(message: T, options: JsonWriteOptions = {}): unknown {
+    const fast = writeJson(this.type, message as Message, options);
+    if (fast) return fast;
+    return this.toJsonReflective(message, options);
+  }
+
+  /** ProtoJSON through protobufjs/ext/protojson plus shapeJson (every type; the reference for the compiled writer). */
+  toJsonReflective(message: T, options: JsonWriteOptions = {}): unknown {
     let json: unknown;
     try {
       json = protojson.toJson(this.type, message as Message);
@@ -122,7 +127,7 @@ export class MessageCodec<T extends object = Message> {
       const field = /^\.?([\w.]+?):/.exec(message)?.[1];
       throw new CodecError('REG_ERR_JSON', `invalid JSON: ${message.replace(/^\./, '')}`, { field });
     }
-    return this.fromReflected(reflected);
+    return this.fromReflected(reflected, 'REG_ERR_JSON');
   }
 
   /** Reads ProtoJSON text; broken JSON is REG_ERR_JSON_SYNTAX with the position. */
@@ -154,12 +159,24 @@ export class MessageCodec<T extends object = Message> {
     } catch (err) {
       throw new CodecError('REG_ERR_TEXT', `invalid text for ${this.name}: ${(err as Error).message.replace(/^\./, '')}`);
     }
-    return this.fromReflected(reflected);
+    return this.fromReflected(reflected, 'REG_ERR_TEXT');
   }
 
-  /** A reflected message as an instance of the static class (through its bytes, which the reflected encoder makes valid). */
-  private fromReflected(message: protobuf.Message<object>): T {
-    return this.cls.decode(this.type.encode(message).finish()) as T;
+  /**
+   * A reflected message as an instance of the static class, through its bytes.
+   * The reflected encoder makes them valid, but they still pass the wire check:
+   * JSON and text keep a map key `__proto__`, which the static decoder would
+   * drop, and the check refuses it as it does in binary input.
+   */
+  private fromReflected(message: protobuf.Message<object>, code: 'REG_ERR_JSON' | 'REG_ERR_TEXT'): T {
+    const bytes = this.type.encode(message).finish();
+    try {
+      checkWire(this.rules, bytes);
+    } catch (err) {
+      const e = err as CodecError;
+      throw new CodecError(code, `invalid ${code === 'REG_ERR_JSON' ? 'JSON' : 'text'} for ${this.name}: ${e.message.replace(/ at byte offset \d+$/, '')}`, { field: e.field });
+    }
+    return this.cls.decode(bytes) as T;
   }
 }
 
@@ -186,20 +203,6 @@ export function* delimitedFrames(bytes: Uint8Array): Generator<{ start: number; 
     yield { start: pos, end: pos + len };
     pos += len;
   }
-}
-
-const FLOAT_MAX = 3.4028234663852886e38;
-
-/** Shortest decimal that reads back as the same float32 (as protoc prints floats). */
-export function shortestFloat(value: number): number {
-  if (!Number.isFinite(value) || Math.fround(value) !== value) return value;
-  for (let digits = 1; digits <= 9; digits++) {
-    const candidate = Number(value.toPrecision(digits));
-    // Not above the largest float (3.4028235e38 rounds to it, but protobufjs's
-    // ProtoJSON reader refuses it as out of range): keep the exact value then.
-    if (Math.fround(candidate) === value && Math.abs(candidate) <= FLOAT_MAX) return candidate;
-  }
-  return value;
 }
 
 const WKT_PREFIX = '.google.protobuf.';
@@ -302,4 +305,3 @@ export function messageTypeNames(): string[] {
   return messageTypes().map(fullName);
 }
 
-export { schemaRoot };

@@ -21,7 +21,8 @@ import { CodecError } from './errors';
 const WIRE_NAMES = ['varint', 'fixed64', 'length-delimited', 'start-group', 'end-group', 'fixed32'];
 const MAX_DEPTH = 100;
 
-type Kind = 'scalar' | 'string' | 'bytes' | 'message';
+/** `mapKey`: a string map key (UTF-8, and never `__proto__`). */
+type Kind = 'scalar' | 'string' | 'mapKey' | 'bytes' | 'message';
 
 interface FieldRule {
   /** Proto name, for error messages. */
@@ -72,7 +73,7 @@ export function wireRules(type: protobuf.Type): TypeRules {
     if (field instanceof protobuf.MapField) {
       const value = field.resolvedType;
       const entry: TypeRules = { name: `${rules.name}.${name}`, fields: new Map() };
-      entry.fields.set(1, { name: 'key', wireType: scalarWireType(field.keyType), kind: field.keyType === 'string' ? 'string' : 'scalar', packable: false, map: false });
+      entry.fields.set(1, { name: 'key', wireType: scalarWireType(field.keyType), kind: field.keyType === 'string' ? 'mapKey' : 'scalar', packable: false, map: false });
       entry.fields.set(2, valueRule('value', field.type, value, false));
       rules.fields.set(field.id, { name, wireType: 2, kind: 'message', packable: false, map: true, sub: entry });
     } else {
@@ -161,6 +162,10 @@ class Scanner {
           const valueEnd = pos + len;
           if (rule && wireType === rule.wireType) {
             if (rule.kind === 'string') this.utf8(pos, valueEnd, path, name);
+            else if (rule.kind === 'mapKey') {
+              this.utf8(pos, valueEnd, path, name);
+              if (len === PROTO_KEY.length && isProtoKey(this.buf, pos)) this.fail(path, pos, PROTO_KEY_REFUSED, name);
+            }
             if (rule.kind === 'message') this.message(rule.sub, pos, valueEnd, rule.map ? `${join(path, name)}[]` : join(path, name), depth + 1);
           } else if (rule?.packable) {
             this.packed(rule, pos, valueEnd, join(path, name));
@@ -198,6 +203,16 @@ class Scanner {
       if ((end - pos) % size !== 0) this.fail(path, pos, `packed ${WIRE_NAMES[rule.wireType]} values: length ${end - pos} is not a multiple of ${size}`);
     }
   }
+}
+
+const PROTO_KEY = Buffer.from('__proto__');
+
+/** Why a map key `__proto__` is refused in every encoding (codec.ts uses it too). */
+export const PROTO_KEY_REFUSED = 'map key "__proto__" is refused: it names the JavaScript object prototype, so the entry would be lost';
+
+function isProtoKey(buf: Uint8Array, pos: number): boolean {
+  for (let i = 0; i < PROTO_KEY.length; i++) if (buf[pos + i] !== PROTO_KEY[i]) return false;
+  return true;
 }
 
 /** `path.name`, or either alone. */

@@ -7,7 +7,7 @@
 import protobuf from 'protobufjs';
 import descriptor from 'protobufjs/ext/descriptor';
 import { CodecError } from '../errors';
-import { deviceService, fileDescriptorSetBytes, fullName, messageTypes, PACKAGE, schemaRoot } from '../messages';
+import { deviceService, fileDescriptorSetBytes, fullName, messageTypes, PACKAGE } from '../messages';
 
 interface SourceLocation {
   path?: number[];
@@ -138,4 +138,3 @@ export function listSchema(): { messages: string[]; services: string[] } {
   return { messages: messageTypes().map(fullName), services: [fullName(deviceService)] };
 }
 
-export { schemaRoot };

@@ -88,7 +88,8 @@ export function messageArbitrary(type: protobuf.Type, depth = 0): fc.Arbitrary<R
   for (const field of type.fieldsArray) {
     field.resolve();
     const one = field.resolvedType instanceof protobuf.Type ? messageArbitrary(field.resolvedType, depth + 1) : scalarArbitrary(field.type);
-    if (field instanceof protobuf.MapField) shape[field.name] = fc.dictionary(scalarArbitrary(field.keyType) as fc.Arbitrary<string>, one, { maxKeys: 4 });
+    // A map key `__proto__` is refused in every encoding (bad-input.test.ts), so it is no round-trip case.
+    if (field instanceof protobuf.MapField) shape[field.name] = fc.dictionary((scalarArbitrary(field.keyType) as fc.Arbitrary<string>).filter((k) => k !== '__proto__'), one, { maxKeys: 4 });
     else if (field.repeated) shape[field.name] = fc.array(one, { maxLength: 4 });
     else shape[field.name] = one;
   }

@@ -205,6 +205,28 @@ t.test('JSON: wrong types are refused, naming the field', async (t) => {
   }
 });
 
+t.test('a map key "__proto__" is refused in binary, JSON and text, naming the field (JavaScript objects would lose it)', async (t) => {
+  const connectivity = codecFor('registry.v1.ClientConnectivity');
+  // an entry with a nine-letter key, which then becomes "__proto__" in the bytes
+  const bytes = Buffer.from(connectivity.encode({ latency: { abcdefghi: { latencyMs: 1 } } }));
+  const at = bytes.indexOf('abcdefghi');
+  bytes.write('__proto__', at);
+  const binary = codecError(t, () => connectivity.decode(bytes), 'binary');
+  t.equal(binary?.code, 'REG_ERR_WIRE');
+  t.equal(binary?.field, 'latency[].key');
+  t.equal(binary?.offset, at, 'offset of the key');
+  t.match(binary?.message, /__proto__/);
+  const json = codecError(t, () => connectivity.fromJsonString('{"latency":{"__proto__":{"latencyMs":1},"fra":{"latencyMs":2}}}'), 'JSON');
+  t.equal(json?.code, 'REG_ERR_JSON');
+  t.match(json?.message, /latency\[\]\.key.*__proto__/);
+  const text = codecError(t, () => connectivity.fromText('latency { key: "__proto__" value { latency_ms: 1 } }'), 'text');
+  t.equal(text?.code, 'REG_ERR_TEXT');
+  t.match(text?.message, /__proto__/);
+  // the same key as an ordinary string value is data like any other
+  t.equal(device.fromJson({ hostname: '__proto__' }).hostname, '__proto__');
+  t.same(Object.keys((connectivity.fromJson({ latency: { constructor: { latencyMs: 2 } } }) as { latency: object }).latency), ['constructor']);
+});
+
 t.test('JSON text that is not JSON gives its position', async (t) => {
   const err = codecError(t, () => device.fromJsonString('{"id": "1",'), 'truncated JSON');
   t.equal(err?.code, 'REG_ERR_JSON_SYNTAX');

@@ -12,7 +12,6 @@
  *   model from `hookSpecificOutput.additionalContext`.
  */
 import fs from 'node:fs';
-import { isatty } from 'node:tty';
 import { isObject } from './store';
 
 export type Protocol = 'seed' | 'host';
@@ -124,13 +123,14 @@ export function hostBlockAnswer(reason: string): HookAnswer {
  * - A file or /dev/null: read at once.
  */
 export function readStdin(): Promise<string> {
-  if (isatty(0)) return Promise.resolve('');
   let st: fs.Stats | null = null;
   try {
     st = fs.fstatSync(0);
   } catch {
     return Promise.resolve(''); // no stdin at all
   }
+  // A terminal: no input is coming. (Not tty.isatty: loading node:tty loads net and streams.)
+  if (st.isCharacterDevice() && !isNullDevice()) return Promise.resolve('');
   if (st.isFile() || st.isCharacterDevice()) {
     try {
       return Promise.resolve(fs.readFileSync(0, 'utf8'));
@@ -154,6 +154,14 @@ export function readStdin(): Promise<string> {
     process.stdin.on('end', finish);
     process.stdin.on('error', finish);
   });
+}
+
+function isNullDevice(): boolean {
+  try {
+    return fs.readlinkSync('/proc/self/fd/0') === '/dev/null';
+  } catch {
+    return false; // no /proc: take it for a terminal and read nothing
+  }
 }
 
 function pollRead(fd: number): Promise<string> {

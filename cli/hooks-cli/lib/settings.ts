@@ -44,6 +44,7 @@ export function checkSettings(file: string, data: unknown): Partial2<Settings> {
 }
 
 function readSettingsFile(file: string): Partial2<Settings> | null {
+  if (!fs.existsSync(file)) return null;
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');

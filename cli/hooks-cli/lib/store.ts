@@ -91,6 +91,8 @@ export const notices: string[] = [];
  * `accept`: the file is renamed aside and `fallback()` is returned.
  */
 export function readJson<T>(file: string, fallback: () => T, accept: (v: unknown) => boolean = isObject): T {
+  // existsSync first: a missing file is common on the hook path, and a thrown ENOENT costs a stack trace.
+  if (!fs.existsSync(file)) return fallback();
   let text: string;
   try {
     text = fs.readFileSync(file, 'utf8');
