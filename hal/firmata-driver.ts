@@ -10,7 +10,9 @@
  * Per connection: configure both steppers (device 0 theta, 1 phi) as
  * step/dir drivers, put them in multi-stepper group 0, zero them (the
  * firmware's frame restarts where the board is), set the switch inputs to
- * INPUT_PULLUP (a switch to ground reads 0 when closed) and report them.
+ * INPUT_PULLUP (a switch to ground reads 0 when closed) and report them,
+ * and the same for the drivers' nFAULT outputs (low = driver in fault:
+ * both axes stopped, POS_ERR_HARDWARE).
  * Moves: each stepper gets its speed and acceleration scaled by its share of
  * the move, then its target, in one write: the two trapezoids are
  * proportional, so both axes start and arrive together with acceleration
@@ -63,6 +65,8 @@ export interface FirmataWiring {
   dirPin: AxisPair<number>;
   /** Digital inputs of the home switches (switch to ground, internal pull-up). */
   switchPin: AxisPair<number>;
+  /** Digital inputs wired to the drivers' open-drain nFAULT outputs (internal pull-up; low = driver in fault). */
+  faultPin: AxisPair<number>;
 }
 
 export interface FirmataDriverOptions {
@@ -140,6 +144,7 @@ export class FirmataDriver implements MotionController {
   private readonly pos: AxisPair<number> = { theta: 0, phi: 0 };
   private readonly segment: AxisPair<Segment | null> = { theta: null, phi: null };
   private readonly switchClosed: AxisPair<boolean | null> = { theta: null, phi: null };
+  private readonly driverFault: AxisPair<boolean> = { theta: false, phi: false };
   private isHomed: AxisPair<boolean> = { theta: false, phi: false };
   private readonly everHomed: AxisPair<boolean> = { theta: false, phi: false };
   private readonly homingError: AxisPair<number | null> = { theta: null, phi: null };
@@ -389,6 +394,15 @@ export class FirmataDriver implements MotionController {
         this.switchClosed[axis] = closed;
         if (closed) this.motion?.onSwitch.get(axis)?.();
       });
+      io.on(`digital-read-${this.opts.wiring.faultPin[axis]}`, (value: number) => {
+        const wasLow = this.driverFault[axis];
+        this.driverFault[axis] = value === 0;
+        // Every port report repeats the pin: act when it goes low.
+        if (value !== 0 || wasLow) return;
+        // The driver shut its outputs off: halt the other axis too and latch a hardware fault.
+        if (this.motion) io.multiStepperStop(GROUP);
+        this.fault({ code: 'POS_ERR_HARDWARE', message: `hardware driver fault: the ${axis} stepper driver pulled its nFAULT line (D${this.opts.wiring.faultPin[axis]}) low: overcurrent or overtemperature; check the motor wiring and cooling, then home again` });
+      });
     }
     // A version report after the handshake: the board rebooted and forgot its steppers.
     io.on('reportversion', () => {
@@ -406,10 +420,14 @@ export class FirmataDriver implements MotionController {
     for (const axis of AXES) {
       io.accelStepperConfig({ deviceNum: DEVICE[axis], type: io.STEPPER.TYPE.DRIVER, stepSize: io.STEPPER.STEP_SIZE.WHOLE, stepPin: wiring.stepPin[axis], directionPin: wiring.dirPin[axis] });
       io.accelStepperZero(DEVICE[axis]);
-      io.pinMode(wiring.switchPin[axis], io.MODES.PULLUP);
-      io.reportDigitalPin(wiring.switchPin[axis], 1);
     }
+    // Every input pulled up before any port reports: a port report must not read an input that is still floating.
+    const inputs = AXES.flatMap((axis) => [wiring.switchPin[axis], wiring.faultPin[axis]]);
+    for (const pin of inputs) io.pinMode(pin, io.MODES.PULLUP);
+    for (const pin of inputs) io.reportDigitalPin(pin, 1);
     io.multiStepperConfig({ groupNum: GROUP, devices: [DEVICE.theta, DEVICE.phi] });
+    this.driverFault.theta = false;
+    this.driverFault.phi = false;
     this.pos.theta = 0;
     this.pos.phi = 0;
     this.isHomed = { theta: false, phi: false };

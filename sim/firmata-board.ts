@@ -9,7 +9,8 @@
  * What it answers: the version report and firmware name (also sent at
  * power-up, as the real firmware does), capability and analog-mapping
  * queries, pin modes, digital port reporting (a switch wired to ground with
- * the pull-up on reads 0 when closed; a change is reported at once),
+ * the pull-up on reads 0 when closed; a change is reported at once; each
+ * driver's nFAULT output on its own input, low while the driver is in fault),
  * AccelStepperFirmata configure, zero, step, to, enable, stop, report
  * position, speed, acceleration, and multi-stepper configure / to / stop,
  * with the move-complete replies. Each stepper runs its own trapezoid (our
@@ -35,12 +36,15 @@ export interface SimFirmataWiring {
   dirPin: AxisPair<number>;
   /** Digital input of each axis's home switch (to ground; closed reads 0 with the pull-up). */
   switchPin: AxisPair<number>;
+  /** Digital input wired to each driver's open-drain nFAULT output (DRV8825): reads 0 with the pull-up while the driver is in fault. */
+  faultPin: AxisPair<number>;
 }
 
 export const DEFAULT_FIRMATA_WIRING: SimFirmataWiring = {
   stepPin: { theta: 2, phi: 3 },
   dirPin: { theta: 5, phi: 6 },
   switchPin: { theta: 9, phi: 10 },
+  faultPin: { theta: 11, phi: 12 },
 };
 
 export interface SimFirmataOptions {
@@ -258,8 +262,12 @@ export class SimFirmataBoard {
     // Watch the switch after every step, so a change is reported the moment it happens.
     const stepper: StepperAxis = {
       step: (direction, atUs) => {
-        sim.stepper.step(direction, atUs);
-        this.reportPorts();
+        try {
+          sim.stepper.step(direction, atUs);
+        } finally {
+          // A driver in fault refuses the step and pulls its nFAULT line low.
+          this.reportPorts();
+        }
       },
       setEnabled: (on) => sim.stepper.setEnabled(on),
     };
@@ -332,17 +340,18 @@ export class SimFirmataBoard {
     });
   }
 
-  /** Sends the value of every reported port whose value changed (switches read 0 when closed). */
+  /** Sends the value of every reported port whose value changed (switches read 0 when closed, nFAULT 0 while in fault). */
   private reportPorts(): void {
     for (const port of this.reportedPorts) {
       let value = 0;
       for (let bit = 0; bit < 8; bit++) {
         const pin = port * 8 + bit;
-        const axis = AXES.find((a) => this.wiring.switchPin[a] === pin);
-        if (axis === undefined) continue;
+        const switchOf = AXES.find((a) => this.wiring.switchPin[a] === pin);
+        const faultOf = AXES.find((a) => this.wiring.faultPin[a] === pin);
+        if (switchOf === undefined && faultOf === undefined) continue;
         const pulledUp = this.pinModes.get(pin) === PIN_MODE.PULLUP;
-        const closed = this.opts.axes[axis].homeSwitch.isTriggered();
-        if (closed ? false : pulledUp) value |= 1 << bit;
+        const low = switchOf !== undefined ? this.opts.axes[switchOf].homeSwitch.isTriggered() : this.opts.axes[faultOf!].faults.driver !== null;
+        if (low ? false : pulledUp) value |= 1 << bit;
       }
       if (this.lastPortValue.get(port) === value) continue;
       this.lastPortValue.set(port, value);

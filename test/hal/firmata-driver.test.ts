@@ -203,3 +203,24 @@ t.test('stop during homing halts it and leaves the axes unhomed; homing works ag
   await homeAndWait(r);
   t.equal(r.positioner.status().homed, true, `homed again (${JSON.stringify(r.positioner.status().fault)})`);
 });
+
+t.test('a driver pulling its nFAULT input low mid-move stops both steppers and latches a hardware fault', async (t) => {
+  const r = await rig(t);
+  const sim = r.peer.board.sim;
+  r.positioner.moveTo(90, 180);
+  await until('moving', () => r.positioner.status().axes.phi.positionSteps > 800);
+  sim.phi.faults.driver = 'overtemperature';
+  await until('the fault to latch', () => r.positioner.status().state === 'error');
+  const s = r.positioner.status();
+  t.equal(s.fault?.code, 'POS_ERR_HARDWARE');
+  t.match(s.fault?.message ?? '', /phi stepper driver pulled its nFAULT line \(D12\) low/);
+  t.ok(r.peer.board.board.received.includes('f0622300f7'), 'MULTISTEPPER_STOP for group 0 was sent');
+  await r.driver.settle();
+  const steps = sim.theta.stepsReceived;
+  await sleep(150);
+  t.equal(sim.theta.stepsReceived, steps, 'theta, whose driver is fine, stopped too');
+  // The fault clears with the driver; homing clears the latched error.
+  sim.phi.faults.driver = null;
+  await homeAndWait(r);
+  t.equal(r.positioner.status().state, 'idle', `homed again (fault: ${JSON.stringify(r.positioner.status().fault)})`);
+});
