@@ -5,7 +5,9 @@
  * suite (test/api) runs unchanged against every backend:
  *   sim (default)  the step controller on simulated axes, in-process;
  *   grbl           the real grbl driver on one end of a socat pty pair, and
- *                  the simulated grbl board (on the virtual clock) on the other.
+ *                  the simulated grbl board (on the virtual clock) on the other;
+ *   firmata        the real Firmata driver on a pty pair, and the simulated
+ *                  ConfigurableFirmata board on a LockstepClock (below).
  * Over a serial line the answer to a command comes later than the call
  * returns; `driverRigs` holds, per positioner, a `settle()` that waits until
  * the board has processed everything sent and the driver has read what the
