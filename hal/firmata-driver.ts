@@ -382,7 +382,9 @@ export class FirmataDriver implements MotionController {
       const dev = DEVICE[axis];
       io.on(`stepper-position-${dev}`, (position: number) => this.onPosition(axis, position));
       io.on(`stepper-done-${dev}`, (position: number) => {
-        this.onPosition(axis, position);
+        // Not an answer to a poll: counting it as one would let settle() resolve before its own answer.
+        if (!this.heard()) return;
+        this.pos[axis] = position;
         const done = this.motion?.onDone.get(dev);
         if (done) {
           this.motion!.onDone.delete(dev);
@@ -445,15 +447,21 @@ export class FirmataDriver implements MotionController {
     this.schedulePoll();
   }
 
-  private onPosition(axis: AxisName, position: number): void {
-    this.stats.positionReports++;
+  /** The board said something: false when that ends a silence (the board is configured afresh, the report is stale). */
+  private heard(): boolean {
     this.lastAnswerUs = this.opts.clock.nowUs();
     if (this.phase === 'silent' && this.io) {
       // The board answers again; we cannot know what it did meanwhile: configure it afresh.
       this.phase = 'handshake';
       this.configure(this.io);
-      return;
+      return false;
     }
+    return true;
+  }
+
+  private onPosition(axis: AxisName, position: number): void {
+    this.stats.positionReports++;
+    if (!this.heard()) return;
     // Polls ask theta then phi: keep theta's answer until phi's arrives, so a status never pairs
     // a theta from one poll with a phi from the one before.
     if (axis === 'theta') {
