@@ -29,3 +29,20 @@ export function machineLine(): string {
   const model = cpus[0]?.model.trim() ?? 'unknown CPU';
   return `node ${process.version}, ${cpus.length} cores (${model}), load average (1 min) ${os.loadavg()[0].toFixed(2)}`;
 }
+
+/** mulberry32: a small seeded PRNG, so a run's random choices (stop times) can be repeated. */
+export function random(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const now = (): bigint => process.hrtime.bigint();
+
+/** Milliseconds between two `now()` readings. */
+export const ms = (from: bigint, to: bigint): number => Number(to - from) / 1e6;

@@ -34,26 +34,13 @@ import { defaultConfig } from '../firmware/config';
 import { PtyPair } from '../sim/pty-pair';
 import { attachBoard } from '../sim/serial-peer';
 import { WallClock } from '../sim/wall-clock';
-import { machineLine, percentile } from './bench-helpers';
+import { machineLine, ms, now, percentile, random } from './bench-helpers';
 
 const TRIALS = Number(process.env.TRIALS ?? 30);
 const SEED = Number(process.env.SEED ?? 1);
 const FRESHNESS_S = Number(process.env.FRESHNESS_S ?? 3);
 const WARMUP_TRIALS = 3;
 
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const now = (): bigint => process.hrtime.bigint();
-const ms = (from: bigint, to: bigint): number => Number(to - from) / 1e6;
 
 type Kind = 'grbl' | 'firmata';
 

@@ -31,27 +31,13 @@ import { buildApp } from '../api/app';
 import { createSimulatedPositioner, defaultSimSettings } from '../cli/assemble';
 import { defaultConfig } from '../firmware/config';
 import { WallClock } from '../sim/wall-clock';
-import { fmtInt, machineLine, percentile } from './bench-helpers';
+import { fmtInt, machineLine, ms, now, percentile, random } from './bench-helpers';
 
 const TRIALS = Number(process.env.TRIALS ?? 50);
 const SEED = Number(process.env.SEED ?? 1);
 const WARMUP_TRIALS = 3;
 const AFTER_ACK_MS = 300;
 
-/** mulberry32: a small seeded PRNG, so a run's stop times can be repeated. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const now = (): bigint => process.hrtime.bigint();
-const ms = (from: bigint, to: bigint): number => Number(to - from) / 1e6;
 
 async function main(): Promise<void> {
   console.log(`machine: ${machineLine()}`);
