@@ -14,17 +14,13 @@ import type { FirmataDriver } from '../../hal/firmata-driver';
 import { PtyPair } from '../../sim/pty-pair';
 import { attachBoard, type SerialPeer } from '../../sim/serial-peer';
 import { WallClock } from '../../sim/wall-clock';
+import { until as untilWithin } from '../helpers/cli';
 import { assertError, serveApi } from '../helpers/http-server';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, check: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
+/** A wall-clock wait on the driver, polled every 10 ms. */
+const until = (what: string, check: () => boolean, timeoutMs = 20_000) => untilWithin(what, check, timeoutMs, 10);
 
 interface Rig {
   pty: PtyPair;

@@ -14,19 +14,14 @@ import type { GrblDriver } from '../../hal/grbl-driver';
 import { PtyPair } from '../../sim/pty-pair';
 import { attachBoard, type SerialPeer } from '../../sim/serial-peer';
 import { WallClock } from '../../sim/wall-clock';
-import { buildCli, spawnCli, type CliRun } from '../helpers/cli';
+import { buildCli, spawnCli, until as untilWithin, type CliRun } from '../helpers/cli';
 import { assertError, serveApi } from '../helpers/http-server';
 
 const BOARD_TIME_SCALE = 20;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(what: string, check: () => boolean, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(10);
-  }
-}
+/** A wall-clock wait on the driver, polled every 10 ms. */
+const until = (what: string, check: () => boolean, timeoutMs = 15_000) => untilWithin(what, check, timeoutMs, 10);
 
 interface Rig {
   pty: PtyPair;

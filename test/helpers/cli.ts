@@ -225,12 +225,12 @@ export async function http(url: string, method: 'GET' | 'POST' = 'GET', body?: u
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
-/** Polls `check` every 20 ms until it returns true; fails after `timeoutMs`. */
-export async function until(what: string, check: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+/** Polls `check` every `everyMs` until it returns true; fails after `timeoutMs`. */
+export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 10_000, everyMs = 20): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (await check()) return;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }
