@@ -51,7 +51,7 @@ import {
   type StatusReport,
 } from './grbl-protocol';
 import type { ControllerEvent, MotionController, MotionEnd, MotionFault, MoveRequest } from './motion-controller';
-import { SerialLink } from './serial-link';
+import { SerialLink, type SerialTrace } from './serial-link';
 
 export interface GrblDriverOptions {
   path: string;
@@ -69,6 +69,8 @@ export interface GrblDriverOptions {
   retryMs?: number;
   /** How long to wait for the banner after a reset before resetting again. */
   bannerTimeoutMs?: number;
+  /** Sees every byte on the line (hal/serial-link.ts). */
+  trace?: SerialTrace;
 }
 
 type Phase =
@@ -157,7 +159,7 @@ export class GrblDriver implements MotionController {
   constructor(private readonly opts: GrblDriverOptions) {
     this.splitter = new LineSplitter((line, overlong) => this.onLine(line, overlong));
     this.link = new SerialLink(
-      { path: opts.path, baudRate: opts.baudRate, clock: opts.clock, retryMs: opts.retryMs },
+      { path: opts.path, baudRate: opts.baudRate, clock: opts.clock, retryMs: opts.retryMs, trace: opts.trace },
       { onOpen: () => this.onOpen(), onData: (d) => this.splitter.push(d.toString('latin1')), onDown: (r) => this.onDown(r), onOpenFailed: () => this.onOpenFailed() },
     );
   }
