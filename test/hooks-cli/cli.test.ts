@@ -43,7 +43,7 @@ t.test('status: exit 1 without session data; the spec’s fields once the hooks 
   await session(p);
   const r = await runCli(inst, p, ['status']);
   t.equal(r.code, 0, r.stderr);
-  t.match(r.stdout, /^Session: session_\d{8}_\d{6} \(\d+s\)\nContext usage: 0\.\d%\nTool executions: 8\nFiles modified: 1\nCommands executed: 7\nBackup: not needed; 0 taken this session\n$/);
+  t.match(r.stdout, /^Session: session_\d{8}_\d{6}_[0-9a-f]{6} \(\d+s\)\nContext usage: 0\.\d%\nTool executions: 8\nFiles modified: 1\nCommands executed: 7\nBackup: not needed; 0 taken this session\n$/);
   const j = await runCli(inst, p, ['status', '--json']);
   t.match(j.json, { tool_executions: 8, files_modified: 1, commands_executed: 7, backup_recommendation: 'not needed', ended: false });
   fs.rmSync(path.join(p.data, 'session_state.json'));

@@ -37,7 +37,7 @@ t.test('context-monitor, seed shape: {allow, message "Context usage: X.X%"} and 
   t.equal(r.json.message, 'Context usage: 0.8%');
   const s = state(p);
   t.equal(s.context.estimated_tokens, 1500);
-  t.match(s.session_id, /^session_\d{8}_\d{6}$/);
+  t.match(s.session_id, /^session_\d{8}_\d{6}_[0-9a-f]{6}$/);
   const r2 = await runHook(inst, 'context-monitor', p, { prompt: 'y'.repeat(8000) });
   t.equal(r2.json.message, 'Context usage: 1.8%');
 });
