@@ -52,6 +52,7 @@ import type { Clock, TimerHandle } from './clock';
 import { HalError } from './errors';
 import type { ControllerEvent, MotionController, MotionEnd, MotionFault, MoveRequest } from './motion-controller';
 import { FirmataReader, firmataCommand as cmd, PIN_MODE, type FirmataMessage } from './firmata-protocol';
+import { loopTimingFor, madeStepRate, stepRateScale, type BoardLoopTiming } from './firmata-step-rate';
 import { SerialLink, type SerialTrace } from './serial-link';
 
 export interface FirmataWiring {
@@ -76,8 +77,8 @@ export interface FirmataDriverOptions {
   /** Acceleration of homing moves, deg/s^2. */
   homingAccelDegS2: () => number;
   /**
-   * Steps per second the board makes on one axis moving alone (a second axis stepping in the
-   * same pass of loop() costs PAIRED_STEP_COST of a step). Default: an Uno, measured.
+   * Steps per second the board makes on one axis moving alone; two axes together share its loop
+   * (hal/firmata-step-rate.ts). Default: an Uno, measured (UNO_MAX_STEP_RATE_STEPS_S).
    */
   maxStepRateStepsS?: number;
   /** Digital input sampling interval asked of the board, ms (1..16383; the firmware's default is 19). */
@@ -90,12 +91,10 @@ export interface FirmataDriverOptions {
   handshakeTimeoutMs?: number;
 }
 
-/** One axis alone on an Uno (ATmega328P, 16 MHz) with ConfigurableFirmata 3.3.0: 3,558 steps/s measured; a margin below. */
-export const UNO_MAX_STEP_RATE_STEPS_S = 3500;
-/** A step of the second axis in the same pass of loop() costs this share of a lone axis's step (1,980 + 1,980 measured against 3,558). */
-export const PAIRED_STEP_COST = 0.8;
-/** Share of the ceiling moves are planned at, so the loop's lateness does not make the slower axis late. */
-const STEP_RATE_MARGIN = 0.9;
+/** One axis alone on an Uno (ATmega328P, 16 MHz) with ConfigurableFirmata 3.3.0, measured: 3,558 steps/s (two together: 1,980 each). */
+export const UNO_MAX_STEP_RATE_STEPS_S = 3558;
+/** How often, at most, the slower axis's speed is trimmed to the faster one's measured progress. */
+const TRIM_EVERY_US = 200_000;
 /** How far homing backs off a switch found closed at the start (3x phi's 5-degree cam) before it calls the switch stuck. */
 export const HOMING_CLEAR_MAX_DEG = 15;
 
@@ -126,12 +125,19 @@ interface DeviceLink {
   pending: Pending[];
 }
 
-/** The trapezoid an axis was last told to run, to read its velocity off its position. */
+/** The trapezoid an axis was last told to run, and what it was seen to do. */
 interface Segment {
   fromSteps: number;
   toSteps: number;
-  speedStepsS: number;
+  /** Speed sent (SET_SPEED), steps/s; trims change it. */
+  askedStepsS: number;
+  /** What the board is expected to make at that speed (its loop is late), steps/s. */
+  madeStepsS: number;
   accelStepsS2: number;
+  /** Position answers during this segment (time, steps), the last few. */
+  samples: { tUs: number; steps: number }[];
+  /** Where the rate of the current cruise is measured from (reset by a trim). */
+  cruiseFrom: { tUs: number; steps: number } | null;
 }
 
 interface Run {
@@ -141,6 +147,9 @@ interface Run {
 }
 
 interface Motion {
+  /** A two-axis move (its slower axis is trimmed to the faster); homing is not. */
+  coordinated: boolean;
+  lastTrimUs: number;
   onEnd: (end: MotionEnd) => void;
   run: AxisPair<Run | null>;
   /** Per axis: called on every switch report while homing. */
@@ -175,8 +184,10 @@ export class FirmataDriver implements MotionController {
   private settleWaiters: (() => void)[] = [];
   private poll: TimerHandle | null = null;
   private closed = false;
+  private readonly timing: BoardLoopTiming;
 
   constructor(private readonly opts: FirmataDriverOptions) {
+    this.timing = loopTimingFor(opts.maxStepRateStepsS ?? UNO_MAX_STEP_RATE_STEPS_S);
     this.link = new SerialLink(
       { path: opts.path, baudRate: opts.baudRate, clock: opts.clock, retryMs: opts.retryMs, trace: opts.trace },
       {
@@ -222,17 +233,27 @@ export class FirmataDriver implements MotionController {
     return { ...this.pos };
   }
 
+  /**
+   * What the axes really do: the rate between the last two position answers (at most 100 ms old),
+   * else the trapezoid at the rate the board is expected to make.
+   */
   velocityDegS(): AxisPair<number> {
     const out = { theta: 0, phi: 0 };
     if (!this.motion) return out;
+    const nowUs = this.opts.clock.nowUs();
     for (const axis of AXES) {
       const s = this.segment[axis];
       if (!s || s.toSteps === s.fromSteps) continue;
+      const [a, b] = s.samples.slice(-2);
+      if (a && b && nowUs - b.tUs <= 100_000 && b.tUs - a.tUs >= 20_000) {
+        out[axis] = ((b.steps - a.steps) / ((b.tUs - a.tUs) / 1e6)) / this.opts.stepsPerDeg[axis];
+        continue;
+      }
       const dir = Math.sign(s.toSteps - s.fromSteps);
       const done = Math.max(0, (this.pos[axis] - s.fromSteps) * dir);
       const left = Math.max(0, (s.toSteps - this.pos[axis]) * dir);
       // The first step leaves at once (AccelStepper runSpeed()), so a started axis is never at 0.
-      const v = Math.min(s.speedStepsS, Math.sqrt(2 * s.accelStepsS2 * Math.max(done, 1)), Math.sqrt(2 * s.accelStepsS2 * left));
+      const v = Math.min(s.madeStepsS, Math.sqrt(2 * s.accelStepsS2 * Math.max(done, 1)), Math.sqrt(2 * s.accelStepsS2 * left));
       out[axis] = (dir * v) / this.opts.stepsPerDeg[axis];
     }
     return out;
@@ -263,11 +284,12 @@ export class FirmataDriver implements MotionController {
       const plan = this.planMove(request);
       let left = 0;
       const bytes: number[] = [];
+      motion.coordinated = AXES.every((axis) => request.targetSteps[axis] !== this.pos[axis]);
       for (const axis of AXES) {
         if (request.targetSteps[axis] === this.pos[axis]) continue;
         left++;
         bytes.push(
-          ...this.runBytes(axis, request.targetSteps[axis], plan[axis].speedStepsS, plan[axis].accelStepsS2, () => {
+          ...this.runBytes(axis, request.targetSteps[axis], plan[axis].speedStepsS, plan[axis].madeStepsS, plan[axis].accelStepsS2, () => {
             if (--left === 0) this.end(motion, { outcome: 'completed' });
           }),
         );
@@ -309,7 +331,7 @@ export class FirmataDriver implements MotionController {
   }
 
   private begin(onEnd: (end: MotionEnd) => void): Motion {
-    const motion: Motion = { onEnd, run: { theta: null, phi: null }, onSwitch: { theta: null, phi: null } };
+    const motion: Motion = { coordinated: false, lastTrimUs: 0, onEnd, run: { theta: null, phi: null }, onSwitch: { theta: null, phi: null } };
     this.motion = motion;
     this.schedulePoll();
     return motion;
@@ -328,20 +350,25 @@ export class FirmataDriver implements MotionController {
    * Speeds and accelerations per axis: each scaled by its share of the longest travel (proportional
    * trapezoids arrive together), then both by one factor so the pair fits the board's step rate.
    */
-  private planMove(request: MoveRequest): AxisPair<{ speedStepsS: number; accelStepsS2: number }> {
+  private planMove(request: MoveRequest): AxisPair<{ speedStepsS: number; madeStepsS: number; accelStepsS2: number }> {
     const perDeg = this.opts.stepsPerDeg;
     const dDeg = mapAxes(request.targetSteps, (target, axis) => Math.abs(target - this.pos[axis]) / perDeg[axis]);
     const longest = Math.max(dDeg.theta, dDeg.phi) || 1;
     const wanted = mapAxes(dDeg, (d, axis) => ({ speedStepsS: (request.speedDegS * d * perDeg[axis]) / longest, accelStepsS2: (request.accelDegS2 * d * perDeg[axis]) / longest }));
-    const k = this.stepRateScale(wanted.theta.speedStepsS, wanted.phi.speedStepsS);
-    return mapAxes(wanted, (w) => ({ speedStepsS: w.speedStepsS * k, accelStepsS2: w.accelStepsS2 }));
+    const k = stepRateScale(wanted.theta.speedStepsS, wanted.phi.speedStepsS, this.timing);
+    const speed = mapAxes(wanted, (w) => w.speedStepsS * k);
+    return mapAxes(wanted, (w, axis) => ({
+      speedStepsS: speed[axis],
+      madeStepsS: madeStepRate(speed[axis], speed[axis === 'theta' ? 'phi' : 'theta'], this.timing),
+      accelStepsS2: w.accelStepsS2,
+    }));
   }
 
-  /** The factor (<= 1) that brings a pair of step rates within the board's ceiling. */
-  private stepRateScale(aStepsS: number, bStepsS: number): number {
-    const ceiling = (this.opts.maxStepRateStepsS ?? UNO_MAX_STEP_RATE_STEPS_S) * STEP_RATE_MARGIN;
-    const load = Math.max(aStepsS, bStepsS) + PAIRED_STEP_COST * Math.min(aStepsS, bStepsS);
-    return load > ceiling ? ceiling / load : 1;
+  /** One axis alone (homing): the speed within the ceiling, and what the board makes of it. */
+  private loneSpeed(speedDegS: number, axis: AxisName): { speedStepsS: number; madeStepsS: number } {
+    const wanted = speedDegS * this.opts.stepsPerDeg[axis];
+    const speedStepsS = wanted * stepRateScale(wanted, 0, this.timing);
+    return { speedStepsS, madeStepsS: madeStepRate(speedStepsS, 0, this.timing) };
   }
 
   /** The board's frame of `axis` in driver steps, for a command sent now. */
@@ -350,9 +377,9 @@ export class FirmataDriver implements MotionController {
   }
 
   /** Speed, acceleration, target and a fence, for one axis; `done` when its MOVE_COMPLETE comes. */
-  private runBytes(axis: AxisName, target: number, speedStepsS: number, accelStepsS2: number, done: () => void): number[] {
+  private runBytes(axis: AxisName, target: number, speedStepsS: number, madeStepsS: number, accelStepsS2: number, done: () => void): number[] {
     const dev = DEVICE[axis];
-    this.segment[axis] = { fromSteps: this.pos[axis], toSteps: target, speedStepsS, accelStepsS2 };
+    this.segment[axis] = { fromSteps: this.pos[axis], toSteps: target, askedStepsS: speedStepsS, madeStepsS, accelStepsS2, samples: [], cruiseFrom: null };
     const bytes = [...cmd.stepperSpeed(dev, speedStepsS), ...cmd.stepperAcceleration(dev, accelStepsS2), ...cmd.stepperTo(dev, this.boardSteps(axis, target))];
     const fence = this.request(axis, 'report');
     if (this.motion) this.motion.run[axis] = { afterSeq: fence.seq, done };
@@ -425,7 +452,6 @@ export class FirmataDriver implements MotionController {
       this.write(this.haltBytes([axis], mode, () => this.motion === motion && found()));
       return;
     }
-    const perDeg = this.opts.stepsPerDeg[axis];
     let halting = false;
     motion.onSwitch[axis] = (closed) => {
       if (halting || closed !== wantClosed) return;
@@ -433,9 +459,9 @@ export class FirmataDriver implements MotionController {
       motion.onSwitch[axis] = null;
       this.write(this.haltBytes([axis], mode, () => this.motion === motion && found()));
     };
-    const speedStepsS = speedDegS * perDeg * this.stepRateScale(speedDegS * perDeg, 0);
+    const { speedStepsS, madeStepsS } = this.loneSpeed(speedDegS, axis);
     this.write(
-      this.runBytes(axis, target, speedStepsS, this.opts.homingAccelDegS2() * perDeg, () => {
+      this.runBytes(axis, target, speedStepsS, madeStepsS, this.opts.homingAccelDegS2() * this.opts.stepsPerDeg[axis], () => {
         motion.onSwitch[axis] = null;
         if (halting || this.motion !== motion) return;
         // Reached the target without the switch changing.
@@ -476,9 +502,8 @@ export class FirmataDriver implements MotionController {
 
   /** A plain move of one axis (homing's pull-off), then `then`. */
   private runThen(motion: Motion, axis: AxisName, target: number, speedDegS: number, then: () => void): void {
-    const perDeg = this.opts.stepsPerDeg[axis];
-    const speedStepsS = speedDegS * perDeg * this.stepRateScale(speedDegS * perDeg, 0);
-    this.write(this.runBytes(axis, target, speedStepsS, this.opts.homingAccelDegS2() * perDeg, () => this.motion === motion && then()));
+    const { speedStepsS, madeStepsS } = this.loneSpeed(speedDegS, axis);
+    this.write(this.runBytes(axis, target, speedStepsS, madeStepsS, this.opts.homingAccelDegS2() * this.opts.stepsPerDeg[axis], () => this.motion === motion && then()));
   }
 
   private fault(fault: MotionFault): void {
@@ -543,6 +568,7 @@ export class FirmataDriver implements MotionController {
       if (head.frame.offsetSteps !== null) this.pos[axis] = head.frame.offsetSteps + boardSteps;
       head.onReply?.(boardSteps);
       if (this.phase === 'configuring' && AXES.every((a) => this.devices[a].pending.length === 0)) this.configured();
+      else if (!complete && head.frame.offsetSteps !== null) this.sampled(axis);
       return;
     }
     if (!complete) return; // an answer to a request from before a reconfiguration
@@ -553,6 +579,53 @@ export class FirmataDriver implements MotionController {
       this.segment[axis] = null;
       run.done();
     }
+  }
+
+  /** A fresh position of a moving axis: a velocity sample, and maybe a trim of the slower axis. */
+  private sampled(axis: AxisName): void {
+    const s = this.segment[axis];
+    if (!s || !this.motion) return;
+    const nowUs = this.opts.clock.nowUs();
+    s.samples.push({ tUs: nowUs, steps: this.pos[axis] });
+    if (s.samples.length > 4) s.samples.shift();
+    const dir = Math.sign(s.toSteps - s.fromSteps);
+    const done = (this.pos[axis] - s.fromSteps) * dir;
+    const rampSteps = (s.askedStepsS * s.askedStepsS) / (2 * s.accelStepsS2);
+    const cruising = done >= rampSteps && (s.toSteps - this.pos[axis]) * dir > rampSteps;
+    if (!cruising) s.cruiseFrom = null;
+    else s.cruiseFrom ??= { tUs: nowUs, steps: this.pos[axis] };
+    if (axis === 'phi') this.trim(nowUs);
+  }
+
+  /**
+   * Keeps a two-axis move together: the board makes neither speed exactly (its loop is late by
+   * a pass, more when the partner steps), so the slower axis's speed is set, every
+   * TRIM_EVERY_US of cruise, to what finishes its travel when the faster axis, measured, will.
+   */
+  private trim(nowUs: number): void {
+    const motion = this.motion;
+    if (!motion?.coordinated || nowUs - motion.lastTrimUs < TRIM_EVERY_US) return;
+    const seg = this.segment;
+    if (!seg.theta?.cruiseFrom || !seg.phi?.cruiseFrom) return;
+    const travel = (axis: AxisName) => Math.abs(seg[axis]!.toSteps - seg[axis]!.fromSteps) / this.opts.stepsPerDeg[axis];
+    const fast: AxisName = travel('theta') >= travel('phi') ? 'theta' : 'phi';
+    const slow: AxisName = fast === 'theta' ? 'phi' : 'theta';
+    const f = seg[fast]!;
+    const s = seg[slow]!;
+    const rate = (x: Segment) => Math.abs(this.pos[x === f ? fast : slow] - x.cruiseFrom!.steps) / ((nowUs - x.cruiseFrom!.tUs) / 1e6);
+    if (nowUs - f.cruiseFrom!.tUs < TRIM_EVERY_US || nowUs - s.cruiseFrom!.tUs < TRIM_EVERY_US) return;
+    const fastRate = rate(f);
+    const slowRate = rate(s);
+    if (!(fastRate > 0 && slowRate > 0)) return;
+    const fastLeftS = Math.abs(f.toSteps - this.pos[fast]) / fastRate;
+    const wantSlow = Math.abs(s.toSteps - this.pos[slow]) / fastLeftS;
+    const factor = Math.min(1.5, Math.max(0.67, wantSlow / slowRate));
+    if (Math.abs(factor - 1) < 0.002) return;
+    motion.lastTrimUs = nowUs;
+    s.askedStepsS *= factor;
+    s.madeStepsS = wantSlow;
+    s.cruiseFrom = { tUs: nowUs, steps: this.pos[slow] };
+    this.write(cmd.stepperSpeed(DEVICE[slow], s.askedStepsS));
   }
 
   private onDigital(port: number, value: number): void {

@@ -128,8 +128,8 @@ t.test('a move after a stop starts from rest in its own direction (no run-on at 
 });
 
 t.test('homing never overruns the switch, zeroes within a few microsteps of it, and reads no position in the old frame', async (t) => {
-  // Polls every ms: a position answer is in flight at almost every instant, the zeroing included.
-  const r = await rig(t, { tuning: { pollMovingMs: 1 } });
+  // Polls every 4 ms: position answers cross the zeroing's messages on the line.
+  const r = await rig(t, { tuning: { pollMovingMs: 4 } });
   r.sim.theta.startRecording();
   r.sim.phi.startRecording();
   const seen: string[] = [];
