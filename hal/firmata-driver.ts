@@ -168,6 +168,8 @@ export class FirmataDriver implements MotionController {
   private handshakeFaulted = false;
   private openedUs = 0;
   private versionQueries = 0;
+  /** A version report came since the line opened: the baud rate is right. */
+  private versionSeen = false;
   private lastProbeUs = 0;
   private seq = 0;
   private readonly pos: AxisPair<number> = { theta: 0, phi: 0 };
@@ -234,7 +236,7 @@ export class FirmataDriver implements MotionController {
   }
 
   /**
-   * What the axes really do: the rate between the last two position answers (at most 100 ms old),
+   * What the axes really do: the rate over the last position answers (100 ms or more, the last at most 100 ms old),
    * else the trapezoid at the rate the board is expected to make.
    */
   velocityDegS(): AxisPair<number> {
@@ -244,8 +246,10 @@ export class FirmataDriver implements MotionController {
     for (const axis of AXES) {
       const s = this.segment[axis];
       if (!s || s.toSteps === s.fromSteps) continue;
-      const [a, b] = s.samples.slice(-2);
-      if (a && b && nowUs - b.tUs <= 100_000 && b.tUs - a.tUs >= 20_000) {
+      // The last answer and the newest one at least 100 ms before it: a slow axis moves few steps per poll.
+      const b = s.samples.at(-1);
+      const a = b && [...s.samples].reverse().find((x) => b.tUs - x.tUs >= 100_000);
+      if (a && b && nowUs - b.tUs <= 100_000) {
         out[axis] = ((b.steps - a.steps) / ((b.tUs - a.tUs) / 1e6)) / this.opts.stepsPerDeg[axis];
         continue;
       }
@@ -536,6 +540,7 @@ export class FirmataDriver implements MotionController {
 
   /** A version report: the answer to our query, or the board (re)booted (setup() sends it unasked). */
   private onVersion(): void {
+    this.versionSeen = true;
     const asked = this.versionQueries > 0;
     if (asked) this.versionQueries--;
     if (this.phase === 'handshake') return this.configure();
@@ -587,7 +592,7 @@ export class FirmataDriver implements MotionController {
     if (!s || !this.motion) return;
     const nowUs = this.opts.clock.nowUs();
     s.samples.push({ tUs: nowUs, steps: this.pos[axis] });
-    if (s.samples.length > 4) s.samples.shift();
+    if (s.samples.length > 8) s.samples.shift();
     const dir = Math.sign(s.toSteps - s.fromSteps);
     const done = (this.pos[axis] - s.fromSteps) * dir;
     const rampSteps = (s.askedStepsS * s.askedStepsS) / (2 * s.accelStepsS2);
@@ -661,6 +666,7 @@ export class FirmataDriver implements MotionController {
     this.phase = 'handshake';
     this.openedUs = this.opts.clock.nowUs();
     this.reader = new FirmataReader((m) => this.onMessage(m));
+    this.versionSeen = false;
     this.resetDevices();
     // A board that reset as the port opened (an Uno's DTR) says its version by itself after its blink; one that did not answers this.
     this.probe();
@@ -818,10 +824,10 @@ export class FirmataDriver implements MotionController {
     const seconds = ((this.opts.handshakeTimeoutMs ?? 5000) / 1000).toFixed(0);
     const other = this.opts.baudRate === 115200 ? 57600 : 115200;
     const garbage = this.reader?.garbageBytes ?? 0;
-    if (garbage > 0 && (this.reader?.messages ?? 0) === 0) {
+    if (!this.versionSeen && garbage > 0) {
       return `the board on ${this.opts.path} answers garbage at ${this.opts.baudRate} baud (${garbage} bytes that are no Firmata message): the baud rates differ; ConfigurableFirmata 3.x examples use 115200, 2.x 57600: try --baud ${other}`;
     }
-    if ((this.reader?.messages ?? 0) > 0) {
+    if (this.versionSeen) {
       return `the Firmata board on ${this.opts.path} answered at ${this.opts.baudRate} baud but its steppers did not: is AccelStepperFirmata in the build? (docs/hardware.md "Firmata")`;
     }
     return `no answer from a Firmata board on ${this.opts.path} at ${this.opts.baudRate} baud within ${seconds} s: check that it runs ConfigurableFirmata with AccelStepperFirmata, and its baud rate (3.x examples use 115200: try --baud ${other})`;
