@@ -25,8 +25,8 @@
  *   the frame it was produced in (the board answers in order: each request
  *   carries its frame in a FIFO, see `onStepper`).
  * - Speed ceiling. The steppers are stepped from loop(), each step costing
- *   ~224 us of float math on a 16 MHz AVR: one axis alone makes ~3,560
- *   steps/s, two together ~1,980 each. Moves are scaled down to fit
+ *   ~224 us of float math on a 16 MHz AVR: one axis alone makes ~3,620
+ *   steps/s, two together ~2,000 each. Moves are scaled down to fit
  *   (`maxStepRateStepsS`), keeping the two trapezoids proportional so both
  *   axes still arrive together, and the velocities reported are the scaled ones.
  * - Inputs are sampled every sampling interval (19 ms by default,
@@ -91,8 +91,8 @@ export interface FirmataDriverOptions {
   handshakeTimeoutMs?: number;
 }
 
-/** One axis alone on an Uno (ATmega328P, 16 MHz) with ConfigurableFirmata 3.3.0, measured: 3,558 steps/s (two together: 1,980 each). */
-export const UNO_MAX_STEP_RATE_STEPS_S = 3558;
+/** One axis alone on an Uno (ATmega328P, 16 MHz) with ConfigurableFirmata 3.3.0, measured: 3,560-3,650 steps/s (two together: 1,980-2,000 each). */
+export const UNO_MAX_STEP_RATE_STEPS_S = 3620;
 /** How often, at most, the slower axis's speed is trimmed to the faster one's measured progress. */
 const TRIM_EVERY_US = 200_000;
 /** How far homing backs off a switch found closed at the start (3x phi's 5-degree cam) before it calls the switch stuck. */

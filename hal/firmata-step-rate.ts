@@ -7,13 +7,13 @@
  * AccelStepper::run()): a stepper steps at the first pass of loop() at or
  * after its due time, and its next due time counts from that pass
  * (runSpeed(): `_lastStepTime = time`). On an Uno a pass with nothing to step
- * takes ~57 us and a step adds ~224 us (computeNewSpeed() in soft float),
- * measured on the real firmware: one axis alone tops out near 3,560 steps/s,
- * two together near 1,980 each. So:
+ * takes ~52 us and a step adds ~224 us (computeNewSpeed() in soft float),
+ * measured on the real firmware: one axis alone tops out near 3,620 steps/s,
+ * two together near 2,000 each. So:
  *
  *   - an axis alone steps on a grid: after a step, passes come every
  *     `passUs` from `stepUs + passUs` on, and a commanded interval is rounded
- *     up to that grid (2,846 steps/s asked, 2,532 made);
+ *     up to that grid (2,846 steps/s asked, 2,564 made);
  *   - an axis whose partner steps often finds the grid moved at random:
  *     half a pass late on average;
  *   - a partner's step that is being made when this axis falls due holds it
@@ -36,8 +36,8 @@ export interface BoardLoopTiming {
   stepUs: number;
 }
 
-/** Measured on an Uno (ATmega328P, 16 MHz) with ConfigurableFirmata 3.3.0: a lone axis steps every 281 us, two together every 505 us. */
-export const UNO_LOOP: BoardLoopTiming = { passUs: 57, stepUs: 224 };
+/** Measured on an Uno (ATmega328P, 16 MHz) with ConfigurableFirmata 3.3.0: a lone axis steps every ~276 us, two together every ~500 us. */
+export const UNO_LOOP: BoardLoopTiming = { passUs: 52, stepUs: 224 };
 
 /** The loop timing of a board whose lone axis makes `maxStepRateStepsS`, in the Uno's proportions. */
 export function loopTimingFor(maxStepRateStepsS: number): BoardLoopTiming {
@@ -62,7 +62,7 @@ export function madeIntervalUs(askedUs: number, partnerStepsS: number, t: BoardL
 /**
  * The factor (<= 1) that brings two axes wanted at `aStepsS` and `bStepsS` within `budget` of
  * the board's CPU: every step of the faster axis needs a pass of its own, the slower axis's steps
- * mostly share one. With the Uno's numbers and the default 0.9, two equal axes get ~1,780 each.
+ * mostly share one. With the Uno's numbers and the default 0.9, two equal axes get ~1,800 each.
  */
 export function stepRateScale(aStepsS: number, bStepsS: number, t: BoardLoopTiming, budget = 0.9): number {
   const fast = Math.max(aStepsS, bStepsS);

@@ -18,9 +18,9 @@
  *   ring, the rest are lost; then it sends VERSION, FIRMWARE and a STRING and
  *   resets itself;
  * - one message is parsed per pass of loop(), then every running stepper is
- *   run once; a pass with nothing to step takes ~57 us, each step ~224 us
- *   (measured): one axis alone tops out near 3,560 steps/s, two together near
- *   1,980 steps/s each, whatever speed is asked;
+ *   run once; a pass with nothing to step takes ~52 us, each step ~224 us
+ *   (measured): one axis alone tops out near 3,620 steps/s, two together near
+ *   2,000 steps/s each, whatever speed is asked;
  * - ACCELSTEPPER_STOP stops at once (the stepper is no longer run) and
  *   reports MOVE_COMPLETE, but AccelStepper keeps its speed: the next TO
  *   starts at that speed, first in the old direction; ACCELSTEPPER_ZERO
@@ -46,9 +46,9 @@ export const SIM_FIRMATA_FIRMWARE = { name: 'ConfigurableFirmata', major: 3, min
 export const UNO_FIRMATA = {
   /** ConfigurableFirmata.cpp blinkVersion(): 3 x (40 + 210) ms, 250 ms, 3 x (40 + 210) ms, 125 ms for version 3.3. */
   blinkUs: 1_875_000,
-  /** One pass of loop() with no step to make (measured on the real firmware: one axis alone steps every ~281 us). */
-  loopUs: 57,
-  /** One step: runSpeed(), step1() with its 1 us pulse, computeNewSpeed() in soft float (two axes together step every ~505 us). */
+  /** One pass of loop() with no step to make (the real firmware, test/fixtures/firmata-real-exchanges.json "rates": one axis alone steps every ~276 us, 3,620-3,650 steps/s). */
+  loopUs: 52,
+  /** One step: runSpeed(), step1() with its 1 us pulse, computeNewSpeed() in soft float (two axes together step every ~500 us, 2,000 steps/s each). */
   stepUs: 224,
   /** HardwareSerial's 64-byte receive ring keeps one slot free. */
   rxBufferBytes: 63,
@@ -380,6 +380,8 @@ export class SimFirmataBoard {
       case FIRMATA.SAMPLING_INTERVAL:
         // FirmataReporting::handleSysex(): two 7-bit bytes, at least MINIMUM_SAMPLING_INTERVAL (1 ms).
         if (argv.length > 1) this.samplingIntervalMs = Math.max(1, argv[0] + (argv[1] << 7));
+        // elapsed() compares with the new interval on the very next pass.
+        if (this.state === 'running') this.scheduleSample();
         return;
       case FIRMATA.ACCELSTEPPER:
         return this.accelStepper(argv);
