@@ -591,6 +591,8 @@ export class FirmataDriver implements MotionController {
     const s = this.segment[axis];
     if (!s || !this.motion) return;
     const nowUs = this.opts.clock.nowUs();
+    // Answers at one instant (a settle() without time passing) are one sample: the velocity must not move while time stands still.
+    if (s.samples.at(-1)?.tUs === nowUs) s.samples.pop();
     s.samples.push({ tUs: nowUs, steps: this.pos[axis] });
     if (s.samples.length > 8) s.samples.shift();
     const dir = Math.sign(s.toSteps - s.fromSteps);
