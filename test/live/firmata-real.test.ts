@@ -12,6 +12,9 @@ import { firmataRealDir, firmataRealPresent, startRealBoard, type RealBoard } fr
 import { WallClock } from '../../sim/wall-clock';
 import { until } from '../helpers/cli';
 
+// Real time: two homings of ~45 s each, the moves and a reset.
+t.setTimeout(600_000);
+
 if (!firmataRealPresent()) {
   t.pass(`skipped: no real-firmware peer at ${firmataRealDir()} (set FIRMATA_REAL_DIR)`);
 } else {
