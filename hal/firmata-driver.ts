@@ -52,7 +52,7 @@ import type { Clock, TimerHandle } from './clock';
 import { HalError } from './errors';
 import type { ControllerEvent, MotionController, MotionEnd, MotionFault, MoveRequest } from './motion-controller';
 import { FirmataReader, firmataCommand as cmd, PIN_MODE, type FirmataMessage } from './firmata-protocol';
-import { loopTimingFor, madeStepRate, stepRateScale, type BoardLoopTiming } from './firmata-step-rate';
+import { askedForMade, loopTimingFor, madeStepRate, stepRateScale, type BoardLoopTiming } from './firmata-step-rate';
 import { SerialLink, type SerialTrace } from './serial-link';
 
 export interface FirmataWiring {
@@ -361,11 +361,18 @@ export class FirmataDriver implements MotionController {
     const wanted = mapAxes(dDeg, (d, axis) => ({ speedStepsS: (request.speedDegS * d * perDeg[axis]) / longest, accelStepsS2: (request.accelDegS2 * d * perDeg[axis]) / longest }));
     const k = stepRateScale(wanted.theta.speedStepsS, wanted.phi.speedStepsS, this.timing);
     const speed = mapAxes(wanted, (w) => w.speedStepsS * k);
-    return mapAxes(wanted, (w, axis) => ({
-      speedStepsS: speed[axis],
-      madeStepsS: madeStepRate(speed[axis], speed[axis === 'theta' ? 'phi' : 'theta'], this.timing),
-      accelStepsS2: w.accelStepsS2,
-    }));
+    // The faster axis is made late by the loop; ask the slower one for what keeps the ratio of what is made.
+    const fast: AxisName = speed.theta >= speed.phi ? 'theta' : 'phi';
+    const slow: AxisName = fast === 'theta' ? 'phi' : 'theta';
+    const made = { theta: 0, phi: 0 };
+    made[fast] = madeStepRate(speed[fast], speed[slow], this.timing);
+    made[slow] = speed[fast] > 0 ? (made[fast] * speed[slow]) / speed[fast] : 0;
+    made[fast] = madeStepRate(speed[fast], made[slow], this.timing);
+    made[slow] = speed[fast] > 0 ? (made[fast] * speed[slow]) / speed[fast] : 0;
+    const asked = { theta: 0, phi: 0 };
+    asked[fast] = speed[fast];
+    asked[slow] = askedForMade(made[slow], made[fast], this.timing);
+    return mapAxes(wanted, (w, axis) => ({ speedStepsS: asked[axis], madeStepsS: made[axis], accelStepsS2: w.accelStepsS2 }));
   }
 
   /** One axis alone (homing): the speed within the ceiling, and what the board makes of it. */

@@ -75,3 +75,22 @@ export function stepRateScale(aStepsS: number, bStepsS: number, t: BoardLoopTimi
 export function madeStepRate(askedStepsS: number, partnerStepsS: number, t: BoardLoopTiming): number {
   return askedStepsS > 0 ? 1e6 / madeIntervalUs(1e6 / askedStepsS, partnerStepsS, t) : 0;
 }
+
+/**
+ * The speed to ask (steps/s) so that an axis makes `madeStepsS` while its partner makes
+ * `partnerStepsS`: the inverse of madeStepRate, for the slower axis of a move. Never above
+ * what is wanted of the partner's ratio; 0 stays 0.
+ */
+export function askedForMade(madeStepsS: number, partnerStepsS: number, t: BoardLoopTiming): number {
+  if (!(madeStepsS > 0)) return 0;
+  const wantUs = 1e6 / madeStepsS;
+  let lo = 1;
+  let hi = wantUs;
+  if (madeIntervalUs(hi, partnerStepsS, t) <= wantUs) return madeStepsS;
+  for (let i = 0; i < 50; i++) {
+    const mid = (lo + hi) / 2;
+    if (madeIntervalUs(mid, partnerStepsS, t) > wantUs) hi = mid;
+    else lo = mid;
+  }
+  return 1e6 / lo;
+}
