@@ -7,7 +7,7 @@
  * For the live test (test/live/firmata-real.test.ts) and the benchmarks
  * (bench/firmata-real-*.ts); the project's own tests never need it.
  */
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -45,9 +45,12 @@ export interface RealBoard {
 export async function startRealBoard(opts: { firmware?: string; bridgeArgs?: string[] } = {}): Promise<RealBoard> {
   const dir = mkdtempSync(path.join(tmpdir(), 'firmata-real-'));
   const script = path.join(firmataRealDir(), 'board.sh');
-  await new Promise<void>((resolve, reject) =>
-    execFile('bash', [script, dir, '--', ...(opts.bridgeArgs ?? [])], { env: { ...process.env, FIRMWARE: opts.firmware ?? 'firmata-pos115.elf' } }, (err) => (err ? reject(err) : resolve())),
-  );
+  // No pipes: the bridge board.sh leaves running would hold them open, and the script's end would never be seen.
+  await new Promise<void>((resolve, reject) => {
+    const child = spawn('bash', [script, dir, '--', ...(opts.bridgeArgs ?? [])], { env: { ...process.env, FIRMWARE: opts.firmware ?? 'firmata-pos115.elf' }, stdio: 'ignore' });
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${script} exited with ${code}`))));
+  });
   const read = (name: string) => (existsSync(path.join(dir, name)) ? readFileSync(path.join(dir, name), 'utf8') : '');
   return {
     dir,
