@@ -6,8 +6,10 @@
  * positioner.stop() (what POST /stop calls) and reads the bridge's
  * STOP-PROBE for that stop: the step pulses that followed the stop command on
  * each axis, and when the last one came. Reported: the time from stop() to
- * the last pulse (the bridge's log stamps are on the same host clock), and
- * the pulses after the command reached the board.
+ * the last pulse (the bridge's log stamps are on the same host clock), split
+ * into stop() to the write (the driver), the write to the board (the pty and
+ * the bridge, which falls behind real time when the machine is loaded) and
+ * the board to the last pulse; and the pulses after the command reached the board.
  *
  * Run: npx tsc -p . && node dist/bench/firmata-real-stop.js   Env: TRIALS (10), SEED (1)
  */
@@ -35,29 +37,45 @@ async function main(): Promise<void> {
     return;
   }
   const board = await startRealBoard({ firmware: 'firmata-pos115.elf' });
-  const { positioner, controller } = createFirmataPositioner(new WallClock(), defaultConfig(), { path: board.tty, baudRate: 115200 });
+  /** Wall time (s) of the last write that carried an ACCELSTEPPER_STOP. */
+  let stopWrittenS = 0;
+  const trace = (direction: 'tx' | 'rx', data: Buffer) => {
+    if (direction === 'tx' && data.includes(Buffer.from([0xf0, 0x62, 0x05]))) stopWrittenS = Date.now() / 1000;
+  };
+  const { positioner, controller } = createFirmataPositioner(new WallClock(), defaultConfig(), { path: board.tty, baudRate: 115200, trace });
   try {
     controller.start();
     await until(() => controller.connectionPhase() === 'ready', 10_000);
     const rand = random(SEED);
     const lastMs: number[] = [];
+    const writeMs: number[] = [];
+    const boardMs: number[] = [];
     const pulses: number[] = [];
     for (let i = 0; i < TRIALS; i++) {
-      if (i % 2 === 0) positioner.moveTo(130, 300);
-      else positioner.moveTo(5, 5);
+      // Always a long way to go: toward the far end of both ranges from wherever the last trial stopped.
+      const s = positioner.status();
+      positioner.moveTo(s.thetaDeg < 90 ? 170 : 5, s.phiDeg < 180 ? 355 : 5);
       await sleep(300 + rand() * 1200);
       const t0 = Date.now() / 1000;
       positioner.stop();
       await until(() => board.stopProbes().some((p) => p.commandWallS > t0), 5000);
       const probe = board.stopProbes().at(-1)!;
-      const ms = Math.max(...(['theta', 'phi'] as const).map((a) => (probe.commandWallS - t0) * 1000 + probe.axes[a].lastPulseMs));
+      const after = (['theta', 'phi'] as const).map((a) => probe.axes[a].lastPulseMs);
+      const ms = (probe.commandWallS - t0) * 1000 + Math.max(...after);
       lastMs.push(ms);
+      writeMs.push((stopWrittenS - t0) * 1000);
+      boardMs.push((probe.commandWallS - stopWrittenS) * 1000);
       pulses.push(probe.axes.theta.pulses + probe.axes.phi.pulses);
-      console.log(`trial ${i + 1}: last pulse ${ms.toFixed(1)} ms after stop(), ${probe.axes.theta.pulses} + ${probe.axes.phi.pulses} pulses after the last STOP reached the board`);
+      console.log(
+        `trial ${i + 1}: last pulse ${ms.toFixed(1)} ms after stop() (written after ${writeMs.at(-1)!.toFixed(1)} ms, on the board ${boardMs.at(-1)!.toFixed(1)} ms later, last pulse ${Math.max(...after).toFixed(1)} ms after that); ${probe.axes.theta.pulses} + ${probe.axes.phi.pulses} pulses after the last STOP`,
+      );
     }
+    const row = (v: number[]) => `${percentile(v, 50).toFixed(1)} / ${percentile(v, 95).toFixed(1)} / ${Math.max(...v).toFixed(1)} ms`;
     console.log(machineLine());
-    console.log(`| trials | stop() to last pulse: median | p95 | max | pulses after the stop command (max, both axes) |`);
-    console.log(`| ${TRIALS} | ${percentile(lastMs, 50).toFixed(1)} ms | ${percentile(lastMs, 95).toFixed(1)} ms | ${Math.max(...lastMs).toFixed(1)} ms | ${Math.max(...pulses)} |`);
+    console.log('| trials | stop() to last pulse | stop() to the write | write to the board (pty, bridge lag) | pulses after the last STOP (max, both axes) |');
+    console.log('| --- | --- | --- | --- | --- |');
+    console.log(`| ${TRIALS} | ${row(lastMs)} | ${row(writeMs)} | ${row(boardMs)} | ${Math.max(...pulses)} |`);
+    console.log('(median / p95 / max)');
   } finally {
     positioner.stop();
     await controller.close();
