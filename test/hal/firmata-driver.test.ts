@@ -335,3 +335,22 @@ t.test('garbage on the line is skipped; the move still completes', async (t) => 
   t.equal(r.positioner.status().state, 'idle', `ended idle (fault: ${JSON.stringify(r.positioner.status().fault)})`);
   t.strictSame([r.positioner.status().thetaDeg, r.positioner.status().phiDeg], [10, 30]);
 });
+
+t.test('the line dropped mid-move and reopened: a clear fault, a fresh configuration, homing required', async (t) => {
+  const r = await rig(t);
+  await r.home();
+  r.positioner.moveTo(90, 180);
+  await r.clock.runUntil('moving', () => r.positioner.status().axes.phi.positionSteps > 800, 30 * SEC);
+  await r.line.drop();
+  await r.clock.runUntil('the drop to be seen', () => r.positioner.status().state === 'error', 5 * SEC);
+  t.equal(r.positioner.status().fault?.code, 'POS_ERR_DISCONNECTED');
+  t.match(r.positioner.status().fault?.message ?? '', /dropped/);
+  t.throws(() => r.positioner.home('both'), { code: 'POS_ERR_DISCONNECTED' }, 'home while the line is down');
+  await r.line.restore();
+  await r.attach();
+  // The board kept running meanwhile; the driver's next open finds it and configures it afresh.
+  await r.clock.runUntil('the reconnection', () => r.positioner.status().fault?.code === 'POS_ERR_NOT_HOMED', 10 * SEC);
+  t.throws(() => r.positioner.moveTo(1, 1), { code: 'POS_ERR_FAULT' }, 'move before homing again');
+  await r.home();
+  t.equal(r.positioner.status().fault, null);
+});
