@@ -155,7 +155,6 @@ export class SimFirmataBoard {
   /** When the CPU is next free: the end of the last pass of loop() that stepped. */
   private cpuFreeUs = 0;
   private loopTimer: TimerHandle | null = null;
-  private sampleTimer: TimerHandle | null = null;
   private bootTimer: TimerHandle | null = null;
 
   constructor(private readonly opts: SimFirmataOptions) {
@@ -170,9 +169,8 @@ export class SimFirmataBoard {
   /** Power-up or the reset button: RAM is gone; setup() runs (blink, hello, reset), then loop(). */
   powerUp(): void {
     this.loopTimer?.cancel();
-    this.sampleTimer?.cancel();
     this.bootTimer?.cancel();
-    this.loopTimer = this.sampleTimer = null;
+    this.loopTimer = null;
     this.stepper.fill(null);
     this.isRunning.fill(false);
     this.group.fill(null);
@@ -193,9 +191,18 @@ export class SimFirmataBoard {
       // setup(): Firmata.parse(SYSTEM_RESET).
       this.systemReset();
       this.previousSampleMs = this.millis();
-      this.scheduleSample();
+      this.schedule();
       this.drainRx();
     });
+  }
+
+  /** Power off (the USB cable pulled from a board powered by it): nothing runs, nothing is said, nothing is heard. */
+  powerOff(): void {
+    this.loopTimer?.cancel();
+    this.bootTimer?.cancel();
+    this.loopTimer = this.bootTimer = null;
+    this.state = 'off';
+    this.emit('reset', 'power-off');
   }
 
   /** True between power-up and the end of setup(). */
@@ -265,7 +272,7 @@ export class SimFirmataBoard {
       const complete = this.parse(this.rx.shift()!);
       if (complete) this.runSteppers(this.opts.clock.nowUs());
     }
-    this.scheduleLoop();
+    this.schedule();
   }
 
   // ---- ConfigurableFirmata.cpp FirmataClass::parse() ----
@@ -381,7 +388,7 @@ export class SimFirmataBoard {
         // FirmataReporting::handleSysex(): two 7-bit bytes, at least MINIMUM_SAMPLING_INTERVAL (1 ms).
         if (argv.length > 1) this.samplingIntervalMs = Math.max(1, argv[0] + (argv[1] << 7));
         // elapsed() compares with the new interval on the very next pass.
-        if (this.state === 'running') this.scheduleSample();
+        if (this.state === 'running') this.schedule();
         return;
       case FIRMATA.ACCELSTEPPER:
         return this.accelStepper(argv);
@@ -462,20 +469,19 @@ export class SimFirmataBoard {
 
   /**
    * FirmataReporting::elapsed() is true on the first pass after more than `samplingInterval`
-   * ms since the last sample; DigitalInputFirmata::report() then reads the reported ports.
+   * ms since the last sample (then previousMillis moves on by one interval, or catches up);
+   * DigitalInputFirmata::report() then reads the reported ports. Null while no port is reported.
    */
-  private scheduleSample(): void {
-    this.sampleTimer?.cancel();
-    const atMs = this.previousSampleMs + this.samplingIntervalMs + 1;
-    this.sampleTimer = this.opts.clock.setTimerAt(atMs * 1000, () => {
-      this.sampleTimer = null;
-      if (this.state !== 'running') return;
-      const nowMs = this.millis();
-      this.previousSampleMs += this.samplingIntervalMs;
-      if (nowMs - this.previousSampleMs > this.samplingIntervalMs) this.previousSampleMs = nowMs - this.samplingIntervalMs;
-      for (let port = 0; port < this.reportPins.length; port++) if (this.reportPins[port]) this.outputPort(port, false);
-      this.scheduleSample();
-    });
+  private nextSampleUs(): number | null {
+    if (this.state !== 'running' || !this.reportPins.some((on) => on)) return null;
+    return (this.previousSampleMs + this.samplingIntervalMs + 1) * 1000;
+  }
+
+  private sample(atUs: number): void {
+    const nowMs = Math.floor(atUs / 1000);
+    this.previousSampleMs += this.samplingIntervalMs;
+    if (nowMs - this.previousSampleMs > this.samplingIntervalMs) this.previousSampleMs = nowMs - this.samplingIntervalMs;
+    for (let port = 0; port < this.reportPins.length; port++) if (this.reportPins[port]) this.outputPort(port, false);
   }
 
   // ---- AccelStepperFirmata::handleSysex() ----
@@ -566,7 +572,6 @@ export class SimFirmataBoard {
     if (this.stats.heapUsedBytes + bytes > UNO_FIRMATA.heapBytes) {
       this.state = 'crashed';
       this.loopTimer?.cancel();
-      this.sampleTimer?.cancel();
       this.emit('crash', `out of heap after ${this.stats.stepperAllocations} stepper allocations (${this.stats.heapUsedBytes} bytes in use)`);
       return false;
     }
@@ -609,7 +614,7 @@ export class SimFirmataBoard {
       m.model.moveTo(targets[i]);
       m.model.setConstantSpeed(longestS > 0 ? distance / longestS : 0);
     });
-    this.scheduleLoop();
+    this.schedule();
   }
 
   private reportPosition(deviceNum: number, complete: boolean): void {
@@ -683,32 +688,52 @@ export class SimFirmataBoard {
     }
   }
 
-  /** The next pass that has a step to make: the first pass of the idle loop at or after the earliest due step. */
-  private scheduleLoop(): void {
-    this.loopTimer?.cancel();
-    this.loopTimer = null;
-    if (this.state !== 'running') return;
+  /** The next pass that has a step to make (or a stepper to see at rest): the first pass of the idle loop at or after it; null if none. */
+  private nextPassUs(): number | null {
+    // Idle passes follow each other every loopUs from the end of the last busy one; a step waits for the next.
+    const firstUs = this.cpuFreeUs + UNO_FIRMATA.loopUs;
     let dueUs = Infinity;
     for (let i = 0; i < MAX_ACCELSTEPPERS; i++) {
       const s = this.stepper[i];
-      if (!s || !this.isRunning[i]) continue;
       // A running stepper with no interval (at rest at its target) is seen complete on the next pass.
-      dueUs = Math.min(dueUs, s.model.nextDueUs() ?? this.opts.clock.nowUs());
+      if (s && this.isRunning[i]) dueUs = Math.min(dueUs, s.model.nextDueUs() ?? firstUs);
     }
     for (const g of this.group) {
       if (!g?.running) continue;
-      for (const m of g.members) dueUs = Math.min(dueUs, m.model.distanceToGo() === 0 ? this.opts.clock.nowUs() : (m.model.nextDueUs() ?? this.opts.clock.nowUs()));
+      for (const m of g.members) dueUs = Math.min(dueUs, m.model.distanceToGo() === 0 ? firstUs : (m.model.nextDueUs() ?? firstUs));
     }
-    if (dueUs === Infinity) return;
-    // Idle passes follow each other every loopUs from the end of the last busy one; a step waits for the next.
-    const firstUs = this.cpuFreeUs + UNO_FIRMATA.loopUs;
-    const atUs = dueUs <= firstUs ? firstUs : firstUs + Math.ceil((dueUs - firstUs) / UNO_FIRMATA.loopUs) * UNO_FIRMATA.loopUs;
-    const nowUs = this.opts.clock.nowUs();
-    this.loopTimer = this.opts.clock.setTimerAt(Math.max(atUs, nowUs), () => {
+    if (dueUs === Infinity) return null;
+    return dueUs <= firstUs ? firstUs : firstUs + Math.ceil((dueUs - firstUs) / UNO_FIRMATA.loopUs) * UNO_FIRMATA.loopUs;
+  }
+
+  /** One timer for the loop: the next pass with a step or the next input sample, whichever comes first. */
+  private schedule(): void {
+    this.loopTimer?.cancel();
+    this.loopTimer = null;
+    if (this.state !== 'running') return;
+    const atUs = Math.min(this.nextPassUs() ?? Infinity, this.nextSampleUs() ?? Infinity);
+    if (atUs === Infinity) return;
+    this.loopTimer = this.opts.clock.setTimerAt(Math.max(atUs, this.opts.clock.nowUs()), () => {
       this.loopTimer = null;
-        this.runSteppers(Math.max(atUs, this.opts.clock.nowUs()));
-      this.scheduleLoop();
+      this.catchUp();
     });
+  }
+
+  /**
+   * Runs every pass and sample due by now, in time order: once on a discrete-event clock (the
+   * timer fires at its instant), many on a wall clock whose timers fire late (the MCU did not wait).
+   */
+  private catchUp(): void {
+    const nowUs = this.opts.clock.nowUs();
+    for (let guard = 0; guard < 10_000_000 && this.state === 'running'; guard++) {
+      const passUs = this.nextPassUs() ?? Infinity;
+      const sampleUs = this.nextSampleUs() ?? Infinity;
+      const atUs = Math.min(passUs, sampleUs);
+      if (atUs > nowUs) break;
+      if (sampleUs <= passUs) this.sample(sampleUs);
+      else this.runSteppers(passUs);
+    }
+    this.schedule();
   }
 
   // ---- what the board says by itself or when asked ----
