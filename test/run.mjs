@@ -7,7 +7,9 @@
 //   api:grbl     the positioner's HTTP suite (test/api/http-*) again, over the
 //   api:firmata  grbl and the Firmata driver on a pty against the simulated boards
 //   live         test/live: the drivers against the real grbl and ConfigurableFirmata
-//                firmware on a simulated MCU; only where ../shared/*-real exists
+//                firmware on a simulated MCU, in real time; only where ../shared/*-real
+//                exists, and only when named (`npm run test:live`, `npm test -- live`):
+//                it runs for minutes, so `npm test` leaves it out (CI runs both)
 //
 // The HTTP suites over the drivers run beside `unit` (their own lane, their
 // output held back and printed when they end): they run on a virtual clock that
@@ -34,7 +36,7 @@ const suites = [
   { name: 'unit', cmd: bin('tap'), args: [], tap: true },
   { name: 'api:grbl', cmd: bin('tap'), args: ['test/api/http-*.test.ts'], env: { POSITIONER_TEST_DRIVER: 'grbl' }, tap: true, lane: 'beside' },
   { name: 'api:firmata', cmd: bin('tap'), args: ['test/api/http-*.test.ts'], env: { POSITIONER_TEST_DRIVER: 'firmata' }, tap: true, lane: 'beside' },
-  { name: 'live', cmd: bin('tap'), args: ['--timeout=600', 'test/live/*.test.ts'], tap: true, skip: liveSkip },
+  { name: 'live', cmd: bin('tap'), args: ['--timeout=600', 'test/live/*.test.ts'], tap: true, skip: liveSkip, onlyWhenNamed: true },
 ];
 
 const wanted = process.argv.slice(2);
@@ -101,7 +103,7 @@ async function lane(list, held) {
   return results;
 }
 
-const chosen = suites.filter((s) => wanted.length === 0 || wanted.includes(s.name));
+const chosen = suites.filter((s) => (wanted.length === 0 ? !s.onlyWhenNamed : wanted.includes(s.name)));
 const started = Date.now();
 const [main, beside] = await Promise.all([lane(chosen.filter((s) => s.lane !== 'beside'), false), lane(chosen.filter((s) => s.lane === 'beside'), true)]);
 const byName = new Map([...main, ...beside].map((r) => [r.name, r]));

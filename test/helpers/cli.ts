@@ -245,16 +245,27 @@ export async function startServe(t: Test, cli: BuiltCli, args: string[], env: No
   return { ...run, url: m[1], hostPort: `${m[2]}:${m[3]}`, port: Number(m[3]) };
 }
 
-/** A port of 127.0.0.1 that was free a moment ago (nothing listens on it now). */
+/**
+ * A port of 127.0.0.1 that was free a moment ago (nothing listens on it now),
+ * for a child process told to listen on it. Drawn at random below the
+ * kernel's ephemeral range (ip_local_port_range, 32768 and up here), where
+ * every `listen(0)` of the parallel tests and every outgoing connection gets
+ * its port: so none of those can take it between this check and the child's
+ * listen. Two draws of this function collide once in thousands, and are
+ * checked free.
+ */
 export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  for (;;) {
+    const port = 20000 + crypto.randomInt(12000);
+    const server = net.createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (!free) continue;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    return port;
+  }
 }
 
 /** GET or POST JSON straight to the server, to check what the CLI did without trusting it. */

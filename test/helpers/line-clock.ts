@@ -21,9 +21,11 @@
  *
  * `advanceBy` / `advanceTo` / `runUntilIdle` queue their advance and return
  * at once; `whenSettled()` resolves once everything queued has run and the
- * line is quiet (`run(us)` and `runIdle()` do both). Between two instants the
- * event loop gets a turn, so work a driver defers to a promise or a microtask
- * happens at the instant that caused it. A byte that never arrives (a side closed its port without telling
+ * line is quiet (`run(us)` and `runIdle()` do both). After an instant in which
+ * a driver timer fired (the driver takes a `background()` view of the clock),
+ * the event loop gets a turn, so work a driver defers to a promise or a
+ * microtask happens at the instant that caused it; a simulated board writes
+ * synchronously, so its instants (a step each) run back to back. A byte that never arrives (a side closed its port without telling
  * the rig) would stop time for good: after `stuckMs` of wall time without
  * progress the clock rejects its waiters with the byte counts, instead of
  * hanging the test.
@@ -59,6 +61,9 @@ export class LineClock extends VirtualClock {
   /** A failure (bytes stuck on the line, a callback that threw) waiting for the next `whenSettled`. */
   private failure: Error | null = null;
   private readonly backgroundTimers = new Set<TimerHandle>();
+  /** A background (driver) timer has fired since the event loop last had a turn. */
+  private backgroundFired = false;
+  private quietInstants = 0;
   /** What `runUntilIdle` waits for; without it, until no timer is left (as VirtualClock). */
   private idleCondition: (() => boolean) | null = null;
 
@@ -154,7 +159,10 @@ export class LineClock extends VirtualClock {
     return {
       nowUs: () => this.nowUs(),
       setTimerAt: (atUs, callback) => {
-        const handle = this.setTimerAt(atUs, callback);
+        const handle = this.setTimerAt(atUs, () => {
+          this.backgroundFired = true;
+          callback();
+        });
         this.backgroundTimers.add(handle);
         return handle;
       },
@@ -214,7 +222,14 @@ export class LineClock extends VirtualClock {
           continue;
         }
         super.advanceTo(next);
-        await new Promise<void>((resolve) => setImmediate(resolve));
+        // Driver code ran (one of its timers fired): let what it deferred (promise continuations,
+        // a write coalesced in a microtask) happen before time moves on. The board writes at once,
+        // so its instants need no turn; every 256 instants the event loop gets one anyway.
+        if (this.backgroundFired || ++this.quietInstants >= 256) {
+          this.backgroundFired = false;
+          this.quietInstants = 0;
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
       }
     } catch (e) {
       this.failure ??= e instanceof Error ? e : new Error(String(e));

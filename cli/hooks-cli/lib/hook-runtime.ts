@@ -12,7 +12,7 @@ import path from 'node:path';
 import { deliver, InputError, parseHookInput, readStdin, type HookAnswer, type HookInput } from './protocol';
 import { loadSettingsOrDefaults } from './settings';
 import type { Settings } from './settings-schema';
-import { appendText, dataPaths, ensureTree, notices, type DataPaths } from './store';
+import { appendText, dataPaths, ensureTree, notices, setDefaultLockWaitMs, type DataPaths } from './store';
 
 export interface HookContext {
   input: HookInput;
@@ -57,6 +57,8 @@ export function runHook(name: string, defaultEvent: string, hookFile: string, ha
       const project = projectDir(input);
       const { settings, problem } = loadSettingsOrDefaults(installRoot, project);
       budgetMs = settings.performance.max_hook_execution_time;
+      // Waiting for a lock may take most of the budget (a loaded machine); going ahead without it loses updates.
+      setDefaultLockWaitMs(Math.max(200, budgetMs - (Date.now() - started) - 500));
       clearTimeout(timer);
       timer = setTimeout(() => timeout(name), Math.max(0, budgetMs - (Date.now() - started)));
       timer.unref();
