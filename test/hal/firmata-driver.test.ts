@@ -10,6 +10,7 @@ import t, { type Test } from 'tap';
 import { createFirmataPositioner, createSimFirmataBoard, defaultSimSettings, type SimFirmataMachine, type SimSettings } from '../../cli/assemble';
 import { defaultConfig, type PositionerConfig } from '../../firmware/config';
 import type { FirmataDriverOptions } from '../../hal/firmata-driver';
+import { until } from '../helpers/cli';
 import { createLine, LineClock } from '../helpers/line-clock';
 
 const SEC = 1e6;
@@ -342,13 +343,19 @@ t.test('the line dropped mid-move and reopened: a clear fault, a fresh configura
   r.positioner.moveTo(90, 180);
   await r.clock.runUntil('moving', () => r.positioner.status().axes.phi.positionSteps > 800, 30 * SEC);
   await r.line.drop();
-  await r.clock.runUntil('the drop to be seen', () => r.positioner.status().state === 'error', 5 * SEC);
+  // The port's close reaches the driver as an I/O event: wait for it with the clock still (else 2 s of
+  // virtual time without answers would make it a silence, not a drop).
+  await until('the driver to see the drop', () => r.driver.connectionPhase() === 'connecting', 10_000, 5);
+  t.equal(r.positioner.status().state, 'error');
   t.equal(r.positioner.status().fault?.code, 'POS_ERR_DISCONNECTED');
   t.match(r.positioner.status().fault?.message ?? '', /dropped/);
   t.throws(() => r.positioner.home('both'), { code: 'POS_ERR_DISCONNECTED' }, 'home while the line is down');
   await r.line.restore();
   await r.attach();
-  // The board kept running meanwhile; the driver's next open finds it and configures it afresh.
+  // The driver retries on its (virtual) timer; the open itself is I/O, awaited with the clock still.
+  await r.clock.run(0.2 * SEC);
+  await until('the driver to reopen the line', () => r.driver.connectionPhase() !== 'connecting', 10_000, 5);
+  // The board kept running meanwhile; the driver finds it and configures it afresh.
   await r.clock.runUntil('the reconnection', () => r.positioner.status().fault?.code === 'POS_ERR_NOT_HOMED', 10 * SEC);
   t.throws(() => r.positioner.moveTo(1, 1), { code: 'POS_ERR_FAULT' }, 'move before homing again');
   await r.home();
