@@ -16,8 +16,9 @@
  * move and observe its completion deterministically.
  *
  * Three things happen outside any motion and reach the firmware through
- * `subscribe()`: the first connection of a controller behind a link, a fault (the serial line drops while idle, the controller
- * raises an alarm by itself) and a reconnection (the link is back, but the
+ * `subscribe()`: the first connection of a controller behind a link, a
+ * fault (the serial line drops while idle, the controller raises an alarm
+ * by itself) and a reconnection (the link is back, but the
  * controller's position reference is gone: every axis is unhomed and the
  * firmware's frame restarts at the controller's power-on position). A fault
  * during a motion ends that motion with `failed` instead; it is never
