@@ -42,7 +42,11 @@ export function installRootOf(hookFile: string): string {
 
 export function runHook(name: string, defaultEvent: string, hookFile: string, handler: (ctx: HookContext) => HookAnswer): void {
   const started = Date.now();
-  let budgetMs = 5000;
+  // The host always sets CLAUDE_PROJECT_DIR: then the project, so its settings and time budget, are known
+  // before stdin arrives, and the user's budget covers the whole run (on a busy machine a hook can spend
+  // seconds just starting); without it, 5 s until the input names the project.
+  const envProject = process.env.CLAUDE_PROJECT_DIR;
+  let budgetMs = envProject && path.isAbsolute(envProject) ? loadSettingsOrDefaults(installRootOf(hookFile), envProject).settings.performance.max_hook_execution_time : 5000;
   let timer = setTimeout(() => timeout(name), budgetMs);
   timer.unref();
   readStdin().then(
