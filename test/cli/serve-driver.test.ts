@@ -101,7 +101,8 @@ t.test('--driver firmata --serial: serves the API over a Firmata board (default 
   });
   const server = await startServe(t, cli, ['--port', '0', '--driver', 'firmata', '--serial', pty.hostPath]);
   t.match(server.stdout(), /^positioner: Firmata board on .* at 115200 baud serving http/);
-  await until('the driver to configure the board', async () => peer.board.board.devicePosition(1) !== null);
+  // The board has its steppers before the driver has its answers: /status leaves `connecting` once both are there.
+  await until('the driver to configure the board', async () => peer.board.board.devicePosition(1) !== null && (await http(`${server.url}/status`)).body.state === 'idle');
   t.strictSame((await http(`${server.url}/home`, 'POST', { axis: 'theta' })).body, { status: 'homing', axis: 'theta' });
   await until('homing to end', async () => (await http(`${server.url}/status`)).body.state === 'idle', 30_000);
   const s = (await http(`${server.url}/status`)).body;
