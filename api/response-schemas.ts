@@ -7,7 +7,7 @@
  */
 import { AXIS_RANGE_DEG } from '../firmware/config';
 
-const STATES = ['idle', 'moving', 'homing', 'stopped', 'error'] as const;
+const STATES = ['connecting', 'idle', 'moving', 'homing', 'stopped', 'error'] as const;
 
 export const axisStatusSchema = {
   type: 'object',
@@ -43,7 +43,7 @@ const statusProperties = {
   phi_deg: { type: 'number', description: `azimuth angle, degrees (${AXIS_RANGE_DEG.phi.min} to ${AXIS_RANGE_DEG.phi.max})` },
   moving: { type: 'boolean', description: 'true while the motors move (a move or a homing cycle)' },
   homed: { type: 'boolean', description: 'true once both axes have been homed' },
-  state: { type: 'string', enum: STATES, description: 'the state machine: idle, moving, homing, stopped or error' },
+  state: { type: 'string', enum: STATES, description: 'the state machine: connecting (a serial board not configured yet), idle, moving, homing, stopped or error' },
   fault: { oneOf: [{ type: 'null' }, { $ref: '#/components/schemas/Fault' }], description: 'null, or the fault latched in the error state' },
   axes: {
     type: 'object',

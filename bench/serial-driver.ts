@@ -51,7 +51,7 @@ async function rig(kind: Kind, pollMovingMs: number) {
   const peer = await attachBoard(pty.devicePath, baudRate, (send) =>
     kind === 'grbl' ? createSimGrblBoard(new WallClock(), config, defaultSimSettings(), send) : createSimFirmataBoard(new WallClock(), config, defaultSimSettings(), send),
   );
-  const board = peer.board.board as { powerUp(): void; onEvent(l: (e: { type: string }) => void): unknown };
+  const board = peer.board.board as { powerUp(): void; powerOff?(): void; onEvent(l: (e: { type: string }) => void): unknown };
   board.powerUp();
   const serial = { path: pty.hostPath, baudRate };
   const { positioner, controller } = kind === 'grbl' ? createGrblPositioner(new WallClock(), config, serial, { pollMovingMs }) : createFirmataPositioner(new WallClock(), config, serial, { pollMovingMs });
@@ -76,6 +76,8 @@ async function rig(kind: Kind, pollMovingMs: number) {
       positioner.stop();
       await api.close();
       await controller.close();
+      // The simulated Firmata board samples its inputs forever on the wall clock: power it off.
+      board.powerOff?.();
       await peer.close();
       await pty.dispose();
     },
@@ -128,7 +130,7 @@ async function stopLatency(kind: Kind): Promise<void> {
   await r.close();
   console.log(`stop latency, ${kind} over a pty: ${TRIALS} trials (after ${WARMUP_TRIALS} uncounted), a coordinated move toward (180, 360) at 10 deg/s; POST /stop after a random 100-500 ms (seed ${SEED})`);
   console.log(row('baseline: status round trip over the line', roundTrip));
-  console.log(row(`POST /stop: ${kind === 'grbl' ? 'feed hold + reset' : 'multi-stepper stop'} written`, written));
+  console.log(row(`POST /stop: ${kind === 'grbl' ? 'feed hold + reset' : 'STOP + ZERO per stepper'} written`, written));
   console.log(row('POST /stop: board halted (aim < 20 ms)', halted));
   console.log(row('POST /stop: response finished', acked));
   console.log(`  median halted / status round trip: ${(percentile(halted, 50) / percentile(roundTrip, 50)).toFixed(2)}x`);

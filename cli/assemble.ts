@@ -96,7 +96,8 @@ export interface SerialSettings {
   trace?: SerialTrace;
 }
 
-export const DEFAULT_BAUD: Record<Exclude<DriverKind, 'sim'>, number> = { grbl: 115200, firmata: 57600 };
+/** grbl 1.1 talks at 115200; so do ConfigurableFirmata 3.x's examples (2.x and StandardFirmata: 57600; a mismatch is a fault naming the rate). */
+export const DEFAULT_BAUD: Record<Exclude<DriverKind, 'sim'>, number> = { grbl: 115200, firmata: 115200 };
 
 const TRAVEL_DEG = mapAxes(AXIS_RANGE_DEG, (r) => r.max - r.min);
 
@@ -190,7 +191,7 @@ export function createFirmataPositioner(
   clock: Clock,
   config: PositionerConfig,
   serial: SerialSettings,
-  tuning: Pick<FirmataDriverOptions, 'pollMovingMs' | 'pollIdleMs' | 'answerTimeoutMs' | 'retryMs'> = {},
+  tuning: Pick<FirmataDriverOptions, 'pollMovingMs' | 'pollIdleMs' | 'answerTimeoutMs' | 'retryMs' | 'handshakeTimeoutMs' | 'maxStepRateStepsS' | 'samplingIntervalMs'> = {},
 ): DriverPositioner<FirmataDriver> {
   let positioner: Positioner | null = null;
   const controller = new FirmataDriver({

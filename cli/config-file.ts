@@ -68,6 +68,8 @@ export const configFileSchema = {
         type: { type: 'string', enum: DRIVER_KINDS },
         serial: { type: 'string', minLength: 1 },
         baud: { type: 'integer', minimum: 300, maximum: 4000000 },
+        // Firmata: steps/s the board makes on one axis alone (docs/hardware.md "What to expect"; an Uno ~3,600).
+        max_step_rate: { type: 'integer', minimum: 100, maximum: 10000000 },
       },
     },
   },
@@ -100,6 +102,7 @@ export interface DriverFile {
   type?: DriverKind;
   serial?: string;
   baud?: number;
+  max_step_rate?: number;
 }
 
 export class ConfigFileError extends Error {

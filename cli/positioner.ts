@@ -219,7 +219,7 @@ export function main(args: string[]): Promise<unknown> | unknown {
           .option('home', { type: 'boolean', default: false, describe: 'home both axes as the server starts' })
           .option('driver', { choices: ['sim', 'grbl', 'firmata'] as const, describe: 'hardware: the simulation (default), or a grbl or Firmata board on --serial' })
           .option('serial', { type: 'string', describe: 'serial device of the board, e.g. /dev/ttyUSB0 (with --driver grbl|firmata)' })
-          .option('baud', { type: 'number', describe: 'serial baud rate (default: 115200 for grbl, 57600 for Firmata)' })
+          .option('baud', { type: 'number', describe: 'serial baud rate (default 115200: grbl 1.1 and ConfigurableFirmata 3.x; 57600 for a 2.x Firmata build)' })
           .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'do not log state changes' })
           .option('trace-serial', { type: 'boolean', default: false, describe: 'print every chunk written to and read from the board on stderr (text, or hex for Firmata)' })
           .option('rotctld', { type: 'string', describe: `also serve the Hamlib rotctld protocol (Gpredict, rotctl -m 2) on this TCP port; alone: ${ROTCTLD_DEFAULT_PORT}` }),

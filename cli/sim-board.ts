@@ -109,7 +109,7 @@ export function main(args: string[]): Promise<unknown> {
           .positional('board', { choices: ['grbl', 'firmata'] as const, demandOption: true, describe: 'which controller to simulate: grbl 1.1, or ConfigurableFirmata with AccelStepperFirmata' })
           .option('serial', { type: 'string', describe: 'serial device to listen on (one end of a pty pair)' })
           .option('pty', { type: 'boolean', default: false, describe: 'make a socat pty pair and print the end to give positioner serve' })
-          .option('baud', { type: 'number', describe: 'baud rate (default 115200 for grbl, 57600 for Firmata)' })
+          .option('baud', { type: 'number', describe: 'baud rate (default 115200 for both; ConfigurableFirmata 2.x builds use 57600)' })
           .option('config', { alias: 'c', type: 'string', describe: 'positioner JSON config file: the machine to simulate (see README)' })
           .option('time-scale', { type: 'number', default: 1, describe: 'run simulated time this many times faster than real time' })
           .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'print nothing but errors' })

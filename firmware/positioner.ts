@@ -10,6 +10,8 @@
  *   moving ── hardware fault ──► error ── home (succeeds) ──► idle
  *   any ── controller fault / link lost (outside a motion) ──► error
  *   error ── link back (controller reconnected) ──► error (POS_ERR_NOT_HOMED) ── home ──► idle
+ *   connecting ── controller connected ──► idle   (a controller behind a link, until its first
+ *               └─ fault ──► error ── connected ──► idle       connection; commands: 503)
  *
  * - Motion commands while moving or homing: POS_ERR_BUSY (HTTP 503).
  * - stop: at any time, immediate; no step is issued once it returns. In the
@@ -28,7 +30,7 @@ import { AXIS_RANGE_DEG, MIN_ACCEL_DEG_S2, MIN_SPEED_DEG_S, axisStepsPerDeg } fr
 import { PositionerError } from './errors';
 import { degToSteps, stepsToDeg } from './units';
 
-export type PositionerState = 'idle' | 'moving' | 'homing' | 'stopped' | 'error';
+export type PositionerState = 'connecting' | 'idle' | 'moving' | 'homing' | 'stopped' | 'error';
 export type HomeAxis = AxisName | 'both';
 
 export interface AxisStatus {
@@ -83,6 +85,7 @@ export class Positioner {
   ) {
     this.config = structuredClone(config);
     this.perDeg = { theta: axisStepsPerDeg(config, 'theta'), phi: axisStepsPerDeg(config, 'phi') };
+    if (controller.connecting?.()) this.state = 'connecting';
     controller.subscribe((event) => this.onControllerEvent(event));
   }
 
@@ -146,7 +149,7 @@ export class Positioner {
 
   stop(): { status: 'stopped' } {
     this.controller.stop();
-    if (this.state !== 'error') this.state = 'stopped';
+    if (this.state !== 'error' && this.state !== 'connecting') this.state = 'stopped';
     this.changed();
     return { status: 'stopped' };
   }
@@ -214,6 +217,13 @@ export class Positioner {
    * because the controller's positions no longer mean what they meant.
    */
   private onControllerEvent(event: ControllerEvent): void {
+    if (event.type === 'connected') {
+      // The first connection: nothing was homed or moved yet; a fault from trying to connect is over.
+      this.fault = null;
+      this.state = 'idle';
+      this.changed();
+      return;
+    }
     if (event.type === 'fault') {
       this.fault = event.fault;
     } else {

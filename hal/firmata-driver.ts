@@ -1,64 +1,59 @@
 /**
- * MotionController for an Arduino running ConfigurableFirmata with
- * AccelStepperFirmata and two step/dir drivers, over USB serial: a
- * johnny-five `Board` with a firmata.js `io` whose transport is our own
- * self-reopening serial line (hal/serial-link.ts on serialport 13).
- * johnny-five gives the connection lifecycle (version, firmware,
- * capabilities, 'ready'); its `Stepper` has no stop, so the steppers are
- * driven with the firmata.js AccelStepperFirmata calls under it.
+ * MotionController for an Arduino running ConfigurableFirmata 3.x with
+ * AccelStepperFirmata (AccelStepper 1.57) and two step/dir drivers, over USB
+ * serial (hal/serial-link.ts). It speaks the wire protocol itself
+ * (hal/firmata-protocol.ts): every byte it sends and every reply it waits for
+ * is its own, on the injected clock.
  *
- * Per connection: configure both steppers (device 0 theta, 1 phi) as
- * step/dir drivers, put them in multi-stepper group 0, zero them (the
- * firmware's frame restarts where the board is), set the switch inputs to
- * INPUT_PULLUP (a switch to ground reads 0 when closed) and report them,
- * and the same for the drivers' nFAULT outputs (low = driver in fault:
- * both axes stopped, POS_ERR_HARDWARE).
- * Moves: each stepper gets its speed and acceleration scaled by its share of
- * the move, then its target, in one write: the two trapezoids are
- * proportional, so both axes start and arrive together with acceleration
- * (AccelStepperFirmata's multi-stepper move would arrive together too, but
- * MultiStepper runs at constant speed with no ramps, which stalls a loaded
- * motor at our speeds; the group is used for the one-message stop).
- * Stop: `multiStepperStop` on the group. Homing runs here, per axis, against
- * the switch reports: seek, stop on the switch, back off, approach slowly,
- * stop, zero. Positions come from `accelStepperReportPosition` polls (40 ms
- * while moving, 250 ms idle) and move-complete replies; the velocity is read
- * off the commanded trapezoid at the reported position.
- * Faults: a dropped or silent line (no position report within 2 s) is
- * POS_ERR_DISCONNECTED and the driver reconnects by itself; a version report
- * nobody asked for means the board reset: positions are lost and the
- * firmware hears `reconnected` once it is configured again.
+ * What the firmware does, and what this driver does about it (docs/hardware.md
+ * "Firmata" has the long form; the firmware's source is quoted by function):
+ *
+ * - Stop. MULTISTEPPER_STOP only clears a group's flag (AccelStepperFirmata::
+ *   handleSysex()); steppers started with ACCELSTEPPER_TO run on. ACCELSTEPPER_
+ *   STOP calls AccelStepper::stop(), which merely sets a deceleration target,
+ *   but also clears isRunning[], so update() never runs that stepper again: it
+ *   halts at the next pass of loop() (under 1 ms) and reports MOVE_COMPLETE
+ *   with its position. Its speed, ramp counter and that target survive, so a
+ *   later TO would start at the old speed and first run on in the old
+ *   direction; ACCELSTEPPER_ZERO (setCurrentPosition(0)) is the one command
+ *   that clears them. So a stop is, per axis, in one write:
+ *       STOP θ, STOP φ, ZERO θ, ZERO φ, REPORT θ, REPORT φ
+ *   The STOP answers give the exact halted positions; nothing steps between a
+ *   STOP and its ZERO (the stepper is no longer run), so the board's frame
+ *   moves by exactly that position: this driver keeps, per axis, the offset
+ *   between its frame and the board's (`Frame`), and every reply is read in
+ *   the frame it was produced in (the board answers in order: each request
+ *   carries its frame in a FIFO, see `onStepper`).
+ * - Speed ceiling. The steppers are stepped from loop(), each step costing
+ *   ~224 us of float math on a 16 MHz AVR: one axis alone makes ~3,620
+ *   steps/s, two together ~2,000 each. Moves are scaled down to fit
+ *   (`maxStepRateStepsS`), keeping the two trapezoids proportional so both
+ *   axes still arrive together, and the velocities reported are the scaled ones.
+ * - Inputs are sampled every sampling interval (19 ms by default,
+ *   FirmataReporting::reset()); this driver asks for 1 ms, the minimum, so a
+ *   homing stops within about one step of the switch at the re-approach speed.
+ * - Power-up: the sketch blinks its version for 1.9 s without reading its
+ *   64-byte receive ring. So at most one poll is ever in flight; a silent
+ *   board gets one byte (REPORT_VERSION) per retry; and any configuration
+ *   starts with SYSTEM_RESET, which resets the board's parser whatever it
+ *   holds, frees every stepper (CONFIG without it leaks one per stepper, and
+ *   the seventh reconfiguration ran an Uno out of heap) and resets the pins.
+ * - A version report nobody asked for means the board rebooted: positions are
+ *   lost; it is configured again and the firmware hears `reconnected`.
+ *
+ * Homing runs here, per axis, on the switch reports: if the switch is
+ * already closed (phi powered up inside its cam) back off until it opens
+ * (at most HOMING_CLEAR_MAX_DEG); seek; stop on the switch; back off;
+ * re-approach slowly; stop on the switch; that point is 0.
  */
-import { EventEmitter } from 'node:events';
 import type { AxisName, AxisPair } from './axes';
 import { AXES, mapAxes } from './axes';
 import type { Clock, TimerHandle } from './clock';
 import { HalError } from './errors';
 import type { ControllerEvent, MotionController, MotionEnd, MotionFault, MoveRequest } from './motion-controller';
-import { ACCEL, encodeCustomFloat, FIRMATA } from './firmata-protocol';
+import { FirmataReader, firmataCommand as cmd, PIN_MODE, type FirmataMessage } from './firmata-protocol';
+import { askedForMade, loopTimingFor, madeStepRate, stepRateScale, type BoardLoopTiming } from './firmata-step-rate';
 import { SerialLink, type SerialTrace } from './serial-link';
-
-/** The firmata.js calls this driver uses (firmata-io has no type declarations). */
-interface FirmataIo extends EventEmitter {
-  isReady: boolean;
-  STEPPER: { TYPE: { DRIVER: number }; STEP_SIZE: { WHOLE: number } };
-  MODES: { PULLUP: number };
-  accelStepperConfig(o: { deviceNum: number; type: number; stepSize: number; stepPin: number; directionPin: number }): void;
-  accelStepperZero(n: number): void;
-  accelStepperTo(n: number, position: number): void;
-  accelStepperStop(n: number): void;
-  accelStepperReportPosition(n: number): void;
-  sysexCommand(message: number[]): void;
-  multiStepperConfig(o: { groupNum: number; devices: number[] }): void;
-  multiStepperStop(group: number): void;
-  pinMode(pin: number, mode: number): void;
-  reportDigitalPin(pin: number, on: 0 | 1): void;
-}
-type FirmataClass = new (transport: EventEmitter, options: Record<string, unknown>) => FirmataIo;
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const Firmata = (require('firmata-io') as { Firmata: FirmataClass }).Firmata;
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const five = require('johnny-five') as { Board: new (o: Record<string, unknown>) => EventEmitter };
 
 export interface FirmataWiring {
   stepPin: AxisPair<number>;
@@ -73,77 +68,112 @@ export interface FirmataDriverOptions {
   path: string;
   baudRate: number;
   clock: Clock;
+  /** Sees every chunk written and read (wire logs, test rigs). */
+  trace?: SerialTrace;
   stepsPerDeg: AxisPair<number>;
   wiring: FirmataWiring;
   homing: AxisPair<{ seekDegS: number; feedDegS: number; pullOffDeg: number }>;
   travelDeg: AxisPair<number>;
   /** Acceleration of homing moves, deg/s^2. */
   homingAccelDegS2: () => number;
+  /**
+   * Steps per second the board makes on one axis moving alone; two axes together share its loop
+   * (hal/firmata-step-rate.ts). Default: an Uno, measured (UNO_MAX_STEP_RATE_STEPS_S).
+   */
+  maxStepRateStepsS?: number;
+  /** Digital input sampling interval asked of the board, ms (1..16383; the firmware's default is 19). */
+  samplingIntervalMs?: number;
   pollMovingMs?: number;
   pollIdleMs?: number;
   answerTimeoutMs?: number;
   retryMs?: number;
-  /** Sees every byte on the line (hal/serial-link.ts). */
-  trace?: SerialTrace;
+  /** Time after the line opens within which a configured board must answer before a fault names the baud rate. */
+  handshakeTimeoutMs?: number;
 }
 
+/** One axis alone on an Uno (ATmega328P, 16 MHz) with ConfigurableFirmata 3.3.0, measured: 3,560-3,650 steps/s (two together: 1,980-2,000 each). */
+export const UNO_MAX_STEP_RATE_STEPS_S = 3620;
+/** How often, at most, the slower axis's speed is trimmed to the faster one's measured progress. */
+const TRIM_EVERY_US = 200_000;
+/** How far homing backs off a switch found closed at the start (3x phi's 5-degree cam) before it calls the switch stuck. */
+export const HOMING_CLEAR_MAX_DEG = 15;
+
 const DEVICE: AxisPair<number> = { theta: 0, phi: 1 };
-const GROUP = 0;
+const AXIS_OF_DEVICE: readonly AxisName[] = ['theta', 'phi'];
 
-type Phase = 'connecting' | 'handshake' | 'ready' | 'silent';
+type Phase = 'connecting' | 'handshake' | 'configuring' | 'ready' | 'silent';
 
-/** The trapezoid an axis was last told to run, to read its velocity off its position. */
+/** The offset between this driver's frame and the board's (driver steps = board steps + offset); null until the STOP before its ZERO is answered. */
+interface Frame {
+  offsetSteps: number | null;
+}
+
+/** A request that the board answers (REPORT_POSITION with a position, STOP with MOVE_COMPLETE), in the frame it will be answered in. */
+interface Pending {
+  seq: number;
+  kind: 'report' | 'stop';
+  frame: Frame;
+  sentUs: number;
+  onReply?: (boardSteps: number) => void;
+}
+
+interface DeviceLink {
+  /** Frame of the commands sent now. */
+  frame: Frame;
+  /** Frame of the last request answered: what a MOVE_COMPLETE nobody asked for is read in. */
+  lastFrame: Frame;
+  pending: Pending[];
+}
+
+/** The trapezoid an axis was last told to run, and what it was seen to do. */
 interface Segment {
   fromSteps: number;
   toSteps: number;
-  speedStepsS: number;
+  /** Speed sent (SET_SPEED), steps/s; trims change it. */
+  askedStepsS: number;
+  /** What the board is expected to make at that speed (its loop is late), steps/s. */
+  madeStepsS: number;
   accelStepsS2: number;
+  /** Position answers during this segment (time, steps), the last few. */
+  samples: { tUs: number; steps: number }[];
+  /** Where the rate of the current cruise is measured from (reset by a trim). */
+  cruiseFrom: { tUs: number; steps: number } | null;
+}
+
+interface Run {
+  /** The request sent right after the TO: a MOVE_COMPLETE before everything up to it is answered belongs to something older. */
+  afterSeq: number;
+  done: () => void;
 }
 
 interface Motion {
+  /** A two-axis move (its slower axis is trimmed to the faster); homing is not. */
+  coordinated: boolean;
+  lastTrimUs: number;
   onEnd: (end: MotionEnd) => void;
-  /** Per device: what to do when its move-complete arrives. */
-  onDone: Map<number, (position: number) => void>;
-  /** Per axis: what to do when its switch closes (homing). */
-  onSwitch: Map<AxisName, () => void>;
-}
-
-/**
- * firmata.js writes through this: our serial line, as the stream it expects.
- * The messages of one call stack (the two steppers' speed, acceleration and
- * target) leave in one write, so the board starts both axes together.
- */
-class LinkTransport extends EventEmitter {
-  private pending: Buffer[] = [];
-
-  constructor(private readonly link: SerialLink) {
-    super();
-  }
-
-  write(data: Buffer, callback?: () => void): void {
-    if (this.pending.length === 0) queueMicrotask(() => this.flush());
-    this.pending.push(data);
-    callback?.();
-  }
-
-  private flush(): void {
-    const data = Buffer.concat(this.pending);
-    this.pending = [];
-    this.link.write(data);
-  }
+  run: AxisPair<Run | null>;
+  /** Per axis: called on every switch report while homing. */
+  onSwitch: AxisPair<((closed: boolean) => void) | null>;
 }
 
 export class FirmataDriver implements MotionController {
-  readonly stats = { reconnects: 0, positionReports: 0, boardResets: 0 };
+  readonly stats = { reconnects: 0, positionReports: 0, boardResets: 0, configurations: 0, stops: 0 };
   private readonly link: SerialLink;
   private readonly listeners = new Set<(e: ControllerEvent) => void>();
-  private transport: LinkTransport | null = null;
-  private io: FirmataIo | null = null;
+  private reader: FirmataReader | null = null;
   private phase: Phase = 'connecting';
   private firstOpenPending = true;
   private everReady = false;
   private lostSinceReady = false;
+  private handshakeFaulted = false;
+  private openedUs = 0;
+  private versionQueries = 0;
+  /** A version report came since the line opened: the baud rate is right. */
+  private versionSeen = false;
+  private lastProbeUs = 0;
+  private seq = 0;
   private readonly pos: AxisPair<number> = { theta: 0, phi: 0 };
+  private readonly devices: AxisPair<DeviceLink> = { theta: freshDevice(), phi: freshDevice() };
   private readonly segment: AxisPair<Segment | null> = { theta: null, phi: null };
   private readonly switchClosed: AxisPair<boolean | null> = { theta: null, phi: null };
   private readonly driverFault: AxisPair<boolean> = { theta: false, phi: false };
@@ -151,21 +181,20 @@ export class FirmataDriver implements MotionController {
   private readonly everHomed: AxisPair<boolean> = { theta: false, phi: false };
   private readonly homingError: AxisPair<number | null> = { theta: null, phi: null };
   private motion: Motion | null = null;
-  private asked = 0;
-  private pendingTheta: number | null = null;
-  private answered = 0;
-  private lastAnswerUs = 0;
-  private positionWaiters: { at: number; resolve: () => void }[] = [];
+  /** Work waiting for a frame to be known (a move right after a stop). */
+  private afterFrames: (() => void)[] = [];
   private settleWaiters: (() => void)[] = [];
   private poll: TimerHandle | null = null;
   private closed = false;
+  private readonly timing: BoardLoopTiming;
 
   constructor(private readonly opts: FirmataDriverOptions) {
+    this.timing = loopTimingFor(opts.maxStepRateStepsS ?? UNO_MAX_STEP_RATE_STEPS_S);
     this.link = new SerialLink(
       { path: opts.path, baudRate: opts.baudRate, clock: opts.clock, retryMs: opts.retryMs, trace: opts.trace },
       {
         onOpen: () => this.onOpen(),
-        onData: (chunk) => this.transport?.emit('data', chunk),
+        onData: (chunk) => this.reader?.feed(chunk),
         onDown: (reason) => this.onDown(reason),
         onOpenFailed: () => this.onOpenFailed(),
       },
@@ -180,7 +209,7 @@ export class FirmataDriver implements MotionController {
   async close(): Promise<void> {
     this.closed = true;
     this.poll?.cancel();
-    this.dropIo();
+    this.reader = null;
     await this.link.close();
     this.wake();
   }
@@ -189,28 +218,46 @@ export class FirmataDriver implements MotionController {
     return this.phase;
   }
 
-  /** Resolves once the board is configured (or the line is down) and fresh positions have been read. */
+  /** True until the board has been configured once (the positioner shows `connecting`). */
+  connecting(): boolean {
+    return !this.everReady;
+  }
+
+  /** Resolves once the board is configured (or the line is down, or the handshake failed) and fresh positions have been read. */
   async settle(): Promise<void> {
-    while (!this.closed && (this.phase === 'handshake' || (this.phase === 'connecting' && this.firstOpenPending))) {
+    while (!this.closed && !this.handshakeFaulted && (this.phase === 'handshake' || this.phase === 'configuring' || (this.phase === 'connecting' && this.firstOpenPending))) {
       await new Promise<void>((resolve) => this.settleWaiters.push(resolve));
     }
-    if (this.phase === 'ready') await this.requestPositions();
+    if (this.phase === 'ready') await this.readPositions();
   }
 
   positionSteps(): AxisPair<number> {
     return { ...this.pos };
   }
 
+  /**
+   * What the axes really do: the rate over the last position answers (100 ms or more, the last at most 100 ms old),
+   * else the trapezoid at the rate the board is expected to make.
+   */
   velocityDegS(): AxisPair<number> {
     const out = { theta: 0, phi: 0 };
     if (!this.motion) return out;
+    const nowUs = this.opts.clock.nowUs();
     for (const axis of AXES) {
       const s = this.segment[axis];
       if (!s || s.toSteps === s.fromSteps) continue;
+      // The last answer and the newest one at least 100 ms before it: a slow axis moves few steps per poll.
+      const b = s.samples.at(-1);
+      const a = b && [...s.samples].reverse().find((x) => b.tUs - x.tUs >= 100_000);
+      if (a && b && nowUs - b.tUs <= 100_000) {
+        out[axis] = ((b.steps - a.steps) / ((b.tUs - a.tUs) / 1e6)) / this.opts.stepsPerDeg[axis];
+        continue;
+      }
       const dir = Math.sign(s.toSteps - s.fromSteps);
       const done = Math.max(0, (this.pos[axis] - s.fromSteps) * dir);
       const left = Math.max(0, (s.toSteps - this.pos[axis]) * dir);
-      const v = s.accelStepsS2 > 0 ? Math.min(s.speedStepsS, Math.sqrt(2 * s.accelStepsS2 * done), Math.sqrt(2 * s.accelStepsS2 * left)) : s.speedStepsS;
+      // The first step leaves at once (AccelStepper runSpeed()), so a started axis is never at 0.
+      const v = Math.min(s.madeStepsS, Math.sqrt(2 * s.accelStepsS2 * Math.max(done, 1)), Math.sqrt(2 * s.accelStepsS2 * left));
       out[axis] = (dir * v) / this.opts.stepsPerDeg[axis];
     }
     return out;
@@ -234,57 +281,61 @@ export class FirmataDriver implements MotionController {
   }
 
   move(request: MoveRequest, onEnd: (end: MotionEnd) => void): void {
-    const io = this.readyIo();
-    const dDeg = mapAxes(request.targetSteps, (target, axis) => (target - this.pos[axis]) / this.opts.stepsPerDeg[axis]);
-    const longest = Math.max(Math.abs(dDeg.theta), Math.abs(dDeg.phi));
+    this.assertReady();
     const motion = this.begin(onEnd);
-    let left = 0;
-    for (const axis of AXES) {
-      if (request.targetSteps[axis] === this.pos[axis]) continue;
-      // Proportional trapezoids: each axis's speed and accel scaled by its share of the longest travel.
-      const share = Math.abs(dDeg[axis]) / longest;
-      left++;
-      this.runAxis(io, axis, request.targetSteps[axis], request.speedDegS * share, request.accelDegS2 * share, (position) => {
-        this.pos[axis] = position;
-        if (--left === 0) this.end(motion, { outcome: 'completed' });
-      });
-    }
-    if (left === 0) this.end(motion, { outcome: 'completed' });
+    this.whenFramesKnown(() => {
+      if (this.motion !== motion) return;
+      const plan = this.planMove(request);
+      let left = 0;
+      const bytes: number[] = [];
+      motion.coordinated = AXES.every((axis) => request.targetSteps[axis] !== this.pos[axis]);
+      for (const axis of AXES) {
+        if (request.targetSteps[axis] === this.pos[axis]) continue;
+        left++;
+        bytes.push(
+          ...this.runBytes(axis, request.targetSteps[axis], plan[axis].speedStepsS, plan[axis].madeStepsS, plan[axis].accelStepsS2, () => {
+            if (--left === 0) this.end(motion, { outcome: 'completed' });
+          }),
+        );
+      }
+      this.write(bytes);
+      if (left === 0) this.end(motion, { outcome: 'completed' });
+    });
   }
 
   home(axes: readonly AxisName[], onEnd: (end: MotionEnd) => void): void {
-    const io = this.readyIo();
+    this.assertReady();
     const motion = this.begin(onEnd);
     for (const axis of axes) this.isHomed[axis] = false;
     const next = (i: number): void => {
       if (this.motion !== motion) return;
       if (i >= axes.length) return this.end(motion, { outcome: 'completed' });
-      this.homeAxis(io, motion, axes[i], () => next(i + 1));
+      this.homeAxis(motion, axes[i], () => next(i + 1));
     };
-    next(0);
+    this.whenFramesKnown(() => next(0));
   }
 
   stop(): void {
     const motion = this.motion;
     if (!motion) return;
-    if (this.io && this.phase === 'ready') {
-      this.io.multiStepperStop(GROUP);
-      void this.requestPositions();
-    }
+    if (this.phase === 'ready') this.write(this.haltBytes(AXES, 'keep'));
     this.end(motion, { outcome: 'halted' });
   }
 
   // ---- motion ----
 
-  private readyIo(): FirmataIo {
+  private assertReady(): void {
     if (this.motion) throw new Error('motion controller is busy');
-    if (this.phase === 'ready' && this.io) return this.io;
+    if (this.phase === 'ready') return;
     if (this.phase === 'silent') throw new HalError('DISCONNECTED', `the Firmata board on ${this.opts.path} is not answering; check the board and its USB cable`);
+    if (this.phase === 'handshake' || this.phase === 'configuring') {
+      throw new HalError('DISCONNECTED', `the Firmata board on ${this.opts.path} is still connecting (${this.opts.baudRate} baud); try again in a few seconds`);
+    }
     throw new HalError('DISCONNECTED', `the Firmata board on ${this.opts.path} is not connected${this.link.lastError ? ` (${this.link.lastError})` : ''}; it reconnects by itself when the line is back`);
   }
 
   private begin(onEnd: (end: MotionEnd) => void): Motion {
-    const motion: Motion = { onEnd, onDone: new Map(), onSwitch: new Map() };
+    const motion: Motion = { coordinated: false, lastTrimUs: 0, onEnd, run: { theta: null, phi: null }, onSwitch: { theta: null, phi: null } };
     this.motion = motion;
     this.schedulePoll();
     return motion;
@@ -299,64 +350,322 @@ export class FirmataDriver implements MotionController {
     this.schedulePoll();
   }
 
-  /** One axis to `target` (steps) on a trapezoid; `done` gets the position the board reports at the end. */
-  private runAxis(io: FirmataIo, axis: AxisName, target: number, speedDegS: number, accelDegS2: number, done: (position: number) => void): void {
-    const perDeg = this.opts.stepsPerDeg[axis];
-    const segment = { fromSteps: this.pos[axis], toSteps: target, speedStepsS: speedDegS * perDeg, accelStepsS2: accelDegS2 * perDeg };
-    this.segment[axis] = segment;
-    this.motion?.onDone.set(DEVICE[axis], done);
-    // Speed and acceleration with our own float encoder: firmata.js's overflows from 100,000 up.
-    io.sysexCommand([FIRMATA.ACCELSTEPPER, ACCEL.SET_SPEED, DEVICE[axis], ...encodeCustomFloat(segment.speedStepsS)]);
-    io.sysexCommand([FIRMATA.ACCELSTEPPER, ACCEL.SET_ACCELERATION, DEVICE[axis], ...encodeCustomFloat(segment.accelStepsS2)]);
-    io.accelStepperTo(DEVICE[axis], target);
+  /**
+   * Speeds and accelerations per axis: each scaled by its share of the longest travel (proportional
+   * trapezoids arrive together), then both by one factor so the pair fits the board's step rate.
+   */
+  private planMove(request: MoveRequest): AxisPair<{ speedStepsS: number; madeStepsS: number; accelStepsS2: number }> {
+    const perDeg = this.opts.stepsPerDeg;
+    const dDeg = mapAxes(request.targetSteps, (target, axis) => Math.abs(target - this.pos[axis]) / perDeg[axis]);
+    const longest = Math.max(dDeg.theta, dDeg.phi) || 1;
+    const wanted = mapAxes(dDeg, (d, axis) => ({ speedStepsS: (request.speedDegS * d * perDeg[axis]) / longest, accelStepsS2: (request.accelDegS2 * d * perDeg[axis]) / longest }));
+    const k = stepRateScale(wanted.theta.speedStepsS, wanted.phi.speedStepsS, this.timing);
+    const speed = mapAxes(wanted, (w) => w.speedStepsS * k);
+    // The faster axis is made late by the loop; ask the slower one for what keeps the ratio of what is made.
+    const fast: AxisName = speed.theta >= speed.phi ? 'theta' : 'phi';
+    const slow: AxisName = fast === 'theta' ? 'phi' : 'theta';
+    const made = { theta: 0, phi: 0 };
+    made[fast] = madeStepRate(speed[fast], speed[slow], this.timing);
+    made[slow] = speed[fast] > 0 ? (made[fast] * speed[slow]) / speed[fast] : 0;
+    made[fast] = madeStepRate(speed[fast], made[slow], this.timing);
+    made[slow] = speed[fast] > 0 ? (made[fast] * speed[slow]) / speed[fast] : 0;
+    const asked = { theta: 0, phi: 0 };
+    asked[fast] = speed[fast];
+    asked[slow] = askedForMade(made[slow], made[fast], this.timing);
+    return mapAxes(wanted, (w, axis) => ({ speedStepsS: asked[axis], madeStepsS: made[axis], accelStepsS2: w.accelStepsS2 }));
   }
 
-  /** Seek, back off, approach, zero: the step controller's homing cycle, with the board doing the steps. */
-  private homeAxis(io: FirmataIo, motion: Motion, axis: AxisName, done: () => void): void {
+  /** One axis alone (homing): the speed within the ceiling, and what the board makes of it. */
+  private loneSpeed(speedDegS: number, axis: AxisName): { speedStepsS: number; madeStepsS: number } {
+    const wanted = speedDegS * this.opts.stepsPerDeg[axis];
+    const speedStepsS = wanted * stepRateScale(wanted, 0, this.timing);
+    return { speedStepsS, madeStepsS: madeStepRate(speedStepsS, 0, this.timing) };
+  }
+
+  /** The board's frame of `axis` in driver steps, for a command sent now. */
+  private boardSteps(axis: AxisName, driverSteps: number): number {
+    return driverSteps - this.devices[axis].frame.offsetSteps!;
+  }
+
+  /** Speed, acceleration, target and a fence, for one axis; `done` when its MOVE_COMPLETE comes. */
+  private runBytes(axis: AxisName, target: number, speedStepsS: number, madeStepsS: number, accelStepsS2: number, done: () => void): number[] {
+    const dev = DEVICE[axis];
+    this.segment[axis] = { fromSteps: this.pos[axis], toSteps: target, askedStepsS: speedStepsS, madeStepsS, accelStepsS2, samples: [], cruiseFrom: null };
+    const bytes = [...cmd.stepperSpeed(dev, speedStepsS), ...cmd.stepperAcceleration(dev, accelStepsS2), ...cmd.stepperTo(dev, this.boardSteps(axis, target))];
+    const fence = this.request(axis, 'report');
+    if (this.motion) this.motion.run[axis] = { afterSeq: fence.seq, done };
+    return [...bytes, ...cmd.stepperReportPosition(dev)];
+  }
+
+  /**
+   * Stops `axes` at once and clears AccelStepper's speed: STOP (halts now, answers with the
+   * position), ZERO (setCurrentPosition(0): speed and ramp forgotten), REPORT (the fence of the
+   * new frame). `keep` keeps this driver's frame (offset += halted position); `home` makes the
+   * halted point 0. `then` runs once every axis's halt has been answered.
+   */
+  private haltBytes(axes: readonly AxisName[], mode: 'keep' | 'home', then?: () => void): number[] {
+    this.stats.stops++;
+    const stops: number[] = [];
+    const zeros: number[] = [];
+    const reports: number[] = [];
+    let left = axes.length;
+    for (const axis of axes) {
+      const d = this.devices[axis];
+      const old = d.frame;
+      const next: Frame = { offsetSteps: null };
+      this.segment[axis] = null;
+      if (this.motion) this.motion.run[axis] = null;
+      this.request(axis, 'stop', (boardSteps) => {
+        const haltedSteps = old.offsetSteps! + boardSteps;
+        if (mode === 'home') {
+          if (this.everHomed[axis]) this.homingError[axis] = haltedSteps;
+          next.offsetSteps = 0;
+          this.pos[axis] = 0;
+        } else {
+          next.offsetSteps = haltedSteps;
+          this.pos[axis] = haltedSteps;
+        }
+        if (--left === 0) then?.();
+        this.runAfterFrames();
+      });
+      stops.push(...cmd.stepperStop(DEVICE[axis]));
+      zeros.push(...cmd.stepperZero(DEVICE[axis]));
+      d.frame = next;
+      this.request(axis, 'report');
+      reports.push(...cmd.stepperReportPosition(DEVICE[axis]));
+    }
+    return [...stops, ...zeros, ...reports];
+  }
+
+  /** Registers a request of `axis` answered in its current frame. */
+  private request(axis: AxisName, kind: Pending['kind'], onReply?: (boardSteps: number) => void): Pending {
+    const d = this.devices[axis];
+    const p: Pending = { seq: ++this.seq, kind, frame: d.frame, sentUs: this.opts.clock.nowUs(), onReply };
+    d.pending.push(p);
+    return p;
+  }
+
+  private whenFramesKnown(work: () => void): void {
+    this.afterFrames.push(work);
+    this.runAfterFrames();
+  }
+
+  private runAfterFrames(): void {
+    if (AXES.some((axis) => this.devices[axis].frame.offsetSteps === null)) return;
+    const work = this.afterFrames;
+    this.afterFrames = [];
+    for (const w of work) w();
+  }
+
+  /** Runs `axis` toward `target` until its switch reads `wantClosed` (then halts there) or the target is reached. */
+  private untilSwitch(motion: Motion, axis: AxisName, target: number, speedDegS: number, wantClosed: boolean, mode: 'keep' | 'home', found: () => void, notFound: () => void): void {
+    if (this.switchClosed[axis] === wantClosed) {
+      this.write(this.haltBytes([axis], mode, () => this.motion === motion && found()));
+      return;
+    }
+    let halting = false;
+    motion.onSwitch[axis] = (closed) => {
+      if (halting || closed !== wantClosed) return;
+      halting = true;
+      motion.onSwitch[axis] = null;
+      this.write(this.haltBytes([axis], mode, () => this.motion === motion && found()));
+    };
+    const { speedStepsS, madeStepsS } = this.loneSpeed(speedDegS, axis);
+    this.write(
+      this.runBytes(axis, target, speedStepsS, madeStepsS, this.opts.homingAccelDegS2() * this.opts.stepsPerDeg[axis], () => {
+        motion.onSwitch[axis] = null;
+        if (halting || this.motion !== motion) return;
+        // Reached the target without the switch changing.
+        notFound();
+      }),
+    );
+  }
+
+  /** Clear the switch if closed, seek, back off, re-approach slowly; the halted point is 0. */
+  private homeAxis(motion: Motion, axis: AxisName, done: () => void): void {
     const cfg = this.opts.homing[axis];
     const perDeg = this.opts.stepsPerDeg[axis];
-    const accel = this.opts.homingAccelDegS2();
     const pullOff = Math.max(1, Math.round(cfg.pullOffDeg * perDeg));
     const fail = (code: string, message: string) => this.end(motion, { outcome: 'failed', fault: { code, message } });
-    /** Runs toward `target` until the switch closes (then stops there) or the target is reached. */
-    const untilSwitch = (target: number, speedDegS: number, found: () => void, notFound: () => void) => {
-      let stopping = false;
-      motion.onSwitch.set(axis, () => {
-        if (stopping) return;
-        stopping = true;
-        io.accelStepperStop(DEVICE[axis]);
-      });
-      this.runAxis(io, axis, target, speedDegS, accel, (position) => {
-        this.pos[axis] = position;
-        motion.onSwitch.delete(axis);
-        if (stopping || this.switchClosed[axis]) found();
-        else notFound();
-      });
-    };
-    const zero = () => {
-      if (this.everHomed[axis]) this.homingError[axis] = this.pos[axis];
-      io.accelStepperZero(DEVICE[axis]);
-      this.pos[axis] = 0;
+    const finish = () => {
       this.isHomed[axis] = true;
       this.everHomed[axis] = true;
       done();
     };
     const approach = () =>
-      untilSwitch(this.pos[axis] - 2 * pullOff, cfg.feedDegS, zero, () => fail('POS_ERR_HOMING_SWITCH_NOT_FOUND', `${axis}: home switch not found again on the slow re-approach; check the switch`));
-    const backOff = () =>
-      this.runAxis(io, axis, this.pos[axis] + pullOff, cfg.seekDegS, accel, (position) => {
-        this.pos[axis] = position;
-        if (this.switchClosed[axis]) return fail('POS_ERR_HOMING_SWITCH_STUCK', `${axis}: home switch still closed after backing off ${cfg.pullOffDeg} deg; the switch is stuck or the axis cannot move`);
-        approach();
-      });
-    if (this.switchClosed[axis]) return backOff();
+      this.untilSwitch(motion, axis, this.pos[axis] - 2 * pullOff, cfg.feedDegS, true, 'home', finish, () =>
+        fail('POS_ERR_HOMING_SWITCH_NOT_FOUND', `${axis}: home switch not found again on the slow re-approach (${(2 * cfg.pullOffDeg).toFixed(1)} deg); check the switch`),
+      );
+    // Back off until the switch opens, then the pull-off beyond.
+    const backOff = (maxDeg: number) =>
+      this.untilSwitch(motion, axis, this.pos[axis] + Math.round(maxDeg * perDeg), cfg.seekDegS, false, 'keep', () => this.runThen(motion, axis, this.pos[axis] + pullOff, cfg.seekDegS, approach), () =>
+        fail('POS_ERR_HOMING_SWITCH_STUCK', `${axis}: home switch still closed after backing off ${maxDeg.toFixed(1)} deg; the switch is stuck or the axis cannot move`),
+      );
     const travel = Math.ceil(this.opts.travelDeg[axis] * 1.05 * perDeg);
-    untilSwitch(this.pos[axis] - travel, cfg.seekDegS, backOff, () => fail('POS_ERR_HOMING_SWITCH_NOT_FOUND', `${axis}: home switch not found within ${(travel / perDeg).toFixed(1)} deg of travel; check the switch wiring`));
+    const seek = () =>
+      this.untilSwitch(motion, axis, this.pos[axis] - travel, cfg.seekDegS, true, 'keep', () => backOff(Math.max(cfg.pullOffDeg * 2, HOMING_CLEAR_MAX_DEG)), () =>
+        fail('POS_ERR_HOMING_SWITCH_NOT_FOUND', `${axis}: home switch not found within ${(travel / perDeg).toFixed(1)} deg of travel; check the switch wiring`),
+      );
+    // Powered up on the switch (phi inside its cam): clear it first, with a bounded travel.
+    if (this.switchClosed[axis]) backOff(HOMING_CLEAR_MAX_DEG);
+    else seek();
+  }
+
+  /** A plain move of one axis (homing's pull-off), then `then`. */
+  private runThen(motion: Motion, axis: AxisName, target: number, speedDegS: number, then: () => void): void {
+    const { speedStepsS, madeStepsS } = this.loneSpeed(speedDegS, axis);
+    this.write(this.runBytes(axis, target, speedStepsS, madeStepsS, this.opts.homingAccelDegS2() * this.opts.stepsPerDeg[axis], () => this.motion === motion && then()));
   }
 
   private fault(fault: MotionFault): void {
     if (this.motion) this.end(this.motion, { outcome: 'failed', fault });
-    else for (const l of this.listeners) l({ type: 'fault', fault });
+    else this.tell({ type: 'fault', fault });
+  }
+
+  private tell(event: ControllerEvent): void {
+    for (const l of this.listeners) l(event);
+  }
+
+  private write(bytes: number[]): void {
+    if (bytes.length > 0) this.link.write(Buffer.from(bytes));
+  }
+
+  // ---- what the board says ----
+
+  private onMessage(m: FirmataMessage): void {
+    switch (m.kind) {
+      case 'version':
+        return this.onVersion();
+      case 'stepper':
+        return this.onStepper(m.device, m.steps, m.complete);
+      case 'digital':
+        return this.onDigital(m.port, m.value);
+      default:
+        return; // firmware name, strings, group reports: nothing to do
+    }
+  }
+
+  /** A version report: the answer to our query, or the board (re)booted (setup() sends it unasked). */
+  private onVersion(): void {
+    this.versionSeen = true;
+    const asked = this.versionQueries > 0;
+    if (asked) this.versionQueries--;
+    if (this.phase === 'handshake') return this.configure();
+    // While configuring: the answer to our query after the board's own boot report (an Uno resets as the port
+    // opens); a reboot in the middle would leave the fence unanswered, and pollOnce() configures again.
+    if (this.phase === 'configuring') return;
+    if (this.phase === 'ready' && asked) return; // a probe's late answer: the board is fine
+    if (this.phase === 'ready') {
+      this.stats.boardResets++;
+      this.lostPosition(`the Firmata board on ${this.opts.path} reset by itself`);
+    }
+    // Ready (a reboot) or silent (the board is back): its steppers and our frames are gone.
+    this.configure();
+  }
+
+  /**
+   * A position. REPORT_POSITION answers and STOP's MOVE_COMPLETE are the answers to our
+   * requests, in order: the FIFO says which frame each is in. Any other MOVE_COMPLETE is a
+   * move finishing, read in the frame of the last answer (nothing reframes a running stepper).
+   */
+  private onStepper(device: number, boardSteps: number, complete: boolean): void {
+    const axis = AXIS_OF_DEVICE[device];
+    if (!axis || (this.phase !== 'ready' && this.phase !== 'configuring')) return;
+    const d = this.devices[axis];
+    const head = d.pending[0];
+    if (head && (head.kind === 'stop') === complete) {
+      d.pending.shift();
+      d.lastFrame = head.frame;
+      this.stats.positionReports++;
+      if (head.frame.offsetSteps !== null) this.pos[axis] = head.frame.offsetSteps + boardSteps;
+      head.onReply?.(boardSteps);
+      if (this.phase === 'configuring' && AXES.every((a) => this.devices[a].pending.length === 0)) this.configured();
+      else if (!complete && head.frame.offsetSteps !== null) this.sampled(axis);
+      return;
+    }
+    if (!complete) return; // an answer to a request from before a reconfiguration
+    if (d.lastFrame.offsetSteps !== null) this.pos[axis] = d.lastFrame.offsetSteps + boardSteps;
+    const run = this.motion?.run[axis];
+    if (run && (head === undefined || head.seq >= run.afterSeq)) {
+      this.motion!.run[axis] = null;
+      this.segment[axis] = null;
+      run.done();
+    }
+  }
+
+  /** A fresh position of a moving axis: a velocity sample, and maybe a trim of the slower axis. */
+  private sampled(axis: AxisName): void {
+    const s = this.segment[axis];
+    if (!s || !this.motion) return;
+    const nowUs = this.opts.clock.nowUs();
+    // Answers at one instant (a settle() without time passing) are one sample: the velocity must not move while time stands still.
+    if (s.samples.at(-1)?.tUs === nowUs) s.samples.pop();
+    s.samples.push({ tUs: nowUs, steps: this.pos[axis] });
+    if (s.samples.length > 8) s.samples.shift();
+    const dir = Math.sign(s.toSteps - s.fromSteps);
+    const done = (this.pos[axis] - s.fromSteps) * dir;
+    const rampSteps = (s.askedStepsS * s.askedStepsS) / (2 * s.accelStepsS2);
+    const cruising = done >= rampSteps && (s.toSteps - this.pos[axis]) * dir > rampSteps;
+    if (!cruising) s.cruiseFrom = null;
+    else s.cruiseFrom ??= { tUs: nowUs, steps: this.pos[axis] };
+    if (axis === 'phi') this.trim(nowUs);
+  }
+
+  /**
+   * Keeps a two-axis move together: the board makes neither speed exactly (its loop is late by
+   * a pass, more when the partner steps), so the slower axis's speed is set, every
+   * TRIM_EVERY_US of cruise, to what finishes its travel when the faster axis, measured, will.
+   */
+  private trim(nowUs: number): void {
+    const motion = this.motion;
+    if (!motion?.coordinated || nowUs - motion.lastTrimUs < TRIM_EVERY_US) return;
+    const seg = this.segment;
+    if (!seg.theta?.cruiseFrom || !seg.phi?.cruiseFrom) return;
+    const travel = (axis: AxisName) => Math.abs(seg[axis]!.toSteps - seg[axis]!.fromSteps) / this.opts.stepsPerDeg[axis];
+    const fast: AxisName = travel('theta') >= travel('phi') ? 'theta' : 'phi';
+    const slow: AxisName = fast === 'theta' ? 'phi' : 'theta';
+    const f = seg[fast]!;
+    const s = seg[slow]!;
+    const rate = (x: Segment) => Math.abs(this.pos[x === f ? fast : slow] - x.cruiseFrom!.steps) / ((nowUs - x.cruiseFrom!.tUs) / 1e6);
+    if (nowUs - f.cruiseFrom!.tUs < TRIM_EVERY_US || nowUs - s.cruiseFrom!.tUs < TRIM_EVERY_US) return;
+    const fastRate = rate(f);
+    const slowRate = rate(s);
+    if (!(fastRate > 0 && slowRate > 0)) return;
+    const fastLeftS = Math.abs(f.toSteps - this.pos[fast]) / fastRate;
+    const wantSlow = Math.abs(s.toSteps - this.pos[slow]) / fastLeftS;
+    const factor = Math.min(1.5, Math.max(0.67, wantSlow / slowRate));
+    if (Math.abs(factor - 1) < 0.002) return;
+    motion.lastTrimUs = nowUs;
+    s.askedStepsS *= factor;
+    s.madeStepsS = wantSlow;
+    s.cruiseFrom = { tUs: nowUs, steps: this.pos[slow] };
+    this.write(cmd.stepperSpeed(DEVICE[slow], s.askedStepsS));
+  }
+
+  private onDigital(port: number, value: number): void {
+    const { wiring } = this.opts;
+    for (const axis of AXES) {
+      if (wiring.switchPin[axis] >> 3 === port) {
+        const closed = (value & (1 << (wiring.switchPin[axis] & 7))) === 0;
+        this.switchClosed[axis] = closed;
+        this.motion?.onSwitch[axis]?.(closed);
+      }
+      if (wiring.faultPin[axis] >> 3 === port) {
+        const low = (value & (1 << (wiring.faultPin[axis] & 7))) === 0;
+        const wasLow = this.driverFault[axis];
+        this.driverFault[axis] = low;
+        if (low && !wasLow && this.phase === 'ready') this.onDriverFault(axis);
+      }
+    }
+  }
+
+  /** A driver shut its outputs off: halt both axes (the healthy one too) and latch a hardware fault. */
+  private onDriverFault(axis: AxisName): void {
+    if (this.motion) this.write(this.haltBytes(AXES, 'keep'));
+    this.fault({
+      code: 'POS_ERR_HARDWARE',
+      message: `hardware driver fault: the ${axis} stepper driver pulled its nFAULT line (D${this.opts.wiring.faultPin[axis]}) low: overcurrent or overtemperature; both axes were stopped; check the motor wiring and cooling, then home again`,
+    });
   }
 
   // ---- connection ----
@@ -364,137 +673,83 @@ export class FirmataDriver implements MotionController {
   private onOpen(): void {
     this.firstOpenPending = false;
     this.phase = 'handshake';
-    this.transport = new LinkTransport(this.link);
-    const io = new Firmata(this.transport, { reportVersionTimeout: 1000 });
-    this.io = io;
-    const board = new five.Board({ io, repl: false, debug: false, timeout: 10_000 });
-    // The port is already open: say so, as a serialport stream would (johnny-five waits for 'connect').
-    const transport = this.transport;
-    process.nextTick(() => transport.emit('open'));
-    board.on('error', () => undefined); // a handshake that times out is seen as silence
-    board.once('ready', () => {
-      if (this.io !== io) return;
-      this.listen(io);
-      this.configure(io);
-    });
+    this.openedUs = this.opts.clock.nowUs();
+    this.reader = new FirmataReader((m) => this.onMessage(m));
+    this.versionSeen = false;
+    this.resetDevices();
+    // A board that reset as the port opened (an Uno's DTR) says its version by itself after its blink; one that did not answers this.
+    this.probe();
   }
 
-  private listen(io: FirmataIo): void {
+  private probe(): void {
+    this.versionQueries++;
+    this.lastProbeUs = this.opts.clock.nowUs();
+    this.write(cmd.reportVersion());
+  }
+
+  private resetDevices(): void {
     for (const axis of AXES) {
-      const dev = DEVICE[axis];
-      io.on(`stepper-position-${dev}`, (position: number) => this.onPosition(axis, position));
-      io.on(`stepper-done-${dev}`, (position: number) => {
-        // Not an answer to a poll: counting it as one would let settle() resolve before its own answer.
-        if (!this.heard()) return;
-        this.pos[axis] = position;
-        const done = this.motion?.onDone.get(dev);
-        if (done) {
-          this.motion!.onDone.delete(dev);
-          done(position);
-        }
-      });
-      io.on(`digital-read-${this.opts.wiring.switchPin[axis]}`, (value: number) => {
-        const closed = value === 0;
-        this.switchClosed[axis] = closed;
-        if (closed) this.motion?.onSwitch.get(axis)?.();
-      });
-      io.on(`digital-read-${this.opts.wiring.faultPin[axis]}`, (value: number) => {
-        const wasLow = this.driverFault[axis];
-        this.driverFault[axis] = value === 0;
-        // Every port report repeats the pin: act when it goes low.
-        if (value !== 0 || wasLow) return;
-        // The driver shut its outputs off: halt the other axis too and latch a hardware fault.
-        if (this.motion) io.multiStepperStop(GROUP);
-        this.fault({ code: 'POS_ERR_HARDWARE', message: `hardware driver fault: the ${axis} stepper driver pulled its nFAULT line (D${this.opts.wiring.faultPin[axis]}) low: overcurrent or overtemperature; check the motor wiring and cooling, then home again` });
-      });
+      const frame = { offsetSteps: 0 };
+      this.devices[axis] = { frame, lastFrame: frame, pending: [] };
     }
-    // A version report after the handshake: the board rebooted and forgot its steppers.
-    io.on('reportversion', () => {
-      if (this.io !== io || (this.phase !== 'ready' && this.phase !== 'silent')) return;
-      this.stats.boardResets++;
-      this.lostPosition(`the Firmata board on ${this.opts.path} reset by itself`);
-      this.phase = 'handshake';
-      // ConfigurableFirmata sends its firmware name right after the version; configure after it.
-      io.once('queryfirmware', () => this.configure(io));
-    });
+    this.afterFrames = [];
   }
 
-  private configure(io: FirmataIo): void {
+  /** SYSTEM_RESET first (the parser, the steppers, the pins), then the steppers, the inputs, and a fence. */
+  private configure(): void {
+    this.stats.configurations++;
+    this.phase = 'configuring';
+    this.resetDevices();
     const { wiring } = this.opts;
-    for (const axis of AXES) {
-      io.accelStepperConfig({ deviceNum: DEVICE[axis], type: io.STEPPER.TYPE.DRIVER, stepSize: io.STEPPER.STEP_SIZE.WHOLE, stepPin: wiring.stepPin[axis], directionPin: wiring.dirPin[axis] });
-      io.accelStepperZero(DEVICE[axis]);
-    }
-    // Every input pulled up before any port reports: a port report must not read an input that is still floating.
     const inputs = AXES.flatMap((axis) => [wiring.switchPin[axis], wiring.faultPin[axis]]);
-    for (const pin of inputs) io.pinMode(pin, io.MODES.PULLUP);
-    for (const pin of inputs) io.reportDigitalPin(pin, 1);
-    io.multiStepperConfig({ groupNum: GROUP, devices: [DEVICE.theta, DEVICE.phi] });
-    this.driverFault.theta = false;
-    this.driverFault.phi = false;
-    this.pos.theta = 0;
-    this.pos.phi = 0;
+    const ports = [...new Set(inputs.map((pin) => pin >> 3))];
+    const bytes = [
+      ...cmd.systemReset(),
+      ...cmd.samplingInterval(this.opts.samplingIntervalMs ?? 1),
+      ...AXES.flatMap((axis) => cmd.stepperConfigDriver(DEVICE[axis], wiring.stepPin[axis], wiring.dirPin[axis])),
+      // Every input pulled up before its port reports: a port report must not read a floating input.
+      ...inputs.flatMap((pin) => cmd.setPinMode(pin, PIN_MODE.PULLUP)),
+      ...ports.flatMap((port) => cmd.reportDigital(port, true)),
+    ];
+    for (const axis of AXES) {
+      this.request(axis, 'report');
+      bytes.push(...cmd.stepperReportPosition(DEVICE[axis]));
+    }
+    this.switchClosed.theta = this.switchClosed.phi = null;
+    this.driverFault.theta = this.driverFault.phi = false;
+    this.pos.theta = this.pos.phi = 0;
     this.isHomed = { theta: false, phi: false };
+    this.write(bytes);
+  }
+
+  /** The fence of a configuration came back: the board is ours. */
+  private configured(): void {
     this.phase = 'ready';
-    this.lastAnswerUs = this.opts.clock.nowUs();
-    void this.requestPositions().then(() => {
-      if (this.lostSinceReady) {
-        this.lostSinceReady = false;
-        this.stats.reconnects++;
-        for (const l of this.listeners) l({ type: 'reconnected', message: `the Firmata board on ${this.opts.path} is back after a drop or reset; its positions are lost: home the axes (POST /home)` });
-      }
+    this.handshakeFaulted = false;
+    if (!this.everReady) {
       this.everReady = true;
-      this.wake();
-    });
+      this.tell({ type: 'connected', message: `the Firmata board on ${this.opts.path} is configured (${this.opts.baudRate} baud); home the axes (POST /home)` });
+    } else if (this.lostSinceReady) {
+      this.lostSinceReady = false;
+      this.stats.reconnects++;
+      this.tell({ type: 'reconnected', message: `the Firmata board on ${this.opts.path} is back after a drop or reset; its positions are lost: home the axes (POST /home)` });
+    }
+    this.wake();
     this.schedulePoll();
   }
 
-  /** The board said something: false when that ends a silence (the board is configured afresh, the report is stale). */
-  private heard(): boolean {
-    this.lastAnswerUs = this.opts.clock.nowUs();
-    if (this.phase === 'silent' && this.io) {
-      // The board answers again; we cannot know what it did meanwhile: configure it afresh.
-      this.phase = 'handshake';
-      this.configure(this.io);
-      return false;
-    }
-    return true;
-  }
-
-  private onPosition(axis: AxisName, position: number): void {
-    this.stats.positionReports++;
-    if (!this.heard()) return;
-    // Polls ask theta then phi: keep theta's answer until phi's arrives, so a status never pairs
-    // a theta from one poll with a phi from the one before.
-    if (axis === 'theta') {
-      this.pendingTheta = position;
-      return;
-    }
-    this.pos.phi = position;
-    if (this.pendingTheta !== null) this.pos.theta = this.pendingTheta;
-    this.pendingTheta = null;
-    {
-      this.answered = Math.min(this.answered + 1, this.asked);
-      const due = this.positionWaiters.filter((w) => w.at <= this.answered);
-      this.positionWaiters = this.positionWaiters.filter((w) => w.at > this.answered);
-      for (const w of due) w.resolve();
-    }
-  }
-
-  /** Asks both positions; resolves when phi's answer (asked last) has come, or the line resets. */
-  private requestPositions(): Promise<void> {
-    if (!this.io) return Promise.resolve();
-    this.io.accelStepperReportPosition(DEVICE.theta);
-    this.io.accelStepperReportPosition(DEVICE.phi);
-    const at = ++this.asked;
-    return new Promise((resolve) => this.positionWaiters.push({ at, resolve }));
-  }
-
-  private releaseWaiters(): void {
-    this.answered = this.asked;
-    const waiters = this.positionWaiters;
-    this.positionWaiters = [];
-    for (const w of waiters) w.resolve();
+  /** Asks both positions (if nothing is in flight) and resolves once they are answered or the line resets. */
+  private readPositions(): Promise<void> {
+    return new Promise((resolve) => {
+      let left = AXES.length;
+      const bytes: number[] = [];
+      for (const axis of AXES) {
+        this.request(axis, 'report', () => --left === 0 && resolve());
+        bytes.push(...cmd.stepperReportPosition(DEVICE[axis]));
+      }
+      this.settleWaiters.push(resolve);
+      this.write(bytes);
+    });
   }
 
   private lostPosition(why: string): void {
@@ -513,17 +768,11 @@ export class FirmataDriver implements MotionController {
   private onDown(reason: string): void {
     const wasUp = this.phase !== 'connecting';
     this.phase = 'connecting';
-    this.dropIo();
-    this.releaseWaiters();
+    this.reader = null;
+    this.resetDevices();
     this.lostPosition(`serial line ${this.opts.path} dropped (${reason})`);
     if (wasUp) this.fault({ code: 'POS_ERR_DISCONNECTED', message: `serial line ${this.opts.path} dropped (${reason}); reconnecting, then home again` });
     this.wake();
-  }
-
-  private dropIo(): void {
-    this.io?.removeAllListeners();
-    this.io = null;
-    this.transport = null;
   }
 
   private schedulePoll(): void {
@@ -537,17 +786,60 @@ export class FirmataDriver implements MotionController {
     });
   }
 
+  /** One poll: never a second request while one is unanswered (the board's 64-byte ring may be unread). */
   private pollOnce(): void {
-    if (!this.io || (this.phase !== 'ready' && this.phase !== 'silent')) return;
-    const timeoutMs = this.opts.answerTimeoutMs ?? 2000;
-    if (this.phase === 'ready' && this.asked > this.answered && this.opts.clock.nowUs() - this.lastAnswerUs > timeoutMs * 1000) {
-      this.phase = 'silent';
-      this.releaseWaiters();
-      this.lostPosition(`the Firmata board on ${this.opts.path} stopped answering`);
-      this.fault({ code: 'POS_ERR_DISCONNECTED', message: `the Firmata board on ${this.opts.path} stopped answering (no position report for ${timeoutMs} ms); waiting for it, then home again` });
+    const nowUs = this.opts.clock.nowUs();
+    const retryUs = (this.opts.retryMs ?? 1000) * 1000;
+    if (this.phase === 'handshake' || this.phase === 'configuring') {
+      const timeoutUs = (this.opts.handshakeTimeoutMs ?? 5000) * 1000;
+      if (!this.handshakeFaulted && nowUs - this.openedUs >= timeoutUs) {
+        this.handshakeFaulted = true;
+        this.fault({ code: 'POS_ERR_DISCONNECTED', message: this.handshakeFailure() });
+        this.wake();
+      }
+      if (this.phase === 'handshake' && nowUs - this.lastProbeUs >= Math.max(retryUs, 2_500_000)) this.probe();
+      if (this.phase === 'configuring' && nowUs - this.oldestPendingUs() > (this.opts.answerTimeoutMs ?? 2000) * 1000) this.configure();
+      return;
     }
-    if (this.asked === this.answered) this.lastAnswerUs = this.opts.clock.nowUs();
-    void this.requestPositions();
+    if (this.phase === 'silent') {
+      if (nowUs - this.lastProbeUs >= retryUs) this.probe();
+      return;
+    }
+    if (this.phase !== 'ready') return;
+    const oldest = this.oldestPendingUs();
+    if (oldest !== Infinity) {
+      const timeoutMs = this.opts.answerTimeoutMs ?? 2000;
+      if (nowUs - oldest > timeoutMs * 1000) this.goSilent(timeoutMs);
+      return;
+    }
+    if (this.afterFrames.length > 0) return;
+    void this.readPositions();
+  }
+
+  private oldestPendingUs(): number {
+    return Math.min(...AXES.map((axis) => this.devices[axis].pending[0]?.sentUs ?? Infinity));
+  }
+
+  private goSilent(timeoutMs: number): void {
+    this.phase = 'silent';
+    this.resetDevices();
+    this.lostPosition(`the Firmata board on ${this.opts.path} stopped answering`);
+    this.fault({ code: 'POS_ERR_DISCONNECTED', message: `the Firmata board on ${this.opts.path} stopped answering (no answer for ${timeoutMs} ms); waiting for it, then home again` });
+    this.wake();
+  }
+
+  /** Why the handshake failed, naming the baud rate: garbage means the rates differ; silence may too. */
+  private handshakeFailure(): string {
+    const seconds = ((this.opts.handshakeTimeoutMs ?? 5000) / 1000).toFixed(0);
+    const other = this.opts.baudRate === 115200 ? 57600 : 115200;
+    const garbage = this.reader?.garbageBytes ?? 0;
+    if (!this.versionSeen && garbage > 0) {
+      return `the board on ${this.opts.path} answers garbage at ${this.opts.baudRate} baud (${garbage} bytes that are no Firmata message): the baud rates differ; ConfigurableFirmata 3.x examples use 115200, 2.x 57600: try --baud ${other}`;
+    }
+    if (this.versionSeen) {
+      return `the Firmata board on ${this.opts.path} answered at ${this.opts.baudRate} baud but its steppers did not: is AccelStepperFirmata in the build? (docs/hardware.md "Firmata")`;
+    }
+    return `no answer from a Firmata board on ${this.opts.path} at ${this.opts.baudRate} baud within ${seconds} s: check that it runs ConfigurableFirmata with AccelStepperFirmata, and its baud rate (3.x examples use 115200: try --baud ${other})`;
   }
 
   private wake(): void {
@@ -555,4 +847,9 @@ export class FirmataDriver implements MotionController {
     this.settleWaiters = [];
     for (const w of waiters) w();
   }
+}
+
+function freshDevice(): DeviceLink {
+  const frame = { offsetSteps: 0 };
+  return { frame, lastFrame: frame, pending: [] };
 }

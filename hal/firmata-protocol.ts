@@ -1,8 +1,9 @@
 /**
  * The parts of the Firmata protocol (2.x) and of ConfigurableFirmata's
  * AccelStepperFirmata (sysex 0x62) that the positioner uses, as constants
- * and pure codecs. The driver talks through firmata.js, which encodes for
- * it; the simulated board (sim/firmata-board.ts) decodes with these.
+ * and pure codecs: the commands the driver sends (`firmataCommand`), a
+ * reader for what the board says (`FirmataReader`), and the number codecs
+ * the simulated board (sim/firmata-board.ts) decodes with.
  *
  * Wire format in short: MIDI-like messages (a command byte >= 0x80, then
  * 7-bit data bytes) and sysex frames 0xF0 <id> <7-bit data...> 0xF7.
@@ -92,4 +93,121 @@ export function decodeCustomFloat(bytes: readonly number[]): number {
 /** Splits bytes (< 0x100) into the 7-bit pairs a sysex string is sent as. */
 export function toSevenBitPairs(bytes: readonly number[]): number[] {
   return bytes.flatMap((b) => [b & 0x7f, (b >> 7) & 0x7f]);
+}
+
+/** STRING_DATA sysex (the board's log lines, e.g. "Booting device. Stand by..."). */
+export const STRING_DATA = 0x71;
+
+/** The bytes of the commands the driver sends (Firmata 2.x and AccelStepperFirmata). */
+export const firmataCommand = {
+  systemReset: (): number[] => [FIRMATA.SYSTEM_RESET],
+  reportVersion: (): number[] => [FIRMATA.REPORT_VERSION],
+  samplingInterval: (ms: number): number[] => [FIRMATA.START_SYSEX, FIRMATA.SAMPLING_INTERVAL, ms & 0x7f, (ms >> 7) & 0x7f, FIRMATA.END_SYSEX],
+  setPinMode: (pin: number, mode: number): number[] => [FIRMATA.SET_PIN_MODE, pin, mode],
+  reportDigital: (port: number, on: boolean): number[] => [FIRMATA.REPORT_DIGITAL | port, on ? 1 : 0],
+  /** A step/dir driver (interface 0x10: one "wire", whole steps) with an explicit "no pin inverted" byte. */
+  stepperConfigDriver: (device: number, stepPin: number, dirPin: number): number[] => accelSysex(ACCEL.CONFIG, device, 0x10, stepPin, dirPin, 0x00),
+  stepperZero: (device: number): number[] => accelSysex(ACCEL.ZERO, device),
+  stepperTo: (device: number, steps: number): number[] => accelSysex(ACCEL.TO, device, ...encodeInt32(steps)),
+  stepperStop: (device: number): number[] => accelSysex(ACCEL.STOP, device),
+  stepperReportPosition: (device: number): number[] => accelSysex(ACCEL.REPORT_POSITION, device),
+  stepperSpeed: (device: number, stepsS: number): number[] => accelSysex(ACCEL.SET_SPEED, device, ...encodeCustomFloat(stepsS)),
+  stepperAcceleration: (device: number, stepsS2: number): number[] => accelSysex(ACCEL.SET_ACCELERATION, device, ...encodeCustomFloat(stepsS2)),
+};
+
+function accelSysex(...data: number[]): number[] {
+  return [FIRMATA.START_SYSEX, FIRMATA.ACCELSTEPPER, ...data, FIRMATA.END_SYSEX];
+}
+
+/** What a ConfigurableFirmata board says, decoded. */
+export type FirmataMessage =
+  | { kind: 'version'; major: number; minor: number }
+  | { kind: 'firmware'; major: number; minor: number; name: string }
+  | { kind: 'string'; text: string }
+  | { kind: 'digital'; port: number; value: number }
+  /** REPORT_POSITION's answer (`complete` false) or MOVE_COMPLETE (true): device `device` is at `steps`. */
+  | { kind: 'stepper'; device: number; steps: number; complete: boolean }
+  | { kind: 'group-complete'; group: number }
+  | { kind: 'other'; bytes: number[] };
+
+/**
+ * The host's side of the wire: bytes in, messages out. A byte that belongs to
+ * no message (line noise, a wrong baud rate) is counted in `garbageBytes` and
+ * skipped; a sysex frame broken by a command byte is dropped.
+ */
+export class FirmataReader {
+  garbageBytes = 0;
+  messages = 0;
+  private sysex: number[] | null = null;
+  private message: number[] = [];
+
+  constructor(private readonly onMessage: (m: FirmataMessage) => void) {}
+
+  feed(data: Buffer): void {
+    for (const byte of data) this.byte(byte);
+  }
+
+  private byte(byte: number): void {
+    if (this.sysex) {
+      if (byte === FIRMATA.END_SYSEX) {
+        const frame = this.sysex;
+        this.sysex = null;
+        return this.emit(decodeSysex(frame));
+      }
+      if (byte < 0x80) {
+        if (this.sysex.length < 4096) this.sysex.push(byte);
+        return;
+      }
+      this.garbageBytes += this.sysex.length + 1;
+      this.sysex = null;
+    }
+    if (byte === FIRMATA.START_SYSEX) {
+      if (this.message.length > 0) this.garbageBytes += this.message.length;
+      this.message = [];
+      this.sysex = [];
+      return;
+    }
+    if (byte >= 0x80) {
+      if (this.message.length > 0) this.garbageBytes += this.message.length;
+      const kind = byte < 0xf0 ? byte & 0xf0 : byte;
+      if (kind !== FIRMATA.DIGITAL_MESSAGE && kind !== 0xe0 && kind !== FIRMATA.REPORT_VERSION) {
+        this.garbageBytes++;
+        this.message = [];
+        return;
+      }
+      this.message = [byte];
+      return;
+    }
+    if (this.message.length === 0) {
+      this.garbageBytes++;
+      return;
+    }
+    this.message.push(byte);
+    if (this.message.length < 3) return;
+    const [command, lsb, msb] = this.message;
+    this.message = [];
+    if (command === FIRMATA.REPORT_VERSION) return this.emit({ kind: 'version', major: lsb, minor: msb });
+    if ((command & 0xf0) === FIRMATA.DIGITAL_MESSAGE) return this.emit({ kind: 'digital', port: command & 0x0f, value: lsb | (msb << 7) });
+    this.emit({ kind: 'other', bytes: [command, lsb, msb] });
+  }
+
+  private emit(m: FirmataMessage): void {
+    this.messages++;
+    this.onMessage(m);
+  }
+}
+
+function decodeSysex(frame: number[]): FirmataMessage {
+  const [id, ...data] = frame;
+  const text = (pairs: number[]) => String.fromCharCode(...Array.from({ length: Math.floor(pairs.length / 2) }, (_, i) => pairs[2 * i] | (pairs[2 * i + 1] << 7)));
+  if (id === FIRMATA.QUERY_FIRMWARE && data.length >= 2) return { kind: 'firmware', major: data[0], minor: data[1], name: text(data.slice(2)) };
+  if (id === STRING_DATA) return { kind: 'string', text: text(data) };
+  if (id === FIRMATA.ACCELSTEPPER) {
+    const [command, device] = data;
+    if ((command === ACCEL.REPORT_POSITION || command === ACCEL.MOVE_COMPLETE) && data.length >= 7) {
+      return { kind: 'stepper', device, steps: decodeInt32(data.slice(2, 7)), complete: command === ACCEL.MOVE_COMPLETE };
+    }
+    if (command === ACCEL.MULTI_MOVE_COMPLETE && data.length >= 2) return { kind: 'group-complete', group: device };
+  }
+  return { kind: 'other', bytes: [FIRMATA.START_SYSEX, ...frame, FIRMATA.END_SYSEX] };
 }

@@ -15,9 +15,10 @@
  * exactly once, on the clock's time line, so a virtual clock can drive a whole
  * move and observe its completion deterministically.
  *
- * Two things happen outside any motion and reach the firmware through
- * `subscribe()`: a fault (the serial line drops while idle, the controller
- * raises an alarm by itself) and a reconnection (the link is back, but the
+ * Three things happen outside any motion and reach the firmware through
+ * `subscribe()`: the first connection of a controller behind a link, a
+ * fault (the serial line drops while idle, the controller raises an alarm
+ * by itself) and a reconnection (the link is back, but the
  * controller's position reference is gone: every axis is unhomed and the
  * firmware's frame restarts at the controller's power-on position). A fault
  * during a motion ends that motion with `failed` instead; it is never
@@ -50,7 +51,9 @@ export type ControllerEvent =
   /** The controller failed while no motion ran (or the link is gone); motion commands will fail until it recovers. */
   | { type: 'fault'; fault: MotionFault }
   /** The link is back after a drop or a board reset; positions restart from where the controller woke up and no axis is homed. */
-  | { type: 'reconnected'; message: string };
+  | { type: 'reconnected'; message: string }
+  /** The controller finished its first connection (see `connecting()`): it takes commands now; no axis is homed. */
+  | { type: 'connected'; message: string };
 
 export interface MotionController {
   /** Where the controller believes each axis is, in microsteps. */
@@ -76,4 +79,10 @@ export interface MotionController {
    * motions (plain step/dir drivers) never calls it.
    */
   subscribe(listener: (event: ControllerEvent) => void): () => void;
+  /**
+   * True while a controller behind a link has not finished its first connection (the positioner
+   * shows the state `connecting`; commands fail with POS_ERR_DISCONNECTED); it then sends
+   * `connected`. Controllers that are there from the start leave it out.
+   */
+  connecting?(): boolean;
 }

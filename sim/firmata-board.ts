@@ -1,34 +1,79 @@
 /**
- * A simulated Arduino running ConfigurableFirmata with AccelStepperFirmata:
- * two step/dir steppers and two home switches on digital inputs, as seen
- * from the USB serial line. It speaks the real Firmata wire protocol
- * (hal/firmata-protocol.ts) over any byte stream and moves the same simulated
- * axes (sim/sim-axis.ts) as the simulation backend; put it on the far end of
- * a pty pair with sim/serial-peer.ts.
+ * A simulated Arduino Uno running ConfigurableFirmata 3.3.0 with
+ * AccelStepperFirmata (AccelStepper 1.57), built as docs/hardware.md says
+ * (digital and analog I/O, AccelStepper, FirmataExt, FirmataReporting),
+ * seen from its USB serial line, with two step/dir drivers, two home switches
+ * and two nFAULT inputs wired to simulated axes (sim/sim-axis.ts). Put it on
+ * the far end of a pty pair with sim/serial-peer.ts.
  *
- * What it answers: the version report and firmware name (also sent at
- * power-up, as the real firmware does), capability and analog-mapping
- * queries, pin modes, digital port reporting (a switch wired to ground with
- * the pull-up on reads 0 when closed; a change is reported at once; each
- * driver's nFAULT output on its own input, low while the driver is in fault),
- * AccelStepperFirmata configure, zero, step, to, enable, stop, report
- * position, speed, acceleration, and multi-stepper configure / to / stop,
- * with the move-complete replies. Each stepper runs its own trapezoid (our
- * planner, in steps) as an AccelStepper does; a multi-stepper move runs at
- * constant speed with both arriving together, as MultiStepper does. A stop
- * halts at once. Unknown or broken bytes are skipped.
+ * Everything here is taken from the firmware's source (firmata/
+ * ConfigurableFirmata: examples/ConfigurableFirmata/ConfigurableFirmata.ino,
+ * src/ConfigurableFirmata.cpp, src/AccelStepperFirmata.cpp,
+ * src/utility/AccelStepper.cpp, src/DigitalInputFirmata.cpp,
+ * src/FirmataReporting.cpp) and checked against the real firmware on a
+ * simulated ATmega328P (test/fixtures/firmata-real-*.json); each behaviour
+ * cites its function. The ones a driver can trip over:
+ * - power-up: the sketch blinks its version for 1.875 s with its serial port
+ *   open but unread: the first 63 bytes the host sends wait in the receive
+ *   ring, the rest are lost; then it sends VERSION, FIRMWARE and a STRING and
+ *   resets itself;
+ * - one message is parsed per pass of loop(), then every running stepper is
+ *   run once; a pass with nothing to step takes ~52 us, each step ~224 us
+ *   (measured): one axis alone tops out near 3,620 steps/s, two together near
+ *   2,000 steps/s each, whatever speed is asked;
+ * - ACCELSTEPPER_STOP stops at once (the stepper is no longer run) and
+ *   reports MOVE_COMPLETE, but AccelStepper keeps its speed: the next TO
+ *   starts at that speed, first in the old direction; ACCELSTEPPER_ZERO
+ *   forgets it; MULTISTEPPER_STOP only clears the group's flag and reports the
+ *   group complete: steppers started with TO run on;
+ * - switch (and nFAULT) inputs are read every sampling interval (19 ms by
+ *   default), a port is reported only when it changed;
+ * - every CONFIG allocates a new AccelStepper without freeing the old one;
+ *   SYSTEM_RESET frees them all; once the heap is gone the sketch hangs.
  */
 import type { AxisName, AxisPair } from '../hal/axes';
 import { AXES } from '../hal/axes';
-import type { Clock } from '../hal/clock';
+import type { Clock, TimerHandle } from '../hal/clock';
 import { ACCEL, decodeCustomFloat, decodeInt32, encodeInt32, FIRMATA, PIN_MODE, toSevenBitPairs } from '../hal/firmata-protocol';
-import type { StepperAxis } from '../hal/stepper-axis';
-import { StepMotionController } from '../firmware/step-controller';
+import { AccelStepperModel } from './accel-stepper';
 import type { SimAxis } from './sim-axis';
 
-export const SIM_FIRMATA_VERSION = [2, 7] as const;
-const FIRMWARE_NAME = 'ConfigurableFirmata.ino';
+/** The Firmata protocol version (printVersion()) and the firmware's own (setFirmwareNameAndVersion() in the example sketch). */
+export const SIM_FIRMATA_PROTOCOL_VERSION = [2, 7] as const;
+export const SIM_FIRMATA_FIRMWARE = { name: 'ConfigurableFirmata', major: 3, minor: 3 } as const;
+
+/** Timing and memory of the sketch on a 16 MHz ATmega328P. */
+export const UNO_FIRMATA = {
+  /** ConfigurableFirmata.cpp blinkVersion(): 3 x (40 + 210) ms, 250 ms, 3 x (40 + 210) ms, 125 ms for version 3.3. */
+  blinkUs: 1_875_000,
+  /** One pass of loop() with no step to make (the real firmware, test/fixtures/firmata-real-exchanges.json "rates": one axis alone steps every ~276 us, 3,620-3,650 steps/s). */
+  loopUs: 52,
+  /** One step: runSpeed(), step1() with its 1 us pulse, computeNewSpeed() in soft float (two axes together step every ~500 us, 2,000 steps/s each). */
+  stepUs: 224,
+  /** HardwareSerial's 64-byte receive ring keeps one slot free. */
+  rxBufferBytes: 63,
+  /** ConfigurableFirmata.h MAX_DATA_BYTES on an AVR: a longer sysex is discarded. */
+  maxSysexBytes: 64,
+  /** FirmataReporting::reset(): the default sampling interval, ms. */
+  samplingIntervalMs: 19,
+  /**
+   * Heap left for `new` once the sketch runs (2 KB RAM, 828 B static, the stack), and what an
+   * AccelStepper and a MultiStepper take with malloc's header: calibrated so that 14 steppers fit
+   * and the 15th and 16th (the seventh reconfiguration without a reset) do not, as seen.
+   */
+  heapBytes: 1100,
+  stepperBytes: 72,
+  groupBytes: 25,
+} as const;
+
 const PIN_COUNT = 20;
+const PWM_PINS = new Set([3, 5, 6, 9, 10, 11]);
+const MAX_ACCELSTEPPERS = 10;
+const MAX_GROUPS = 5;
+const MULTISTEPPER_MAX_STEPPERS = 10;
+const STRING_DATA = 0x71;
+/** PIN_MODE_IGNORE: the serial pins D0/D1. */
+const PIN_MODE_IGNORE = 0x7f;
 
 export interface SimFirmataWiring {
   /** Step pin of each axis's driver (which stepper a CONFIG message sets up). */
@@ -54,38 +99,63 @@ export interface SimFirmataOptions {
   send: (data: Buffer) => void;
 }
 
-interface Device {
-  axis: AxisName;
-  controller: StepMotionController;
-  speedStepsS: number;
-  accelStepsS2: number;
-  /** Controller position of this device's 0. */
-  zeroSteps: number;
-  running: boolean;
-  /** Bumped by every stop so the end of a halted move says nothing. */
-  generation: number;
-}
-
 export interface SimFirmataEvent {
-  type: 'halt' | 'move' | 'reset' | 'config';
+  type: 'halt' | 'move' | 'reset' | 'config' | 'crash' | 'overflow';
   detail: string;
 }
 
-const idle: StepperAxis = { step: () => undefined, setEnabled: () => undefined };
+/** One `new AccelStepper` (stepper[deviceNum] points at the latest; older ones leak). */
+interface Stepper {
+  model: AccelStepperModel;
+  /** The simulated axis its step pin drives, or null (pins wired to nothing). */
+  axis: AxisName | null;
+  /** setPinsInverted(): the DIR pin's sense flipped (bit 0 of the invert byte). */
+  dirInverted: boolean;
+}
+
+interface Group {
+  /** MultiStepper keeps references to the stepper objects it was given (a later CONFIG of a slot does not change them). */
+  members: Stepper[];
+  /** groupIsRunning[] */
+  running: boolean;
+}
+
+type BoardState = 'off' | 'booting' | 'running' | 'crashed';
 
 export class SimFirmataBoard {
-  /** Every complete sysex or command received, as hex (for tests). */
+  /** Every complete message parsed, as hex (for tests). */
   readonly received: string[] = [];
-  garbageBytes = 0;
+  /** Bytes lost because the receive ring was full. */
+  droppedBytes = 0;
+  readonly stats = { stepperAllocations: 0, heapUsedBytes: 0, loopsWithSteps: 0 };
   private readonly wiring: SimFirmataWiring;
-  private readonly devices = new Map<number, Device>();
-  private readonly groups = new Map<number, number[]>();
-  private readonly reportedPorts = new Set<number>();
-  private readonly pinModes = new Map<number, number>();
   private readonly listeners = new Set<(e: SimFirmataEvent) => void>();
-  private readonly lastPortValue = new Map<number, number>();
-  private sysex: number[] | null = null;
-  private message: number[] = [];
+  private state: BoardState = 'off';
+  private readonly rx: number[] = [];
+  // ConfigurableFirmata.cpp parse() state.
+  private parsingSysex = false;
+  /** storedInputData: kept between messages, so a short message reads the previous one's bytes past its end. */
+  private readonly stored: number[] = new Array(UNO_FIRMATA.maxSysexBytes).fill(0);
+  private sysexBytes = 0;
+  private waitForData = 0;
+  private multiByteCommand = 0;
+  private multiByteChannel = 0;
+  private multiByteData: number[] = [];
+  // Features' state.
+  private readonly stepper: (Stepper | null)[] = new Array(MAX_ACCELSTEPPERS).fill(null);
+  private readonly isRunning: boolean[] = new Array(MAX_ACCELSTEPPERS).fill(false);
+  private readonly group: (Group | null)[] = new Array(MAX_GROUPS).fill(null);
+  private readonly groupStepperCount: number[] = new Array(MAX_GROUPS).fill(0);
+  private readonly pinMode: number[] = new Array(PIN_COUNT).fill(PIN_MODE.OUTPUT);
+  private readonly portConfigInputs: number[] = [0, 0, 0];
+  private readonly reportPins: boolean[] = [false, false, false];
+  private readonly previousPins: number[] = [0, 0, 0];
+  private samplingIntervalMs: number = UNO_FIRMATA.samplingIntervalMs;
+  private previousSampleMs = 0;
+  /** When the CPU is next free: the end of the last pass of loop() that stepped. */
+  private cpuFreeUs = 0;
+  private loopTimer: TimerHandle | null = null;
+  private bootTimer: TimerHandle | null = null;
 
   constructor(private readonly opts: SimFirmataOptions) {
     this.wiring = opts.wiring ?? DEFAULT_FIRMATA_WIRING;
@@ -96,22 +166,86 @@ export class SimFirmataBoard {
     return () => this.listeners.delete(listener);
   }
 
-  /** Power-up (or the reset button): everything forgotten, version and firmware name sent. */
+  /** Power-up or the reset button: RAM is gone; setup() runs (blink, hello, reset), then loop(). */
   powerUp(): void {
-    this.resetState();
+    this.loopTimer?.cancel();
+    this.bootTimer?.cancel();
+    this.loopTimer = null;
+    this.stepper.fill(null);
+    this.isRunning.fill(false);
+    this.group.fill(null);
+    this.groupStepperCount.fill(0);
+    this.leakedBytes = 0;
+    this.stats.heapUsedBytes = 0;
+    this.rx.length = 0;
+    this.resetParser();
+    this.state = 'booting';
     this.emit('reset', 'power-up');
-    this.sendVersion();
-    this.sendFirmware();
+    // setup(): Firmata.begin() opens the port, then blinkVersion() (the ring fills unread), printVersion(), printFirmwareVersion().
+    this.bootTimer = this.opts.clock.setTimerAt(this.opts.clock.nowUs() + UNO_FIRMATA.blinkUs, () => {
+      this.bootTimer = null;
+      this.state = 'running';
+      this.sendVersion();
+      this.sendFirmware();
+      this.sendString('Booting device. Stand by...');
+      // setup(): Firmata.parse(SYSTEM_RESET).
+      this.systemReset();
+      this.previousSampleMs = this.millis();
+      this.schedule();
+      this.drainRx();
+    });
   }
 
-  /** The position of device `n` as the board believes it (steps). */
+  /** Power off (the USB cable pulled from a board powered by it): nothing runs, nothing is said, nothing is heard. */
+  powerOff(): void {
+    this.loopTimer?.cancel();
+    this.bootTimer?.cancel();
+    this.loopTimer = this.bootTimer = null;
+    this.state = 'off';
+    this.emit('reset', 'power-off');
+  }
+
+  /** True between power-up and the end of setup(). */
+  booting(): boolean {
+    return this.state === 'booting';
+  }
+
+  crashed(): boolean {
+    return this.state === 'crashed';
+  }
+
+  /** The position of device `n` as the board believes it (steps), or null without a stepper. */
   devicePosition(n: number): number | null {
-    const d = this.devices.get(n);
-    return d ? this.position(d) : null;
+    return this.stepper[n]?.model.currentPos ?? null;
   }
 
+  /** The AccelStepper behind device `n` (for tests: its speed after a stop, its target). */
+  deviceModel(n: number): AccelStepperModel | null {
+    return this.stepper[n]?.model ?? null;
+  }
+
+  deviceRunning(n: number): boolean {
+    return this.stepper[n] !== null && this.isRunning[n];
+  }
+
+  samplingInterval(): number {
+    return this.samplingIntervalMs;
+  }
+
+  /** Bytes from the host: into the receive ring (HardwareSerial's RX interrupt), read by loop(). */
   receive(data: Buffer): void {
-    for (const byte of data) this.receiveByte(byte);
+    if (this.state === 'off' || this.state === 'crashed') return;
+    if (this.state === 'running') {
+      // The loop reads a message per pass (~60 us) while bytes come one per 87 us at 115200: the ring never fills.
+      this.rx.push(...data);
+      return this.drainRx();
+    }
+    const before = this.droppedBytes;
+    for (const byte of data) {
+      if (this.rx.length >= UNO_FIRMATA.rxBufferBytes) this.droppedBytes++;
+      else this.rx.push(byte);
+    }
+    if (this.droppedBytes > before) this.emit('overflow', `${this.droppedBytes} bytes lost while the sketch blinked`);
   }
 
   private emit(type: SimFirmataEvent['type'], detail: string): void {
@@ -119,275 +253,521 @@ export class SimFirmataBoard {
   }
 
   private send(bytes: number[]): void {
+    if (this.state !== 'running') return;
     this.opts.send(Buffer.from(bytes));
   }
 
-  private receiveByte(byte: number): void {
-    if (this.sysex) {
+  private millis(): number {
+    return Math.floor(this.opts.clock.nowUs() / 1000);
+  }
+
+  /**
+   * loop(): `while (Firmata.available()) { processInput(); if (!isParsingMessage()) break; }`
+   * then firmataExt.report(): one complete message per pass, then the steppers run once.
+   * The bytes arrive at once here (the line is faster than the loop), so each message is
+   * followed by one stepper pass at the same instant.
+   */
+  private drainRx(): void {
+    while (this.rx.length > 0 && this.state === 'running') {
+      const complete = this.parse(this.rx.shift()!);
+      if (complete) this.runSteppers(this.opts.clock.nowUs());
+    }
+    this.schedule();
+  }
+
+  // ---- ConfigurableFirmata.cpp FirmataClass::parse() ----
+
+  private resetParser(): void {
+    this.parsingSysex = false;
+    this.sysexBytes = 0;
+    this.waitForData = 0;
+    this.multiByteCommand = 0;
+  }
+
+  /** One byte into the parser; true when it completed a message (loop() then moves on). */
+  private parse(byte: number): boolean {
+    if (byte === FIRMATA.SYSTEM_RESET) {
+      // "A system reset shall always be done, regardless of the state of the parser."
+      this.resetParser();
+      this.record([byte]);
+      this.systemReset();
+      return true;
+    }
+    if (this.parsingSysex) {
       if (byte === FIRMATA.END_SYSEX) {
-        const frame = this.sysex;
-        this.sysex = null;
-        this.received.push(Buffer.from([FIRMATA.START_SYSEX, ...frame, FIRMATA.END_SYSEX]).toString('hex'));
-        this.handleSysex(frame);
-      } else if (byte & 0x80) {
-        this.garbageBytes += this.sysex.length + 1; // a command byte inside a sysex: the frame was broken
-        this.sysex = null;
-        this.receiveByte(byte);
-      } else if (this.sysex.length < 256) {
-        this.sysex.push(byte);
+        this.parsingSysex = false;
+        const frame = this.stored.slice(0, this.sysexBytes);
+        this.record([FIRMATA.START_SYSEX, ...frame, FIRMATA.END_SYSEX]);
+        this.processSysex(frame);
+        return true;
       }
-      return;
+      if (this.sysexBytes === UNO_FIRMATA.maxSysexBytes) {
+        // "Discarding input message, out of buffer"
+        this.sendString('Discarding input message, out of buffer');
+        this.resetParser();
+        return true;
+      }
+      // Any byte but END_SYSEX is data here, a START_SYSEX or a command byte included.
+      this.stored[this.sysexBytes++] = byte;
+      return false;
     }
-    if (byte === FIRMATA.START_SYSEX) {
-      this.sysex = [];
-      this.message = [];
-      return;
+    if (this.waitForData > 0 && byte < 0x80) {
+      this.waitForData--;
+      this.multiByteData.push(byte);
+      if (this.waitForData === 0 && this.multiByteCommand) {
+        const msg = [this.multiByteCommand | this.multiByteChannel, ...this.multiByteData];
+        this.record(this.multiByteCommand >= 0xf0 ? [this.multiByteCommand, ...this.multiByteData] : msg);
+        this.processMultiByte(this.multiByteCommand, this.multiByteChannel, this.multiByteData);
+        this.multiByteCommand = 0;
+        return true;
+      }
+      return false;
     }
-    if (byte & 0x80) {
-      if (this.message.length > 0) this.garbageBytes += this.message.length;
-      this.message = [byte];
-    } else if (this.message.length > 0) {
-      this.message.push(byte);
-    } else {
-      this.garbageBytes++;
-      return;
-    }
-    const command = this.message[0];
-    const kind = command < 0xf0 ? command & 0xf0 : command;
-    const length = kind === FIRMATA.REPORT_VERSION || kind === FIRMATA.SYSTEM_RESET ? 1 : kind === FIRMATA.REPORT_DIGITAL || kind === FIRMATA.REPORT_ANALOG ? 2 : 3;
-    if (this.message.length < length) return;
-    const msg = this.message;
-    this.message = [];
-    this.received.push(Buffer.from(msg).toString('hex'));
-    this.handleMessage(kind, msg);
-  }
-
-  private handleMessage(kind: number, msg: number[]): void {
-    switch (kind) {
-      case FIRMATA.REPORT_VERSION:
-        return this.sendVersion();
-      case FIRMATA.SYSTEM_RESET:
-        this.resetState();
-        return this.emit('reset', 'system reset');
+    const command = byte < 0xf0 ? byte & 0xf0 : byte;
+    this.multiByteChannel = byte & 0x0f;
+    this.multiByteData = [];
+    switch (command) {
+      case 0xe0: // ANALOG_MESSAGE
+      case FIRMATA.DIGITAL_MESSAGE:
       case FIRMATA.SET_PIN_MODE:
-        this.pinModes.set(msg[1], msg[2]);
-        return;
-      case FIRMATA.REPORT_DIGITAL: {
-        const port = msg[0] & 0x0f;
-        if (msg[1]) {
-          this.reportedPorts.add(port);
-          this.lastPortValue.delete(port);
-          this.reportPorts();
-        } else {
-          this.reportedPorts.delete(port);
-        }
-        return;
-      }
+      case FIRMATA.SET_DIGITAL_PIN_VALUE:
+        this.waitForData = 2;
+        this.multiByteCommand = command;
+        return false;
+      case FIRMATA.REPORT_ANALOG:
+      case FIRMATA.REPORT_DIGITAL:
+        this.waitForData = 1;
+        this.multiByteCommand = command;
+        return false;
+      case FIRMATA.START_SYSEX:
+        this.parsingSysex = true;
+        this.sysexBytes = 0;
+        return false;
+      case FIRMATA.REPORT_VERSION:
+        this.record([byte]);
+        this.sendVersion();
+        return true;
       default:
-        return; // digital/analog writes: nothing wired to them here
+        // A data byte with no command, or an unknown command: ignored.
+        return false;
     }
   }
 
-  private handleSysex(frame: number[]): void {
-    const [id, ...data] = frame;
+  private record(bytes: number[]): void {
+    this.received.push(Buffer.from(bytes).toString('hex'));
+  }
+
+  private processMultiByte(command: number, channel: number, data: number[]): void {
+    // parse() stores the data bytes reversed: storedInputData[1] is the first byte received.
+    switch (command) {
+      case FIRMATA.SET_PIN_MODE:
+        return this.setPinMode(data[0], data[1]);
+      case FIRMATA.REPORT_DIGITAL:
+        return this.reportDigital(channel, data[0]);
+      default:
+        return; // digital and analog writes, analog reporting: nothing wired to them here
+    }
+  }
+
+  private processSysex(frame: number[]): void {
+    if (frame.length === 0) return;
+    const [id, ...argv] = frame;
     switch (id) {
       case FIRMATA.QUERY_FIRMWARE:
         return this.sendFirmware();
+      case STRING_DATA:
+        return;
       case FIRMATA.CAPABILITY_QUERY:
         return this.sendCapabilities();
       case FIRMATA.ANALOG_MAPPING_QUERY: {
+        // AnalogInputFirmata: A0..A5 on D14..D19; without it in the build nothing answers (firmata.js then waits forever).
         const mapping = Array.from({ length: PIN_COUNT }, (_, pin) => (pin >= 14 ? pin - 14 : 0x7f));
         return this.send([FIRMATA.START_SYSEX, FIRMATA.ANALOG_MAPPING_RESPONSE, ...mapping, FIRMATA.END_SYSEX]);
       }
       case FIRMATA.SAMPLING_INTERVAL:
+        // FirmataReporting::handleSysex(): two 7-bit bytes, at least MINIMUM_SAMPLING_INTERVAL (1 ms).
+        if (argv.length > 1) this.samplingIntervalMs = Math.max(1, argv[0] + (argv[1] << 7));
+        // elapsed() compares with the new interval on the very next pass.
+        if (this.state === 'running') this.schedule();
         return;
       case FIRMATA.ACCELSTEPPER:
-        return this.accelStepper(data);
+        return this.accelStepper(argv);
       default:
-        this.garbageBytes += frame.length + 2;
+        return;
     }
   }
 
-  private accelStepper(data: number[]): void {
-    const [command, n] = data;
-    if (command === ACCEL.CONFIG) return this.configure(n, data);
-    if (command === ACCEL.MULTI_CONFIG) {
-      this.groups.set(n, data.slice(2));
-      return;
+  // ---- ConfigurableFirmata.ino systemResetCallback() and the features' reset() ----
+
+  private systemReset(): void {
+    for (let pin = 0; pin < PIN_COUNT; pin++) {
+      if (pin < 2) this.pinMode[pin] = PIN_MODE_IGNORE;
+      else this.setPinMode(pin, pin >= 14 ? PIN_MODE.ANALOG : PIN_MODE.OUTPUT);
     }
-    if (command === ACCEL.MULTI_TO) return this.multiTo(n, data.slice(2));
-    if (command === ACCEL.MULTI_STOP) {
-      for (const dev of this.groups.get(n) ?? []) this.stopDevice(dev);
-      return this.send([FIRMATA.START_SYSEX, FIRMATA.ACCELSTEPPER, ACCEL.MULTI_MOVE_COMPLETE, n, FIRMATA.END_SYSEX]);
+    // DigitalInputFirmata::reset()
+    this.reportPins.fill(false);
+    this.portConfigInputs.fill(0);
+    this.previousPins.fill(0);
+    // FirmataReporting::reset()
+    this.samplingIntervalMs = UNO_FIRMATA.samplingIntervalMs;
+    this.previousSampleMs = this.millis();
+    // AccelStepperFirmata::reset(): free() every stepper and group (isRunning[] and groupStepperCount[] are left as they were);
+    // steppers an older CONFIG of a slot left behind are in no array and stay allocated.
+    this.stepper.fill(null);
+    this.group.fill(null);
+    this.updateHeap();
+    this.emit('reset', 'system reset');
+  }
+
+  /** Bytes of steppers a CONFIG replaced without freeing. */
+  private leakedBytes = 0;
+
+  private updateHeap(): void {
+    const live = this.stepper.filter((s) => s !== null).length * UNO_FIRMATA.stepperBytes + this.group.filter((g) => g !== null).length * UNO_FIRMATA.groupBytes;
+    this.stats.heapUsedBytes = this.leakedBytes + live;
+  }
+
+  /** FirmataClass::setPinMode() -> the features' handlePinMode(). */
+  private setPinMode(pin: number, mode: number): void {
+    if (pin >= PIN_COUNT || this.pinMode[pin] === PIN_MODE_IGNORE) return;
+    this.pinMode[pin] = mode;
+    // DigitalInputFirmata::handlePinMode(): INPUT and PULLUP pins are inputs of their port; any other mode clears the bit.
+    const port = pin >> 3;
+    if (mode === PIN_MODE.INPUT || mode === PIN_MODE.PULLUP) this.portConfigInputs[port] |= 1 << (pin & 7);
+    else this.portConfigInputs[port] &= ~(1 << (pin & 7));
+  }
+
+  // ---- DigitalInputFirmata ----
+
+  /** reportDigital(): reporting on sends the port at once (forced). */
+  private reportDigital(port: number, enable: number): void {
+    if (port >= this.reportPins.length) return;
+    this.reportPins[port] = enable !== 0;
+    if (enable) this.outputPort(port, true);
+  }
+
+  /** The level of a digital pin: switches and nFAULT pull to ground; an open input with the pull-up reads 1. */
+  private readPin(pin: number): number {
+    const switchOf = AXES.find((a) => this.wiring.switchPin[a] === pin);
+    if (switchOf !== undefined && this.opts.axes[switchOf].homeSwitch.isTriggered()) return 0;
+    const faultOf = AXES.find((a) => this.wiring.faultPin[a] === pin);
+    if (faultOf !== undefined && this.opts.axes[faultOf].faults.driver !== null) return 0;
+    return this.pinMode[pin] === PIN_MODE.PULLUP ? 1 : 0;
+  }
+
+  /** outputPort(): only the port's input pins, sent when changed (or forced). */
+  private outputPort(port: number, force: boolean): void {
+    let value = 0;
+    for (let bit = 0; bit < 8; bit++) {
+      const pin = port * 8 + bit;
+      if (pin < PIN_COUNT && this.portConfigInputs[port] & (1 << bit) && this.readPin(pin)) value |= 1 << bit;
     }
-    const d = this.devices.get(n);
-    if (!d) return;
+    if (!force && this.previousPins[port] === value) return;
+    this.previousPins[port] = value;
+    this.send([FIRMATA.DIGITAL_MESSAGE | port, value & 0x7f, (value >> 7) & 0x7f]);
+  }
+
+  /**
+   * FirmataReporting::elapsed() is true on the first pass after more than `samplingInterval`
+   * ms since the last sample (then previousMillis moves on by one interval, or catches up);
+   * DigitalInputFirmata::report() then reads the reported ports. Null while no port is reported.
+   */
+  private nextSampleUs(): number | null {
+    if (this.state !== 'running' || !this.reportPins.some((on) => on)) return null;
+    return (this.previousSampleMs + this.samplingIntervalMs + 1) * 1000;
+  }
+
+  private sample(atUs: number): void {
+    const nowMs = Math.floor(atUs / 1000);
+    this.previousSampleMs += this.samplingIntervalMs;
+    if (nowMs - this.previousSampleMs > this.samplingIntervalMs) this.previousSampleMs = nowMs - this.samplingIntervalMs;
+    for (let port = 0; port < this.reportPins.length; port++) if (this.reportPins[port]) this.outputPort(port, false);
+  }
+
+  // ---- AccelStepperFirmata::handleSysex() ----
+
+  private accelStepper(argv: number[]): void {
+    const [command, deviceNum] = argv;
+    if (deviceNum === undefined || deviceNum >= MAX_ACCELSTEPPERS) return;
+    const s = this.stepper[deviceNum];
     switch (command) {
-      case ACCEL.ZERO:
-        d.zeroSteps = d.controller.positionSteps()[d.axis];
-        return;
+      case ACCEL.CONFIG:
+        return this.configure(deviceNum, argv);
       case ACCEL.STEP:
-        return this.moveDevice(n, d, this.position(d) + decodeInt32(data.slice(2, 7)), d.speedStepsS, d.accelStepsS2, () => this.moveComplete(n, d));
+        if (!s) return;
+        s.model.move(decodeInt32(argv.slice(2, 7)));
+        this.isRunning[deviceNum] = true;
+        return this.emit('move', `device ${deviceNum} by ${decodeInt32(argv.slice(2, 7))}`);
+      case ACCEL.ZERO:
+        s?.model.setCurrentPosition(0);
+        return;
       case ACCEL.TO:
-        return this.moveDevice(n, d, decodeInt32(data.slice(2, 7)), d.speedStepsS, d.accelStepsS2, () => this.moveComplete(n, d));
+        if (!s) return;
+        s.model.moveTo(decodeInt32(argv.slice(2, 7)));
+        this.isRunning[deviceNum] = true;
+        return this.emit('move', `device ${deviceNum} to ${decodeInt32(argv.slice(2, 7))}`);
       case ACCEL.ENABLE:
-        this.opts.axes[d.axis].stepper.setEnabled(data[2] === 1);
+        if (s?.axis) this.opts.axes[s.axis].enabled = argv[2] !== 0;
         return;
       case ACCEL.STOP:
-        this.stopDevice(n);
-        return this.moveComplete(n, d);
+        // stop() only sets a deceleration target; isRunning = false means run() is never called again: it halts now.
+        if (!s) return;
+        s.model.stop();
+        if (this.isRunning[deviceNum]) this.emit('halt', `device ${deviceNum}`);
+        this.isRunning[deviceNum] = false;
+        return this.reportPosition(deviceNum, true);
       case ACCEL.REPORT_POSITION:
-        return this.send([FIRMATA.START_SYSEX, FIRMATA.ACCELSTEPPER, ACCEL.REPORT_POSITION, n, ...encodeInt32(this.position(d)), FIRMATA.END_SYSEX]);
-      case ACCEL.SET_ACCELERATION:
-        d.accelStepsS2 = decodeCustomFloat(data.slice(2, 6));
+        return this.reportPosition(deviceNum, false);
+      case ACCEL.SET_ACCELERATION: {
+        // "<HACK>": 0 means no acceleration: MAX_ACCELERATION (1e6 steps/s^2 in AccelStepperFirmata.h).
+        const accel = decodeCustomFloat(argv.slice(2, 6));
+        s?.model.setAcceleration(accel === 0 ? MAX_ACCELERATION : accel);
         return;
-      case ACCEL.SET_SPEED:
-        d.speedStepsS = Math.abs(decodeCustomFloat(data.slice(2, 6)));
-        return;
-      default:
-        this.garbageBytes += data.length;
-    }
-  }
-
-  private configure(n: number, data: number[]): void {
-    const iface = data[2];
-    const stepPin = data[3];
-    const axis = AXES.find((a) => this.wiring.stepPin[a] === stepPin);
-    if ((iface >> 4) !== 1 || axis === undefined) {
-      this.emit('config', `device ${n}: step pin ${stepPin} drives no simulated axis`);
-      return;
-    }
-    this.devices.get(n)?.controller.stop();
-    const sim = this.opts.axes[axis];
-    // Watch the switch after every step, so a change is reported the moment it happens.
-    const stepper: StepperAxis = {
-      step: (direction, atUs) => {
-        try {
-          sim.stepper.step(direction, atUs);
-        } finally {
-          // A driver in fault refuses the step and pulls its nFAULT line low.
-          this.reportPorts();
-        }
-      },
-      setEnabled: (on) => sim.stepper.setEnabled(on),
-    };
-    const noSwitch = { isTriggered: () => false };
-    const hardware = { theta: { stepper: idle, homeSwitch: noSwitch }, phi: { stepper: idle, homeSwitch: noSwitch } };
-    hardware[axis] = { stepper, homeSwitch: sim.homeSwitch };
-    const controller = new StepMotionController({
-      clock: this.opts.clock,
-      hardware,
-      // The planner works in this device's steps: one "degree" is one step.
-      stepsPerDeg: { theta: 1, phi: 1 },
-      homing: { theta: { seekDegS: 1, feedDegS: 1, pullOffDeg: 1 }, phi: { seekDegS: 1, feedDegS: 1, pullOffDeg: 1 } },
-      travelDeg: { theta: 1, phi: 1 },
-      homingAccelDegS2: () => 1,
-    });
-    this.devices.set(n, { axis, controller, speedStepsS: 1, accelStepsS2: 0, zeroSteps: 0, running: false, generation: 0 });
-    this.emit('config', `device ${n}: ${axis} (step ${stepPin})`);
-  }
-
-  private position(d: Device): number {
-    return d.controller.positionSteps()[d.axis] - d.zeroSteps;
-  }
-
-  /** Moves one device to `target` (its own frame) with a trapezoid; accel 0 means constant speed. */
-  private moveDevice(n: number, d: Device, target: number, speedStepsS: number, accelStepsS2: number, done: () => void): void {
-    this.stopDevice(n);
-    const targetSteps = { theta: 0, phi: 0 };
-    targetSteps[d.axis] = target + d.zeroSteps;
-    const generation = d.generation;
-    d.running = true;
-    this.emit('move', `device ${n} to ${target}`);
-    d.controller.move({ targetSteps, speedDegS: Math.max(speedStepsS, 1e-3), accelDegS2: accelStepsS2 > 0 ? accelStepsS2 : 1e9 }, (end) => {
-      if (d.generation !== generation) return;
-      d.running = false;
-      if (end.outcome === 'completed') done();
-    });
-  }
-
-  private moveComplete(n: number, d: Device): void {
-    this.send([FIRMATA.START_SYSEX, FIRMATA.ACCELSTEPPER, ACCEL.MOVE_COMPLETE, n, ...encodeInt32(this.position(d)), FIRMATA.END_SYSEX]);
-  }
-
-  private stopDevice(n: number): void {
-    const d = this.devices.get(n);
-    if (!d) return;
-    d.generation++;
-    if (d.running) this.emit('halt', `device ${n}`);
-    d.running = false;
-    d.controller.stop();
-  }
-
-  /** MultiStepper: straight line at constant speed, limited by each member's max speed; all arrive together. */
-  private multiTo(group: number, data: number[]): void {
-    const members = (this.groups.get(group) ?? []).filter((dev) => this.devices.has(dev));
-    const targets = members.map((_, i) => decodeInt32(data.slice(i * 5, i * 5 + 5)));
-    let durationS = 0;
-    members.forEach((dev, i) => {
-      const d = this.devices.get(dev)!;
-      durationS = Math.max(durationS, Math.abs(targets[i] - this.position(d)) / Math.max(d.speedStepsS, 1e-3));
-    });
-    let left = members.length;
-    const finished = () => {
-      if (--left === 0) this.send([FIRMATA.START_SYSEX, FIRMATA.ACCELSTEPPER, ACCEL.MULTI_MOVE_COMPLETE, group, FIRMATA.END_SYSEX]);
-    };
-    if (left === 0) return finished();
-    members.forEach((dev, i) => {
-      const d = this.devices.get(dev)!;
-      const distance = Math.abs(targets[i] - this.position(d));
-      this.moveDevice(dev, d, targets[i], durationS > 0 ? distance / durationS : 1, 0, finished);
-    });
-  }
-
-  /** Sends the value of every reported port whose value changed (switches read 0 when closed, nFAULT 0 while in fault). */
-  private reportPorts(): void {
-    for (const port of this.reportedPorts) {
-      let value = 0;
-      for (let bit = 0; bit < 8; bit++) {
-        const pin = port * 8 + bit;
-        const switchOf = AXES.find((a) => this.wiring.switchPin[a] === pin);
-        const faultOf = AXES.find((a) => this.wiring.faultPin[a] === pin);
-        if (switchOf === undefined && faultOf === undefined) continue;
-        const pulledUp = this.pinModes.get(pin) === PIN_MODE.PULLUP;
-        const low = switchOf !== undefined ? this.opts.axes[switchOf].homeSwitch.isTriggered() : this.opts.axes[faultOf!].faults.driver !== null;
-        if (low ? false : pulledUp) value |= 1 << bit;
       }
-      if (this.lastPortValue.get(port) === value) continue;
-      this.lastPortValue.set(port, value);
-      this.send([FIRMATA.DIGITAL_MESSAGE | port, value & 0x7f, (value >> 7) & 0x7f]);
+      case ACCEL.SET_SPEED:
+        s?.model.setMaxSpeed(decodeCustomFloat(argv.slice(2, 6)));
+        return;
+      case ACCEL.MULTI_CONFIG:
+        return this.configureGroup(deviceNum, argv.slice(2));
+      case ACCEL.MULTI_TO:
+        return this.groupTo(deviceNum, argv.slice(2));
+      case ACCEL.MULTI_STOP:
+        // Only the group's flag; steppers that run on their own (TO) are not touched.
+        if (this.group[deviceNum]) this.group[deviceNum]!.running = false;
+        return this.reportGroupComplete(deviceNum);
+      default:
+        return;
     }
   }
+
+  /** ACCELSTEPPER_CONFIG: `new AccelStepper` whether or not the slot had one (the old one leaks). */
+  private configure(deviceNum: number, argv: number[]): void {
+    const iface = argv[2];
+    const stepPin = argv[3];
+    const dirPin = argv[4];
+    if (stepPin === undefined || dirPin === undefined || this.pinMode[stepPin] === PIN_MODE_IGNORE || this.pinMode[dirPin] === PIN_MODE_IGNORE) return;
+    this.setPinMode(stepPin, PIN_MODE.STEPPER);
+    this.setPinMode(dirPin, PIN_MODE.STEPPER);
+    if (!this.allocate(UNO_FIRMATA.stepperBytes)) return;
+    if (this.stepper[deviceNum]) this.leakedBytes += UNO_FIRMATA.stepperBytes;
+    this.stats.stepperAllocations++;
+    const wireCount = (iface >> 4) & 0x07;
+    const axis = wireCount === 1 ? (AXES.find((a) => this.wiring.stepPin[a] === stepPin && this.wiring.dirPin[a] === dirPin) ?? null) : null;
+    // "If there is still another byte to read we must be inverting some pins": `argc >= index` holds even when
+    // the message ends at the direction pin, so the byte read is whatever the buffer held from an earlier message.
+    const invertPins = this.stored[1 + 5];
+    const model = new AccelStepperModel();
+    // "Default to no acceleration": maxSpeed 2 then 1 (so the change is seen), acceleration MAX_ACCELERATION.
+    model.setMaxSpeed(2);
+    model.setMaxSpeed(1);
+    model.setAcceleration(MAX_ACCELERATION);
+    this.stepper[deviceNum] = { model, axis, dirInverted: (invertPins & 0x01) !== 0 };
+    this.updateHeap();
+    this.isRunning[deviceNum] = false;
+    this.emit('config', `device ${deviceNum}: ${axis ?? 'no simulated axis'} (step ${stepPin}, dir ${dirPin})`);
+  }
+
+  /** operator new on the AVR heap; out of memory the sketch dies (here: hangs, as the real one was seen to). */
+  private allocate(bytes: number): boolean {
+    if (this.stats.heapUsedBytes + bytes > UNO_FIRMATA.heapBytes) {
+      this.state = 'crashed';
+      this.loopTimer?.cancel();
+      this.emit('crash', `out of heap after ${this.stats.stepperAllocations} stepper allocations (${this.stats.heapUsedBytes} bytes in use)`);
+      return false;
+    }
+    return true;
+  }
+
+  private configureGroup(groupNum: number, devices: number[]): void {
+    if (groupNum >= MAX_GROUPS) return;
+    if (!this.group[groupNum]) {
+      if (!this.allocate(UNO_FIRMATA.groupBytes)) return;
+      this.group[groupNum] = { members: [], running: false };
+      this.updateHeap();
+    }
+    const g = this.group[groupNum]!;
+    for (const n of devices) {
+      const s = this.stepper[n];
+      if (!s) continue;
+      this.groupStepperCount[groupNum]++;
+      // MultiStepper::addStepper(): refuses past MULTISTEPPER_MAX_STEPPERS; the count above goes up anyway.
+      if (g.members.length < MULTISTEPPER_MAX_STEPPERS) g.members.push(s);
+    }
+    g.running = false;
+  }
+
+  /**
+   * MULTISTEPPER_TO -> MultiStepper::moveTo(): the longest member's time at its max speed sets a
+   * constant speed for every member (no ramps); run() steps each with runSpeed() until there.
+   */
+  private groupTo(groupNum: number, data: number[]): void {
+    const g = this.group[groupNum];
+    if (!g) return;
+    g.running = true;
+    const targets = g.members.map((_, i) => decodeInt32(data.slice(i * 5, i * 5 + 5)));
+    let longestS = 0;
+    g.members.forEach((m, i) => {
+      longestS = Math.max(longestS, Math.abs(targets[i] - m.model.currentPos) / m.model.maxSpeedStepsS);
+    });
+    g.members.forEach((m, i) => {
+      const distance = targets[i] - m.model.currentPos;
+      m.model.moveTo(targets[i]);
+      m.model.setConstantSpeed(longestS > 0 ? distance / longestS : 0);
+    });
+    this.schedule();
+  }
+
+  private reportPosition(deviceNum: number, complete: boolean): void {
+    const s = this.stepper[deviceNum];
+    if (!s) return;
+    this.send([FIRMATA.START_SYSEX, FIRMATA.ACCELSTEPPER, complete ? ACCEL.MOVE_COMPLETE : ACCEL.REPORT_POSITION, deviceNum, ...encodeInt32(s.model.currentPos), FIRMATA.END_SYSEX]);
+  }
+
+  private reportGroupComplete(groupNum: number): void {
+    if (!this.group[groupNum]) return;
+    this.send([FIRMATA.START_SYSEX, FIRMATA.ACCELSTEPPER, ACCEL.MULTI_MOVE_COMPLETE, groupNum, FIRMATA.END_SYSEX]);
+  }
+
+  // ---- AccelStepperFirmata::update(): the steppers, once per pass of loop() ----
+
+  /**
+   * One pass over the steppers starting at `startUs`: groups first, then each running
+   * stepper in device order; a stepper that steps holds the CPU for `stepUs`, so the next
+   * one is checked later. Ends the pass at the time the CPU is free again.
+   */
+  private runSteppers(startUs: number): void {
+    if (this.state !== 'running') return;
+    let tUs = startUs;
+    let steps = 0;
+    for (let i = 0; i < MAX_GROUPS; i++) {
+      const g = this.group[i];
+      if (!g || !g.running) continue;
+      let left = false;
+      for (const m of g.members) {
+        if (m.model.distanceToGo() === 0) continue;
+        left = true;
+        const dir = m.model.runConstantSpeed(tUs);
+        if (dir !== 0) {
+          this.pulse(m, dir, tUs);
+          tUs += UNO_FIRMATA.stepUs;
+          steps++;
+        }
+      }
+      if (!left) {
+        g.running = false;
+        this.reportGroupComplete(i);
+      }
+    }
+    for (let i = 0; i < MAX_ACCELSTEPPERS; i++) {
+      const s = this.stepper[i];
+      if (!s || !this.isRunning[i]) continue;
+      const { stepped, running } = s.model.run(tUs);
+      if (stepped !== 0) {
+        this.pulse(s, stepped, tUs);
+        tUs += UNO_FIRMATA.stepUs;
+        steps++;
+      }
+      if (!running) {
+        this.isRunning[i] = false;
+        this.reportPosition(i, true);
+      }
+    }
+    if (steps > 0) {
+      this.stats.loopsWithSteps++;
+      this.cpuFreeUs = tUs;
+    }
+  }
+
+  /** step1(): DIR, then a 1 us STEP pulse; a driver in fault (nFAULT low) ignores it. */
+  private pulse(s: Stepper, direction: 1 | -1, atUs: number): void {
+    if (!s.axis) return;
+    try {
+      this.opts.axes[s.axis].stepper.step(s.dirInverted ? (-direction as 1 | -1) : direction, atUs);
+    } catch {
+      // The DRV8825's outputs are off while it is in fault: the pulse is lost.
+    }
+  }
+
+  /** The next pass that has a step to make (or a stepper to see at rest): the first pass of the idle loop at or after it; null if none. */
+  private nextPassUs(): number | null {
+    // Idle passes follow each other every loopUs from the end of the last busy one; a step waits for the next.
+    const firstUs = this.cpuFreeUs + UNO_FIRMATA.loopUs;
+    let dueUs = Infinity;
+    for (let i = 0; i < MAX_ACCELSTEPPERS; i++) {
+      const s = this.stepper[i];
+      // A running stepper with no interval (at rest at its target) is seen complete on the next pass.
+      if (s && this.isRunning[i]) dueUs = Math.min(dueUs, s.model.nextDueUs() ?? firstUs);
+    }
+    for (const g of this.group) {
+      if (!g?.running) continue;
+      for (const m of g.members) dueUs = Math.min(dueUs, m.model.distanceToGo() === 0 ? firstUs : (m.model.nextDueUs() ?? firstUs));
+    }
+    if (dueUs === Infinity) return null;
+    return dueUs <= firstUs ? firstUs : firstUs + Math.ceil((dueUs - firstUs) / UNO_FIRMATA.loopUs) * UNO_FIRMATA.loopUs;
+  }
+
+  /** One timer for the loop: the next pass with a step or the next input sample, whichever comes first. */
+  private schedule(): void {
+    this.loopTimer?.cancel();
+    this.loopTimer = null;
+    if (this.state !== 'running') return;
+    const atUs = Math.min(this.nextPassUs() ?? Infinity, this.nextSampleUs() ?? Infinity);
+    if (atUs === Infinity) return;
+    this.loopTimer = this.opts.clock.setTimerAt(Math.max(atUs, this.opts.clock.nowUs()), () => {
+      this.loopTimer = null;
+      this.catchUp();
+    });
+  }
+
+  /**
+   * Runs every pass and sample due by now, in time order: once on a discrete-event clock (the
+   * timer fires at its instant), many on a wall clock whose timers fire late (the MCU did not wait).
+   */
+  private catchUp(): void {
+    const nowUs = this.opts.clock.nowUs();
+    for (let guard = 0; guard < 10_000_000 && this.state === 'running'; guard++) {
+      const passUs = this.nextPassUs() ?? Infinity;
+      const sampleUs = this.nextSampleUs() ?? Infinity;
+      const atUs = Math.min(passUs, sampleUs);
+      if (atUs > nowUs) break;
+      if (sampleUs <= passUs) this.sample(sampleUs);
+      else this.runSteppers(passUs);
+    }
+    this.schedule();
+  }
+
+  // ---- what the board says by itself or when asked ----
 
   private sendVersion(): void {
-    this.send([FIRMATA.REPORT_VERSION, SIM_FIRMATA_VERSION[0], SIM_FIRMATA_VERSION[1]]);
+    this.send([FIRMATA.REPORT_VERSION, SIM_FIRMATA_PROTOCOL_VERSION[0], SIM_FIRMATA_PROTOCOL_VERSION[1]]);
   }
 
   private sendFirmware(): void {
-    const name = toSevenBitPairs([...Buffer.from(FIRMWARE_NAME, 'ascii')]);
-    this.send([FIRMATA.START_SYSEX, FIRMATA.QUERY_FIRMWARE, SIM_FIRMATA_VERSION[0], SIM_FIRMATA_VERSION[1], ...name, FIRMATA.END_SYSEX]);
+    const name = toSevenBitPairs([...Buffer.from(SIM_FIRMATA_FIRMWARE.name, 'ascii')]);
+    this.send([FIRMATA.START_SYSEX, FIRMATA.QUERY_FIRMWARE, SIM_FIRMATA_FIRMWARE.major, SIM_FIRMATA_FIRMWARE.minor, ...name, FIRMATA.END_SYSEX]);
   }
 
+  private sendString(text: string): void {
+    this.send([FIRMATA.START_SYSEX, STRING_DATA, ...toSevenBitPairs([...Buffer.from(text, 'ascii')]), FIRMATA.END_SYSEX]);
+  }
+
+  /** Each feature's handleCapability() in the order the sketch adds them: input, output, analog in, PWM, stepper. */
   private sendCapabilities(): void {
     const out: number[] = [FIRMATA.START_SYSEX, FIRMATA.CAPABILITY_RESPONSE];
     for (let pin = 0; pin < PIN_COUNT; pin++) {
-      if (pin >= 2) out.push(PIN_MODE.INPUT, 1, PIN_MODE.OUTPUT, 1, PIN_MODE.PULLUP, 1);
-      if (pin >= 2 && pin < 14) out.push(PIN_MODE.STEPPER, 1);
-      if (pin >= 14) out.push(PIN_MODE.ANALOG, 10);
+      if (pin >= 2) {
+        out.push(PIN_MODE.INPUT, 1, PIN_MODE.PULLUP, 1, PIN_MODE.OUTPUT, 1);
+        if (pin >= 14) out.push(PIN_MODE.ANALOG, 10);
+        if (PWM_PINS.has(pin)) out.push(PIN_MODE_PWM, 8);
+        out.push(PIN_MODE.STEPPER, 21);
+      }
       out.push(0x7f);
     }
     out.push(FIRMATA.END_SYSEX);
     this.send(out);
   }
-
-  private resetState(): void {
-    for (const n of this.devices.keys()) this.stopDevice(n);
-    this.devices.clear();
-    this.groups.clear();
-    this.reportedPorts.clear();
-    this.pinModes.clear();
-    this.lastPortValue.clear();
-    this.sysex = null;
-    this.message = [];
-  }
 }
+
+/** AccelStepperFirmata.h: the "no acceleration" acceleration. */
+const MAX_ACCELERATION = 1_000_000;
+const PIN_MODE_PWM = 0x03;

@@ -56,3 +56,13 @@ t.test('a missing or unparsable file is a clear error naming the file', (t) => {
   t.equal(loadConfig(good).config.accelDegS2, 40);
   t.end();
 });
+
+t.test('driver.max_step_rate (Firmata: what the board makes on one axis) is read, and checked', (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cfg-'));
+  const file = path.join(dir, 'c.json');
+  fs.writeFileSync(file, JSON.stringify({ driver: { type: 'firmata', serial: '/dev/ttyACM0', max_step_rate: 12000 } }));
+  t.equal(loadConfig(file).driver.max_step_rate, 12000);
+  fs.writeFileSync(file, JSON.stringify({ driver: { max_step_rate: 0 } }));
+  t.throws(() => loadConfig(file), /max_step_rate/);
+  t.end();
+});

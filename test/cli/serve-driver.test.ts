@@ -89,17 +89,20 @@ t.test('a serial device that is not there: the server still serves and reports t
   t.equal(move.status, 503);
 });
 
-t.test('--driver firmata --serial: serves the API over a Firmata board (default 57600 baud), homes and moves it', async (t) => {
+t.test('--driver firmata --serial: serves the API over a Firmata board (default 115200 baud, as ConfigurableFirmata 3.x), homes and moves it', async (t) => {
   const pty = await new PtyPair().open();
-  const peer = await attachBoard(pty.devicePath, 57600, (send) => createSimFirmataBoard(new WallClock(20), defaultConfig(), defaultSimSettings(), send));
+  const peer = await attachBoard(pty.devicePath, 115200, (send) => createSimFirmataBoard(new WallClock(20), defaultConfig(), defaultSimSettings(), send));
   peer.board.board.powerUp();
   t.teardown(async () => {
+    // The board's loop runs on the wall clock until it is powered off (it samples its inputs forever).
+    peer.board.board.powerOff();
     await peer.close();
     await pty.dispose();
   });
   const server = await startServe(t, cli, ['--port', '0', '--driver', 'firmata', '--serial', pty.hostPath]);
-  t.match(server.stdout(), /^positioner: Firmata board on .* at 57600 baud serving http/);
-  await until('the driver to configure the board', async () => peer.board.board.devicePosition(1) !== null);
+  t.match(server.stdout(), /^positioner: Firmata board on .* at 115200 baud serving http/);
+  // The board has its steppers before the driver has its answers: /status leaves `connecting` once both are there.
+  await until('the driver to configure the board', async () => peer.board.board.devicePosition(1) !== null && (await http(`${server.url}/status`)).body.state === 'idle');
   t.strictSame((await http(`${server.url}/home`, 'POST', { axis: 'theta' })).body, { status: 'homing', axis: 'theta' });
   await until('homing to end', async () => (await http(`${server.url}/status`)).body.state === 'idle', 30_000);
   const s = (await http(`${server.url}/status`)).body;

@@ -1,12 +1,13 @@
 /**
- * Our Firmata number codecs (used by the simulated board) agree with
- * firmata.js's (used by the driver through firmata.js), so the two ends of
- * the line read each other's numbers. firmata.js exposes its codecs only in
- * its test mode.
+ * Our Firmata number codecs agree with firmata.js's (what johnny-five hosts
+ * send), so any host and our boards read each other's numbers; firmata.js
+ * exposes its codecs only in its test mode. And our reader decodes what the
+ * real board sends.
  */
 import fc from 'fast-check';
 import t from 'tap';
-import { decodeCustomFloat, decodeInt32, encodeCustomFloat, encodeInt32 } from '../../hal/firmata-protocol';
+import { decodeCustomFloat, decodeInt32, encodeCustomFloat, encodeInt32, FirmataReader } from '../../hal/firmata-protocol';
+import fixture from '../fixtures/firmata-real-exchanges.json';
 
 process.env.IS_TEST_MODE = '1';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -54,5 +55,26 @@ t.test('from 100,000 up firmata.js garbles the number; our encoder (which the dr
     }),
     { numRuns: 2000 },
   );
+  t.end();
+});
+
+t.test('FirmataReader decodes what the real board sent, and counts the bytes that are no message', (t) => {
+  const got: unknown[] = [];
+  const reader = new FirmataReader((m) => got.push(m));
+  const handshake = fixture.scenarios.find((s) => s.name === 'handshake')!;
+  reader.feed(Buffer.from(handshake.replies.join(''), 'hex'));
+  t.strictSame(got[0], { kind: 'version', major: 2, minor: 7 });
+  t.strictSame(got[1], { kind: 'firmware', major: 3, minor: 3, name: 'ConfigurableFirmata' });
+  t.equal(reader.garbageBytes, 0);
+  got.length = 0;
+  reader.feed(Buffer.from('911e00f0620a013200000008f0f0620601400c000000f7f0622400f7', 'hex'));
+  t.strictSame(got, [
+    { kind: 'digital', port: 1, value: 0x1e },
+    { kind: 'stepper', device: 1, steps: 1600, complete: false },
+    { kind: 'group-complete', group: 0 },
+  ], 'a sysex broken by a new START_SYSEX is dropped; the next is read');
+  t.ok(reader.garbageBytes > 0);
+  reader.feed(Buffer.from('hello'));
+  t.equal(got.length, 3, 'text is no message');
   t.end();
 });
