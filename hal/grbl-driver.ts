@@ -3,30 +3,50 @@
  * USB serial: X is theta, Y is phi, one grbl "mm" is one degree.
  *
  * Connection (and every reconnection):
- *   open the port -> 0x18 soft reset -> wait for the banner -> `$$`, checked
- *   against our config (steps/deg, max rate, homing enabled and direction,
- *   soft-limit travel, status report mask, mm units) -> `$X` unlock -> `G21`
- *   -> one status report, whose position becomes the firmware's 0, 0.
- * Moves: `$120`/`$121` when the acceleration changed, then
+ *   open the port -> 0x18 soft reset -> wait for the banner (an Uno that
+ *   resets itself when the port opens prints it unasked: same thing) -> `$I`,
+ *   whose [OPT:..] must show single-axis homing (H) -> `$$`, checked against
+ *   our config (steps/deg, max rate, homing enabled and direction, soft-limit
+ *   travel, status report mask, mm units) -> `$X` unlock -> `G21` -> one
+ *   status report, whose position becomes the firmware's 0, 0.
+ * Moves: `$120`/`$121` when the acceleration changed, each sent alone and
+ *   answered before anything else goes out (send-response: grbl writes the
+ *   EEPROM with interrupts off, ~3.4 ms per byte, and loses bytes that
+ *   arrive meanwhile; interface.md "EEPROM Issues"), then
  *   `G53 G1 X.. Y.. F..` (machine coordinates, so stored work offsets cannot
  *   shift us) with the feed chosen so that the axis that travels furthest
  *   runs at the requested speed and both arrive together, then `G4 P0`:
- *   grbl answers that `ok` only when the machine has arrived, which is when
- *   the move completes. Lines are streamed with character counting: at most
- *   127 unanswered bytes in grbl's 128-byte receive buffer.
+ *   grbl answers that `ok` only when the machine has arrived; a fresh status
+ *   report then confirms the machine stands at the target (or the move fails
+ *   saying where it stands). G-code lines are streamed with character
+ *   counting: at most 127 unanswered bytes in grbl's 128-byte receive buffer.
+ *   A move whose step rate would exceed grbl's 30 kHz is refused up front.
  * Homing: `$H` (or `$HX`, `$HY`), then the switch point (the position grbl
  *   pulled off from by $27) becomes 0 and the axis goes back onto it, so a
- *   homed axis rests at 0 as with the step controller.
- * Stop: the real-time bytes feed hold and soft reset in one write: they skip
- *   every queued line. grbl keeps its position across the reset; the driver
- *   waits for the banner, unlocks and goes on.
+ *   homed axis rests at 0 as with the step controller. grbl answers no `?`
+ *   during the cycle (limits.c limits_go_home() runs no real-time checks but
+ *   reset), so the driver does not poll then; instead the cycle has a deadline
+ *   derived from the settings and the travel (homingWorstCaseUs). An alarm in
+ *   the cycle (8, 9; 6 after our own reset) fails the homing; the axes'
+ *   positions are re-based (grbl zeroed them when the cycle started), and an
+ *   ALARM:9 that left X and Y where they were means a build that homes Z first.
+ * Stop (stopMode 'reset', the default): feed hold and soft reset in one
+ *   write; they skip every queued line and the steps cease within a step
+ *   period. grbl raises ALARM:3 (a reset in motion: position may be lost by
+ *   the pulse grbl had counted but not yet output), pauses 500 ms (report.c
+ *   report_alarm_message()), prints the banner; the driver unlocks, reads the
+ *   true halted position and marks the axes unhomed, as grbl says.
+ *   stopMode 'hold': feed hold alone, the machine decelerates under $120/$121
+ *   to `Hold:0`, then the reset (no alarm: nothing moves), homing kept.
+ *   During homing only the reset is sent (grbl: ALARM:6).
  * Status: `?` every `pollMovingMs` while moving, `pollIdleMs` otherwise; a
  *   status that does not come within `answerTimeoutMs` means the board is
  *   gone (the line is up but nobody answers).
  * Faults: `error:N` fails the motion it answers (POS_ERR_CONTROLLER_REJECTED);
  *   `ALARM:N` fails the motion or is reported as a fault (homing alarms as
- *   the homing codes, the rest POS_ERR_HARDWARE) and the board is reset and
- *   left locked until homing; a dropped or silent line is POS_ERR_DISCONNECTED
+ *   the homing codes, the rest POS_ERR_HARDWARE) and the board, which resets
+ *   itself after every alarm but a hard or soft limit (those wait for our
+ *   0x18), is left locked until homing; a dropped or silent line is POS_ERR_DISCONNECTED
  *   and the driver reconnects by itself; a banner nobody asked for means the
  *   board reset: positions are lost, and the firmware hears `reconnected`.
  * Garbage on the line is counted in `stats.garbageLines` and otherwise ignored.
@@ -40,7 +60,11 @@ import {
   describeAlarm,
   describeError,
   formatNumber,
+  homingWorstCaseUs,
   LineSplitter,
+  MAX_STEP_RATE_HZ,
+  parseOptionsLine,
+  parseVersionLine,
   parseCode,
   parseSetting,
   parseStatusReport,
@@ -69,6 +93,10 @@ export interface GrblDriverOptions {
   retryMs?: number;
   /** How long to wait for the banner after a reset before resetting again. */
   bannerTimeoutMs?: number;
+  /** How stop() halts a move: 'reset' (at once, ALARM:3, homing lost) or 'hold' (decelerated, homing kept). */
+  stopMode?: 'reset' | 'hold';
+  /** The board's step-rate ceiling, steps/s (grbl on an ATmega328P: 30 kHz). */
+  maxStepRateHz?: number;
 }
 
 type Phase =
@@ -84,6 +112,25 @@ type Answer = { ok: true } | { ok: false; error: number };
 interface Line {
   text: string;
   done: (answer: Answer) => void;
+  /** Send-response: sent only when nothing else is in flight, and nothing follows until it is answered. */
+  exclusive?: boolean;
+  onSent?: () => void;
+}
+
+/** A homing cycle grbl is running (its `$H` line sent, not yet answered). */
+interface HomingCycle {
+  axes: readonly AxisName[];
+  /** Machine position before the cycle: grbl zeroes the cycle's axes when it starts. */
+  mposBefore: AxisPair<number>;
+  deadline: TimerHandle | null;
+}
+
+/** What the next status after a reset must fix: positions grbl re-based, and a homing failure to explain. */
+interface AfterReset {
+  axes: readonly AxisName[];
+  mposBefore: AxisPair<number>;
+  /** The homing alarm to report once the position is known (null: the stop was ours). */
+  alarm: number | null;
 }
 
 interface Motion {
@@ -141,6 +188,18 @@ export class GrblDriver implements MotionController {
   private everHomed: AxisPair<boolean> = { theta: false, phi: false };
   private homingError: AxisPair<number | null> = { theta: null, phi: null };
   private accelWritten: number | null = null;
+  /** `$I` as last read. */
+  buildVersion: string | null = null;
+  buildOptions: string | null = null;
+  private rxBufferBytes = RX_BUFFER_BYTES;
+  private homingCycle: HomingCycle | null = null;
+  private afterReset: AfterReset | null = null;
+  /** The alarm grbl printed while we waited for its banner (ALARM:3 after our stop). */
+  private alarmWhileResetting: number | null = null;
+  /** Our stop's `?` went out just ahead of its reset: the report that answers it is the halted position. */
+  private haltReportWanted = false;
+  /** stopMode 'hold': the feed hold is out; the reset follows at Hold:0. */
+  private holding = false;
   private statusAsked = 0;
   private statusAnswered = 0;
   private statusWaiters: { at: number; resolve: () => void }[] = [];
@@ -232,19 +291,22 @@ export class GrblDriver implements MotionController {
   }
 
   move(request: MoveRequest, onEnd: (end: MotionEnd) => void): void {
+    const from = this.positionSteps();
+    const dDeg = AXES.map((a) => (request.targetSteps[a] - from[a]) / this.opts.stepsPerDeg[a]);
+    const tooFast = stepRateProblem(this.opts.stepsPerDeg, request.speedDegS, this.opts.maxStepRateHz ?? MAX_STEP_RATE_HZ, { theta: dDeg[0], phi: dDeg[1] });
+    if (tooFast) throw new HalError('OTHER', tooFast);
     this.startMotion(() => {
-      const from = this.positionSteps();
-      const dDeg = AXES.map((a) => (request.targetSteps[a] - from[a]) / this.opts.stepsPerDeg[a]);
       const length = Math.hypot(dDeg[0], dDeg[1]);
       const longest = Math.max(Math.abs(dDeg[0]), Math.abs(dDeg[1]));
       const unit = { theta: length > 0 ? dDeg[0] / length : 0, phi: length > 0 ? dDeg[1] / length : 0 };
       const motion: Motion = { kind: 'move', onEnd, unit };
       this.motion = motion;
       if (this.accelWritten !== request.accelDegS2) {
-        // grbl has no G-code for acceleration: it is a setting ($120/$121, stored in EEPROM), written only on change.
+        // grbl has no G-code for acceleration: it is a setting ($120/$121, an EEPROM write), written only on
+        // change and send-response, never streamed (interface.md "EEPROM Issues"; settings.c write_global_settings()).
         const value = formatNumber(request.accelDegS2, 3);
-        this.sendLine(`$120=${value}`, this.failOnError(motion));
-        this.sendLine(`$121=${value}`, this.failOnError(motion));
+        this.sendSetting(120, value, this.failOnError(motion));
+        this.sendSetting(121, value, this.failOnError(motion));
         this.accelWritten = request.accelDegS2;
       }
       // Path feed (deg/min along the straight line) that gives the furthest axis `speedDegS`.
@@ -253,9 +315,19 @@ export class GrblDriver implements MotionController {
       this.sendLine('G4 P0', (answer) => {
         if (this.motion !== motion) return;
         if (!answer.ok) return this.endMotion(rejected(answer.error));
-        // Arrived: the position is the target exactly (grbl counts steps); a status report follows.
-        for (const axis of AXES) this.mposSteps[axis] = this.origin[axis] + request.targetSteps[axis];
-        this.endMotion({ outcome: 'completed' });
+        // grbl says it is done: read where it stands rather than assume the target (an `ok` taken as lost, or
+        // a firmware pushed past its step rate, can end short of it).
+        void this.requestStatus().then(() => {
+          if (this.motion !== motion) return;
+          const at = this.positionSteps();
+          const off = AXES.filter((a) => Math.abs(at[a] - request.targetSteps[a]) > 1);
+          if (off.length === 0) {
+            for (const axis of AXES) this.mposSteps[axis] = this.origin[axis] + request.targetSteps[axis];
+            return this.endMotion({ outcome: 'completed' });
+          }
+          const where = off.map((a) => `${a} at ${formatNumber(at[a] / this.opts.stepsPerDeg[a], 3)} deg instead of ${formatNumber(request.targetSteps[a] / this.opts.stepsPerDeg[a], 3)}`).join(', ');
+          this.endMotion({ outcome: 'failed', fault: { code: 'POS_ERR_HARDWARE', message: `grbl on ${this.opts.path} reported the move finished but stands short of it: ${where}; check the step rate and the line, then home again` } });
+        });
       });
     });
   }
@@ -265,7 +337,9 @@ export class GrblDriver implements MotionController {
       const motion: Motion = { kind: 'home', onEnd, unit: { theta: 0, phi: 0 } };
       this.motion = motion;
       for (const axis of axes) this.isHomed[axis] = false;
-      const command = axes.length === AXES.length ? '$H' : `$H${axes.map((a) => AXIS_LETTER[a]).join('')}`;
+      // `$H` runs grbl's whole homing cycle (HOMING_CYCLE_0 = X|Y on a build set up as docs/hardware.md says);
+      // one axis is `$HX` / `$HY` (system.c, HOMING_SINGLE_AXIS_COMMANDS; `$HXY` does not exist).
+      const command = axes.length === AXES.length ? '$H' : `$H${AXIS_LETTER[axes[0]]}`;
       // grbl leaves each homed axis $27 off its switch; going back by $27 puts it on the switch
       // point, which becomes 0 (as the step controller's homing ends). The move is queued behind
       // `$H` rather than sent after its answer, so homing costs no extra round trip; `G4 P0`
@@ -273,11 +347,17 @@ export class GrblDriver implements MotionController {
       const pullOff = this.settings.get(27) ?? 0;
       const seekFeed = this.settings.get(25) ?? 500;
       const back = axes.map((a) => `${AXIS_LETTER[a]}${formatNumber(-pullOff, 3)}`).join(' ');
-      this.sendLine(command, (answer) => {
-        if (this.motion !== motion) return;
-        if (!answer.ok) return this.endMotion(rejected(answer.error));
-        this.alarmLatched = false;
-      });
+      const mposBefore = { ...this.mposSteps };
+      this.sendLine(
+        command,
+        (answer) => {
+          this.endHomingCycle();
+          if (this.motion !== motion) return;
+          if (!answer.ok) return this.endMotion(rejected(answer.error));
+          this.alarmLatched = false;
+        },
+        { onSent: () => this.beginHomingCycle(axes, mposBefore) },
+      );
       if (pullOff > 0) this.sendLine(`G91 G1 ${back} F${formatNumber(seekFeed, 3)}`, this.failOnError(motion));
       this.sendLine('G90 G4 P0', (answer) => {
         if (this.motion !== motion) return;
@@ -301,23 +381,52 @@ export class GrblDriver implements MotionController {
     this.deferred = null;
     const motion = this.motion;
     const active = motion !== null || this.inFlight.length > 0 || this.queue.length > 0;
-    if (active && (this.phase === 'ready' || this.phase === 'configuring')) {
-      // Feed hold first (so motion stops even if the reset byte were lost), then the reset
-      // that flushes grbl's queue. Both are real-time bytes: nothing queued delays them.
-      this.link.write(Buffer.from([RT_FEED_HOLD, RT_RESET]));
-      this.recovering = true;
-      this.expectBanner();
+    if (active && (this.phase === 'ready' || this.phase === 'configuring') && !this.holding) {
+      const cycle = this.homingCycle;
+      if (cycle) {
+        // Only reset stops a homing cycle (limits.c limits_go_home()): grbl answers ALARM:6 and has already
+        // zeroed the cycle's axes at its start; the status after the banner is re-based on that.
+        this.endHomingCycle();
+        this.afterReset = { axes: cycle.axes, mposBefore: cycle.mposBefore, alarm: null };
+        this.link.write(Buffer.from([RT_RESET]));
+        this.recovering = true;
+        this.expectBanner();
+      } else if ((this.opts.stopMode ?? 'reset') === 'hold' && motion?.kind === 'move') {
+        // Decelerate under $120/$121 to Hold:0, then reset (protocol.c: a reset once the hold is complete
+        // raises no alarm, motion_control.c mc_reset()), so the position stays exact and homing stays valid.
+        this.dropLines();
+        this.link.write(Buffer.from([RT_FEED_HOLD, RT_STATUS]));
+        this.statusAsked++;
+        this.holding = true;
+        this.recovering = true;
+      } else {
+        // A status request, a feed hold (so motion stops even if the reset byte were lost), then the reset that
+        // flushes grbl's queue; all real-time bytes that nothing queued delays. grbl waiting in `G4 P0` runs its
+        // real-time checks in a tight loop (protocol.c protocol_buffer_synchronize()), so it reports the position
+        // two byte times (0.17 ms) before the reset lands: the halted position, known at once rather than after
+        // ALARM:3 and its 500 ms pause. The report after the banner then confirms it.
+        this.link.write(Buffer.from([RT_STATUS, RT_FEED_HOLD, RT_RESET]));
+        this.recovering = true;
+        this.expectBanner();
+        this.haltReportWanted = true;
+      }
     }
     if (motion) {
       this.motion = null;
       motion.onEnd({ outcome: 'halted' });
     }
+    this.schedulePoll();
   }
 
   // ---- motion bookkeeping ----
 
   private startMotion(start: () => void): void {
     if (this.motion || this.deferred) throw new Error('motion controller is busy');
+    if (this.holding) {
+      // Our feed hold is still decelerating: the move starts once the reset after it is through.
+      this.deferred = start;
+      return;
+    }
     if (this.phase === 'ready') return start();
     if (this.recovering && (this.phase === 'resetting' || this.phase === 'configuring')) {
       this.deferred = start;
@@ -357,16 +466,28 @@ export class GrblDriver implements MotionController {
 
   // ---- line protocol ----
 
-  private sendLine(text: string, done: (answer: Answer) => void): void {
-    this.queue.push({ text, done });
+  private sendLine(text: string, done: (answer: Answer) => void, extra: Pick<Line, 'exclusive' | 'onSent'> = {}): void {
+    this.queue.push({ text, done, ...extra });
     this.flush();
+  }
+
+  /** `$N=value`: an EEPROM write, sent send-response. */
+  private sendSetting(id: number, value: string, done: (answer: Answer) => void): void {
+    this.sendLine(`$${id}=${value}`, done, { exclusive: true });
+  }
+
+  /** True while a send-response line is out: no other byte should reach grbl while it writes its EEPROM. */
+  private exclusiveInFlight(): boolean {
+    return this.inFlight.some((l) => l.exclusive);
   }
 
   /** Character counting: send queued lines while grbl's receive buffer has room for them. */
   private flush(): void {
     while (this.queue.length > 0) {
-      const bytes = this.queue[0].text.length + 1;
-      if (this.inFlightBytes + bytes > RX_BUFFER_BYTES - 1) break;
+      const next = this.queue[0];
+      const bytes = next.text.length + 1;
+      if (this.inFlightBytes + bytes > this.rxBufferBytes - 1) break;
+      if (this.exclusiveInFlight() || (next.exclusive && this.inFlight.length > 0)) break;
       const line = this.queue.shift()!;
       if (!this.link.write(`${line.text}\n`)) {
         this.queue.unshift(line);
@@ -376,8 +497,33 @@ export class GrblDriver implements MotionController {
       this.inFlightBytes += bytes;
       this.lastSendUs = this.opts.clock.nowUs();
       this.stats.maxInFlightBytes = Math.max(this.stats.maxInFlightBytes, this.inFlightBytes);
+      line.onSent?.();
     }
     if (this.queue.length === 0) this.wakeSettlers();
+  }
+
+  // ---- homing cycle ----
+
+  private beginHomingCycle(axes: readonly AxisName[], mposBefore: AxisPair<number>): void {
+    const worstUs = homingWorstCaseUs(this.settings, axes.length === AXES.length ? ['X', 'Y'] : [AXIS_LETTER[axes[0]]]);
+    // A margin over grbl's own bound (its alarms end a cycle that overruns it), plus the line's lag.
+    const limitUs = Math.ceil(worstUs * 1.25) + 2_000_000;
+    const cycle: HomingCycle = { axes, mposBefore, deadline: null };
+    cycle.deadline = this.opts.clock.setTimerAt(this.opts.clock.nowUs() + limitUs, () => {
+      cycle.deadline = null;
+      if (this.homingCycle !== cycle) return;
+      this.endHomingCycle();
+      const message = `grbl on ${this.opts.path} did not finish homing within ${(limitUs / 1e6).toFixed(1)} s (its settings bound the cycle to ${(worstUs / 1e6).toFixed(1)} s); it was reset: check the board, then home again`;
+      this.afterReset = { axes, mposBefore, alarm: null };
+      this.resetBoard();
+      this.fault({ code: 'POS_ERR_HARDWARE', message });
+    });
+    this.homingCycle = cycle;
+  }
+
+  private endHomingCycle(): void {
+    this.homingCycle?.deadline?.cancel();
+    this.homingCycle = null;
   }
 
   private answer(answer: Answer): void {
@@ -413,6 +559,9 @@ export class GrblDriver implements MotionController {
   }
 
   private askStatus(): void {
+    // During homing grbl keeps one pending report request and answers it when the cycle ends: a second `?`
+    // would be answered by the same single report, so it is not sent (nor counted).
+    if (this.homingCycle && this.statusAsked > this.statusAnswered) return;
     if (this.link.write(Buffer.from([RT_STATUS]))) this.statusAsked++;
   }
 
@@ -424,7 +573,22 @@ export class GrblDriver implements MotionController {
     }
     if (line === '') return;
     if (BANNER_RE.test(line)) return this.onBanner();
-    if (this.phase === 'resetting') return; // what grbl said before the reset (oks, ALARM:3) is stale
+    if (this.phase === 'resetting') {
+      // What grbl says before its banner (the `ok`s of aborted lines) is stale, but its alarm says how the
+      // reset met the machine (ALARM:3 in motion, 6 in homing), and a critical alarm waits for our reset.
+      const alarm = parseCode(line, 'ALARM');
+      if (alarm !== null) {
+        this.alarmWhileResetting = alarm;
+        this.haltReportWanted = false;
+      }
+      const halted = this.haltReportWanted ? parseStatusReport(line) : null;
+      if (halted?.mpos) {
+        this.haltReportWanted = false;
+        this.mposSteps = this.toSteps(halted.mpos);
+      }
+      if (line === '[MSG:Reset to continue]') this.link.write(Buffer.from([RT_RESET]));
+      return;
+    }
     const report = parseStatusReport(line);
     if (report) return this.onReport(report);
     if (this.phase === 'silent') {
@@ -446,6 +610,17 @@ export class GrblDriver implements MotionController {
       this.settings.set(setting.id, setting.value);
       return;
     }
+    const version = parseVersionLine(line);
+    if (version !== null) {
+      this.buildVersion = version;
+      return;
+    }
+    const options = parseOptionsLine(line);
+    if (options) {
+      this.buildOptions = options.options;
+      if (options.rxBufferBytes) this.rxBufferBytes = options.rxBufferBytes;
+      return;
+    }
     if (/^\[.*\]$/.test(line)) return; // other feedback ([GC:..], [VER:..]): informational
     this.stats.garbageLines++;
     // Noise without a newline glues itself to the front of the next real line: keep the answer at its end,
@@ -464,9 +639,15 @@ export class GrblDriver implements MotionController {
       return;
     }
     this.report = report;
+    if (this.holding && ((report.state === 'Hold' && report.subState === 0) || report.state === 'Idle')) {
+      // The hold is complete: nothing moves, so this reset raises no alarm and keeps the position.
+      this.holding = false;
+      this.link.write(Buffer.from([RT_RESET]));
+      this.expectBanner();
+    }
     if (report.mpos) {
       this.previousMposSteps = this.mposSteps;
-      this.mposSteps = { theta: Math.round(report.mpos[0] * this.opts.stepsPerDeg.theta), phi: Math.round(report.mpos[1] * this.opts.stepsPerDeg.phi) };
+      this.mposSteps = this.toSteps(report.mpos);
     }
     // Noise can swallow an `ok` (a half line glued in front of it). grbl idle with lines sent long ago
     // and unanswered means it has processed them: take their answers as lost, or a move would never end.
@@ -481,19 +662,37 @@ export class GrblDriver implements MotionController {
     for (const w of waiters) w.resolve();
   }
 
+  private toSteps(mpos: [number, number]): AxisPair<number> {
+    return { theta: Math.round(mpos[0] * this.opts.stepsPerDeg.theta), phi: Math.round(mpos[1] * this.opts.stepsPerDeg.phi) };
+  }
+
   private onAlarm(code: number): void {
     const detail = this.lastMessage ? `: ${this.lastMessage}` : '';
     this.lastMessage = null;
     const message = `${describeAlarm(code)}${detail}`;
-    const faultCode = code === 9 ? 'POS_ERR_HOMING_SWITCH_NOT_FOUND' : code === 8 ? 'POS_ERR_HOMING_SWITCH_STUCK' : 'POS_ERR_HARDWARE';
-    // Reset for a clean slate (grbl may wait for one after an alarm), and leave it locked: only homing clears an alarm.
+    // Leave it locked: only homing clears an alarm.
     this.alarmLatched = true;
     this.isHomed = { theta: false, phi: false };
-    this.resetBoard();
-    this.fault({ code: faultCode, message });
+    const cycle = this.homingCycle;
+    this.endHomingCycle();
+    this.dropLines();
+    // grbl resets itself after an alarm (mc_reset() sets the abort; the banner follows the 500 ms pause of
+    // report.c report_alarm_message()), except after a hard or soft limit: those wait for a reset
+    // (protocol.c protocol_exec_rt_system(), "[MSG:Reset to continue]").
+    if (code === 1 || code === 2) this.link.write(Buffer.from([RT_RESET]));
+    this.recovering = true;
+    this.expectBanner();
+    if (cycle && this.motion?.kind === 'home') {
+      // The cycle's axes were zeroed when it started: re-base them, then explain the failure once the
+      // position is known (an ALARM:9 that left X and Y where they were means a Z-first build).
+      this.afterReset = { axes: cycle.axes, mposBefore: cycle.mposBefore, alarm: code };
+      return;
+    }
+    this.fault({ code: alarmFaultCode(code), message });
   }
 
   private onBanner(): void {
+    this.haltReportWanted = false;
     this.bannerTimer?.cancel();
     this.bannerTimer = null;
     this.splitter.clear();
@@ -587,6 +786,7 @@ export class GrblDriver implements MotionController {
       this.sendLine('G21', () => undefined);
       void this.requestStatus().then(() => {
         if (this.phase !== 'configuring') return;
+        if (!full) this.afterRecovery();
         if (full) {
           // A fresh frame: the firmware counts from where the board is now, unhomed.
           this.origin = { ...this.mposSteps };
@@ -612,9 +812,12 @@ export class GrblDriver implements MotionController {
     };
     if (!full) return afterSettings();
     this.settings.clear();
+    this.buildOptions = null;
+    this.buildVersion = null;
+    this.sendLine('$I', () => undefined);
     this.sendLine('$$', (answer) => {
       if (this.phase !== 'configuring') return;
-      const problems = answer.ok ? checkSettings(this.settings, this.opts) : [describeError(answer.error)];
+      const problems = answer.ok ? [...checkBuild(this.buildVersion, this.buildOptions), ...checkSettings(this.settings, this.opts)] : [describeError(answer.error)];
       if (problems.length > 0) {
         this.phase = 'misconfigured';
         this.configProblems = problems.join('; ');
@@ -628,10 +831,48 @@ export class GrblDriver implements MotionController {
     });
   }
 
+  /**
+   * After a reset we caused or an alarm: the status just read is the true halted position. A reset in
+   * motion (ALARM:3) may have lost the step grbl had counted but not output: homing is lost, as grbl says.
+   * A homing cycle that ended in reset or alarm had zeroed its axes at its start: re-base them so the
+   * position stays continuous, and report the homing failure with what grbl's alarm means.
+   */
+  private afterRecovery(): void {
+    const alarm = this.alarmWhileResetting;
+    this.alarmWhileResetting = null;
+    if (alarm === 3) this.isHomed = { theta: false, phi: false };
+    const after = this.afterReset;
+    this.afterReset = null;
+    if (!after) return;
+    let zFirst = true;
+    for (const axis of after.axes) {
+      // An axis grbl did not touch (not in its cycle) reads exactly what it read before.
+      if (this.mposSteps[axis] === after.mposBefore[axis]) continue;
+      zFirst = false;
+      this.origin[axis] -= after.mposBefore[axis];
+      this.isHomed[axis] = false;
+    }
+    for (const axis of after.axes) this.isHomed[axis] = false;
+    if (after.alarm === null) return;
+    const motion = this.motion;
+    let message = describeAlarm(after.alarm);
+    if (after.alarm === 9 && zFirst && after.axes.length === AXES.length) {
+      message +=
+        ': X and Y never moved, so this grbl build homes another axis (Z) first and found no switch there. ' +
+        'In grbl/config.h set `#define HOMING_CYCLE_0 ((1<<X_AXIS)|(1<<Y_AXIS))` and comment out HOMING_CYCLE_1, ' +
+        'keep `#define HOMING_SINGLE_AXIS_COMMANDS`, rebuild and flash (docs/hardware.md)';
+    }
+    const fault: MotionFault = { code: alarmFaultCode(after.alarm), message };
+    if (motion) {
+      this.motion = null;
+      motion.onEnd({ outcome: 'failed', fault });
+    } else for (const listener of this.listeners) listener({ type: 'fault', fault });
+  }
+
   private schedulePoll(): void {
     if (this.closed) return;
     this.poll?.cancel();
-    const periodMs = this.motion ? (this.opts.pollMovingMs ?? 40) : (this.opts.pollIdleMs ?? 250);
+    const periodMs = this.holding ? 10 : this.motion ? (this.opts.pollMovingMs ?? 40) : (this.opts.pollIdleMs ?? 250);
     this.poll = this.opts.clock.setTimerAt(this.opts.clock.nowUs() + periodMs * 1000, () => {
       this.poll = null;
       this.pollOnce();
@@ -641,6 +882,8 @@ export class GrblDriver implements MotionController {
 
   private pollOnce(): void {
     if (!this.link.isUp || this.phase === 'resetting') return;
+    // grbl answers no `?` in a homing cycle (the cycle has its own deadline), nor while it writes its EEPROM.
+    if (this.homingCycle || this.exclusiveInFlight()) return;
     const timeoutUs = (this.opts.answerTimeoutMs ?? 2000) * 1000;
     if (this.phase !== 'silent' && this.statusAsked > this.statusAnswered && this.opts.clock.nowUs() - this.lastAnswerUs > timeoutUs) {
       this.enterSilent(`no status report for ${this.opts.answerTimeoutMs ?? 2000} ms`);
@@ -654,6 +897,43 @@ export class GrblDriver implements MotionController {
     this.settleWaiters = [];
     for (const w of waiters) w();
   }
+}
+
+function alarmFaultCode(code: number): MotionFault['code'] {
+  // ALARM:9: no switch within the search distance; ALARM:8: pulling off did not clear the switch (alarm_codes, interface.md).
+  return code === 9 ? 'POS_ERR_HOMING_SWITCH_NOT_FOUND' : code === 8 ? 'POS_ERR_HOMING_SWITCH_STUCK' : 'POS_ERR_HARDWARE';
+}
+
+/**
+ * Why a move at `speedDegS` (the speed of the axis that travels furthest) would ask more steps per second
+ * of some axis than grbl can give, with the highest speed that works; null when it fits.
+ * `dDeg` is the move's travel per axis (only its direction matters); absent, each axis alone at full speed.
+ */
+export function stepRateProblem(stepsPerDeg: AxisPair<number>, speedDegS: number, ceilingHz: number, dDeg?: AxisPair<number>): string | null {
+  const longest = dDeg ? Math.max(Math.abs(dDeg.theta), Math.abs(dDeg.phi)) : 1;
+  let worst: { axis: AxisName; hz: number; share: number } | null = null;
+  for (const axis of AXES) {
+    const share = dDeg ? (longest > 0 ? Math.abs(dDeg[axis]) / longest : 0) : 1;
+    const hz = speedDegS * share * stepsPerDeg[axis];
+    if (hz > ceilingHz * (1 + 1e-9) && (!worst || hz > worst.hz)) worst = { axis, hz, share };
+  }
+  if (!worst) return null;
+  const highest = Math.floor((ceilingHz / (stepsPerDeg[worst.axis] * worst.share)) * 1000) / 1000;
+  return (
+    `${formatNumber(speedDegS, 3)} deg/s needs ${Math.round(worst.hz)} steps/s on ${worst.axis} (${stepsPerDeg[worst.axis]} steps/deg), ` +
+    `more than the ${ceilingHz} steps/s grbl can step on an ATmega328P: use at most ${highest} deg/s`
+  );
+}
+
+/** What the build (`$I`) lacks that the positioner needs, each with what to change in grbl/config.h. */
+export function checkBuild(version: string | null, options: string | null): string[] {
+  if (options === null) return ['`$I` gave no [OPT:...] line: this is not grbl 1.1 (flash grbl 1.1h, see docs/hardware.md)'];
+  const problems: string[] = [];
+  if (version !== null && !/^1\.1/.test(version)) problems.push(`grbl ${version} is not 1.1: flash grbl 1.1h (docs/hardware.md)`);
+  if (!options.includes('H')) {
+    problems.push('this grbl build has no single-axis homing ($HX/$HY): in grbl/config.h uncomment `#define HOMING_SINGLE_AXIS_COMMANDS`, rebuild and flash (docs/hardware.md)');
+  }
+  return problems;
 }
 
 function rejected(code: number): MotionEnd {
