@@ -59,6 +59,7 @@ import {
   BANNER_RE,
   describeAlarm,
   describeError,
+  compactNumber,
   formatNumber,
   homingWorstCaseUs,
   LineSplitter,
@@ -141,6 +142,16 @@ interface Motion {
 }
 
 const AXIS_LETTER: AxisPair<'X' | 'Y'> = { theta: 'X', phi: 'Y' };
+/**
+ * Lines go out in bursts of at most this many bytes, each followed by a `?` and the next burst written only
+ * once that `?` is answered (so the burst has left the USART). On the simulated ATmega328P with the USART's
+ * 2-byte FIFO modelled (bridge --uart-overrun) a longer burst lost about one byte in 14 from the 15th on (a
+ * 38-byte G1 line lost '0', ' ', '0': `G4 P0` became `G40`, a target another), and bursts spaced by time
+ * merged whenever the machine was loaded. A real Uno does not need it; it costs a report per 12 bytes
+ * (~6 ms), and lines are written without spaces to keep them short.
+ */
+const PACE_CHUNK_BYTES = 12;
+const PACE_PROBE_RETRY_US = 100_000;
 /** How long grbl may sit idle with our lines unanswered before their answers count as lost. */
 const LOST_ANSWER_US = 500_000;
 
@@ -196,6 +207,15 @@ export class GrblDriver implements MotionController {
   private afterReset: AfterReset | null = null;
   /** The alarm grbl printed while we waited for its banner (ALARM:3 after our stop). */
   private alarmWhileResetting: number | null = null;
+  /** Line bytes not yet written: they go out PACE_CHUNK_BYTES at a time (see writePaced). */
+  private wire: Buffer = Buffer.alloc(0);
+  /** A burst is out and its `?` not yet answered. */
+  private wirePaused = false;
+  /** Bumped when the wire queue is voided, so the answer to an old burst's `?` starts nothing. */
+  private wireGeneration = 0;
+  private wireProbe: TimerHandle | null = null;
+  /** Called on the next status report, whichever `?` it answers. */
+  private reportWaiters: (() => void)[] = [];
   /** Our stop's `?` went out just ahead of its reset: the report that answers it is the halted position. */
   private haltReportWanted = false;
   /** stopMode 'hold': the feed hold is out; the reset follows at Hold:0. */
@@ -230,7 +250,9 @@ export class GrblDriver implements MotionController {
   async close(): Promise<void> {
     this.closed = true;
     this.poll?.cancel();
+    this.endHomingCycle();
     this.bannerTimer?.cancel();
+    this.dropLines();
     await this.link.close();
     this.wakeSettlers();
   }
@@ -247,7 +269,7 @@ export class GrblDriver implements MotionController {
    */
   async settle(): Promise<void> {
     const transitional = () =>
-      this.phase === 'resetting' || this.phase === 'configuring' || this.queue.length > 0 || (this.phase === 'connecting' && this.firstOpenPending);
+      this.phase === 'resetting' || this.phase === 'configuring' || this.queue.length > 0 || this.wire.length > 0 || (this.phase === 'connecting' && this.firstOpenPending);
     for (;;) {
       while (!this.closed && transitional()) await new Promise<void>((resolve) => this.settleWaiters.push(resolve));
       if (this.closed || !this.link.isUp || this.phase === 'silent' || this.phase === 'connecting') return;
@@ -311,10 +333,10 @@ export class GrblDriver implements MotionController {
       }
       // Path feed (deg/min along the straight line) that gives the furthest axis `speedDegS`.
       const feed = longest > 0 ? (request.speedDegS * 60 * length) / longest : request.speedDegS * 60;
-      this.sendLine(`G53 G1 ${this.axisWords(request.targetSteps)} F${formatNumber(feed, 3)}`, this.failOnError(motion));
-      this.sendLine('G4 P0', (answer) => {
+      this.sendLine(`G53G1${this.axisWords(request.targetSteps)}F${compactNumber(feed, 3)}`, this.failOnError(motion));
+      this.sendLine('G4P0', (answer) => {
         if (this.motion !== motion) return;
-        if (!answer.ok) return this.endMotion(rejected(answer.error));
+        if (!answer.ok) return this.failOnError(motion)(answer);
         // grbl says it is done: read where it stands rather than assume the target (an `ok` taken as lost, or
         // a firmware pushed past its step rate, can end short of it).
         void this.requestStatus().then(() => {
@@ -346,7 +368,7 @@ export class GrblDriver implements MotionController {
       // answers once the axes are back.
       const pullOff = this.settings.get(27) ?? 0;
       const seekFeed = this.settings.get(25) ?? 500;
-      const back = axes.map((a) => `${AXIS_LETTER[a]}${formatNumber(-pullOff, 3)}`).join(' ');
+      const back = axes.map((a) => `${AXIS_LETTER[a]}${compactNumber(-pullOff, 4)}`).join('');
       const mposBefore = { ...this.mposSteps };
       this.sendLine(
         command,
@@ -358,8 +380,8 @@ export class GrblDriver implements MotionController {
         },
         { onSent: () => this.beginHomingCycle(axes, mposBefore) },
       );
-      if (pullOff > 0) this.sendLine(`G91 G1 ${back} F${formatNumber(seekFeed, 3)}`, this.failOnError(motion));
-      this.sendLine('G90 G4 P0', (answer) => {
+      if (pullOff > 0) this.sendLine(`G91G1${back}F${compactNumber(seekFeed, 3)}`, this.failOnError(motion));
+      this.sendLine('G90G4P0', (answer) => {
         if (this.motion !== motion) return;
         if (!answer.ok) return this.endMotion(rejected(answer.error));
         void this.requestStatus().then(() => {
@@ -450,12 +472,26 @@ export class GrblDriver implements MotionController {
 
   private failOnError(motion: Motion): (answer: Answer) => void {
     return (answer) => {
-      if (!answer.ok && this.motion === motion) this.endMotion(rejected(answer.error));
+      if (answer.ok || this.motion !== motion) return;
+      this.haltAfterRejection();
+      this.endMotion(rejected(answer.error));
     };
   }
 
+  /**
+   * A line of a motion was refused: a damaged neighbour may have been taken as another, valid command (a
+   * lost '.' makes X65.8 into X658), so nothing of what was sent may run on: feed hold and reset.
+   */
+  private haltAfterRejection(): void {
+    if (this.phase !== 'ready') return;
+    this.link.write(Buffer.from([RT_FEED_HOLD, RT_RESET]));
+    this.recovering = true;
+    this.expectBanner();
+  }
+
   private axisWords(targetSteps: AxisPair<number>): string {
-    return AXES.map((a) => `${AXIS_LETTER[a]}${formatNumber((this.origin[a] + targetSteps[a]) / this.opts.stepsPerDeg[a], 6)}`).join(' ');
+    // Four decimals are a twentieth of a step at 800 steps/deg: grbl rounds the target to the same step.
+    return AXES.map((a) => `${AXIS_LETTER[a]}${compactNumber((this.origin[a] + targetSteps[a]) / this.opts.stepsPerDeg[a], 4)}`).join('');
   }
 
   /** A fault: ends the motion in progress with it, or tells the firmware when nothing runs. */
@@ -476,7 +512,11 @@ export class GrblDriver implements MotionController {
     this.sendLine(`$${id}=${value}`, done, { exclusive: true });
   }
 
-  /** True while a send-response line is out: no other byte should reach grbl while it writes its EEPROM. */
+  /**
+   * True while a send-response line is out: no other byte should reach grbl while it writes its EEPROM
+   * (eeprom.c eeprom_put_char() waits for each byte's write with interrupts off, so the USART's 2-byte
+   * FIFO overflows). Its `ok` comes once the writes are through (settings.c write_global_settings()).
+   */
   private exclusiveInFlight(): boolean {
     return this.inFlight.some((l) => l.exclusive);
   }
@@ -488,11 +528,9 @@ export class GrblDriver implements MotionController {
       const bytes = next.text.length + 1;
       if (this.inFlightBytes + bytes > this.rxBufferBytes - 1) break;
       if (this.exclusiveInFlight() || (next.exclusive && this.inFlight.length > 0)) break;
+      if (!this.link.isUp) break;
       const line = this.queue.shift()!;
-      if (!this.link.write(`${line.text}\n`)) {
-        this.queue.unshift(line);
-        break;
-      }
+      this.writePaced(`${line.text}\n`);
       this.inFlight.push(line);
       this.inFlightBytes += bytes;
       this.lastSendUs = this.opts.clock.nowUs();
@@ -500,6 +538,38 @@ export class GrblDriver implements MotionController {
       line.onSent?.();
     }
     if (this.queue.length === 0) this.wakeSettlers();
+  }
+
+  /** Queues line bytes for the wire and writes the first burst now (real-time bytes bypass this queue). */
+  private writePaced(text: string): void {
+    this.wire = Buffer.concat([this.wire, Buffer.from(text, 'latin1')]);
+    this.drainWire();
+  }
+
+  private drainWire(): void {
+    if (this.wirePaused || this.wire.length === 0) return;
+    if (!this.link.write(this.wire.subarray(0, PACE_CHUNK_BYTES))) {
+      this.wire = Buffer.alloc(0); // the line is down: what was queued is void (the drop handler resets)
+      return;
+    }
+    this.wire = this.wire.subarray(PACE_CHUNK_BYTES);
+    if (this.wire.length === 0) return;
+    this.wirePaused = true;
+    const generation = this.wireGeneration;
+    const probe = () => {
+      if (generation !== this.wireGeneration || !this.wirePaused) return;
+      // The `?` itself can be lost like any byte: ask again until a report comes.
+      if (this.link.write(Buffer.from([RT_STATUS]))) this.statusAsked++;
+      this.wireProbe = this.opts.clock.setTimerAt(this.opts.clock.nowUs() + PACE_PROBE_RETRY_US, probe);
+    };
+    this.reportWaiters.push(() => {
+      if (generation !== this.wireGeneration) return;
+      this.wireProbe?.cancel();
+      this.wireProbe = null;
+      this.wirePaused = false;
+      this.drainWire();
+    });
+    probe();
   }
 
   // ---- homing cycle ----
@@ -533,12 +603,20 @@ export class GrblDriver implements MotionController {
       return;
     }
     this.inFlightBytes -= line.text.length + 1;
+
     this.lastMessage = null;
     line.done(answer);
     this.flush();
   }
 
   private dropLines(): void {
+    // Bytes not yet written must never follow a reset: grbl would run them as new lines.
+    this.wire = Buffer.alloc(0);
+    this.wirePaused = false;
+    this.wireGeneration++;
+    this.wireProbe?.cancel();
+    this.wireProbe = null;
+    this.reportWaiters = [];
     this.queue = [];
     this.inFlight = [];
     this.inFlightBytes = 0;
@@ -657,6 +735,9 @@ export class GrblDriver implements MotionController {
         this.answer({ ok: true });
       }
     }
+    const next = this.reportWaiters;
+    this.reportWaiters = [];
+    for (const w of next) w();
     const waiters = this.statusWaiters.filter((w) => w.at <= this.statusAnswered);
     this.statusWaiters = this.statusWaiters.filter((w) => w.at > this.statusAnswered);
     for (const w of waiters) w.resolve();

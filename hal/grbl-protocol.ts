@@ -221,6 +221,12 @@ export function formatNumber(value: number, decimals = 3): string {
   return /^-0\.?0*$/.test(text) ? text.slice(1) : text;
 }
 
+/** As formatNumber, without trailing zeros: `93.3` rather than `93.300000` (every byte on the wire counts). */
+export function compactNumber(value: number, decimals = 4): string {
+  const text = formatNumber(value, decimals);
+  return text.includes('.') ? text.replace(/0+$/, '').replace(/\.$/, '') : text;
+}
+
 /**
  * Splits a byte stream into lines ('\n' ends a line, '\r' is dropped). A line
  * longer than `maxChars` is cut off and reported with `overlong` so garbage
