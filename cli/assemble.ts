@@ -16,6 +16,7 @@ import { GrblDriver, type GrblDriverOptions } from '../hal/grbl-driver';
 import { SimGrblController } from '../sim/grbl-controller';
 import { FirmataDriver, type FirmataDriverOptions, type FirmataWiring } from '../hal/firmata-driver';
 import { DEFAULT_FIRMATA_WIRING, SimFirmataBoard } from '../sim/firmata-board';
+import type { SerialTrace } from '../hal/serial-link';
 
 /** How the simulated machine is built, in user units. */
 export interface SimAxisSettings {
@@ -91,6 +92,8 @@ export const DRIVER_KINDS: readonly DriverKind[] = ['sim', 'grbl', 'firmata'];
 export interface SerialSettings {
   path: string;
   baudRate: number;
+  /** Sees every byte on the line (for `--trace-serial` and test rigs). */
+  trace?: SerialTrace;
 }
 
 export const DEFAULT_BAUD: Record<Exclude<DriverKind, 'sim'>, number> = { grbl: 115200, firmata: 57600 };
@@ -155,6 +158,7 @@ export function createGrblPositioner(
   const controller = new GrblDriver({
     path: serial.path,
     baudRate: serial.baudRate,
+    trace: serial.trace,
     clock,
     stepsPerDeg: stepsPerDegOf(config),
     maxSpeedDegS: config.maxSpeedDegS,
@@ -192,6 +196,7 @@ export function createFirmataPositioner(
   const controller = new FirmataDriver({
     path: serial.path,
     baudRate: serial.baudRate,
+    trace: serial.trace,
     clock,
     stepsPerDeg: stepsPerDegOf(config),
     wiring: FIRMATA_WIRING,

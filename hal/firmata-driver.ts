@@ -36,7 +36,7 @@ import type { Clock, TimerHandle } from './clock';
 import { HalError } from './errors';
 import type { ControllerEvent, MotionController, MotionEnd, MotionFault, MoveRequest } from './motion-controller';
 import { ACCEL, encodeCustomFloat, FIRMATA } from './firmata-protocol';
-import { SerialLink } from './serial-link';
+import { SerialLink, type SerialTrace } from './serial-link';
 
 /** The firmata.js calls this driver uses (firmata-io has no type declarations). */
 interface FirmataIo extends EventEmitter {
@@ -83,6 +83,8 @@ export interface FirmataDriverOptions {
   pollIdleMs?: number;
   answerTimeoutMs?: number;
   retryMs?: number;
+  /** Sees every byte on the line (hal/serial-link.ts). */
+  trace?: SerialTrace;
 }
 
 const DEVICE: AxisPair<number> = { theta: 0, phi: 1 };
@@ -160,7 +162,7 @@ export class FirmataDriver implements MotionController {
 
   constructor(private readonly opts: FirmataDriverOptions) {
     this.link = new SerialLink(
-      { path: opts.path, baudRate: opts.baudRate, clock: opts.clock, retryMs: opts.retryMs },
+      { path: opts.path, baudRate: opts.baudRate, clock: opts.clock, retryMs: opts.retryMs, trace: opts.trace },
       {
         onOpen: () => this.onOpen(),
         onData: (chunk) => this.transport?.emit('data', chunk),

@@ -76,7 +76,7 @@ import {
   type StatusReport,
 } from './grbl-protocol';
 import type { ControllerEvent, MotionController, MotionEnd, MotionFault, MoveRequest } from './motion-controller';
-import { SerialLink } from './serial-link';
+import { SerialLink, type SerialTrace } from './serial-link';
 
 export interface GrblDriverOptions {
   path: string;
@@ -98,6 +98,8 @@ export interface GrblDriverOptions {
   stopMode?: 'reset' | 'hold';
   /** The board's step-rate ceiling, steps/s (grbl on an ATmega328P: 30 kHz). */
   maxStepRateHz?: number;
+  /** Sees every byte on the line (hal/serial-link.ts). */
+  trace?: SerialTrace;
 }
 
 type Phase =
@@ -236,7 +238,7 @@ export class GrblDriver implements MotionController {
   constructor(private readonly opts: GrblDriverOptions) {
     this.splitter = new LineSplitter((line, overlong) => this.onLine(line, overlong));
     this.link = new SerialLink(
-      { path: opts.path, baudRate: opts.baudRate, clock: opts.clock, retryMs: opts.retryMs },
+      { path: opts.path, baudRate: opts.baudRate, clock: opts.clock, retryMs: opts.retryMs, trace: opts.trace },
       { onOpen: () => this.onOpen(), onData: (d) => this.splitter.push(d.toString('latin1')), onDown: (r) => this.onDown(r), onOpenFailed: () => this.onOpenFailed() },
     );
   }

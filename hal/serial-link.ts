@@ -21,12 +21,16 @@ export interface SerialLinkHandlers {
   onOpenFailed?(reason: string): void;
 }
 
+/** Sees every chunk the link writes (`tx`) and reads (`rx`), as it happens: for logging the wire, and for test rigs that must know when the line is quiet. */
+export type SerialTrace = (direction: 'tx' | 'rx', data: Buffer) => void;
+
 export interface SerialLinkOptions {
   path: string;
   baudRate: number;
   clock: Clock;
   /** Pause between attempts to open the device, ms. */
   retryMs?: number;
+  trace?: SerialTrace;
 }
 
 export class SerialLink {
@@ -58,7 +62,9 @@ export class SerialLink {
   /** Writes bytes; returns false (and writes nothing) while the line is down. */
   write(data: Buffer | string): boolean {
     if (!this.up || !this.port) return false;
-    this.port.write(typeof data === 'string' ? Buffer.from(data, 'latin1') : data);
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'latin1') : data;
+    this.port.write(bytes);
+    this.opts.trace?.('tx', bytes);
     return true;
   }
 
@@ -92,7 +98,9 @@ export class SerialLink {
       this.port = port;
       this.up = true;
       port.on('data', (chunk: Buffer) => {
-        if (this.port === port) this.handlers.onData(chunk);
+        if (this.port !== port) return;
+        this.opts.trace?.('rx', chunk);
+        this.handlers.onData(chunk);
       });
       const down = (reason: string) => {
         if (this.port !== port) return;

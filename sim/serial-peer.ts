@@ -5,6 +5,7 @@
  * controller and the simulated Firmata board.
  */
 import { SerialPort } from 'serialport';
+import type { SerialTrace } from '../hal/serial-link';
 
 export interface SimBoard {
   receive(data: Buffer): void;
@@ -17,15 +18,29 @@ export interface SerialPeer {
   close(): Promise<void>;
 }
 
-/** Opens `path` and wires it to the board made by `makeBoard(send)`; resolves once the port is open. */
-export async function attachBoard<B extends SimBoard>(path: string, baudRate: number, makeBoard: (send: (data: string | Buffer) => void) => B): Promise<SerialPeer & { board: B }> {
+/**
+ * Opens `path` and wires it to the board made by `makeBoard(send)`; resolves once the port is open.
+ * `trace` sees every chunk the board writes (`tx`) and reads (`rx`), as hal/serial-link.ts's trace does on the host side.
+ */
+export async function attachBoard<B extends SimBoard>(
+  path: string,
+  baudRate: number,
+  makeBoard: (send: (data: string | Buffer) => void) => B,
+  trace?: SerialTrace,
+): Promise<SerialPeer & { board: B }> {
   const port = new SerialPort({ path, baudRate, autoOpen: false });
   await new Promise<void>((resolve, reject) => port.open((err) => (err ? reject(err) : resolve())));
   const send = (data: string | Buffer) => {
-    if (port.isOpen) port.write(typeof data === 'string' ? Buffer.from(data, 'latin1') : data);
+    if (!port.isOpen) return;
+    const bytes = typeof data === 'string' ? Buffer.from(data, 'latin1') : data;
+    port.write(bytes);
+    trace?.('tx', bytes);
   };
   const board = makeBoard(send);
-  port.on('data', (chunk: Buffer) => board.receive(chunk));
+  port.on('data', (chunk: Buffer) => {
+    trace?.('rx', chunk);
+    board.receive(chunk);
+  });
   // A dropped line is the host's problem to notice; the board just stops hearing it.
   port.on('error', () => undefined);
   return {

@@ -55,6 +55,25 @@ export class VirtualClock implements Clock {
     return this.heap.filter((t) => t.callback !== null).length;
   }
 
+  /** True while `handle` (from this clock's setTimerAt) has neither fired nor been cancelled. */
+  isPending(handle: TimerHandle): boolean {
+    return handle instanceof Timer && handle.callback !== null;
+  }
+
+  /**
+   * `advanceBy` for tests that run unchanged on clocks whose time waits on
+   * outside I/O (test/helpers/line-clock.ts): resolves once the time is
+   * reached. Here that is at once.
+   */
+  async run(deltaUs: number): Promise<void> {
+    this.advanceBy(deltaUs);
+  }
+
+  /** `runUntilIdle`, resolving once idle (see `run`). */
+  async runIdle(limitUs?: number): Promise<number> {
+    return this.runUntilIdle(limitUs);
+  }
+
   /** Time of the next live timer, or null when none is waiting. */
   nextTimerUs(): number | null {
     this.dropCancelled();

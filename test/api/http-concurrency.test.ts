@@ -26,7 +26,7 @@ t.test('100 concurrent POST /move: exactly one 200, 99 503, and the machine goes
     if (i !== accepted) assertError(t, r, 503, 'POS_ERR_BUSY', `request ${i}`);
   });
 
-  clock.runUntilIdle();
+  await clock.runIdle();
   const s = (await api.get('/status')).body as Record<string, unknown>;
   t.equal(s.theta_deg, targets[accepted].theta_deg, 'theta at the accepted target');
   t.equal(s.phi_deg, targets[accepted].phi_deg, 'phi at the accepted target');
@@ -60,7 +60,7 @@ t.test('POST /stop among concurrent moves always answers 200 and leaves the mach
   // Whatever the interleaving, a last stop leaves nothing running.
   await api.post('/stop');
   const steps = sim.theta.stepsReceived + sim.phi.stepsReceived;
-  clock.runUntilIdle();
+  await clock.runIdle();
   t.equal(sim.theta.stepsReceived + sim.phi.stepsReceived, steps, 'no step after the last stop');
   t.equal(((await api.get('/status')).body as Record<string, unknown>).moving, false);
 });

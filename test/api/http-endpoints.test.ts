@@ -57,7 +57,7 @@ t.test('POST /move answers moving with the targets; /status says moving, then ar
   t.equal(s.moving, true, 'moving right after the move is accepted');
   t.equal(s.state, 'moving');
 
-  clock.advanceBy(2 * SEC);
+  await clock.run(2 * SEC);
   s = await status();
   t.equal(s.moving, true, 'still moving 2 s into an 18.5 s move');
   t.ok(s.theta_deg > 0 && s.theta_deg < 90, `theta on its way: ${s.theta_deg}`);
@@ -66,7 +66,7 @@ t.test('POST /move answers moving with the targets; /status says moving, then ar
   t.ok(Math.abs(s.phi_deg - 2 * s.theta_deg) <= 2 / 320, 'both axes progress in proportion');
   t.ok(s.axes.phi.velocity_deg_s > 0, 'phi velocity reported while moving');
 
-  clock.runUntilIdle();
+  await clock.runIdle();
   s = await status();
   t.equal(s.moving, false);
   t.equal(s.state, 'idle');
@@ -87,7 +87,7 @@ t.test('POST /move accepts the ends of both ranges', async (t) => {
   ]) {
     const res = await api.post('/move', { theta_deg: theta, phi_deg: phi });
     t.strictSame(res.body, { status: 'moving', target_theta: theta, target_phi: phi }, `move to ${theta}, ${phi}`);
-    clock.runUntilIdle();
+    await clock.runIdle();
     const s = await status();
     t.equal(s.theta_deg, theta);
     t.equal(s.phi_deg, phi);
@@ -105,14 +105,14 @@ t.test('POST /move reports the microstep it will really reach', async (t) => {
 t.test('POST /move/relative answers the resulting absolute targets and gets there', async (t) => {
   const { api, clock, status } = await setup(t);
   await api.post('/move', { theta_deg: 90, phi_deg: 180 });
-  clock.runUntilIdle();
+  await clock.runIdle();
 
   const res = await api.post('/move/relative', { d_theta: -10.5, d_phi: 20.25 });
   t.equal(res.status, 200);
   assertJson(t, res);
   t.strictSame(res.body, { status: 'moving', target_theta: 79.5, target_phi: 200.25 });
   t.equal((await status()).moving, true);
-  clock.runUntilIdle();
+  await clock.runIdle();
   const s = await status();
   t.equal(s.theta_deg, 79.5);
   t.equal(s.phi_deg, 200.25);
@@ -120,14 +120,14 @@ t.test('POST /move/relative answers the resulting absolute targets and gets ther
   // Zero offsets are a valid (empty) move that ends where it started.
   const zero = await api.post('/move/relative', { d_theta: 0, d_phi: 0 });
   t.strictSame(zero.body, { status: 'moving', target_theta: 79.5, target_phi: 200.25 });
-  clock.runUntilIdle();
+  await clock.runIdle();
   t.equal((await status()).state, 'idle');
 });
 
 t.test('POST /move/relative after a stop counts from where the axes stopped', async (t) => {
   const { api, clock, status } = await setup(t);
   await api.post('/move', { theta_deg: 90, phi_deg: 180 });
-  clock.advanceBy(3 * SEC);
+  await clock.run(3 * SEC);
   await api.post('/stop');
   const stopped = await status();
   const res = await api.post('/move/relative', { d_theta: 1, d_phi: -1 });
@@ -135,7 +135,7 @@ t.test('POST /move/relative after a stop counts from where the axes stopped', as
   t.equal(res.status, 200);
   t.ok(Math.abs(body.target_theta - (stopped.theta_deg + 1)) < 1e-9, `theta target ${body.target_theta} = ${stopped.theta_deg} + 1`);
   t.ok(Math.abs(body.target_phi - (stopped.phi_deg - 1)) < 1e-9, `phi target ${body.target_phi} = ${stopped.phi_deg} - 1`);
-  clock.runUntilIdle();
+  await clock.runIdle();
   const s = await status();
   t.equal(s.theta_deg, body.target_theta);
   t.equal(s.phi_deg, body.target_phi);
@@ -153,7 +153,7 @@ t.test('POST /home with no body homes both axes and finds the true zero', async 
   t.equal(s.moving, true, 'moving is true while homing');
   t.equal(s.homed, false);
 
-  clock.runUntilIdle();
+  await clock.runIdle();
   s = await status();
   t.equal(s.state, 'idle');
   t.equal(s.moving, false);
@@ -165,7 +165,7 @@ t.test('POST /home with no body homes both axes and finds the true zero', async 
 
   // The firmware's 0 is now the switch: a move lands where the hardware really is.
   await api.post('/move', { theta_deg: 10, phi_deg: 20 });
-  clock.runUntilIdle();
+  await clock.runIdle();
   t.equal(sim.theta.truePositionSteps, 10 * 320, 'theta really at 10 deg');
   t.equal(sim.phi.truePositionSteps, 20 * 800, 'phi really at 20 deg');
 });
@@ -173,7 +173,7 @@ t.test('POST /home with no body homes both axes and finds the true zero', async 
 t.test('POST /home with {} or an empty JSON body defaults to both', async (t) => {
   const { api, clock } = await setup(t);
   t.strictSame((await api.post('/home', {})).body, { status: 'homing', axis: 'both' });
-  clock.runUntilIdle();
+  await clock.runIdle();
   const empty = await api.send('POST', '/home', { raw: '', headers: { 'content-type': 'application/json' } });
   t.strictSame(empty.body, { status: 'homing', axis: 'both' });
 });
@@ -184,7 +184,7 @@ t.test('POST /home homes only the axis asked for', async (t) => {
       const { api, clock, status } = await setup(t);
       const res = await api.post('/home', { axis });
       t.strictSame(res.body, { status: 'homing', axis });
-      clock.runUntilIdle();
+      await clock.runIdle();
       const s = await status();
       const other = axis === 'theta' ? 'phi' : 'theta';
       t.equal(s.axes[axis].homed, true, `${axis} homed`);
@@ -195,7 +195,7 @@ t.test('POST /home homes only the axis asked for', async (t) => {
   }
   const { api, clock, status } = await setup(t);
   t.strictSame((await api.post('/home', { axis: 'both' })).body, { status: 'homing', axis: 'both' });
-  clock.runUntilIdle();
+  await clock.runIdle();
   t.equal((await status()).homed, true);
 });
 
@@ -223,7 +223,7 @@ t.test('POST /stop answers stopped with no body, a garbage body, a JSON body or 
 t.test('POST /stop mid-move halts between start and target; advancing the clock changes nothing', async (t) => {
   const { api, clock, status, sim } = await setup(t);
   await api.post('/move', { theta_deg: 90, phi_deg: 180 });
-  clock.advanceBy(5 * SEC);
+  await clock.run(5 * SEC);
   const res = await api.post('/stop');
   t.strictSame(res.body, { status: 'stopped' });
 
@@ -236,8 +236,8 @@ t.test('POST /stop mid-move halts between start and target; advancing the clock 
   t.equal(s.axes.phi.velocity_deg_s, 0);
   const received = { theta: sim.theta.stepsReceived, phi: sim.phi.stepsReceived };
 
-  clock.advanceBy(60 * SEC);
-  clock.runUntilIdle();
+  await clock.run(60 * SEC);
+  await clock.runIdle();
   const later = await status();
   t.strictSame(later, s, 'status unchanged a minute later');
   t.strictSame({ theta: sim.theta.stepsReceived, phi: sim.phi.stepsReceived }, received, 'no step issued after the stop');
@@ -250,7 +250,7 @@ t.test('POST /stop mid-move halts between start and target; advancing the clock 
 t.test('POST /stop halts homing', async (t) => {
   const { api, clock, status, sim } = await setup(t);
   await api.post('/home');
-  clock.advanceBy(1 * SEC);
+  await clock.run(1 * SEC);
   t.equal((await status()).state, 'homing');
   t.strictSame((await api.post('/stop')).body, { status: 'stopped' });
   const s = await status();
@@ -258,7 +258,7 @@ t.test('POST /stop halts homing', async (t) => {
   t.equal(s.moving, false);
   t.equal(s.homed, false);
   const received = sim.theta.stepsReceived + sim.phi.stepsReceived;
-  clock.runUntilIdle();
+  await clock.runIdle();
   t.equal(sim.theta.stepsReceived + sim.phi.stepsReceived, received, 'no step after the stop');
   t.strictSame(await status(), s);
 });
@@ -310,7 +310,7 @@ t.test('the next move runs at the speed POST /config set', async (t) => {
   t.equal((await api.post('/config', { speed: 30, accel: 300 })).status, 200);
   await api.post('/move', { theta_deg: 0, phi_deg: 180 });
   // Accelerating to 30 deg/s at 300 deg/s^2 takes 0.1 s; at 1 s phi cruises.
-  clock.advanceBy(1 * SEC);
+  await clock.run(1 * SEC);
   const s = await status();
   t.equal(s.axes.phi.velocity_deg_s, 30, 'phi cruises at the configured 30 deg/s');
   t.ok(Math.abs(s.phi_deg - (1.5 + 27)) <= 1 / 800, `phi at 28.5 deg after 1 s: ${s.phi_deg}`);

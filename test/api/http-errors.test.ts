@@ -119,7 +119,7 @@ t.test('POST /move: targets outside theta 0..180 or phi 0..360 are 400 out of ra
 t.test('POST /move/relative: bad bodies are 400; results outside the ranges are 400 out of range', async (t) => {
   const { api, clock } = await setup(t);
   await api.post('/move', { theta_deg: 170, phi_deg: 350 });
-  clock.runUntilIdle();
+  await clock.runIdle();
   const bad = (what: string, json: unknown): Case => ({ what: `/move/relative ${what}`, path: '/move/relative', json, status: 400, code: 'API_ERR_INVALID_BODY' });
   const out = (dTheta: number, dPhi: number): Case => ({
     what: `/move/relative ${dTheta}, ${dPhi} from 170, 350`,
@@ -237,12 +237,12 @@ function busyCases(state: string): Case[] {
 t.test('move, move/relative and home are 503 while moving, and the move carries on to its target', async (t) => {
   const { api, clock } = await setup(t);
   t.equal((await api.post('/move', { theta_deg: 90, phi_deg: 180 })).status, 200);
-  clock.advanceBy(1 * SEC);
+  await clock.run(1 * SEC);
   await expectErrors(t, api, [
     ...busyCases('moving'),
     { what: '/move to the same target while moving', path: '/move', json: { theta_deg: 90, phi_deg: 180 }, status: 503, code: 'POS_ERR_BUSY' },
   ]);
-  clock.runUntilIdle();
+  await clock.runIdle();
   const s = (await api.get('/status')).body as Record<string, unknown>;
   t.equal(s.theta_deg, 90);
   t.equal(s.phi_deg, 180);
@@ -253,9 +253,9 @@ t.test('move, move/relative and home are 503 while moving, and the move carries 
 t.test('move, move/relative and home are 503 while homing, and homing completes', async (t) => {
   const { api, clock } = await setup(t);
   t.equal((await api.post('/home', { axis: 'both' })).status, 200);
-  clock.advanceBy(1 * SEC);
+  await clock.run(1 * SEC);
   await expectErrors(t, api, busyCases('homing'));
-  clock.runUntilIdle();
+  await clock.runIdle();
   const s = (await api.get('/status')).body as Record<string, unknown>;
   t.equal(s.homed, true);
   t.equal(s.state, 'idle');
@@ -264,7 +264,7 @@ t.test('move, move/relative and home are 503 while homing, and homing completes'
 t.test('POST /config and reads still answer while moving', async (t) => {
   const { api, clock } = await setup(t);
   await api.post('/move', { theta_deg: 90, phi_deg: 180 });
-  clock.advanceBy(1 * SEC);
+  await clock.run(1 * SEC);
   t.equal((await api.get('/status')).status, 200);
   t.equal((await api.get('/config')).status, 200);
   t.equal((await api.post('/config', { speed: 20 })).status, 200, 'config is not a motion command: no 503');
@@ -273,9 +273,9 @@ t.test('POST /config and reads still answer while moving', async (t) => {
 t.test('a hardware fault puts the positioner in its error state: moves are 503 until homing clears it', async (t) => {
   const { api, clock, sim } = await setup(t);
   await api.post('/move', { theta_deg: 90, phi_deg: 180 });
-  clock.advanceBy(1 * SEC);
+  await clock.run(1 * SEC);
   sim.theta.faults.driver = 'overcurrent';
-  clock.advanceBy(1 * SEC);
+  await clock.run(1 * SEC);
   let s = (await api.get('/status')).body as Record<string, any>;
   t.equal(s.state, 'error');
   t.equal(s.moving, false);
@@ -290,7 +290,7 @@ t.test('a hardware fault puts the positioner in its error state: moves are 503 u
 
   sim.theta.faults.driver = null;
   t.strictSame((await api.post('/home')).body, { status: 'homing', axis: 'both' });
-  clock.runUntilIdle();
+  await clock.runIdle();
   s = (await api.get('/status')).body as Record<string, any>;
   t.equal(s.state, 'idle');
   t.equal(s.fault, null);

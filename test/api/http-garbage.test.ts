@@ -136,7 +136,7 @@ t.test('random bodies to every POST endpoint get a 200 or a JSON 4xx, and the se
       // Let an accepted move run a little (later relative moves start elsewhere), then stop it so
       // that a valid motion command is never (rightly) 503. Homing is stopped before its first
       // step: a homing cut short may legitimately leave a position below 0.
-      if (res.status === 200 && (endpoint === '/move' || endpoint === '/move/relative')) clock.advanceBy(50_000);
+      if (res.status === 200 && (endpoint === '/move' || endpoint === '/move/relative')) await clock.run(50_000);
       positioner.stop();
       return good && res.body !== undefined;
     }),

@@ -1,11 +1,16 @@
 /**
  * Test helpers for the `positioner` CLI run as real child processes.
  *
- * The CLI is built once per test file from the TypeScript sources into a
- * temporary directory: cli/positioner.ts and every module it imports,
- * transpiled with the repository's compiler options (no type check: `npm
- * test` type-checks first). The tests then never depend on whether dist/
- * exists or is stale, and never race anyone else writing dist/.
+ * The CLI is built from the TypeScript sources into a directory of its own:
+ * cli/positioner.ts and every module it imports, transpiled with the
+ * repository's compiler options (no type check: `npm test` type-checks
+ * first). The tests then never depend on whether dist/ exists or is stale,
+ * and never race anyone else writing dist/. The build is cached in the
+ * system's temporary folder under a hash of every source file and the
+ * tsconfig, so the test files of one run (and later runs on unchanged
+ * sources) share one build instead of each transpiling its own copy; a
+ * build is written to a scratch folder and renamed into place, so parallel
+ * test processes never see half of one.
  *
  * Every child is tracked: a test's teardown kills what it started, and a
  * process 'exit' hook kills anything left. Servers also get a small preload
@@ -17,8 +22,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import crypto from 'node:crypto';
 import type { Test } from 'tap';
-import ts from 'typescript';
 
 const REPO = path.resolve(__dirname, '..', '..');
 
@@ -40,18 +45,57 @@ function resolveImport(fromFile: string, spec: string): string {
   throw new Error(`cannot resolve '${spec}' imported by ${fromFile}`);
 }
 
-/** Transpiles cli/<name>.ts (default `positioner`) and its local imports into a fresh temporary directory. */
+/** Source folders whose files can be part of a CLI build. */
+const SOURCE_DIRS = ['cli', 'api', 'firmware', 'hal', 'sim', 'registry-proto'];
+
+/** A hash of every TypeScript source a CLI can import, the tsconfig and the package.json. */
+function sourcesHash(): string {
+  const hash = crypto.createHash('sha256');
+  const walk = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) {
+        if (entry.name !== 'node_modules') walk(full);
+      } else if (entry.name.endsWith('.ts')) {
+        hash.update(path.relative(REPO, full)).update('\0').update(fs.readFileSync(full)).update('\0');
+      }
+    }
+  };
+  for (const dir of SOURCE_DIRS) walk(path.join(REPO, dir));
+  for (const file of ['tsconfig.json', 'package.json']) hash.update(fs.readFileSync(path.join(REPO, file)));
+  return hash.digest('hex').slice(0, 16);
+}
+
+/** cli/<name>.ts (default `positioner`) and its local imports, transpiled (or taken from the cache of an identical build). */
 export function buildCli(t: Test, name = 'positioner'): BuiltCli {
+  const cacheRoot = path.join(os.tmpdir(), 'positioner-cli-builds');
+  const dir = path.join(cacheRoot, `${name}-${sourcesHash()}`);
+  const built = (): BuiltCli => ({ entry: path.join(dir, 'cli', `${name}.js`), watchdog: path.join(dir, 'test-watchdog.cjs'), fakeTty: path.join(dir, 'test-fake-tty.cjs'), dir });
+  if (fs.existsSync(path.join(dir, 'complete'))) return built();
+  fs.mkdirSync(cacheRoot, { recursive: true });
+  const scratch = fs.mkdtempSync(path.join(cacheRoot, `.${name}-`));
+  try {
+    transpileCli(name, scratch);
+    fs.writeFileSync(path.join(scratch, 'complete'), '');
+    fs.renameSync(scratch, dir);
+  } catch (e) {
+    fs.rmSync(scratch, { recursive: true, force: true });
+    // Another test process finished the same build first: use it.
+    if (!fs.existsSync(path.join(dir, 'complete'))) throw e;
+  }
+  void t;
+  return built();
+}
+
+function transpileCli(name: string, dir: string): void {
+  // Loaded only on a cache miss: it costs half a second.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const ts = require('typescript') as typeof import('typescript');
   const config = ts.readConfigFile(path.join(REPO, 'tsconfig.json'), ts.sys.readFile);
   if (config.error) throw new Error(ts.flattenDiagnosticMessageText(config.error.messageText, '\n'));
   const { options } = ts.parseJsonConfigFileContent(config.config, ts.sys, REPO);
   const compilerOptions = { ...options, sourceMap: false, inlineSourceMap: false, declaration: false };
 
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'positioner-cli-test-'));
-  t.teardown(() => {
-    fs.unlinkSync(path.join(dir, 'node_modules'));
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
   // The layout of the package: bare imports (yargs, express, ajv) resolve through
   // its node_modules, and yargs finds --version in its package.json.
   fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(dir, 'node_modules'), 'junction');
@@ -82,7 +126,6 @@ export function buildCli(t: Test, name = 'positioner'): BuiltCli {
   fs.writeFileSync(watchdog, 'const parent = process.ppid;\nsetInterval(() => { if (process.ppid !== parent) process.exit(70); }, 500).unref();\n');
   const fakeTty = path.join(dir, 'test-fake-tty.cjs');
   fs.writeFileSync(fakeTty, "Object.defineProperty(process.stderr, 'isTTY', { value: true });\n");
-  return { entry: path.join(dir, 'cli', `${name}.js`), watchdog, fakeTty, dir };
 }
 
 const running = new Set<ChildProcess>();
@@ -202,16 +245,27 @@ export async function startServe(t: Test, cli: BuiltCli, args: string[], env: No
   return { ...run, url: m[1], hostPort: `${m[2]}:${m[3]}`, port: Number(m[3]) };
 }
 
-/** A port of 127.0.0.1 that was free a moment ago (nothing listens on it now). */
+/**
+ * A port of 127.0.0.1 that was free a moment ago (nothing listens on it now),
+ * for a child process told to listen on it. Drawn at random below the
+ * kernel's ephemeral range (ip_local_port_range, 32768 and up here), where
+ * every `listen(0)` of the parallel tests and every outgoing connection gets
+ * its port: so none of those can take it between this check and the child's
+ * listen. Two draws of this function collide once in thousands, and are
+ * checked free.
+ */
 export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  for (;;) {
+    const port = 20000 + crypto.randomInt(12000);
+    const server = net.createServer();
+    const free = await new Promise<boolean>((resolve) => {
+      server.once('error', () => resolve(false));
+      server.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (!free) continue;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    return port;
+  }
 }
 
 /** GET or POST JSON straight to the server, to check what the CLI did without trusting it. */

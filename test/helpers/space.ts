@@ -14,6 +14,7 @@ import { ManualClock, type Clock } from '../../api/space/clock';
 import { configFromEnv, type SpaceConfig } from '../../api/space/config';
 import { generateVapidKeys, type VapidConfig } from '../../api/space/push';
 import { startSpaceService, type SpaceService } from '../../api/space/serve';
+import { freePort } from './cli';
 
 export interface Reply {
   status: number;
@@ -189,17 +190,6 @@ export async function startPushService(t: Test): Promise<LocalPushService> {
   const service = await launchPushService();
   t.teardown(() => service.close());
   return service;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = http.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 // --- a fake upstream ----------------------------------------------------------

@@ -7,10 +7,12 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
+import { createBackup, listBackups } from '../../cli/hooks-cli/lib/backup';
+import { defaultSettings } from '../../cli/hooks-cli/lib/settings-schema';
+import { dataPaths } from '../../cli/hooks-cli/lib/store';
 import { buildInstall, hostInput, readJsonFile, runCli, runHook, tempProject, type Project } from '../helpers/hooks';
 
 const inst = buildInstall(t);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function backup(p: Project, trigger = 'manual') {
   const r = await runHook(inst, 'context-monitor', p, hostInput(p, 'PreCompact', { trigger }));
@@ -30,7 +32,7 @@ t.test('a git snapshot leaves the branch, index and status untouched, and restor
 
   const b = await backup(p);
   t.ok(b.success, 'backup taken');
-  t.match(b.backup_id, /^backup_\d{8}_\d{6}$/);
+  t.match(b.backup_id, /^backup_\d{8}_\d{6}(?:_\d+)?$/);
   const after = { status: p.git('status', '--porcelain'), head: p.git('rev-parse', 'HEAD'), branch: p.git('symbolic-ref', 'HEAD'), cached: p.git('diff', '--cached'), stash: p.git('stash', 'list') };
   t.same(after, before, 'status, HEAD, branch, index and stash unchanged');
   const ref = `refs/hooks-cli/backups/${b.backup_id}`;
@@ -50,11 +52,13 @@ t.test('a git snapshot leaves the branch, index and status untouched, and restor
   fs.rmSync(path.join(p.dir, 'src', 'app.js'));
   p.write('later.txt', 'created after the backup\n');
   const cachedBefore = p.git('diff', '--cached');
-  await sleep(1100); // the safety backup gets its own second
   const r = await runCli(inst, p, ['restore', b.backup_id]);
   t.equal(r.code, 0, r.stderr);
   t.match(r.stdout, new RegExp(`^Restored \\d+ files from ${b.backup_id} \\(git, `));
-  t.match(r.stdout, /The state before the restore is in backup_\d{8}_\d{6}\./);
+  t.match(r.stdout, /The state before the restore is in backup_\d{8}_\d{6}(?:_\d+)?\./);
+  const safetyId = /The state before the restore is in (backup_\S+?)\./.exec(r.stdout)?.[1];
+  t.not(safetyId, b.backup_id, 'the safety backup is a backup of its own, even in the same second');
+  t.equal(p.git('show', `refs/hooks-cli/backups/${safetyId}:README.md`), 'broken\n', 'it holds the state before the restore');
   t.equal(p.read('README.md'), '# v2 unstaged\n');
   t.equal(p.read('src/app.js'), 'v2 staged\n');
   t.equal(p.read('notes/new.txt'), 'untracked\n');
@@ -70,7 +74,7 @@ t.test('restore: unknown and malformed ids exit 1 and say what to do', async (t)
   t.match(r.stderr, /no backup backup_20000101_000000; see hooks-cli list-backups/);
   const bad = await runCli(inst, p, ['restore', '../../etc']);
   t.equal(bad.code, 1);
-  t.match(bad.stderr, /is not a backup id \(backup_YYYYMMDD_HHMMSS\)/);
+  t.match(bad.stderr, /is not a backup id \(backup_YYYYMMDD_HHMMSS or backup_YYYYMMDD_HHMMSS_N\)/);
   const none = await runCli(inst, p, ['restore']);
   t.equal(none.code, 2, 'missing argument: usage error');
 });
@@ -86,7 +90,6 @@ t.test('without git (or with git_enabled off) the backup is a filesystem copy, a
   t.notOk(fs.existsSync(path.join(copy, '.hooks_data')), 'no backup of the backups');
   t.equal(readJsonFile(path.join(p.data, 'backups', b.backup_id, 'metadata.json')).method, 'filesystem');
   p.write('a.txt', 'changed\n');
-  await sleep(1100);
   const r = await runCli(inst, p, ['restore', b.backup_id, '--json']);
   t.equal(r.code, 0, r.stderr);
   t.match(r.json, { restored: b.backup_id, method: 'filesystem' });
@@ -117,11 +120,32 @@ t.test('at most max_backups are kept: the oldest go, with their refs', async (t)
   const ids: string[] = [];
   for (let i = 0; i < 3; i++) {
     ids.push((await backup(p)).backup_id);
-    await sleep(1100);
   }
   t.equal(new Set(ids).size, 3);
   const dirs = fs.readdirSync(path.join(p.data, 'backups')).filter((d) => d.startsWith('backup_')).sort();
   t.same(dirs, ids.slice(1));
   const refs = p.git('for-each-ref', '--format=%(refname:strip=3)', 'refs/hooks-cli/backups/').trim().split('\n').sort();
   t.same(refs, ids.slice(1));
+});
+
+t.test('backups of the same second get ids of their own (_2, _3, ...), listed and pruned in time order', async (t) => {
+  const p = tempProject(t);
+  const paths = dataPaths(p.dir);
+  const settings = defaultSettings();
+  settings.backup_manager.git_enabled = false;
+  settings.backup_manager.max_backups = 11;
+  const now = new Date(2026, 10, 24, 2, 0, 0);
+  const ids: string[] = [];
+  for (let i = 0; i < 11; i++) {
+    p.write('a.txt', `version ${i}\n`);
+    ids.push(createBackup(paths, settings, `backup ${i}`, now, 5000).backup_id);
+  }
+  t.equal(ids[0], 'backup_20261124_020000');
+  t.same(ids.slice(1, 3), ['backup_20261124_020000_2', 'backup_20261124_020000_3']);
+  t.equal(new Set(ids).size, 11, 'no backup returned another one');
+  t.equal(fs.readFileSync(path.join(paths.backups, ids[9], 'files', 'a.txt'), 'utf8'), 'version 9\n', 'each holds its own files');
+  t.same(listBackups(paths).map((b) => b.backup_id), ids, '_10 and _11 come after _9');
+  settings.backup_manager.max_backups = 3;
+  createBackup(paths, settings, 'one more', new Date(2026, 10, 24, 2, 0, 1), 5000);
+  t.same(listBackups(paths).map((b) => b.reason), ['backup 9', 'backup 10', 'one more'], 'the oldest are pruned');
 });

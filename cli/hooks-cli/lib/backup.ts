@@ -23,7 +23,16 @@ import { appendText, isObject, readJson, writeJsonAtomic, type DataPaths } from 
 import { backupStamp } from './time';
 
 export const BACKUP_REF_PREFIX = 'refs/hooks-cli/backups/';
-const ID_RE = /^backup_\d{8}_\d{6}$/;
+/** `backup_YYYYMMDD_HHMMSS`, with `_N` (N >= 2) for a later backup of the same second. */
+const ID_RE = /^backup_\d{8}_\d{6}(?:_[1-9]\d*)?$/;
+
+/** Time order: by the second, then by the same-second number (so `_10` comes after `_9`). */
+function byIdTime(a: string, b: string): number {
+  const key = (id: string) => [id.slice(7, 22), Number(id.slice(23) || 1)] as const;
+  const [sa, na] = key(a);
+  const [sb, nb] = key(b);
+  return sa < sb ? -1 : sa > sb ? 1 : na - nb;
+}
 
 export interface BackupMeta {
   backup_id: string;
@@ -126,18 +135,42 @@ function fsCopy(paths: DataPaths, id: string): void {
 }
 
 /**
+ * Claims the backup id of `now`: `backup_YYYYMMDD_HHMMSS`, or with `_2`,
+ * `_3`, ... when a backup of the same second exists (a restore's safety
+ * backup taken in the second of the backup it restores must not be that
+ * backup, or the state before the restore is lost). The folder is made
+ * without `recursive`, so two processes never claim the same id.
+ */
+function claimBackupId(paths: DataPaths, now: Date): string {
+  fs.mkdirSync(paths.backups, { recursive: true });
+  const base = `backup_${backupStamp(now)}`;
+  for (let n = 1; ; n++) {
+    const id = n === 1 ? base : `${base}_${n}`;
+    try {
+      fs.mkdirSync(path.join(paths.backups, id));
+      return id;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+}
+
+/**
  * Takes a backup. Never throws: a failure is recorded (metadata, log) and
- * returned with `success: false`. A second backup within the same second
- * returns the first one.
+ * returned with `success: false`. Every call takes a backup of its own (see
+ * claimBackupId).
  */
 export function createBackup(paths: DataPaths, settings: Settings, reason: string, now: Date, budgetMs: number, sessionId: string | null = null): BackupMeta {
-  const id = `backup_${backupStamp(now)}`;
-  const existing = readMeta(paths, id);
-  if (existing) return existing;
   const deadline = Date.now() + budgetMs;
   const bm = settings.backup_manager;
+  let id: string;
+  try {
+    id = claimBackupId(paths, now);
+  } catch (err) {
+    const failed: BackupMeta = { backup_id: `backup_${backupStamp(now)}`, timestamp: now.toISOString(), reason, success: false, method: 'none', session_id: sessionId, error: `cannot create the backup folder: ${(err as Error).message}` };
+    return failed;
+  }
   const meta: BackupMeta = { backup_id: id, timestamp: now.toISOString(), reason, success: false, method: 'none', session_id: sessionId };
-  fs.mkdirSync(path.join(paths.backups, id), { recursive: true });
   const errors: string[] = [];
   if (bm.git_enabled) {
     try {
@@ -175,7 +208,7 @@ export function readMeta(paths: DataPaths, id: string): BackupMeta | null {
 export function listBackups(paths: DataPaths): BackupMeta[] {
   let names: string[];
   try {
-    names = fs.readdirSync(paths.backups).filter((n) => ID_RE.test(n)).sort();
+    names = fs.readdirSync(paths.backups).filter((n) => ID_RE.test(n)).sort(byIdTime);
   } catch {
     return [];
   }
@@ -202,7 +235,7 @@ function prune(paths: DataPaths, max: number, budgetMs: number): void {
  * written from a temporary index).
  */
 export function restoreBackup(paths: DataPaths, id: string): { meta: BackupMeta; files: number } {
-  if (!ID_RE.test(id)) throw new BackupError('HOOKS_ERR_BAD_BACKUP_ID', `'${id}' is not a backup id (backup_YYYYMMDD_HHMMSS); see hooks-cli list-backups`);
+  if (!ID_RE.test(id)) throw new BackupError('HOOKS_ERR_BAD_BACKUP_ID', `'${id}' is not a backup id (backup_YYYYMMDD_HHMMSS or backup_YYYYMMDD_HHMMSS_N); see hooks-cli list-backups`);
   const meta = readMeta(paths, id);
   if (!meta) throw new BackupError('HOOKS_ERR_NO_BACKUP', `no backup ${id}; see hooks-cli list-backups`);
   if (!meta.success) throw new BackupError('HOOKS_ERR_BACKUP_FAILED', `backup ${id} failed when it was taken (${meta.error ?? 'no files'}); nothing to restore`);

@@ -5,6 +5,7 @@
  * keys of their own (context, todos, failures, recent_results, ended_at).
  * Every change is a locked read-modify-write with an atomic replace.
  */
+import { randomBytes } from 'node:crypto';
 import { isObject, readJson, withLock, writeJsonAtomic, type DataPaths } from './store';
 import { backupStamp } from './time';
 
@@ -53,7 +54,8 @@ const MAX_RECENT = 20;
 export function freshState(now: Date, sessionId: string | null): SessionState {
   const iso = now.toISOString();
   return {
-    session_id: sessionId ?? `session_${backupStamp(now)}`,
+    // The second alone is not unique: two sessions (or a session ended and the next begun) can start within one.
+    session_id: sessionId ?? `session_${backupStamp(now)}_${randomBytes(3).toString('hex')}`,
     start_time: iso,
     last_activity: iso,
     modified_files: [],
