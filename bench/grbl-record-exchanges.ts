@@ -14,7 +14,7 @@ import { GRBL_EXCHANGES, LineCollector, runExchange, type ExchangeIo, type Trans
 export async function openRealIo(path: string): Promise<ExchangeIo & { close(): Promise<void> }> {
   const port = new SerialPort({ path, baudRate: 115200, autoOpen: false });
   await new Promise<void>((resolve, reject) => port.open((e) => (e ? reject(e) : resolve())));
-  const collector = new LineCollector();
+  const collector = new LineCollector(() => performance.now());
   port.on('data', (d: Buffer) => collector.push(d));
   const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
   return {
@@ -28,6 +28,8 @@ export async function openRealIo(path: string): Promise<ExchangeIo & { close(): 
       }
     },
     lines: () => collector.lines,
+    times: () => collector.times,
+    nowMs: () => performance.now(),
     close: () => new Promise<void>((resolve) => port.close(() => resolve())),
   };
 }

@@ -164,12 +164,14 @@ export interface GrblDriverStats {
   resets: number;
   reconnects: number;
   statusReports: number;
+  /** Halted positions read from the report our stop asked for just ahead of its reset. */
+  haltReports: number;
   /** Most bytes ever in flight in grbl's receive buffer. */
   maxInFlightBytes: number;
 }
 
 export class GrblDriver implements MotionController {
-  readonly stats: GrblDriverStats = { garbageLines: 0, lostAnswers: 0, resets: 0, reconnects: 0, statusReports: 0, maxInFlightBytes: 0 };
+  readonly stats: GrblDriverStats = { garbageLines: 0, lostAnswers: 0, resets: 0, reconnects: 0, statusReports: 0, haltReports: 0, maxInFlightBytes: 0 };
   /** grbl's `$` settings as last read. */
   readonly settings = new Map<number, number>();
   private readonly link: SerialLink;
@@ -270,11 +272,16 @@ export class GrblDriver implements MotionController {
    * a virtual clock use it to keep the serial line in step with time.
    */
   async settle(): Promise<void> {
+    // What grbl does only as time passes ends the wait: the banner after a reset ($1 ms, and 500 ms after an
+    // alarm), a homing cycle (no report until it ends), an EEPROM write, a feed hold's deceleration.
+    const needsTime = () =>
+      (this.phase === 'resetting' && !this.haltReportWanted) || this.homingCycle !== null || this.exclusiveInFlight() || this.holding;
     const transitional = () =>
-      this.phase === 'resetting' || this.phase === 'configuring' || this.queue.length > 0 || this.wire.length > 0 || (this.phase === 'connecting' && this.firstOpenPending);
+      !needsTime() &&
+      (this.phase === 'resetting' || this.phase === 'configuring' || this.queue.length > 0 || this.wire.length > 0 || (this.phase === 'connecting' && this.firstOpenPending));
     for (;;) {
       while (!this.closed && transitional()) await new Promise<void>((resolve) => this.settleWaiters.push(resolve));
-      if (this.closed || !this.link.isUp || this.phase === 'silent' || this.phase === 'connecting') return;
+      if (this.closed || !this.link.isUp || this.phase === 'silent' || this.phase === 'connecting' || needsTime()) return;
       await this.requestStatus();
       // Answers can start more traffic (a homing that ends asks for a position): go on until quiet.
       if (this.statusWaiters.length === 0 && !transitional()) return;
@@ -440,6 +447,7 @@ export class GrblDriver implements MotionController {
       motion.onEnd({ outcome: 'halted' });
     }
     this.schedulePoll();
+    this.wakeSettlers();
   }
 
   // ---- motion bookkeeping ----
@@ -539,7 +547,7 @@ export class GrblDriver implements MotionController {
       this.stats.maxInFlightBytes = Math.max(this.stats.maxInFlightBytes, this.inFlightBytes);
       line.onSent?.();
     }
-    if (this.queue.length === 0) this.wakeSettlers();
+    this.wakeSettlers(); // settle() re-checks what it waits for
   }
 
   /** Queues line bytes for the wire and writes the first burst now (real-time bytes bypass this queue). */
@@ -591,6 +599,7 @@ export class GrblDriver implements MotionController {
       this.fault({ code: 'POS_ERR_HARDWARE', message });
     });
     this.homingCycle = cycle;
+    this.wakeSettlers();
   }
 
   private endHomingCycle(): void {
@@ -660,10 +669,13 @@ export class GrblDriver implements MotionController {
       if (alarm !== null) {
         this.alarmWhileResetting = alarm;
         this.haltReportWanted = false;
+        this.wakeSettlers();
       }
       const halted = this.haltReportWanted ? parseStatusReport(line) : null;
       if (halted?.mpos) {
         this.haltReportWanted = false;
+        this.stats.haltReports++;
+        this.wakeSettlers();
         this.mposSteps = this.toSteps(halted.mpos);
       }
       if (line === '[MSG:Reset to continue]') this.link.write(Buffer.from([RT_RESET]));

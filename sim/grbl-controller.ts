@@ -110,6 +110,8 @@ interface Run {
   vmaxMmS: number;
   homing: HomingPhase | null;
   onEnd: (how: 'done' | 'locked') => void;
+  lastEventUs: number;
+  prevEventUs: number;
 }
 
 export class SimGrblController {
@@ -125,6 +127,7 @@ export class SimGrblController {
   private readonly eepromTiming: boolean;
 
   private state: SimState = 'Idle';
+  private powered = false;
   /** sys_position: the steps grbl has counted. */
   private readonly sysPos: Axis3 = [0, 0, 0];
   /** The step each axis has counted but not yet output (stepper.c: the outbits of one interrupt go out at the next). */
@@ -168,6 +171,7 @@ export class SimGrblController {
    * (main.c HOMING_INIT_LOCK; protocol.c protocol_main_loop(): "[MSG:'$H'|'$X' to unlock]").
    */
   powerUp(): void {
+    this.powered = true;
     this.state = this.setting(22) ? 'Alarm' : 'Idle';
     this.reinit();
   }
@@ -194,6 +198,8 @@ export class SimGrblController {
 
   /** Bytes from the serial line, arriving one byte time apart from now on. */
   receive(data: Buffer): void {
+    // Before power-up (an Uno in its bootloader after the DTR reset) nothing runs grbl: bytes are lost.
+    if (!this.powered) return;
     for (const byte of data) {
       const atUs = Math.max(this.now(), this.lastRxUs + BYTE_US);
       this.lastRxUs = atUs;
@@ -526,6 +532,8 @@ export class SimGrblController {
       vmaxMmS: vmax,
       homing,
       onEnd,
+      lastEventUs: this.now(),
+      prevEventUs: this.now(),
     };
     this.run = run;
     if (events === 0) return this.finishRun(run, 'done');
@@ -550,17 +558,19 @@ export class SimGrblController {
       const tUs = run.t0Us + run.profile.timeAtDistance(((run.done + 1) / run.events) * run.lengthMm) * 1e6;
       if (!(tUs <= nowUs)) break;
       run.done++;
+      run.prevEventUs = run.lastEventUs;
+      run.lastEventUs = tUs;
       this.stepEvent(run, tUs);
       if (this.run !== run) return; // the homing lock ended the phase
     }
     if (run.done >= run.events) {
-      // The last counted steps go out at the next interrupt, then the stepper idles.
-      this.flushPending(nowUs);
+      // The last counted steps go out at the next interrupt, one step period later, then the stepper idles.
+      this.flushPending(run.lastEventUs + Math.max(run.lastEventUs - run.prevEventUs, 1));
       if (this.hold === 'decel') this.holdComplete();
       return this.finishRun(run, 'done');
     }
     if (this.hold === 'decel' && run.profile.speedAt((nowUs - run.t0Us) / 1e6) <= 0 && nowUs >= run.t0Us + run.profile.durationS * 1e6) {
-      this.flushPending(nowUs);
+      this.flushPending(run.lastEventUs + Math.max(run.lastEventUs - run.prevEventUs, 1));
       this.holdComplete();
       return;
     }

@@ -185,6 +185,8 @@ export interface Transcript {
   name: string;
   /** Lines grbl sent, in order, without their "\r\n" (the empty line before a banner kept). */
   lines: string[];
+  /** When each line arrived, ms from the exchange's start. */
+  atMs: number[];
 }
 
 /** Runs the steps against any board: `io` writes bytes and lets time pass (real or virtual). */
@@ -196,10 +198,14 @@ export interface ExchangeIo {
   waitUntil(pred: () => boolean, limitMs: number, what: string): Promise<void>;
   /** Every line received so far. */
   lines(): string[];
+  /** When each line arrived, ms on the io's own time line. */
+  times(): number[];
+  nowMs(): number;
 }
 
 export async function runExchange(exchange: Exchange, io: ExchangeIo): Promise<Transcript> {
   const start = io.lines().length;
+  const t0 = io.nowMs();
   let mark = start;
   for (const step of exchange.steps) {
     if ('line' in step) io.write(Buffer.from(`${step.line}\n`, 'latin1'));
@@ -227,7 +233,7 @@ export async function runExchange(exchange: Exchange, io: ExchangeIo): Promise<T
       mark = seenAt + 1;
     }
   }
-  return { name: exchange.name, lines: io.lines().slice(start) };
+  return { name: exchange.name, lines: io.lines().slice(start), atMs: io.times().slice(start).map((t) => Math.round(t - t0)) };
 }
 
 const MOVING = /^<(Run|Hold:1|Home|Jog)\|/;
@@ -250,13 +256,17 @@ export function normalise(transcript: Transcript, exchange: Exchange): string[] 
 /** Splits a serial byte stream into grbl's lines ("\r\n" ends one). */
 export class LineCollector {
   readonly lines: string[] = [];
+  readonly times: number[] = [];
   private partial = '';
+
+  constructor(private readonly nowMs: () => number) {}
 
   push(chunk: Buffer | string): void {
     this.partial += typeof chunk === 'string' ? chunk : chunk.toString('latin1');
     let i: number;
     while ((i = this.partial.indexOf('\n')) >= 0) {
       this.lines.push(this.partial.slice(0, i).replace(/\r$/, ''));
+      this.times.push(this.nowMs());
       this.partial = this.partial.slice(i + 1);
     }
   }

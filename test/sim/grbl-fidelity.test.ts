@@ -26,7 +26,7 @@ function simBoard() {
   const config = defaultConfig();
   const settings = defaultSimSettings();
   const axes = buildSimAxes(config, settings);
-  const collector = new LineCollector();
+  const collector = new LineCollector(() => clock.nowUs() / 1000);
   const board = new SimGrblController({ clock, axes, settings: { ...grblSettingsFor(config), 22: 0 }, send: (text) => collector.push(text) });
   board.powerUp();
   board.settings.set(22, 1);
@@ -41,6 +41,8 @@ function simBoard() {
       }
     },
     lines: () => collector.lines,
+    times: () => collector.times,
+    nowMs: () => clock.nowUs() / 1000,
   };
   return { clock, board, axes, io };
 }
@@ -55,6 +57,7 @@ t.test('the simulated board answers the scripted exchanges as the real grbl 1.1h
     }
     const ours = await runExchange(exchange, sim.io);
     t.strictSame(normalise(ours, exchange), normalise(real, exchange), `${exchange.name}: ${exchange.about}`);
+    t.comment(`${exchange.name} real ms ${JSON.stringify(real.atMs)} sim ms ${JSON.stringify(ours.atMs)}`);
   }
 });
 
