@@ -154,6 +154,8 @@ const AXIS_LETTER: AxisPair<'X' | 'Y'> = { theta: 'X', phi: 'Y' };
  */
 const PACE_CHUNK_BYTES = 12;
 const PACE_PROBE_RETRY_US = 100_000;
+/** A `?` unanswered this long is sent again (see askStatus). */
+const RESEND_STATUS_US = 100_000;
 /** How long grbl may sit idle with our lines unanswered before their answers count as lost. */
 const LOST_ANSWER_US = 500_000;
 
@@ -226,6 +228,7 @@ export class GrblDriver implements MotionController {
   private holding = false;
   private statusAsked = 0;
   private statusAnswered = 0;
+  private lastAskUs = 0;
   private statusWaiters: { at: number; resolve: () => void }[] = [];
   private lastAnswerUs = 0;
   /** When the last line was written (for answers lost in noise). */
@@ -426,8 +429,8 @@ export class GrblDriver implements MotionController {
         // Decelerate under $120/$121 to Hold:0, then reset (protocol.c: a reset once the hold is complete
         // raises no alarm, motion_control.c mc_reset()), so the position stays exact and homing stays valid.
         this.dropLines();
-        this.link.write(Buffer.from([RT_FEED_HOLD, RT_STATUS]));
-        this.statusAsked++;
+        this.link.write(Buffer.from([RT_FEED_HOLD]));
+        this.askStatus();
         this.holding = true;
         this.recovering = true;
       } else {
@@ -569,7 +572,7 @@ export class GrblDriver implements MotionController {
     const probe = () => {
       if (generation !== this.wireGeneration || !this.wirePaused) return;
       // The `?` itself can be lost like any byte: ask again until a report comes.
-      if (this.link.write(Buffer.from([RT_STATUS]))) this.statusAsked++;
+      this.askStatus();
       this.wireProbe = this.opts.clock.setTimerAt(this.opts.clock.nowUs() + PACE_PROBE_RETRY_US, probe);
     };
     this.reportWaiters.push(() => {
@@ -647,11 +650,23 @@ export class GrblDriver implements MotionController {
     for (const w of waiters) w.resolve();
   }
 
+  /**
+   * One `?` outstanding at a time: grbl keeps a single report request (a flag, protocol.c) and answers any
+   * number of `?` with one report while it is busy (a homing cycle, an EEPROM write, an alarm's pause), so
+   * counting every byte would leave the count behind for good. A `?` unanswered for RESEND_STATUS_US is sent
+   * again (it may have been lost) as the same request.
+   */
   private askStatus(): void {
-    // During homing grbl keeps one pending report request and answers it when the cycle ends: a second `?`
-    // would be answered by the same single report, so it is not sent (nor counted).
-    if (this.homingCycle && this.statusAsked > this.statusAnswered) return;
-    if (this.link.write(Buffer.from([RT_STATUS]))) this.statusAsked++;
+    const nowUs = this.opts.clock.nowUs();
+    if (this.statusAsked > this.statusAnswered) {
+      if (this.homingCycle || nowUs - this.lastAskUs < RESEND_STATUS_US) return;
+      if (this.link.write(Buffer.from([RT_STATUS]))) this.lastAskUs = nowUs;
+      return;
+    }
+    if (this.link.write(Buffer.from([RT_STATUS]))) {
+      this.statusAsked++;
+      this.lastAskUs = nowUs;
+    }
   }
 
   private onLine(raw: string, overlong: boolean): void {
