@@ -571,8 +571,10 @@ export class GrblDriver implements MotionController {
     const generation = this.wireGeneration;
     const probe = () => {
       if (generation !== this.wireGeneration || !this.wirePaused) return;
-      // The `?` itself can be lost like any byte: ask again until a report comes.
-      this.askStatus();
+      // The `?` itself can be lost like any byte: ask again until a report comes. Written even while another
+      // `?` is outstanding (one report answers both) and not counted: any report releases the next burst.
+      if (this.statusAsked > this.statusAnswered) this.link.write(Buffer.from([RT_STATUS]));
+      else this.askStatus();
       this.wireProbe = this.opts.clock.setTimerAt(this.opts.clock.nowUs() + PACE_PROBE_RETRY_US, probe);
     };
     this.reportWaiters.push(() => {
@@ -803,6 +805,9 @@ export class GrblDriver implements MotionController {
 
   private onBanner(): void {
     this.haltReportWanted = false;
+    // grbl re-initialised: its receive buffer is empty, and nothing sent before will be answered.
+    this.dropLines();
+    this.releaseStatusWaiters();
     this.bannerTimer?.cancel();
     this.bannerTimer = null;
     this.splitter.clear();
