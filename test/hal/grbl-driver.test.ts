@@ -29,7 +29,7 @@ interface Rig {
   tx: { tUs: number; data: Buffer }[];
 }
 
-async function rig(t: Test, opts: { build?: SimGrblBuild; tuning?: Pick<GrblDriverOptions, 'stopMode'>; settings?: Record<number, number> } = {}): Promise<Rig> {
+async function rig(t: Test, opts: { build?: SimGrblBuild; tuning?: Pick<GrblDriverOptions, 'stopMode'>; settings?: Record<number, number>; twoBanners?: boolean } = {}): Promise<Rig> {
   const clock = new LineClock();
   const line = await openLine<SimGrblBoard>(clock, 115200);
   const config = defaultConfig();
@@ -48,7 +48,8 @@ async function rig(t: Test, opts: { build?: SimGrblBuild; tuning?: Pick<GrblDriv
   driver.start();
   await line.hostWrote();
   // An Uno resets when its port opens; its bootloader eats the driver's first reset byte, then grbl starts.
-  await clock.whenSettled();
+  // With `twoBanners` grbl is up before that byte arrives: the power-up banner, then the reset's.
+  if (!opts.twoBanners) await clock.whenSettled();
   peer.board.board.powerUp();
   await clock.runUntil('the driver connected', () => driver.connectionPhase() !== 'resetting' && driver.connectionPhase() !== 'configuring' && driver.connectionPhase() !== 'connecting', 30 * SEC);
   return { clock, line, positioner, driver, board: peer.board, config, tx };
@@ -220,4 +221,14 @@ t.test('an alarm raised by the board (hard limit) fails the move; the driver res
   await home(r);
   t.equal(r.positioner.status().state, 'idle');
   t.equal(r.positioner.status().homed, true);
+});
+
+t.test('two banners at connection (the power-up one, then the reset\'s): the first handshake\'s lines are void, settings and moves still go through', async (t) => {
+  const r = await rig(t, { twoBanners: true });
+  t.equal(r.driver.connectionPhase(), 'ready');
+  r.positioner.updateSettings({ accelDegS2: 300, speedDegS: 30 });
+  r.positioner.moveTo(0, 30);
+  await r.clock.runUntil('the move to end', () => r.positioner.status().state !== 'moving', 10 * SEC);
+  t.equal(r.positioner.status().state, 'idle', `ended idle (fault: ${JSON.stringify(r.positioner.status().fault)})`);
+  t.equal(r.positioner.status().phiDeg, 30);
 });
