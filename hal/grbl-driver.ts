@@ -375,13 +375,31 @@ export class GrblDriver implements MotionController {
       // one axis is `$HX` / `$HY` (system.c, HOMING_SINGLE_AXIS_COMMANDS; `$HXY` does not exist).
       const command = axes.length === AXES.length ? '$H' : `$H${AXIS_LETTER[axes[0]]}`;
       // grbl leaves each homed axis $27 off its switch; going back by $27 puts it on the switch
-      // point, which becomes 0 (as the step controller's homing ends). The move is queued behind
-      // `$H` rather than sent after its answer, so homing costs no extra round trip; `G4 P0`
-      // answers once the axes are back.
+      // point, which becomes 0 (as the step controller's homing ends); `G4 P0` answers once the axes are back.
       const pullOff = this.settings.get(27) ?? 0;
       const seekFeed = this.settings.get(25) ?? 500;
       const back = axes.map((a) => `${AXIS_LETTER[a]}${compactNumber(-pullOff, 4)}`).join('');
       const mposBefore = { ...this.mposSteps };
+      // The pull-back is sent once `$H` is answered, not queued behind it: bytes arriving while grbl homes
+      // were lost on the simulated MCU with its USART FIFO modelled (the step interrupt runs throughout).
+      const pullBack = () => {
+        if (pullOff > 0) this.sendLine(`G91G1${back}F${compactNumber(seekFeed, 3)}`, this.failOnError(motion));
+        this.sendLine('G90G4P0', (answer) => {
+          if (this.motion !== motion) return;
+          if (!answer.ok) return this.endMotion(rejected(answer.error));
+          void this.requestStatus().then(() => {
+            if (this.motion !== motion) return;
+            for (const axis of axes) {
+              const switchAt = this.mposSteps[axis];
+              if (this.everHomed[axis]) this.homingError[axis] = switchAt - this.origin[axis];
+              this.origin[axis] = switchAt;
+              this.isHomed[axis] = true;
+              this.everHomed[axis] = true;
+            }
+            this.endMotion({ outcome: 'completed' });
+          });
+        });
+      };
       this.sendLine(
         command,
         (answer) => {
@@ -389,25 +407,10 @@ export class GrblDriver implements MotionController {
           if (this.motion !== motion) return;
           if (!answer.ok) return this.endMotion(rejected(answer.error));
           this.alarmLatched = false;
+          pullBack();
         },
         { onSent: () => this.beginHomingCycle(axes, mposBefore) },
       );
-      if (pullOff > 0) this.sendLine(`G91G1${back}F${compactNumber(seekFeed, 3)}`, this.failOnError(motion));
-      this.sendLine('G90G4P0', (answer) => {
-        if (this.motion !== motion) return;
-        if (!answer.ok) return this.endMotion(rejected(answer.error));
-        void this.requestStatus().then(() => {
-          if (this.motion !== motion) return;
-          for (const axis of axes) {
-            const switchAt = this.mposSteps[axis];
-            if (this.everHomed[axis]) this.homingError[axis] = switchAt - this.origin[axis];
-            this.origin[axis] = switchAt;
-            this.isHomed[axis] = true;
-            this.everHomed[axis] = true;
-          }
-          this.endMotion({ outcome: 'completed' });
-        });
-      });
     });
   }
 

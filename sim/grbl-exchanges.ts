@@ -240,8 +240,8 @@ const MOVING = /^<(Run|Hold:1|Home|Jog)\|/;
 
 /**
  * What must agree between two boards: every line, with the numbers that depend on when a byte arrived to
- * the millisecond replaced by `#` (positions and feed in reports while moving; with `exactIdlePositions`
- * off, every position). Report fields and their order, states, alarms, messages, `ok`s and banners stay.
+ * the millisecond replaced by `#` (positions and feed in reports while moving, and their switch pins;
+ * with `exactIdlePositions` off, every position). Report fields and their order, states, alarms, messages, `ok`s and banners stay.
  */
 export function normalise(transcript: Transcript, exchange: Exchange): string[] {
   return transcript.lines.map((line) => {
@@ -249,7 +249,9 @@ export function normalise(transcript: Transcript, exchange: Exchange): string[] 
     const moving = MOVING.test(line);
     return line
       .replace(/(MPos|WPos):[-\d.,]+/, (m, k: string) => (moving || !exchange.exactIdlePositions ? `${k}:#` : m))
-      .replace(/FS:\d+,/, (m) => (moving ? 'FS:#,' : m));
+      .replace(/FS:\d+,/, (m) => (moving ? 'FS:#,' : m))
+      // Which switches are still closed a few steps into a move depends on those same milliseconds.
+      .replace(/\|Pn:[XYZ]+/, (m) => (moving ? '' : m));
   });
 }
 
