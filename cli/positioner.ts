@@ -155,7 +155,7 @@ async function grblSetupCommand(argv: { serial: string; baud: number; config?: s
   }
 }
 
-async function serve(argv: { host?: string; port?: number; config?: string; 'time-scale': number; home: boolean; quiet: boolean; rotctld?: string; driver?: 'sim' | 'grbl' | 'firmata'; serial?: string; baud?: number }): Promise<void> {
+async function serve(argv: { host?: string; port?: number; config?: string; 'time-scale': number; home: boolean; quiet: boolean; rotctld?: string; driver?: 'sim' | 'grbl' | 'firmata'; serial?: string; baud?: number; 'trace-serial': boolean }): Promise<void> {
   // Loaded only here: client commands start faster without express.
   const { startServer } = require('./serve') as typeof import('./serve');
   const host = argv.host ?? process.env.HOST ?? '127.0.0.1';
@@ -169,7 +169,8 @@ async function serve(argv: { host?: string; port?: number; config?: string; 'tim
       process.stdout.write(`positioner: ${hardware} serving ${url}${argv['time-scale'] !== 1 ? ` (time x${argv['time-scale']})` : ''}; Ctrl-C to stop\n`);
     const announceRotctld = (address: string) => process.stdout.write(`positioner: Hamlib rotctld protocol on ${address} (rotctl -m 2 -r ${address}; az = phi, el = 90 - theta)\n`);
     const { driver, serial, baud } = argv;
-    const running = await startServer({ host, port, configPath: argv.config, timeScale: argv['time-scale'], home: argv.home, log, announce, rotctldPort, announceRotctld, driver, serial, baud });
+    const traceSerial = argv['trace-serial'] ? (line: string) => process.stderr.write(`${line}\n`) : undefined;
+    const running = await startServer({ host, port, configPath: argv.config, timeScale: argv['time-scale'], home: argv.home, log, announce, rotctldPort, announceRotctld, driver, serial, baud, traceSerial });
     const shutdown = (signal: string) => {
       process.stdout.write(`positioner: ${signal}, stopping motors and closing\n`);
       void running.close().then(() => process.exit(0));
@@ -240,6 +241,7 @@ export function main(args: string[]): Promise<unknown> | unknown {
           .option('serial', { type: 'string', describe: 'serial device of the board, e.g. /dev/ttyUSB0 (with --driver grbl|firmata)' })
           .option('baud', { type: 'number', describe: 'serial baud rate (default: 115200 for grbl, 57600 for Firmata)' })
           .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'do not log state changes' })
+          .option('trace-serial', { type: 'boolean', default: false, describe: 'print every chunk written to and read from the board on stderr (text, or hex for Firmata)' })
           .option('rotctld', { type: 'string', describe: `also serve the Hamlib rotctld protocol (Gpredict, rotctl -m 2) on this TCP port; alone: ${ROTCTLD_DEFAULT_PORT}` }),
       (argv) => serve(argv),
     )

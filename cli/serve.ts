@@ -14,6 +14,7 @@ import type { Positioner } from '../firmware/positioner';
 import type { SimAxis } from '../sim/sim-axis';
 import { createFirmataPositioner, createGrblPositioner, createSimulatedPositioner, DEFAULT_BAUD, type DriverKind } from './assemble';
 import { ConfigFileError, loadConfig } from './config-file';
+import { serialTracer } from './serial-trace';
 
 export interface ServeOptions {
   host: string;
@@ -31,6 +32,8 @@ export interface ServeOptions {
   driver?: DriverKind;
   serial?: string;
   baud?: number;
+  /** Receives one line per chunk on the serial line (`--trace-serial`); boards only. */
+  traceSerial?: (line: string) => void;
   /** Also serve the Hamlib rotctld protocol on this TCP port (same host; 0 picks a free one). */
   rotctldPort?: number;
   /** Called with host:port once the rotctld server listens. */
@@ -58,16 +61,19 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   const baudRate = opts.baud ?? fromFile.baud ?? (kind === 'sim' ? 0 : DEFAULT_BAUD[kind]);
   if (kind !== 'sim' && !serialPath) throw new ConfigFileError(`--driver ${kind} needs the serial device: --serial /dev/ttyUSB0 (or "driver": {"serial": ...} in the config file)`);
   if (kind !== 'sim' && (opts.timeScale ?? 1) !== 1) throw new ConfigFileError('--time-scale applies to the simulation only; a real board runs in real time');
+  if (kind === 'sim' && opts.traceSerial) throw new ConfigFileError('--trace-serial shows the bytes to and from a board: use it with --driver grbl or --driver firmata');
   let machine: Omit<RunningServer, 'url' | 'server' | 'close'>;
   let release = async () => undefined as void;
+  // A board plans and times its own steps: wall time, never sped up.
+  const boardClock = new WallClock(1);
+  const trace = opts.traceSerial ? serialTracer(opts.traceSerial, boardClock) : undefined;
   if (kind === 'grbl') {
-    // A board plans and times its own steps: wall time, never sped up.
-    const grbl = createGrblPositioner(new WallClock(1), config, { path: serialPath!, baudRate });
+    const grbl = createGrblPositioner(boardClock, config, { path: serialPath!, baudRate, trace });
     grbl.controller.start();
     release = () => grbl.controller.close();
     machine = { ...grbl, hardware: `grbl on ${serialPath} at ${baudRate} baud` };
   } else if (kind === 'firmata') {
-    const firmata = createFirmataPositioner(new WallClock(1), config, { path: serialPath!, baudRate });
+    const firmata = createFirmataPositioner(boardClock, config, { path: serialPath!, baudRate, trace });
     firmata.controller.start();
     release = () => firmata.controller.close();
     machine = { ...firmata, hardware: `Firmata board on ${serialPath} at ${baudRate} baud` };

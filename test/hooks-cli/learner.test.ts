@@ -10,6 +10,7 @@ import path from 'node:path';
 import t from 'tap';
 import { applyRuns, buildPredictions, classifyError, commandKey, confidenceOf, emptyDb, type LearnedRun } from '../../cli/hooks-cli/lib/learner';
 import { defaultSettings } from '../../cli/hooks-cli/lib/settings-schema';
+import { withLock } from '../../cli/hooks-cli/lib/store';
 import { buildInstall, hostInput, readJsonFile, runHook, tempProject, type Project } from '../helpers/hooks';
 
 const inst = buildInstall(t);
@@ -126,6 +127,9 @@ t.test('async_logging folds in batches; the prediction cache lives for cache_ttl
 
 t.test('50 hooks at once on one data directory: no lost log line, no lost count, valid JSON', async (t) => {
   const p = tempProject(t);
+  // What is checked is the locking, not the time budget: 50 processes started at once on a loaded
+  // two-core machine can take longer than the default 5 s, after which a hook gives up by design.
+  p.settings({ performance: { max_hook_execution_time: 60_000 } });
   const runs = Array.from({ length: 50 }, (_, i) =>
     runHook(inst, 'session-logger', p, hostInput(p, i % 5 === 0 ? 'PostToolUseFailure' : 'PostToolUse', { tool_name: i % 2 ? 'Bash' : 'Read', tool_input: i % 2 ? { command: `echo ${i}` } : { file_path: `f${i}` }, tool_response: {}, error: 'x' })),
   );
@@ -184,4 +188,23 @@ t.test('execution logs older than log_retention_days are pruned', async (t) => {
   await runHook(inst, 'session-finalizer', p, {});
   const left = fs.readdirSync(logs).filter((f) => f.startsWith('executions_')).sort();
   t.same(left, [day(3), day(1)].sort(), '9- and 30-day-old logs gone');
+});
+
+t.test('a lock left by a dead process is taken over at once; a live holder is waited for however old its lock', async (t) => {
+  const dir = t.testdir();
+  const file = path.join(dir, 'state.json');
+  // A pid that names no process: the largest pid the kernel hands out is below 2^22.
+  fs.writeFileSync(`${file}.lock`, '4194303');
+  const t0 = Date.now();
+  t.equal(withLock(file, () => 'ran', 10_000), 'ran');
+  t.ok(Date.now() - t0 < 1000, 'a dead holder is not waited for');
+  t.notOk(fs.existsSync(`${file}.lock`), 'released after');
+  // A live holder (this process) with a lock file ten seconds old: not stale, so withLock waits its full wait, then goes ahead.
+  fs.writeFileSync(`${file}.lock`, String(process.pid));
+  const old = new Date(Date.now() - 10_000);
+  fs.utimesSync(`${file}.lock`, old, old);
+  const t1 = Date.now();
+  withLock(file, () => undefined, 300);
+  t.ok(Date.now() - t1 >= 300, 'a live holder is waited for, even with a lock file older than the old 3 s rule');
+  t.ok(fs.existsSync(`${file}.lock`), "the live holder's lock is left alone");
 });

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { deliver, InputError, parseHookInput, readStdin, type HookAnswer, type HookInput } from './protocol';
 import { loadSettingsOrDefaults } from './settings';
 import type { Settings } from './settings-schema';
-import { appendText, dataPaths, ensureTree, notices, type DataPaths } from './store';
+import { appendText, dataPaths, ensureTree, notices, setDefaultLockWaitMs, type DataPaths } from './store';
 
 export interface HookContext {
   input: HookInput;
@@ -42,7 +42,11 @@ export function installRootOf(hookFile: string): string {
 
 export function runHook(name: string, defaultEvent: string, hookFile: string, handler: (ctx: HookContext) => HookAnswer): void {
   const started = Date.now();
-  let budgetMs = 5000;
+  // The host always sets CLAUDE_PROJECT_DIR: then the project, so its settings and time budget, are known
+  // before stdin arrives, and the user's budget covers the whole run (on a busy machine a hook can spend
+  // seconds just starting); without it, 5 s until the input names the project.
+  const envProject = process.env.CLAUDE_PROJECT_DIR;
+  let budgetMs = envProject && path.isAbsolute(envProject) ? loadSettingsOrDefaults(installRootOf(hookFile), envProject).settings.performance.max_hook_execution_time : 5000;
   let timer = setTimeout(() => timeout(name), budgetMs);
   timer.unref();
   readStdin().then(
@@ -57,6 +61,8 @@ export function runHook(name: string, defaultEvent: string, hookFile: string, ha
       const project = projectDir(input);
       const { settings, problem } = loadSettingsOrDefaults(installRoot, project);
       budgetMs = settings.performance.max_hook_execution_time;
+      // Waiting for a lock may take most of the budget (a loaded machine); going ahead without it loses updates.
+      setDefaultLockWaitMs(Math.max(200, budgetMs - (Date.now() - started) - 500));
       clearTimeout(timer);
       timer = setTimeout(() => timeout(name), Math.max(0, budgetMs - (Date.now() - started)));
       timer.unref();

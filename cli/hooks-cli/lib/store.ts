@@ -152,10 +152,39 @@ export function appendText(file: string, text: string): void {
   }
 }
 
-const STALE_LOCK_MS = 3000;
+let defaultLockWaitMs = 2000;
 
-/** Runs `fn` holding `<file>.lock`. Waits at most `waitMs`, then runs anyway (a hook must not hang) and says so in `notices`. */
-export function withLock<T>(file: string, fn: () => T, waitMs = 2000): T {
+/** How long `withLock` waits by default: a hook sets it from its own time budget, so a busy machine makes it wait, not skip the lock. */
+export function setDefaultLockWaitMs(ms: number): void {
+  defaultLockWaitMs = ms;
+}
+
+/** A lock whose holder cannot be checked (another machine on a shared folder) is taken over after this long. */
+const STALE_LOCK_MS = 30_000;
+
+/** The lock file's inode when its holder is gone (its pid, the file's content, names no live process, or the file is very old); else null. */
+function staleLockInode(lock: string): number | null {
+  const st = fs.statSync(lock);
+  const ageMs = Date.now() - st.mtimeMs;
+  if (ageMs > STALE_LOCK_MS) return st.ino;
+  const pid = Number(fs.readFileSync(lock, 'utf8'));
+  if (!Number.isInteger(pid) || pid <= 0) return ageMs > 1000 ? st.ino : null; // being written, or from an older version
+  try {
+    process.kill(pid, 0);
+    return null;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ESRCH' ? st.ino : null;
+  }
+}
+
+/**
+ * Runs `fn` holding `<file>.lock` (made with O_EXCL, holding the holder's
+ * pid). A lock left by a process that died is taken over at once; a live
+ * holder is waited for, however loaded the machine (a holder descheduled for
+ * seconds is not "stale"). Waits at most `waitMs`, then runs anyway (a hook
+ * must not hang) and says so in `notices`.
+ */
+export function withLock<T>(file: string, fn: () => T, waitMs = defaultLockWaitMs): T {
   const lock = `${file}.lock`;
   const start = Date.now();
   let fd: number | null = null;
@@ -163,6 +192,7 @@ export function withLock<T>(file: string, fn: () => T, waitMs = 2000): T {
   for (;;) {
     try {
       fd = fs.openSync(lock, 'wx');
+      fs.writeSync(fd, String(process.pid));
       break;
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
@@ -172,12 +202,24 @@ export function withLock<T>(file: string, fn: () => T, waitMs = 2000): T {
       }
       if (code !== 'EEXIST') throw err;
       try {
-        if (Date.now() - fs.statSync(lock).mtimeMs > STALE_LOCK_MS) {
-          fs.rmSync(lock, { force: true });
+        const staleIno = staleLockInode(lock);
+        if (staleIno !== null) {
+          // Move it aside under a unique name, then check it is the file judged stale: another waiter may
+          // have taken the stale one over and made a fresh lock meanwhile, which is put back, not removed.
+          const aside = `${lock}.stale-${process.pid}-${Date.now()}`;
+          fs.renameSync(lock, aside);
+          if (fs.statSync(aside).ino !== staleIno) {
+            try {
+              fs.linkSync(aside, lock);
+            } catch {
+              /* a third process made a lock meanwhile: it holds it */
+            }
+          }
+          fs.rmSync(aside, { force: true });
           continue;
         }
       } catch {
-        continue; // released meanwhile
+        continue; // released or taken over meanwhile
       }
       if (Date.now() - start > waitMs) {
         notices.push(`lock ${path.basename(lock)} still held after ${waitMs} ms; went ahead without it`);
