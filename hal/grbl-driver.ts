@@ -141,6 +141,8 @@ interface Motion {
   onEnd: (end: MotionEnd) => void;
   /** Per axis, the share of the path speed (move only). */
   unit: AxisPair<number>;
+  /** Where the move ends, steps of the firmware's frame (move only). */
+  targetSteps?: AxisPair<number>;
 }
 
 const AXIS_LETTER: AxisPair<'X' | 'Y'> = { theta: 'X', phi: 'Y' };
@@ -231,6 +233,8 @@ export class GrblDriver implements MotionController {
   private lastAskUs = 0;
   private statusWaiters: { at: number; resolve: () => void }[] = [];
   private lastAnswerUs = 0;
+  /** When the last status report arrived. */
+  private lastReportUs = 0;
   /** When the last line was written (for answers lost in noise). */
   private lastSendUs = 0;
   private poll: TimerHandle | null = null;
@@ -333,7 +337,7 @@ export class GrblDriver implements MotionController {
       const length = Math.hypot(dDeg[0], dDeg[1]);
       const longest = Math.max(Math.abs(dDeg[0]), Math.abs(dDeg[1]));
       const unit = { theta: length > 0 ? dDeg[0] / length : 0, phi: length > 0 ? dDeg[1] / length : 0 };
-      const motion: Motion = { kind: 'move', onEnd, unit };
+      const motion: Motion = { kind: 'move', onEnd, unit, targetSteps: request.targetSteps };
       this.motion = motion;
       if (this.accelWritten !== request.accelDegS2) {
         // grbl has no G-code for acceleration: it is a setting ($120/$121, an EEPROM write), written only on
@@ -446,6 +450,7 @@ export class GrblDriver implements MotionController {
         this.recovering = true;
         this.expectBanner();
         this.haltReportWanted = true;
+        if (motion?.kind === 'move') this.extrapolate(motion);
       }
     }
     if (motion) {
@@ -745,6 +750,7 @@ export class GrblDriver implements MotionController {
     this.stats.statusReports++;
     this.statusAnswered = Math.min(this.statusAnswered + 1, this.statusAsked);
     this.lastAnswerUs = this.opts.clock.nowUs();
+    this.lastReportUs = this.lastAnswerUs;
     if (this.phase === 'silent') {
       // Someone answers again: we do not know what happened meanwhile, so start over.
       this.resetBoard();
@@ -775,6 +781,22 @@ export class GrblDriver implements MotionController {
     const waiters = this.statusWaiters.filter((w) => w.at <= this.statusAnswered);
     this.statusWaiters = this.statusWaiters.filter((w) => w.at > this.statusAnswered);
     for (const w of waiters) w.resolve();
+  }
+
+  /**
+   * Until grbl's report of the halted position arrives (a few ms), the best estimate: the last report moved
+   * on at its feed for the time since, never past the target. The report then replaces it.
+   */
+  private extrapolate(motion: Motion): void {
+    const r = this.report;
+    if (!r || r.state !== 'Run' || r.feed === null || !motion.targetSteps) return;
+    const elapsedS = (this.opts.clock.nowUs() - this.lastReportUs) / 1e6;
+    for (const axis of AXES) {
+      const target = this.origin[axis] + motion.targetSteps[axis];
+      const step = (r.feed / 60) * motion.unit[axis] * elapsedS * this.opts.stepsPerDeg[axis];
+      const next = Math.round(this.mposSteps[axis] + step);
+      this.mposSteps[axis] = step >= 0 ? Math.min(next, Math.max(target, this.mposSteps[axis])) : Math.max(next, Math.min(target, this.mposSteps[axis]));
+    }
   }
 
   private toSteps(mpos: [number, number]): AxisPair<number> {

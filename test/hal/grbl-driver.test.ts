@@ -119,9 +119,14 @@ t.test('stop mid-move: the halted position is known at once (no 500 ms wait for 
   const r = await rig(t);
   await home(r);
   r.positioner.moveTo(90, 180);
-  await r.clock.run(3 * SEC);
+  await r.clock.run(3.025 * SEC);
   r.positioner.stop();
   const stoppedAt = r.clock.nowUs();
+  // Before any byte comes back: the last report (up to 40 ms old) moved on at its feed.
+  const estimate = r.positioner.status().axes;
+  const now = r.board.board.countedSteps();
+  const estOff = Math.max(Math.abs(estimate.theta.positionSteps - (now[0] + 190 * 320)), Math.abs(estimate.phi.positionSteps - (now[1] + 370 * 800)));
+  t.ok(estOff <= 8, `the status right after the stop is within ${estOff} steps of where grbl is (a 40 ms old poll would be up to 320 off)`);
   await r.clock.runUntil('the halt report', () => r.driver.stats.haltReports === 1, 1 * SEC);
   const counted = r.board.board.countedSteps();
   const at = r.positioner.status();
