@@ -382,21 +382,27 @@ export class GrblDriver implements MotionController {
       // point, which becomes 0 (as the step controller's homing ends); `G4 P0` answers once the axes are back.
       const pullOff = this.settings.get(27) ?? 0;
       const seekFeed = this.settings.get(25) ?? 500;
-      const back = axes.map((a) => `${AXIS_LETTER[a]}${compactNumber(-pullOff, 4)}`).join('');
       const mposBefore = { ...this.mposSteps };
       // The pull-back is sent once `$H` is answered, not queued behind it: bytes arriving while grbl homes
       // were lost on the simulated MCU with its USART FIFO modelled (the step interrupt runs throughout).
-      const pullBack = () => {
-        if (pullOff > 0) this.sendLine(`G91G1${back}F${compactNumber(seekFeed, 3)}`, this.failOnError(motion));
-        this.sendLine('G90G4P0', (answer) => {
+      // It goes to the switch points in machine coordinates, computed from where grbl says it homed, and is
+      // checked: a damaged line cannot leave the axes $27 off while the frame says 0 (tried twice).
+      const pullBack = (switchAt: AxisPair<number>, triesLeft: number) => {
+        const words = AXES.map((a) => `${AXIS_LETTER[a]}${compactNumber((axes.includes(a) ? switchAt[a] : this.mposSteps[a]) / this.opts.stepsPerDeg[a], 4)}`).join('');
+        this.sendLine(`G53G1${words}F${compactNumber(seekFeed, 3)}`, this.failOnError(motion));
+        this.sendLine('G4P0', (answer) => {
           if (this.motion !== motion) return;
-          if (!answer.ok) return this.endMotion(rejected(answer.error));
+          if (!answer.ok) return this.failOnError(motion)(answer);
           void this.requestStatus().then(() => {
             if (this.motion !== motion) return;
+            const off = axes.filter((a) => Math.abs(this.mposSteps[a] - switchAt[a]) > 1);
+            if (off.length > 0) {
+              if (triesLeft > 0) return pullBack(switchAt, triesLeft - 1);
+              return this.endMotion({ outcome: 'failed', fault: { code: 'POS_ERR_HARDWARE', message: `grbl on ${this.opts.path} homed, but the move back onto the switch point did not arrive (${off.join(', ')}); home again` } });
+            }
             for (const axis of axes) {
-              const switchAt = this.mposSteps[axis];
-              if (this.everHomed[axis]) this.homingError[axis] = switchAt - this.origin[axis];
-              this.origin[axis] = switchAt;
+              if (this.everHomed[axis]) this.homingError[axis] = switchAt[axis] - this.origin[axis];
+              this.origin[axis] = switchAt[axis];
               this.isHomed[axis] = true;
               this.everHomed[axis] = true;
             }
@@ -404,6 +410,14 @@ export class GrblDriver implements MotionController {
           });
         });
       };
+      const afterHoming = () =>
+        void this.requestStatus().then(() => {
+          if (this.motion !== motion) return;
+          // grbl leaves the axes $27 off the switch points (limits.c); those become 0.
+          const switchAt = { ...this.mposSteps };
+          for (const a of axes) switchAt[a] -= Math.round(pullOff * this.opts.stepsPerDeg[a]);
+          pullBack(switchAt, 1);
+        });
       this.sendLine(
         command,
         (answer) => {
@@ -411,7 +425,7 @@ export class GrblDriver implements MotionController {
           if (this.motion !== motion) return;
           if (!answer.ok) return this.endMotion(rejected(answer.error));
           this.alarmLatched = false;
-          pullBack();
+          afterHoming();
         },
         { onSent: () => this.beginHomingCycle(axes, mposBefore) },
       );

@@ -79,7 +79,7 @@ t.test('homing through grbl silence: no `?` answer for 17 s is not a lost board;
   t.equal(r.board.sim.phi.truePositionSteps, 0, 'phi really on its switch point');
   t.equal(r.driver.connectionPhase(), 'ready', 'never taken for a lost board');
   t.equal(r.driver.stats.resets, 1, 'no reset but the one at connection');
-  t.strictSame(r.board.board.linesReceived, ['$I', '$$', '$X', 'G21', '$H', 'G91G1X-2Y-2F600', 'G90G4P0'], 'the lines grbl received, in order');
+  t.strictSame(r.board.board.linesReceived, ['$I', '$$', '$X', 'G21', '$H', 'G53G1X-190Y-370F600', 'G4P0'], 'the lines grbl received, in order');
 
   r.positioner.moveTo(30, 90);
   await r.clock.runUntil('the move to end', () => r.positioner.status().state !== 'moving', 60 * SEC);
