@@ -8,9 +8,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { applyRuns, buildPredictions, classifyError, commandKey, confidenceOf, emptyDb, type LearnedRun } from '../../cli/hooks-cli/lib/learner';
+import { applyRuns, buildPredictions, classifyError, commandKey, confidenceOf, emptyDb, fold, type LearnedRun } from '../../cli/hooks-cli/lib/learner';
 import { defaultSettings } from '../../cli/hooks-cli/lib/settings-schema';
-import { withLock } from '../../cli/hooks-cli/lib/store';
+import { dataPaths, withLock } from '../../cli/hooks-cli/lib/store';
 import { buildInstall, hostInput, readJsonFile, runHook, tempProject, type Project } from '../helpers/hooks';
 
 const inst = buildInstall(t);
@@ -207,4 +207,28 @@ t.test('a lock left by a dead process is taken over at once; a live holder is wa
   withLock(file, () => undefined, 300);
   t.ok(Date.now() - t1 >= 300, 'a live holder is waited for, even with a lock file older than the old 3 s rule');
   t.ok(fs.existsSync(`${file}.lock`), "the live holder's lock is left alone");
+});
+
+t.test('a journal a killed fold had moved aside is folded by the next fold; a busy database lock leaves the journal for later', async (t) => {
+  const p = tempProject(t);
+  const paths = dataPaths(p.dir);
+  const settings = defaultSettings();
+  const run = (command: string): LearnedRun => ({ tool: 'Bash', command, success: true, error: null, timestamp: new Date().toISOString() });
+  fs.mkdirSync(path.dirname(paths.learnJournal), { recursive: true });
+  // A fold killed (its time budget ran out) after moving the journal aside, before writing the database.
+  fs.writeFileSync(`${paths.learnJournal}.4194303.folding`, `${JSON.stringify(run('make'))}\n${JSON.stringify(run('make'))}\n`);
+  fs.writeFileSync(paths.learnJournal, `${JSON.stringify(run('make'))}\n`);
+  t.equal(fold(paths, settings, new Date()), 3, 'the orphan and the journal, both');
+  t.equal(readJsonFile(paths.patternDb).command_patterns.make.evidence_count, 3);
+  t.same(fs.readdirSync(path.dirname(paths.learnJournal)).filter((f) => f.endsWith('.folding')), [], 'no orphan left');
+
+  // The database's lock held by a live process: no fold without it (it could overwrite the holder's), the journal stays.
+  fs.writeFileSync(paths.learnJournal, `${JSON.stringify(run('make'))}\n`);
+  fs.writeFileSync(`${paths.patternDb}.lock`, String(process.pid));
+  settings.performance.max_hook_execution_time = 400;
+  t.equal(fold(paths, settings, new Date()), 0, 'nothing folded while the lock is held');
+  t.ok(fs.existsSync(paths.learnJournal), 'the journal is kept for the next fold');
+  fs.rmSync(`${paths.patternDb}.lock`);
+  t.equal(fold(paths, settings, new Date()), 1);
+  t.equal(readJsonFile(paths.patternDb).command_patterns.make.evidence_count, 4);
 });

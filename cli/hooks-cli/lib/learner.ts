@@ -21,8 +21,9 @@
  * lowest confidence * log(1 + evidence), then the least recently seen.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import type { Settings } from './settings-schema';
-import { appendJsonLine, isObject, readJson, readJsonLines, withLock, writeJsonAtomic, type DataPaths } from './store';
+import { appendJsonLine, isObject, readJson, readJsonLines, tryWithLock, withLock, writeJsonAtomic, type DataPaths } from './store';
 
 export interface CommandPattern {
   pattern_id: string;
@@ -270,22 +271,35 @@ export function shouldFold(paths: DataPaths, settings: Settings, nowMs: number):
 /**
  * Moves the journal aside (new runs go to a fresh one), folds it into the
  * database, writes the database and the prediction cache. Returns the number
- * of runs folded.
+ * of runs folded. Runs only holding the database's lock: a fold without it
+ * could overwrite another's (so when the lock is busy past the wait, the
+ * journal is left for the next fold). A journal a folder had moved aside
+ * before it was killed (its time budget ran out) is folded too: holding the
+ * lock, every `.folding` file there is an orphan.
  */
 export function fold(paths: DataPaths, settings: Settings, now: Date): number {
+  const dir = path.dirname(paths.learnJournal);
+  const orphanPrefix = `${path.basename(paths.learnJournal)}.`;
+  const orphans = () => {
+    try {
+      return fs.readdirSync(dir).filter((f) => f.startsWith(orphanPrefix) && f.endsWith('.folding')).map((f) => path.join(dir, f));
+    } catch {
+      return [];
+    }
+  };
   // Nothing new: leave the database alone (parsing 10,000 patterns costs more than a hook's whole start-up).
-  if (!fs.existsSync(paths.learnJournal)) return 0;
-  return withLock(
+  if (!fs.existsSync(paths.learnJournal) && orphans().length === 0) return 0;
+  const folded = tryWithLock(
     paths.patternDb,
     () => {
       const taken = `${paths.learnJournal}.${process.pid}.folding`;
-      let runs: LearnedRun[] = [];
       try {
         fs.renameSync(paths.learnJournal, taken);
-        runs = readJsonLines(taken).filter(isRun);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       }
+      const files = orphans();
+      const runs = files.flatMap((f) => readJsonLines(f).filter(isRun));
       const db = readDb(paths);
       if (runs.length > 0) {
         applyRuns(db, runs, settings.shadow_learner.max_patterns);
@@ -293,11 +307,12 @@ export function fold(paths: DataPaths, settings: Settings, now: Date): number {
         writeJsonAtomic(paths.patternDb, db, false);
       }
       writeJsonAtomic(paths.predictionCache, buildPredictions(db, settings.shadow_learner, now.getTime()), false);
-      fs.rmSync(taken, { force: true });
+      for (const f of files) fs.rmSync(f, { force: true });
       return runs.length;
     },
     Math.max(200, settings.performance.max_hook_execution_time / 2),
   );
+  return folded ?? 0;
 }
 
 function isRun(v: unknown): v is LearnedRun {

@@ -185,6 +185,15 @@ function staleLockInode(lock: string): number | null {
  * must not hang) and says so in `notices`.
  */
 export function withLock<T>(file: string, fn: () => T, waitMs = defaultLockWaitMs): T {
+  return lockAnd(file, fn, waitMs, true) as T;
+}
+
+/** As withLock, but when the lock cannot be had within `waitMs`, returns null without running `fn` (work that can wait for the next hook). */
+export function tryWithLock<T>(file: string, fn: () => T, waitMs = defaultLockWaitMs): T | null {
+  return lockAnd(file, fn, waitMs, false);
+}
+
+function lockAnd<T>(file: string, fn: () => T, waitMs: number, runAnyway: boolean): T | null {
   const lock = `${file}.lock`;
   const start = Date.now();
   let fd: number | null = null;
@@ -222,6 +231,10 @@ export function withLock<T>(file: string, fn: () => T, waitMs = defaultLockWaitM
         continue; // released or taken over meanwhile
       }
       if (Date.now() - start > waitMs) {
+        if (!runAnyway) {
+          notices.push(`lock ${path.basename(lock)} still held after ${waitMs} ms; left the work for the next hook`);
+          return null;
+        }
         notices.push(`lock ${path.basename(lock)} still held after ${waitMs} ms; went ahead without it`);
         break;
       }
