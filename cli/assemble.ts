@@ -13,7 +13,7 @@ import { StepMotionController } from '../firmware/step-controller';
 import { degToSteps } from '../firmware/units';
 import { SimAxis } from '../sim/sim-axis';
 import { GrblDriver, type GrblDriverOptions } from '../hal/grbl-driver';
-import { SimGrblController } from '../sim/grbl-controller';
+import { SimGrblController, type SimGrblOptions } from '../sim/grbl-controller';
 import { FirmataDriver, type FirmataDriverOptions, type FirmataWiring } from '../hal/firmata-driver';
 import { DEFAULT_FIRMATA_WIRING, SimFirmataBoard } from '../sim/firmata-board';
 import type { SerialTrace } from '../hal/serial-link';
@@ -138,9 +138,15 @@ export interface SimGrblBoard {
 }
 
 /** A simulated grbl board for `config`, writing its bytes with `send`; call `board.powerUp()` once it is wired. */
-export function createSimGrblBoard(clock: Clock, config: PositionerConfig, simSettings: SimSettings, send: (text: string) => void): SimGrblBoard {
+export function createSimGrblBoard(
+  clock: Clock,
+  config: PositionerConfig,
+  simSettings: SimSettings,
+  send: (text: string) => void,
+  options: Pick<SimGrblOptions, 'build' | 'eepromTiming'> & { settings?: Record<number, number> } = {},
+): SimGrblBoard {
   const sim = buildSimAxes(config, simSettings);
-  const board = new SimGrblController({ clock, axes: sim, settings: grblSettingsFor(config), send });
+  const board = new SimGrblController({ clock, axes: sim, settings: { ...grblSettingsFor(config), ...options.settings }, send, build: options.build, eepromTiming: options.eepromTiming });
   return { board, sim, receive: (data) => board.receive(data) };
 }
 
@@ -154,7 +160,7 @@ export function createGrblPositioner(
   clock: Clock,
   config: PositionerConfig,
   serial: SerialSettings,
-  tuning: Pick<GrblDriverOptions, 'pollMovingMs' | 'pollIdleMs' | 'answerTimeoutMs' | 'retryMs'> = {},
+  tuning: Pick<GrblDriverOptions, 'pollMovingMs' | 'pollIdleMs' | 'answerTimeoutMs' | 'retryMs' | 'stopMode' | 'bannerTimeoutMs'> = {},
 ): DriverPositioner {
   const controller = new GrblDriver({
     path: serial.path,

@@ -135,6 +135,26 @@ function rotctldPortOf(value: string | undefined): number | undefined {
   return port;
 }
 
+/** `grbl-setup`: exit 0 set up as needed, 1 it is not (or a write failed), 2 usage/config error, 3 no grbl on the port. */
+async function grblSetupCommand(argv: { serial: string; baud: number; config?: string; write: boolean; json: boolean }): Promise<void> {
+  const setup = require('./grbl-setup') as typeof import('./grbl-setup');
+  const { loadConfig } = require('./config-file') as typeof import('./config-file');
+  const { WallClock } = require('../sim/wall-clock') as typeof import('../sim/wall-clock');
+  let config;
+  try {
+    config = loadConfig(argv.config).config;
+  } catch (e) {
+    fail((e as Error).message, EXIT.usage);
+  }
+  try {
+    const report = await setup.grblSetup({ path: argv.serial, baudRate: argv.baud, config, write: argv.write, clock: new WallClock(1) });
+    process.stdout.write(argv.json ? `${JSON.stringify(report)}\n` : `${setup.formatReport(report)}\n`);
+    process.exit(setup.exitCodeOf(report));
+  } catch (e) {
+    fail((e as Error).message, e instanceof setup.GrblSetupError ? e.exitCode : EXIT.failed);
+  }
+}
+
 async function serve(argv: { host?: string; port?: number; config?: string; 'time-scale': number; home: boolean; quiet: boolean; rotctld?: string; driver?: 'sim' | 'grbl' | 'firmata'; serial?: string; baud?: number; 'trace-serial': boolean }): Promise<void> {
   // Loaded only here: client commands start faster without express.
   const { startServer } = require('./serve') as typeof import('./serve');
@@ -224,6 +244,17 @@ export function main(args: string[]): Promise<unknown> | unknown {
           .option('trace-serial', { type: 'boolean', default: false, describe: 'print every chunk written to and read from the board on stderr (text, or hex for Firmata)' })
           .option('rotctld', { type: 'string', describe: `also serve the Hamlib rotctld protocol (Gpredict, rotctl -m 2) on this TCP port; alone: ${ROTCTLD_DEFAULT_PORT}` }),
       (argv) => serve(argv),
+    )
+    .command(
+      'grbl-setup',
+      'read a grbl board\'s $$ settings against what the config needs; --write sends the differing ones (send-response) and verifies',
+      (y) =>
+        y
+          .option('serial', { type: 'string', demandOption: true, describe: 'serial device of the grbl board, e.g. /dev/ttyUSB0' })
+          .option('baud', { type: 'number', default: 115200, describe: 'serial baud rate' })
+          .option('config', { alias: 'c', type: 'string', describe: 'JSON config file (default: the built-in config)' })
+          .option('write', { type: 'boolean', default: false, describe: 'send the settings that differ, one at a time, then read them back' }),
+      (argv) => grblSetupCommand(argv),
     )
     .command(
       'status',

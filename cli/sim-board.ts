@@ -19,6 +19,7 @@ import { loadConfig } from './config-file';
 import { PtyPair } from '../sim/pty-pair';
 import { attachBoard } from '../sim/serial-peer';
 import { WallClock } from '../sim/wall-clock';
+import { STOCK_BUILD, XY_BUILD } from '../sim/grbl-controller';
 
 const EXIT = { ok: 0, failed: 1, usage: 2 } as const;
 
@@ -36,6 +37,7 @@ interface Args {
   'time-scale': number;
   quiet: boolean;
   json: boolean;
+  'grbl-build': 'xy' | 'stock';
 }
 
 async function run(argv: Args): Promise<void> {
@@ -67,7 +69,9 @@ async function run(argv: Args): Promise<void> {
   let peer;
   try {
     peer = await attachBoard(device!, baud, (send) =>
-      argv.board === 'grbl' ? createSimGrblBoard(clock, loaded.config, loaded.sim, send) : createSimFirmataBoard(clock, loaded.config, loaded.sim, send),
+      argv.board === 'grbl'
+        ? createSimGrblBoard(clock, loaded.config, loaded.sim, send, { build: argv['grbl-build'] === 'stock' ? STOCK_BUILD : XY_BUILD })
+        : createSimFirmataBoard(clock, loaded.config, loaded.sim, send),
     );
   } catch (e) {
     await pty?.dispose();
@@ -113,7 +117,12 @@ export function main(args: string[]): Promise<unknown> {
           .option('config', { alias: 'c', type: 'string', describe: 'positioner JSON config file: the machine to simulate (see README)' })
           .option('time-scale', { type: 'number', default: 1, describe: 'run simulated time this many times faster than real time' })
           .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'print nothing but errors' })
-          .option('json', { type: 'boolean', default: false, describe: 'print events as JSON lines' }),
+          .option('json', { type: 'boolean', default: false, describe: 'print events as JSON lines' })
+          .option('grbl-build', {
+            choices: ['xy', 'stock'] as const,
+            default: 'xy' as const,
+            describe: 'grbl only: the build docs/hardware.md asks for (X|Y homing cycle, single-axis homing), or an unmodified config.h (homes Z first, no $HX/$HY)',
+          }),
       (argv) => run(argv as unknown as Args),
     )
     .strict()

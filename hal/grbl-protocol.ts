@@ -27,6 +27,61 @@ export const RT_JOG_CANCEL = 0x85;
 export const RX_BUFFER_BYTES = 128;
 /** grbl's longest line; longer lines are refused with error:11. */
 export const LINE_MAX_CHARS = 80;
+/**
+ * The highest step rate grbl 1.1 sustains on a 16 MHz ATmega328P (config.h,
+ * MAX_STEP_RATE_HZ; settings.md "30kHz"). Above it the real firmware does not
+ * just run slow: on the simulated MCU a phi move asked for 40 kHz ended early,
+ * Idle 80 deg short of its target, and the `G4 P0` behind it was never answered.
+ */
+export const MAX_STEP_RATE_HZ = 30_000;
+
+/** grbl's build, from `$I`: `[VER:1.1h.20190825:]` and `[OPT:VH,15,128]`. */
+export interface BuildInfo {
+  version: string;
+  /** The option letters of `[OPT:...]` (report.c report_build_info()): H = HOMING_SINGLE_AXIS_COMMANDS, Z = HOMING_FORCE_SET_ORIGIN, ... */
+  options: string;
+  plannerBlocks: number | null;
+  rxBufferBytes: number | null;
+}
+
+/** `[VER:1.1h.20190825:]` -> '1.1h.20190825'; null otherwise. */
+export function parseVersionLine(line: string): string | null {
+  const m = /^\[VER:([^:\]]*)(?::[^\]]*)?\]$/.exec(line);
+  return m ? m[1] : null;
+}
+
+/** `[OPT:VH,15,128]` -> options, planner blocks, rx buffer; null otherwise. */
+export function parseOptionsLine(line: string): Omit<BuildInfo, 'version'> | null {
+  const m = /^\[OPT:([A-Z*$#]*)(?:,(\d+))?(?:,(\d+))?\]$/.exec(line);
+  if (!m) return null;
+  return { options: m[1], plannerBlocks: m[2] === undefined ? null : Number(m[2]), rxBufferBytes: m[3] === undefined ? null : Number(m[3]) };
+}
+
+/**
+ * The longest a homing cycle of `axes` can take with these `$` settings, in
+ * microseconds, following grbl limits.c limits_go_home(): a search of
+ * 1.5 x the largest max travel ($130..) at the seek rate ($25, the path rate
+ * scaled by sqrt(axes) so each axis runs at $25), a pull-off ($27) at the
+ * seek rate, a locate approach over 5 x $27 at the feed rate ($24), a final
+ * pull-off, a debounce delay ($26 ms) after each of the four phases, and the
+ * acceleration ($120/$121) at each start. A homing that has not ended by then
+ * has gone wrong: grbl itself would have raised ALARM:8 or 9.
+ */
+export function homingWorstCaseUs(settings: ReadonlyMap<number, number>, axes: readonly ('X' | 'Y')[]): number {
+  const get = (id: number, fallback: number) => settings.get(id) ?? fallback;
+  const travel = Math.max(...axes.map((a) => get(a === 'X' ? 130 : 131, 200)));
+  const seekDegS = Math.max(get(25, 500), 1e-3) / 60;
+  const feedDegS = Math.max(get(24, 25), 1e-3) / 60;
+  const pullOff = get(27, 1);
+  const accel = Math.max(Math.min(...axes.map((a) => get(a === 'X' ? 120 : 121, 10))), 1e-3);
+  const rampS = (v: number) => v / accel; // reaching speed v from rest costs at most v/a extra seconds
+  const seconds =
+    (1.5 * travel) / seekDegS + rampS(seekDegS) + // search
+    (2 * pullOff) / seekDegS + 2 * rampS(seekDegS) + // two pull-offs
+    (5 * pullOff) / feedDegS + rampS(feedDegS) + // locate
+    (4 * get(26, 250)) / 1000; // debounce after each phase
+  return Math.ceil(seconds * 1e6);
+}
 
 /** grbl 1.1 `error:N` codes, in our words. */
 export const GRBL_ERRORS: Record<number, string> = {
@@ -164,6 +219,12 @@ export function describeAlarm(code: number): string {
 export function formatNumber(value: number, decimals = 3): string {
   const text = value.toFixed(decimals);
   return /^-0\.?0*$/.test(text) ? text.slice(1) : text;
+}
+
+/** As formatNumber, without trailing zeros: `93.3` rather than `93.300000` (every byte on the wire counts). */
+export function compactNumber(value: number, decimals = 4): string {
+  const text = formatNumber(value, decimals);
+  return text.includes('.') ? text.replace(/0+$/, '').replace(/\.$/, '') : text;
 }
 
 /**

@@ -1,54 +1,60 @@
 /**
- * A simulated grbl 1.1 controller: an Arduino with a CNC shield, as seen
- * from the USB serial line. It speaks the real wire protocol (hal/grbl-protocol.ts)
- * over any byte stream and moves the same simulated steppers (sim/sim-axis.ts)
- * as the simulation backend, so the real grbl driver can be exercised
- * without hardware: attach it to the far end of a pty pair (sim/serial-peer.ts).
+ * A simulated grbl 1.1h board (an Arduino Uno with a CNC shield) as seen from
+ * its USB serial line, built from grbl's own source (gnea/grbl, v1.1h) and
+ * checked byte for byte against the real firmware on a simulated ATmega328P
+ * (test/fixtures/grbl-real-*.json). Each behaviour cites where grbl does it.
  *
- * Like a real board it plans on board: its "firmware" is our own step
- * controller (firmware/step-controller.ts) on the clock it is given, playing
- * the part of grbl's planner and stepper. What it models:
- *   - a 128-byte receive buffer (bytes beyond it are lost and counted in
- *     `rxOverflows`, as on the real board), lines answered `ok` / `error:N`;
- *   - real-time bytes picked out of the stream before the line queue:
- *     '?' status, '!' feed hold, '~' resume, 0x18 soft reset;
- *   - a planner queue of 15 blocks (G0/G1 are answered `ok` when queued; G4
- *     and `$` commands wait for the queue to drain, so `G4 P0` is answered
- *     when the machine has arrived);
- *   - `$$`, `$N=value`, `$X`, `$H`/`$HX`/`$HY` (seek, back-off, approach,
- *     then pull off by $27 as grbl does), `$I`;
- *   - alarms: homing failures (8, 9), reset while moving (3) or homing (6),
- *     a driver fault wired to the limit input (1, with a `[MSG:...]` naming
- *     it, then locked until reset), and `raiseAlarm()` for tests;
- *   - power-up and every reset print the banner; with homing enabled the
- *     board starts locked in Alarm until `$H` or `$X`.
- * Simplifications, on purpose: a feed hold halts at once (grbl decelerates),
- * only G0/G1/G4/G21/G53/G90/G91/G94 and F/X/Y/Z/P words are understood,
- * and the machine position is the step controller's (0 at power-on, the
- * switch + $27 after homing).
+ *   serial bytes ──► USART (2-byte FIFO; lost while interrupts are off)
+ *                    └► RX ISR: '?', '!', '~', 0x18 acted on at once,
+ *                       the rest into the 128-byte ring buffer
+ *   main loop ──► one line at a time: `$` commands, G-code into a
+ *                 15-block planner; G4 and `$` commands wait for it
+ *   stepper ──► one block at a time, a trapezoid per block, Bresenham over
+ *               the axes; a step is counted one interrupt before it is output
+ *
+ * Simplifications, each on purpose: blocks start and end at rest (grbl's
+ * planner joins consecutive blocks at speed; the positioner's driver sends
+ * one move at a time); only the G-code the driver and a user at a terminal
+ * need is understood (G0 G1 G4 G17 G21 G40 G53 G54 G90 G91 G94, F X Y Z P N,
+ * M2 M5 M9 M30); above the 30 kHz step-rate ceiling a block runs at the
+ * ceiling (the real firmware misbehaves there: hal/grbl-protocol.ts
+ * MAX_STEP_RATE_HZ); the status report carries MPos/WPos, Bf, FS, Pn, WCO, Ov.
  */
-import type { AxisName, AxisPair } from '../hal/axes';
-import { AXES, mapAxes } from '../hal/axes';
+import type { AxisPair } from '../hal/axes';
 import type { Clock, TimerHandle } from '../hal/clock';
-import {
-  formatNumber,
-  LINE_MAX_CHARS,
-  RT_FEED_HOLD,
-  RT_RESET,
-  RT_RESUME,
-  RT_STATUS,
-  RX_BUFFER_BYTES,
-} from '../hal/grbl-protocol';
-import type { MotionEnd } from '../hal/motion-controller';
-import type { HomingConfig } from '../firmware/config';
-import { StepMotionController } from '../firmware/step-controller';
+import { MAX_STEP_RATE_HZ, RT_FEED_HOLD, RT_RESET, RT_RESUME, RT_STATUS, RX_BUFFER_BYTES } from '../hal/grbl-protocol';
+import { Profile } from './grbl-profile';
 import type { SimAxis } from './sim-axis';
 
 export const SIM_GRBL_VERSION = '1.1h';
-const PLANNER_BLOCKS = 15;
+/** report.c report_build_info(): the version and build date of the tagged 1.1h release, then the build info string ($I=, empty). */
+const VERSION_LINE = '[VER:1.1h.20190825:]';
+const PLANNER_BLOCKS = 15; // config.h BLOCK_BUFFER_SIZE 16, one kept free (planner.c)
+const LINE_BUFFER_SIZE = 80; // protocol.c LINE_BUFFER_SIZE
+/** One byte at 115200 baud 8N1. */
+const BYTE_US = 1e6 * 10 / 115200;
+/** report.c report_alarm_message(): delay_ms(500) after printing an alarm. */
+const ALARM_PAUSE_US = 500_000;
+/** ATmega328P datasheet: an EEPROM erase+write takes 3.4 ms; eeprom.c eeprom_put_char() waits for it with interrupts off. */
+const EEPROM_BYTE_US = 3400;
+/** How often the simulated stepper catches up with its step times (each step keeps its exact time). */
+const TICK_US = 1000;
 
-/** grbl settings the simulator knows, with their meaning (a subset of grbl's `$$`). */
-export const GRBL_SETTING_IDS = [0, 1, 2, 3, 4, 5, 6, 10, 11, 12, 13, 20, 21, 22, 23, 24, 25, 26, 27, 30, 31, 32, 100, 101, 102, 110, 111, 112, 120, 121, 122, 130, 131, 132] as const;
+type Axis3 = [number, number, number];
+const LETTERS = ['X', 'Y', 'Z'] as const;
+
+/** Compile-time options of the grbl build (grbl/config.h). */
+export interface SimGrblBuild {
+  /** HOMING_CYCLE_0, _1, ...: the axes of each homing cycle, in order. */
+  homingCycles: readonly (readonly ('X' | 'Y' | 'Z')[])[];
+  /** HOMING_SINGLE_AXIS_COMMANDS: `$HX`, `$HY`, `$HZ`. */
+  singleAxisHoming: boolean;
+}
+
+/** The build docs/hardware.md asks for (and ../shared/grbl-real runs): one X|Y cycle, single-axis homing. */
+export const XY_BUILD: SimGrblBuild = { homingCycles: [['X', 'Y']], singleAxisHoming: true };
+/** An unmodified config.h: Z homes first (HOMING_CYCLE_0), then X and Y; no single-axis homing. */
+export const STOCK_BUILD: SimGrblBuild = { homingCycles: [['Z'], ['X', 'Y']], singleAxisHoming: false };
 
 export interface SimGrblOptions {
   clock: Clock;
@@ -57,73 +63,117 @@ export interface SimGrblOptions {
   settings: Record<number, number>;
   /** Where the board writes its bytes (the serial line). */
   send: (text: string) => void;
+  build?: SimGrblBuild;
+  /** Model the EEPROM write time and the USART overrun it causes (default true, as the chip). */
+  eepromTiming?: boolean;
 }
 
 type SimState = 'Idle' | 'Run' | 'Hold' | 'Home' | 'Alarm';
-
-interface Block {
-  targetMm: [number, number];
-  /** mm/min along the path; null = rapid (G0). */
-  feedMmMin: number | null;
-}
 
 export interface SimGrblEvent {
   type: 'halt' | 'alarm' | 'reset' | 'line' | 'realtime';
   detail: string;
 }
 
+/** grbl's `$$` settings and their defaults (defaults.h DEFAULTS_GENERIC), and which print as integers (report.c report_grbl_settings()). */
 const DEFAULTS: Record<number, number> = {
-  0: 10, 1: 25, 2: 0, 3: 0, 4: 0, 5: 0, 6: 0, 10: 1, 11: 0.01, 12: 0.002, 13: 0, 20: 0, 21: 0, 22: 1, 23: 3,
-  24: 60, 25: 600, 26: 250, 27: 2, 30: 1000, 31: 0, 32: 0, 100: 320, 101: 800, 102: 250, 110: 3600, 111: 3600,
-  112: 500, 120: 20, 121: 20, 122: 10, 130: 200, 131: 400, 132: 200,
+  0: 10, 1: 25, 2: 0, 3: 0, 4: 0, 5: 0, 6: 0, 10: 1, 11: 0.01, 12: 0.002, 13: 0, 20: 0, 21: 0, 22: 0, 23: 0,
+  24: 25, 25: 500, 26: 250, 27: 1, 30: 1000, 31: 0, 32: 0, 100: 250, 101: 250, 102: 250, 110: 500, 111: 500,
+  112: 500, 120: 10, 121: 10, 122: 10, 130: 200, 131: 200, 132: 200,
 };
+export const GRBL_SETTING_IDS = Object.keys(DEFAULTS).map(Number);
+const INTEGER_SETTINGS = new Set([0, 1, 2, 3, 4, 5, 6, 10, 13, 20, 21, 22, 23, 26, 30, 31, 32]);
+
+interface Block {
+  targetSteps: Axis3;
+  /** Path rate, mm/min (G0: null, the axes' max rates). */
+  rateMmMin: number | null;
+}
+
+interface HomingPhase {
+  approach: boolean;
+  cycleAxes: number[];
+  /** Axes whose switch has been found in this approach: still counted, no longer stepped (stepper.c homing_axis_lock). */
+  locked: Set<number>;
+}
+
+interface Run {
+  startSteps: Axis3;
+  delta: Axis3;
+  events: number;
+  lengthMm: number;
+  profile: Profile;
+  t0Us: number;
+  done: number;
+  counter: Axis3;
+  accelMmS2: number;
+  vmaxMmS: number;
+  homing: HomingPhase | null;
+  onEnd: (how: 'done' | 'locked') => void;
+  lastEventUs: number;
+  prevEventUs: number;
+}
 
 export class SimGrblController {
   readonly settings = new Map<number, number>();
-  /** Every line taken from the receive buffer, in order (for tests). */
+  /** Every line the main loop took from the receive buffer, as received (for tests). */
   readonly linesReceived: string[] = [];
-  /** Bytes lost because the host overfilled the 128-byte receive buffer. */
+  /** Bytes lost because the 128-byte receive buffer was full. */
   rxOverflows = 0;
+  /** Bytes lost in the USART while interrupts were off (EEPROM writes). */
+  rxOverruns = 0;
+  readonly build: SimGrblBuild;
   private readonly listeners = new Set<(event: SimGrblEvent) => void>();
+  private readonly eepromTiming: boolean;
 
-  private readonly motion: StepMotionController;
-  private readonly homing: AxisPair<HomingConfig>;
-  private readonly perDegInternal: AxisPair<number>;
   private state: SimState = 'Idle';
-  /** Locked after a hard-limit alarm: every line is ignored until a reset. */
-  private critical = false;
-  private partial = '';
-  private partialOverflow = false;
-  private readonly pending: string[] = [];
+  private powered = false;
+  /** sys_position: the steps grbl has counted. */
+  private readonly sysPos: Axis3 = [0, 0, 0];
+  /** The step each axis has counted but not yet output (stepper.c: the outbits of one interrupt go out at the next). */
+  private readonly pendingOut: Axis3 = [0, 0, 0];
+  /** Where the planner's last block ends (planner.c pl.position). */
+  private plannedSteps: Axis3 = [0, 0, 0];
+  private ring: number[] = [];
+  private line = '';
+  private lineOverflow = false;
+  private lineComment = false;
   private readonly blocks: Block[] = [];
-  private running: Block | null = null;
-  private held: Block | null = null;
-  /** A G4 or `$` command waiting for motion to finish, or running (dwell, homing). */
-  private syncBusy = false;
-  private dwell: TimerHandle | null = null;
-  /** Bumped by every reset/alarm so callbacks of aborted motions are ignored. */
+  private run: Run | null = null;
+  private runTimer: TimerHandle | null = null;
+  /** Feed hold: 'decel' until the machine stands, then 'complete' (Hold:1 / Hold:0). */
+  private hold: 'none' | 'decel' | 'complete' = 'none';
+  /** What keeps the main loop from taking the next line. */
+  private busy: 'sync' | 'dwell' | 'home' | 'eeprom' | 'abort' | 'planner' | null = null;
+  /** The motion line waiting for a free planner block. */
+  private plannerWait: string | null = null;
+  /** The line being executed (its `ok` is owed even when a reset cuts it short). */
+  private executing = false;
+  private reportPending = false;
+  /** Waiting for a reset after a hard or soft limit (protocol.c critical event loop). */
+  private critical = false;
   private generation = 0;
-  private modal = { rapid: false, relative: false, feedMmMin: 0 };
-  private plannedMm: [number, number] = [0, 0];
+  private lastRxUs = -Infinity;
+  private eepromWindow: { startUs: number; endUs: number; kept: number[] } | null = null;
+  private modal = { rapid: true, relative: false, feedMmMin: 0 };
+  private wcoCounter = 0;
+  private ovrCounter = 0;
 
   constructor(private readonly opts: SimGrblOptions) {
+    this.build = opts.build ?? XY_BUILD;
+    this.eepromTiming = opts.eepromTiming ?? true;
     for (const id of GRBL_SETTING_IDS) this.settings.set(id, opts.settings[id] ?? DEFAULTS[id]);
-    this.perDegInternal = { theta: this.setting(100), phi: this.setting(101) };
-    this.homing = mapAxes(opts.axes, () => ({ seekDegS: 10, feedDegS: 1, pullOffDeg: 2 }));
-    this.motion = new StepMotionController({
-      clock: opts.clock,
-      hardware: mapAxes(opts.axes, (a) => ({ stepper: a.stepper, homeSwitch: a.homeSwitch })),
-      stepsPerDeg: this.perDegInternal,
-      homing: this.homing,
-      travelDeg: { theta: this.setting(130), phi: this.setting(131) },
-      homingAccelDegS2: () => Math.min(this.setting(120), this.setting(121)),
-    });
   }
 
-  /** Power-up: the banner, and the alarm lock when homing is enabled. */
+  /**
+   * Power-up, or the reset an Uno's auto-reset gives when a port opens (DTR): the banner
+   * (report.c report_init_message()), and with homing enabled the alarm lock
+   * (main.c HOMING_INIT_LOCK; protocol.c protocol_main_loop(): "[MSG:'$H'|'$X' to unlock]").
+   */
   powerUp(): void {
+    this.powered = true;
     this.state = this.setting(22) ? 'Alarm' : 'Idle';
-    this.sendBanner();
+    this.reinit();
   }
 
   onEvent(listener: (event: SimGrblEvent) => void): () => void {
@@ -131,391 +181,765 @@ export class SimGrblController {
     return () => this.listeners.delete(listener);
   }
 
-  /** What the board is doing, as its status report names it. */
   currentState(): SimState {
     return this.state;
   }
 
-  /** Bytes from the serial line. */
-  receive(data: Buffer): void {
-    for (const byte of data) {
-      if (byte === RT_STATUS) this.sendStatus();
-      else if (byte === RT_FEED_HOLD) this.feedHold();
-      else if (byte === RT_RESUME) this.resume();
-      else if (byte === RT_RESET) this.reset();
-      else if (byte >= 0x80) continue; // extended real-time commands (overrides, jog cancel): nothing to do here
-      else this.receiveByte(byte);
-    }
-    this.pump();
+  /** The machine position grbl has counted, in steps (X, Y, Z). */
+  countedSteps(): Axis3 {
+    return [...this.sysPos];
   }
 
-  /** Raises an alarm as the board would (tests: "the controller raised an alarm"). */
+  /** Raises an alarm as the board would (tests: "the controller raised an alarm"); 1 and 2 are critical. */
   raiseAlarm(code: number, message?: string): void {
-    this.alarm(code, message);
-  }
-
-  private receiveByte(byte: number): void {
-    const buffered = this.partial.length + this.pending.reduce((n, l) => n + l.length + 1, 0);
-    if (buffered >= RX_BUFFER_BYTES - 1) {
-      this.rxOverflows++;
-      return;
-    }
-    if (byte === 0x0a || byte === 0x0d) {
-      if (this.partial.length > 0 || this.partialOverflow) {
-        this.pending.push(this.partialOverflow ? '\u0000overflow' : this.partial);
-      } else if (byte === 0x0a) {
-        this.pending.push(''); // an empty line is answered ok, as grbl does
-      }
-      this.partial = '';
-      this.partialOverflow = false;
-      return;
-    }
-    if (this.partial.length >= LINE_MAX_CHARS) this.partialOverflow = true;
-    else this.partial += String.fromCharCode(byte);
-  }
-
-  private setting(id: number): number {
-    return this.settings.get(id) ?? 0;
-  }
-
-  private emit(type: SimGrblEvent['type'], detail: string): void {
-    for (const listener of this.listeners) listener({ type, detail });
-  }
-
-  private sendLine(text: string): void {
-    this.opts.send(`${text}\r\n`);
-  }
-
-  private sendBanner(): void {
-    this.opts.send(`\r\nGrbl ${SIM_GRBL_VERSION} ['$' for help]\r\n`);
-    if (this.state === 'Alarm') this.sendLine("[MSG:'$H'|'$X' to unlock]");
-  }
-
-  private positionMm(): [number, number] {
-    const steps = this.motion.positionSteps();
-    return [steps.theta / this.setting(100), steps.phi / this.setting(101)];
-  }
-
-  private sendStatus(): void {
-    const [x, y] = this.positionMm();
-    const v = this.motion.velocityDegS();
-    const feed = Math.round(Math.hypot(v.theta, v.phi) * 60);
-    const state = this.state === 'Hold' ? 'Hold:0' : this.state;
-    const pins = AXES.filter((a) => this.opts.axes[a].homeSwitch.isTriggered())
-      .map((a) => (a === 'theta' ? 'X' : 'Y'))
-      .join('');
-    this.sendLine(`<${state}|MPos:${formatNumber(x)},${formatNumber(y)},0.000|FS:${feed},0${pins ? `|Pn:${pins}` : ''}>`);
-  }
-
-  private feedHold(): void {
-    this.emit('realtime', 'feed hold');
-    if (this.state !== 'Run') return;
-    this.generation++;
-    this.motion.stop();
-    this.emit('halt', 'feed hold');
-    this.held = this.running;
-    this.running = null;
-    this.state = 'Hold';
-  }
-
-  private resume(): void {
-    this.emit('realtime', 'resume');
-    if (this.state !== 'Hold') return;
-    this.state = 'Idle';
-    if (this.held) this.blocks.unshift(this.held);
-    this.held = null;
-    this.runNext();
-  }
-
-  private reset(): void {
-    this.emit('realtime', 'reset');
-    const wasMoving = this.state === 'Run' || this.state === 'Home';
-    const alarmCode = this.state === 'Home' ? 6 : this.state === 'Run' ? 3 : null;
-    this.abortAll();
-    if (wasMoving) this.emit('halt', 'reset');
-    if (alarmCode !== null) this.sendLine(`ALARM:${alarmCode}`);
-    this.critical = false;
-    if (alarmCode !== null || (this.state === 'Alarm' && this.setting(22))) this.state = 'Alarm';
-    else this.state = 'Idle';
-    this.modal = { rapid: false, relative: false, feedMmMin: 0 };
-    this.emit('reset', alarmCode === null ? 'soft reset' : `soft reset, ALARM:${alarmCode}`);
-    this.sendBanner();
-  }
-
-  /** Stops everything and forgets every queued line and block. */
-  private abortAll(): void {
-    this.generation++;
-    this.motion.stop();
-    this.dwell?.cancel();
-    this.dwell = null;
-    this.blocks.length = 0;
-    this.pending.length = 0;
-    this.partial = '';
-    this.partialOverflow = false;
-    this.running = null;
-    this.held = null;
-    this.syncBusy = false;
-    this.plannedMm = this.positionMm();
-  }
-
-  private alarm(code: number, message?: string): void {
-    const wasMoving = this.state === 'Run' || this.state === 'Home';
-    this.abortAll();
-    if (wasMoving) this.emit('halt', `ALARM:${code}`);
-    this.state = 'Alarm';
     if (message) this.sendLine(`[MSG:${message}]`);
-    this.sendLine(`ALARM:${code}`);
-    this.emit('alarm', `ALARM:${code}${message ? ` ${message}` : ''}`);
-    if (code === 1 || code === 2) {
-      this.critical = true;
-      this.sendLine('[MSG:Reset to continue]');
+    this.abort(code, code === 1 || code === 2);
+  }
+
+  /** Bytes from the serial line, arriving one byte time apart from now on. */
+  receive(data: Buffer): void {
+    // Before power-up (an Uno in its bootloader after the DTR reset) nothing runs grbl: bytes are lost.
+    if (!this.powered) return;
+    for (const byte of data) {
+      const atUs = Math.max(this.now(), this.lastRxUs + BYTE_US);
+      this.lastRxUs = atUs;
+      if (this.lostInUsart(atUs)) continue;
+      this.rxIsr(byte);
+      this.mainLoop(atUs);
     }
   }
 
-  /** Takes lines from the receive buffer while the one at its head can be handled now. */
-  private pump(): void {
-    while (this.pending.length > 0 && !this.syncBusy) {
-      const line = this.pending[0];
-      if (this.critical) {
-        this.pending.shift();
-        continue;
-      }
-      const compact = line.replace(/\s+/g, '').toUpperCase();
-      if (line === '\u0000overflow') {
-        this.pending.shift();
-        this.sendLine('error:11');
-        continue;
-      }
-      if (compact.startsWith('$')) {
-        if (this.running || this.blocks.length > 0) return; // waits for the machine to stop
-        this.pending.shift();
-        this.linesReceived.push(line);
-        this.emit('line', line);
-        this.systemCommand(compact);
-        continue;
-      }
-      const words = parseWords(compact);
-      if (words === null) {
-        this.pending.shift();
-        this.linesReceived.push(line);
-        this.sendLine(compact.length > 0 && !/^[A-Z]/.test(compact) ? 'error:1' : 'error:2');
-        continue;
-      }
-      if (this.state === 'Alarm' && words.length > 0) {
-        this.pending.shift();
-        this.linesReceived.push(line);
-        this.sendLine('error:9');
-        continue;
-      }
-      const isDwell = words.some((w) => w.letter === 'G' && w.value === 4);
-      if (isDwell && (this.running || this.blocks.length > 0 || this.state === 'Hold')) return;
-      const isMotion = words.some((w) => 'XYZ'.includes(w.letter));
-      if (isMotion && this.blocks.length >= PLANNER_BLOCKS) return;
-      this.pending.shift();
-      this.linesReceived.push(line);
-      this.emit('line', line);
-      const result = this.gcode(words);
-      if (result !== null) this.sendLine(`error:${result}`);
-    }
+  // ---- serial (serial.c) ----
+
+  /**
+   * While the main loop waits for an EEPROM write with interrupts off (eeprom.c eeprom_put_char()), the
+   * USART keeps two bytes; any further byte in the same wait is lost (ATmega328P data overrun).
+   */
+  private lostInUsart(atUs: number): boolean {
+    const w = this.eepromWindow;
+    if (!w || atUs < w.startUs || atUs >= w.endUs) return false;
+    const slot = Math.floor((atUs - w.startUs) / EEPROM_BYTE_US);
+    w.kept[slot] = (w.kept[slot] ?? 0) + 1;
+    if (w.kept[slot] <= 2) return false;
+    this.rxOverruns++;
+    return true;
   }
 
-  /** Executes one G-code line; returns an error code, or null when it was answered (or will be). */
-  private gcode(words: Word[]): number | null {
+  /** serial.c ISR(SERIAL_RX): real-time commands are picked out of the stream, the rest goes to the ring buffer. */
+  private rxIsr(byte: number): void {
+    if (byte === RT_RESET) return this.softReset();
+    if (byte === RT_STATUS) {
+      this.reportPending = true;
+      return;
+    }
+    if (byte === RT_FEED_HOLD) return this.feedHold();
+    if (byte === RT_RESUME) return this.resume();
+    if (byte >= 0x80) return; // extended real-time commands (overrides, jog cancel): nothing the positioner uses
+    if (this.ring.length >= RX_BUFFER_BYTES) {
+      this.rxOverflows++; // serial.c: the byte is dropped when the ring buffer is full
+      return;
+    }
+    this.ring.push(byte);
+  }
+
+  // ---- main loop (protocol.c protocol_main_loop()) ----
+
+  private mainLoop(atUs = this.now()): void {
+    this.realtime();
+    while (this.busy === null && !this.critical && this.ring.length > 0) {
+      const c = this.ring.shift()!;
+      if (c === 0x0a || c === 0x0d) {
+        const text = this.line;
+        const overflow = this.lineOverflow;
+        this.line = '';
+        this.lineOverflow = false;
+        this.lineComment = false;
+        this.executeLine(text, overflow, atUs);
+        this.realtime();
+        continue;
+      }
+      // protocol.c: spaces and control characters dropped, comments skipped, letters upper-cased.
+      if (this.lineComment || this.lineOverflow) {
+        if (c === 0x29 && this.lineComment) this.lineComment = false; // ')' ends a comment
+        continue;
+      }
+      if (c <= 0x20 || c === 0x2f) continue;
+      if (c === 0x28 || c === 0x3b) {
+        this.lineComment = true;
+        continue;
+      }
+      if (this.line.length >= LINE_BUFFER_SIZE - 1) {
+        this.lineOverflow = true;
+        continue;
+      }
+      this.line += String.fromCharCode(c).toUpperCase();
+    }
+    // protocol.c protocol_auto_cycle_start(): once the input is drained, queued blocks start.
+    if (this.ring.length === 0 || this.busy === 'sync') this.cycleStart();
+  }
+
+  /** protocol.c protocol_execute_realtime(): a pending status report goes out whenever the main loop checks. */
+  private realtime(): void {
+    if (!this.reportPending || this.busy === 'home' || this.busy === 'eeprom' || this.busy === 'abort') return;
+    this.reportPending = false;
+    this.sendStatus();
+  }
+
+  private executeLine(text: string, overflow: boolean, atUs: number): void {
+    this.linesReceived.push(text);
+    this.emit('line', text);
+    this.executing = true;
+    let status: number | null;
+    if (overflow) status = 11;
+    else if (text === '') status = 0;
+    else if (text.startsWith('$')) status = this.systemCommand(text, atUs);
+    else if (this.state === 'Alarm') status = 9; // protocol.c: G-code locked out in alarm
+    else if (this.blocks.length >= PLANNER_BLOCKS && /[XYZ]/.test(text.replace(/\(.*?\)/g, ''))) {
+      // motion_control.c mc_line(): with the planner full the main loop waits for a free block (and reads no input).
+      this.plannerWait = text;
+      this.busy = 'planner';
+      return;
+    } else status = this.gcode(text);
+    if (status !== null) this.answer(status);
+  }
+
+  /** report.c report_status_message(): `ok` or `error:N` for the line being executed. */
+  private answer(status: number): void {
+    this.executing = false;
+    this.sendLine(status === 0 ? 'ok' : `error:${status}`);
+  }
+
+  // ---- `$` commands (system.c system_execute_line()) ----
+
+  private systemCommand(line: string, atUs: number): number | null {
+    const idleOrAlarm = this.state === 'Idle' || this.state === 'Alarm';
+    if (line === '$') return 0; // the help line is not modelled; answered as grbl answers it, with ok
+    if (line === '$$') {
+      if (this.state === 'Run' || this.state === 'Hold') return 8;
+      for (const id of GRBL_SETTING_IDS) this.sendLine(`$${id}=${this.settingText(id)}`);
+      return 0;
+    }
+    if (line === '$X') {
+      if (this.state === 'Alarm') {
+        this.sendLine('[MSG:Caution: Unlocked]');
+        this.state = 'Idle';
+      }
+      return 0;
+    }
+    if (line === '$G' || line === '$C' || line === '$#') return 3; // not modelled
+    if (!idleOrAlarm) return 8; // system.c: EEPROM and homing commands need IDLE or ALARM
+    if (line === '$I') {
+      this.sendLine(VERSION_LINE);
+      this.sendLine(`[OPT:V${this.build.singleAxisHoming ? 'H' : ''},${PLANNER_BLOCKS},${RX_BUFFER_BYTES}]`);
+      return 0;
+    }
+    if (line.startsWith('$H')) {
+      if (!this.setting(22)) return 5;
+      const rest = line.slice(2);
+      let cycles: number[][];
+      if (rest === '') cycles = this.build.homingCycles.map((c) => c.map((l) => LETTERS.indexOf(l)));
+      else if (this.build.singleAxisHoming && rest.length === 1 && 'XYZ'.includes(rest)) cycles = [[LETTERS.indexOf(rest as 'X')]];
+      else return 3;
+      this.homingCycle(cycles);
+      return null;
+    }
+    const set = /^\$(\d+)=(.*)$/.exec(line);
+    if (set) {
+      const id = Number(set[1]);
+      if (!/^[-+]?(\d+\.?\d*|\.\d+)$/.test(set[2])) return 2;
+      const value = Number(set[2]);
+      if (!this.settings.has(id)) return 3;
+      if (value < 0) return 4;
+      if (id === 0 && value < 3) return 6;
+      return this.storeSetting(id, value, atUs);
+    }
+    return 3;
+  }
+
+  /**
+   * settings.c settings_store_global_setting() then write_global_settings(): the whole settings struct goes
+   * through eeprom_put_char(), which writes only the bytes that change, 3.4 ms each with interrupts off.
+   */
+  private storeSetting(id: number, value: number, atUs: number): number | null {
+    const before = storedBytes(id, this.setting(id));
+    this.settings.set(id, INTEGER_SETTINGS.has(id) ? Math.trunc(value) : value);
+    const after = storedBytes(id, this.setting(id));
+    const changed = before.reduce((n, b, i) => n + (b === after[i] ? 0 : 1), 0);
+    if (!this.eepromTiming || changed === 0) return 0;
+    const startUs = Math.max(atUs, this.now());
+    const endUs = startUs + changed * EEPROM_BYTE_US;
+    this.eepromWindow = { startUs, endUs, kept: [] };
+    this.busy = 'eeprom';
+    const gen = this.generation;
+    this.opts.clock.setTimerAt(endUs, () => {
+      if (gen !== this.generation) return;
+      this.eepromWindow = null;
+      this.busy = null;
+      this.answer(0);
+      this.mainLoop();
+    });
+    return null;
+  }
+
+  // ---- G-code (gcode.c gc_execute_line(), the part the positioner uses) ----
+
+  private gcode(line: string): number | null {
+    const words: { letter: string; value: number }[] = [];
+    let at = 0;
+    while (at < line.length) {
+      const letter = line[at];
+      if (letter < 'A' || letter > 'Z') return 1; // STATUS_EXPECTED_COMMAND_LETTER
+      const m = /^[-+]?(\d+\.?\d*|\.\d+)/.exec(line.slice(at + 1));
+      if (!m) return 2; // STATUS_BAD_NUMBER_FORMAT
+      words.push({ letter, value: Number(m[0]) });
+      at += 1 + m[0].length;
+    }
     const seen = new Set<string>();
     let motion: 'G0' | 'G1' | null = null;
     let dwell = false;
     let machine = false;
-    const axis: { X?: number; Y?: number } = {};
+    let relative = this.modal.relative;
+    const axis: (number | undefined)[] = [undefined, undefined, undefined];
     let feed: number | null = null;
-    let pSec: number | null = null;
+    let p: number | null = null;
     for (const { letter, value } of words) {
       if (letter !== 'G' && letter !== 'M') {
-        if (seen.has(letter)) return 25;
+        if (seen.has(letter)) return 25; // STATUS_GCODE_WORD_REPEATED
         seen.add(letter);
       }
       if (letter === 'G') {
         if (value === 0 || value === 1) motion = value === 0 ? 'G0' : 'G1';
         else if (value === 4) dwell = true;
         else if (value === 53) machine = true;
-        else if (value === 90) this.modal.relative = false;
-        else if (value === 91) this.modal.relative = true;
-        else if (value === 21 || value === 94 || value === 17 || value === 54) continue;
-        else return 20;
+        else if (value === 90) relative = false;
+        else if (value === 91) relative = true;
+        else if (![17, 21, 40, 54, 94].includes(value)) return 20;
       } else if (letter === 'M') {
-        if (![2, 30, 5, 9].includes(value)) return 20;
+        if (![2, 5, 9, 30].includes(value)) return 20;
       } else if (letter === 'F') {
-        if (value <= 0) return 4;
+        if (value < 0) return 4;
         feed = value;
-      } else if (letter === 'X' || letter === 'Y') axis[letter] = value;
-      else if (letter === 'Z') continue;
-      else if (letter === 'P') pSec = value;
-      else if (letter === 'N') continue;
-      else return 20;
+      } else if (letter === 'X' || letter === 'Y' || letter === 'Z') axis[LETTERS.indexOf(letter)] = value;
+      else if (letter === 'P') p = value;
+      else if (letter !== 'N') return 20;
     }
+    const hasAxis = axis.some((v) => v !== undefined);
+    if (machine && !(motion || (hasAxis && this.modal.rapid !== null))) return 30;
+    if (dwell && p === null) return 28; // STATUS_GCODE_VALUE_WORD_MISSING
+    if (dwell && p !== null && p < 0) return 4;
+    const rapid = motion ? motion === 'G0' : this.modal.rapid;
+    const feedNow = feed ?? this.modal.feedMmMin;
+    if (hasAxis && !rapid && !(feedNow > 0)) return 22; // STATUS_GCODE_UNDEFINED_FEED_RATE
+    this.modal.relative = relative;
+    this.modal.rapid = rapid;
     if (feed !== null) this.modal.feedMmMin = feed;
-    if (motion) this.modal.rapid = motion === 'G0';
-    if (machine && !motion) return 30;
     if (dwell) {
-      if (pSec === null) return 28;
-      if (pSec < 0) return 4;
-      this.syncBusy = true;
-      const gen = this.generation;
-      const done = () => {
-        if (gen !== this.generation) return;
-        this.syncBusy = false;
-        this.dwell = null;
-        this.sendLine('ok');
-        this.pump();
-      };
-      if (pSec === 0) done();
-      else this.dwell = this.opts.clock.setTimerAt(this.opts.clock.nowUs() + pSec * 1e6, done);
-      return null;
-    }
-    if (axis.X !== undefined || axis.Y !== undefined) {
-      if (!this.modal.rapid && !(this.modal.feedMmMin > 0)) return 22;
-      const base = this.plannedMm;
-      const rel = this.modal.relative && !machine;
-      const target: [number, number] = [
-        axis.X === undefined ? base[0] : rel ? base[0] + axis.X : axis.X,
-        axis.Y === undefined ? base[1] : rel ? base[1] + axis.Y : axis.Y,
-      ];
-      this.plannedMm = target;
-      this.blocks.push({ targetMm: target, feedMmMin: this.modal.rapid ? null : this.modal.feedMmMin });
-      this.sendLine('ok');
-      this.runNext();
-      return null;
-    }
-    this.sendLine('ok');
-    return null;
-  }
-
-  private systemCommand(cmd: string): void {
-    if (cmd === '$$') {
-      for (const id of GRBL_SETTING_IDS) this.sendLine(`$${id}=${formatNumber(this.setting(id), Number.isInteger(this.setting(id)) && id < 100 ? 0 : 3)}`);
-      return this.sendLine('ok');
-    }
-    if (cmd === '$X') {
-      if (this.state === 'Alarm') {
-        this.state = 'Idle';
-        this.sendLine('[MSG:Caution: Unlocked]');
-      }
-      return this.sendLine('ok');
-    }
-    if (cmd === '$I') {
-      this.sendLine(`[VER:${SIM_GRBL_VERSION}.sim:positioner]`);
-      this.sendLine(`[OPT:VH,${PLANNER_BLOCKS},${RX_BUFFER_BYTES}]`);
-      return this.sendLine('ok');
-    }
-    const home = /^\$H([XY]*)$/.exec(cmd);
-    if (home) {
-      if (!this.setting(22)) return this.sendLine('error:5');
-      const axes: AxisName[] = home[1] === '' ? [...AXES] : [...new Set(home[1])].map((c) => (c === 'X' ? 'theta' : 'phi'));
-      return this.home(axes);
-    }
-    const set = /^\$(\d+)=(-?\d+(?:\.\d+)?)$/.exec(cmd);
-    if (set) {
-      const id = Number(set[1]);
-      if (!this.settings.has(id)) return this.sendLine('error:3');
-      if (this.state !== 'Idle' && this.state !== 'Alarm') return this.sendLine('error:8');
-      this.settings.set(id, Number(set[2]));
-      return this.sendLine('ok');
-    }
-    this.sendLine('error:3');
-  }
-
-  private home(axes: AxisName[]): void {
-    this.syncBusy = true;
-    this.state = 'Home';
-    const gen = this.generation;
-    for (const axis of AXES) {
-      this.homing[axis].seekDegS = this.setting(25) / 60;
-      this.homing[axis].feedDegS = this.setting(24) / 60;
-      this.homing[axis].pullOffDeg = Math.max(this.setting(27), 0.01);
-    }
-    const fail = (end: MotionEnd) => {
-      if (end.outcome !== 'failed') return;
-      const code = end.fault.code === 'POS_ERR_HOMING_SWITCH_NOT_FOUND' ? 9 : end.fault.code === 'POS_ERR_HOMING_SWITCH_STUCK' ? 8 : 1;
-      this.alarm(code, code === 1 ? end.fault.message : undefined);
-    };
-    this.motion.home(axes, (end) => {
-      if (gen !== this.generation) return;
-      if (end.outcome !== 'completed') return fail(end);
-      // Pull off the switches by $27, as grbl leaves its axes.
-      const pos = this.motion.positionSteps();
-      const target = { ...pos };
-      for (const axis of axes) target[axis] += Math.round(this.setting(27) * this.perDegInternal[axis]);
-      this.motion.move({ targetSteps: target, speedDegS: this.setting(25) / 60, accelDegS2: Math.min(this.setting(120), this.setting(121)) }, (pulled) => {
-        if (gen !== this.generation) return;
-        if (pulled.outcome !== 'completed') return fail(pulled);
-        this.state = 'Idle';
-        this.syncBusy = false;
-        this.plannedMm = this.positionMm();
-        this.sendLine('ok');
-        this.pump();
+      // motion_control.c mc_dwell(): protocol_buffer_synchronize(), then the dwell.
+      this.busy = 'sync';
+      this.afterSync(() => {
+        if (p! <= 0) return this.answerSync();
+        this.busy = 'dwell';
+        const gen = this.generation;
+        this.opts.clock.setTimerAt(this.now() + p! * 1e6, () => gen === this.generation && this.answerSync());
       });
-    });
+      return null;
+    }
+    if (!hasAxis) return 0;
+    const target: Axis3 = [0, 1, 2].map((i) => {
+      const v = axis[i];
+      if (v === undefined) return this.plannedSteps[i];
+      const mm = relative && !machine ? this.plannedSteps[i] / this.stepsPerMm(i) + v : v;
+      return Math.round(mm * this.stepsPerMm(i)); // planner.c: lround(target * steps_per_mm)
+    }) as Axis3;
+    this.blocks.push({ targetSteps: target, rateMmMin: rapid ? null : feedNow });
+    this.plannedSteps = target;
+    return 0;
   }
 
-  /** Starts the next planned block when the machine is free. */
-  private runNext(): void {
-    if (this.running || this.state === 'Hold' || this.state === 'Alarm' || this.syncBusy) return;
+  private answerSync(): void {
+    this.busy = null;
+    this.answer(0);
+    this.mainLoop();
+  }
+
+  /** protocol.c protocol_buffer_synchronize(): waits while a block is queued or the machine cycles (a hold included). */
+  private afterSync(then: () => void): void {
+    this.cycleStart();
+    if (!this.run && this.blocks.length === 0 && this.hold === 'none') return then();
+    this.syncWaiter = then;
+  }
+
+  private syncWaiter: (() => void) | null = null;
+
+  private checkSync(): void {
+    if (!this.syncWaiter || this.run || this.blocks.length > 0 || this.hold !== 'none') return;
+    const then = this.syncWaiter;
+    this.syncWaiter = null;
+    then();
+  }
+
+  // ---- stepper (stepper.c) ----
+
+  private cycleStart(): void {
+    if (this.run || this.hold !== 'none' || this.state === 'Alarm' || this.busy === 'home') return;
     const block = this.blocks.shift();
     if (!block) return;
-    this.running = block;
     this.state = 'Run';
-    const gen = this.generation;
-    const from = this.positionMm();
-    const d = [block.targetMm[0] - from[0], block.targetMm[1] - from[1]];
-    const lengthMm = Math.hypot(d[0], d[1]);
-    const maxRate = [this.setting(110), this.setting(111)];
-    const maxAccel = [this.setting(120), this.setting(121)];
-    // grbl limits the path speed so that no axis exceeds its max rate, and the path
-    // acceleration so that no axis exceeds its own; the planner here thinks in the
-    // speed and accel of the axis that travels furthest.
-    let pathRate = block.feedMmMin ?? Infinity;
-    let pathAccel = Infinity;
-    for (let i = 0; i < 2; i++) {
-      if (d[i] === 0) continue;
-      const share = Math.abs(d[i]) / lengthMm;
-      pathRate = Math.min(pathRate, maxRate[i] / share);
-      pathAccel = Math.min(pathAccel, maxAccel[i] / share);
+    const delta = [0, 1, 2].map((i) => block.targetSteps[i] - this.sysPos[i]) as Axis3;
+    const mm = delta.map((d, i) => d / this.stepsPerMm(i));
+    const length = Math.hypot(...mm);
+    // planner.c plan_buffer_line(): the path rate and acceleration limited so that no axis exceeds its own.
+    let rate = block.rateMmMin ?? Infinity;
+    let accel = Infinity;
+    for (let i = 0; i < 3; i++) {
+      if (mm[i] === 0) continue;
+      const unit = Math.abs(mm[i]) / length;
+      rate = Math.min(rate, this.setting(110 + i) / unit);
+      accel = Math.min(accel, this.setting(120 + i) / unit);
     }
-    const longest = Math.max(Math.abs(d[0]), Math.abs(d[1]));
-    const scale = lengthMm > 0 ? longest / lengthMm : 1;
-    const speedDegS = lengthMm > 0 ? (pathRate / 60) * scale : 1;
-    const accelDegS2 = lengthMm > 0 ? pathAccel * scale : 1;
-    const targetSteps = {
-      theta: Math.round(block.targetMm[0] * this.setting(100)),
-      phi: Math.round(block.targetMm[1] * this.setting(101)),
-    };
-    this.motion.move({ targetSteps, speedDegS, accelDegS2 }, (end) => {
-      if (gen !== this.generation) return;
-      this.running = null;
-      if (end.outcome === 'failed') return this.alarm(1, end.fault.message);
-      if (end.outcome === 'halted') return;
-      if (this.blocks.length === 0) this.state = 'Idle';
-      this.runNext();
-      this.pump();
+    if (this.busy === 'planner' && this.plannerWait !== null) {
+      const text = this.plannerWait;
+      this.plannerWait = null;
+      this.busy = null;
+      const status = this.gcode(text);
+      if (status !== null) this.answer(status);
+    }
+    this.startRun(delta, rate / 60, accel, null, () => {
+      if (this.blocks.length > 0) this.cycleStart();
+      else if (this.hold === 'none') this.state = 'Idle';
+      this.checkSync();
+      this.mainLoop();
     });
   }
-}
 
-interface Word {
-  letter: string;
-  value: number;
-}
-
-/** `G1X10.5Y-3F600` -> words; null when something in the line is not a letter followed by a number. */
-function parseWords(compact: string): Word[] | null {
-  const words: Word[] = [];
-  const re = /([A-Z])([-+]?(?:\d+\.?\d*|\.\d+))/gy;
-  let at = 0;
-  while (at < compact.length) {
-    re.lastIndex = at;
-    const m = re.exec(compact);
-    if (!m) return null;
-    words.push({ letter: m[1], value: Number(m[2]) });
-    at = re.lastIndex;
+  /** Starts stepping `delta` from where the axes are; `onEnd` runs when the last step is out (or the homing lock ends it). */
+  private startRun(delta: Axis3, vmaxMmS: number, accelMmS2: number, homing: HomingPhase | null, onEnd: (how: 'done' | 'locked') => void): void {
+    const events = Math.max(...delta.map(Math.abs));
+    const length = Math.hypot(...delta.map((d, i) => d / this.stepsPerMm(i)));
+    // The step interrupt cannot run faster than MAX_STEP_RATE_HZ: a block that would ask more runs at the ceiling.
+    const ceiling = events > 0 ? (MAX_STEP_RATE_HZ * length) / events : Infinity;
+    const vmax = Math.min(vmaxMmS, ceiling);
+    const run: Run = {
+      startSteps: [...this.sysPos],
+      delta,
+      events,
+      lengthMm: length,
+      profile: Profile.block(length, 0, vmax, accelMmS2),
+      t0Us: this.now(),
+      done: 0,
+      counter: [events >> 1, events >> 1, events >> 1], // stepper.c: Bresenham counters start at half
+      accelMmS2,
+      vmaxMmS: vmax,
+      homing,
+      onEnd,
+      lastEventUs: this.now(),
+      prevEventUs: this.now(),
+    };
+    this.run = run;
+    if (events === 0) return this.finishRun(run, 'done');
+    this.scheduleTick();
   }
-  return words;
+
+  private scheduleTick(): void {
+    this.runTimer?.cancel();
+    const gen = this.generation;
+    this.runTimer = this.opts.clock.setTimerAt(this.now() + TICK_US, () => {
+      this.runTimer = null;
+      if (gen === this.generation) this.tick();
+    });
+  }
+
+  /** Issues every step due by now, each at its own time. */
+  private tick(): void {
+    const run = this.run;
+    if (!run) return;
+    const nowUs = this.now();
+    while (run.done < run.events) {
+      const tUs = run.t0Us + run.profile.timeAtDistance(((run.done + 1) / run.events) * run.lengthMm) * 1e6;
+      if (!(tUs <= nowUs)) break;
+      run.done++;
+      run.prevEventUs = run.lastEventUs;
+      run.lastEventUs = tUs;
+      this.stepEvent(run, tUs);
+      if (this.run !== run) return; // the homing lock ended the phase
+    }
+    if (run.done >= run.events) {
+      // The last counted steps go out at the next interrupt, one step period later, then the stepper idles.
+      this.flushPending(run.lastEventUs + Math.max(run.lastEventUs - run.prevEventUs, 1));
+      if (this.hold === 'decel') this.holdComplete();
+      return this.finishRun(run, 'done');
+    }
+    if (this.hold === 'decel' && run.profile.speedAt((nowUs - run.t0Us) / 1e6) <= 0 && nowUs >= run.t0Us + run.profile.durationS * 1e6) {
+      this.flushPending(run.lastEventUs + Math.max(run.lastEventUs - run.prevEventUs, 1));
+      this.holdComplete();
+      return;
+    }
+    this.scheduleTick();
+  }
+
+  /** One interrupt: output last interrupt's steps, then count this one's (stepper.c ISR(TIMER1_COMPA_vect)). */
+  private stepEvent(run: Run, tUs: number): void {
+    this.flushPending(tUs);
+    for (let i = 0; i < 3; i++) {
+      run.counter[i] += Math.abs(run.delta[i]);
+      if (run.counter[i] <= run.events) continue;
+      run.counter[i] -= run.events;
+      const dir = Math.sign(run.delta[i]);
+      this.sysPos[i] += dir;
+      // stepper.c: during homing, the outbits of locked axes are masked: counted, never output.
+      if (run.homing?.locked.has(i)) continue;
+      this.pendingOut[i] = dir;
+    }
+    const h = run.homing;
+    if (h?.approach) {
+      // limits.c limits_go_home(): each axis whose switch closed is locked; the approach ends when all are.
+      for (const i of h.cycleAxes) if (!h.locked.has(i) && this.switchClosed(i)) h.locked.add(i);
+      if (h.cycleAxes.every((i) => h.locked.has(i))) {
+        this.dropPending(); // st_reset(): killed at once
+        this.finishRun(run, 'locked');
+      }
+    }
+  }
+
+  private flushPending(tUs: number): void {
+    for (let i = 0; i < 2; i++) {
+      if (this.pendingOut[i] === 0) continue;
+      const axis = i === 0 ? this.opts.axes.theta : this.opts.axes.phi;
+      try {
+        axis.stepper.step(this.pendingOut[i] as 1 | -1, tUs);
+      } catch {
+        // A stepper driver that shut down takes no steps; grbl has no input for it and counts on.
+      }
+      this.pendingOut[i] = 0;
+    }
+    this.pendingOut[2] = 0;
+  }
+
+  private dropPending(): void {
+    this.pendingOut.fill(0);
+  }
+
+  private finishRun(run: Run, how: 'done' | 'locked'): void {
+    if (this.run !== run) return;
+    this.run = null;
+    this.runTimer?.cancel();
+    this.runTimer = null;
+    run.onEnd(how);
+  }
+
+  private currentSpeedMmS(): number {
+    const run = this.run;
+    if (!run) return 0;
+    return run.profile.speedAt((this.now() - run.t0Us) / 1e6);
+  }
+
+  // ---- feed hold, resume (protocol.c protocol_exec_rt_system(), stepper.c STEP_CONTROL_EXECUTE_HOLD) ----
+
+  private feedHold(): void {
+    this.emit('realtime', 'feed hold');
+    if (this.busy === 'home' || this.state === 'Alarm') return;
+    if (this.state === 'Idle') {
+      this.state = 'Hold';
+      this.hold = 'complete'; // nothing moves: the hold is complete at once
+      return;
+    }
+    if (this.state !== 'Run' || !this.run) return;
+    this.state = 'Hold';
+    this.hold = 'decel';
+    const run = this.run;
+    // Decelerate from the current speed at the block's acceleration: the rest of the block is replanned.
+    const tS = (this.now() - run.t0Us) / 1e6;
+    const stop = Profile.stop(run.profile.speedAt(tS), run.accelMmS2);
+    run.profile = Profile.compose(run.profile, tS, stop);
+  }
+
+  private holdComplete(): void {
+    this.hold = 'complete';
+    this.emit('halt', 'feed hold complete');
+    this.checkSync();
+  }
+
+  private resume(): void {
+    this.emit('realtime', 'resume');
+    if (this.state !== 'Hold' || this.hold !== 'complete') return;
+    this.hold = 'none';
+    const run = this.run;
+    if (run) {
+      // Carry on from rest with what is left of the block.
+      const left = run.events - run.done;
+      const rest = [0, 1, 2].map((i) => run.startSteps[i] + run.delta[i] - this.sysPos[i]) as Axis3;
+      this.run = null;
+      this.state = 'Run';
+      if (left > 0) return this.startRun(rest, run.vmaxMmS, run.accelMmS2, null, run.onEnd);
+      return run.onEnd('done');
+    }
+    this.state = 'Idle';
+    this.cycleStart();
+    this.checkSync();
+  }
+
+  // ---- homing (motion_control.c mc_homing_cycle(), limits.c limits_go_home()) ----
+
+  private homingCycle(cycles: number[][]): void {
+    this.state = 'Home';
+    this.busy = 'home';
+    const gen = this.generation;
+    const next = (k: number) => {
+      if (gen !== this.generation) return;
+      if (k >= cycles.length) {
+        // mc_homing_cycle(): protocol_execute_realtime() still in the homing state, then system.c sets IDLE and answers.
+        this.busy = null;
+        this.realtimeIn('Home');
+        this.state = 'Idle';
+        this.plannedSteps = [...this.sysPos];
+        this.answer(0);
+        this.mainLoop();
+        return;
+      }
+      this.goHome(cycles[k], () => next(k + 1));
+    };
+    next(0);
+  }
+
+  /** A status report owed from inside a cycle goes out with the state it was asked in. */
+  private realtimeIn(state: SimState): void {
+    if (!this.reportPending) return;
+    const keep = this.state;
+    this.state = state;
+    this.reportPending = false;
+    this.sendStatus();
+    this.state = keep;
+  }
+
+  private goHome(axes: number[], done: () => void): void {
+    const gen = this.generation;
+    const seekMmS = this.setting(25) / 60;
+    const feedMmS = this.setting(24) / 60;
+    const pullOff = this.setting(27);
+    // limits.c: the search covers 1.5 x the largest max travel of the cycle's axes.
+    let travel = Math.max(...axes.map((i) => 1.5 * this.setting(130 + i)));
+    let rate = seekMmS;
+    let approach = true;
+    let phasesLeft = 3; // n_cycle = 2 * N_HOMING_LOCATE_CYCLE + 1, the loop runs it + 1 times
+    const phase = () => {
+      if (gen !== this.generation) return;
+      const toMin = (i: number) => (this.setting(23) >> i) & 1;
+      const delta = [0, 0, 0] as Axis3;
+      for (const i of axes) {
+        this.sysPos[i] = 0; // limits.c: the cycle's axes restart from 0 in each phase
+        const dir = toMin(i) ? (approach ? -1 : 1) : approach ? 1 : -1;
+        delta[i] = dir * Math.round(travel * this.stepsPerMm(i));
+      }
+      // limits.c: homing_rate *= sqrt(n_active_axis), so each axis runs at the homing rate.
+      const pathRate = rate * Math.sqrt(axes.length);
+      const mm = delta.map((d, i) => d / this.stepsPerMm(i));
+      const length = Math.hypot(...mm);
+      let accel = Infinity;
+      for (const i of axes) accel = Math.min(accel, this.setting(120 + i) / (Math.abs(mm[i]) / length));
+      const h: HomingPhase = { approach, cycleAxes: axes, locked: new Set() };
+      this.startRun(delta, pathRate, accel, h, (how) => {
+        if (gen !== this.generation) return;
+        if (approach && how === 'done') return this.abort(9); // EXEC_ALARM_HOMING_FAIL_APPROACH
+        if (!approach && axes.some((i) => this.switchClosed(i))) return this.abort(8); // EXEC_ALARM_HOMING_FAIL_PULLOFF
+        // st_reset(); delay_ms(settings.homing_debounce_delay)
+        this.opts.clock.setTimerAt(this.now() + this.setting(26) * 1000, () => {
+          if (gen !== this.generation) return;
+          approach = !approach;
+          if (approach) {
+            travel = pullOff * 5; // HOMING_AXIS_LOCATE_SCALAR
+            rate = feedMmS;
+          } else {
+            travel = pullOff;
+            rate = seekMmS;
+          }
+          if (phasesLeft-- > 0) return phase();
+          // Machine position of the homed axes, HOMING_FORCE_SET_ORIGIN off: -max_travel + pull-off toward the minimum.
+          for (const i of axes) {
+            this.sysPos[i] = toMin(i) ? Math.round((-this.setting(130 + i) + pullOff) * this.stepsPerMm(i)) : Math.round(-pullOff * this.stepsPerMm(i));
+          }
+          done();
+        });
+      });
+    };
+    phase();
+  }
+
+  // ---- reset and alarms (motion_control.c mc_reset(), protocol.c, main.c) ----
+
+  /** 0x18: mc_reset(). In motion it is an alarm (3, or 6 in homing); otherwise a plain re-initialisation. */
+  private softReset(): void {
+    this.emit('realtime', 'reset');
+    if (this.busy === 'abort' && !this.critical) return; // EXEC_RESET already set: mc_reset() does nothing more
+    if (this.critical) {
+      this.critical = false;
+      return this.reinitAfter(this.setting(1) * 1000);
+    }
+    const moving = this.run !== null && this.hold !== 'complete';
+    if (this.busy === 'home') {
+      // limits.c: a reset in the cycle is ALARM:6, unless a pull-off still has its switch closed (ALARM:8 then wins).
+      const h = this.run?.homing;
+      const pulloffStuck = h && !h.approach && h.cycleAxes.some((i) => this.switchClosed(i));
+      return this.abort(pulloffStuck ? 8 : 6);
+    }
+    if (moving) return this.abort(3);
+    this.stopEverything();
+    if (this.executing) this.answer(0); // the line cut short by the abort still gets its ok
+    this.emit('reset', 'soft reset');
+    this.reinitAfter(this.setting(1) * 1000);
+  }
+
+  private stopEverything(): void {
+    this.generation++;
+    this.runTimer?.cancel();
+    this.runTimer = null;
+    if (this.run) this.emit('halt', 'reset');
+    this.run = null;
+    this.dropPending(); // st_go_idle(): the step counted but not output is never output
+    this.blocks.length = 0;
+    this.hold = 'none';
+    this.syncWaiter = null;
+    this.plannerWait = null;
+    this.eepromWindow = null;
+    this.reportPending = false;
+  }
+
+  /**
+   * An alarm: the motion killed at once, ALARM:N (report.c report_alarm_message(), then its 500 ms pause),
+   * then, for all but a hard or soft limit, the abort: the `ok` of the line cut short, and the
+   * re-initialisation with the banner. Hard and soft limits wait for a reset ("[MSG:Reset to continue]").
+   */
+  private abort(code: number, critical = false): void {
+    this.stopEverything();
+    const owed = this.executing;
+    this.state = 'Alarm';
+    this.busy = 'abort';
+    this.sendLine(`ALARM:${code}`);
+    this.emit('alarm', `ALARM:${code}`);
+    const gen = this.generation;
+    this.opts.clock.setTimerAt(this.now() + ALARM_PAUSE_US, () => {
+      if (gen !== this.generation) return;
+      if (critical) {
+        this.sendLine('[MSG:Reset to continue]');
+        this.critical = true;
+        return;
+      }
+      if (owed) this.answer(0);
+      this.emit('reset', `ALARM:${code}`);
+      this.reinitAfter(this.setting(1) * 1000);
+    });
+  }
+
+  /** main.c: the stepper idle delay of st_go_idle() ($1 ms), then everything re-initialised and the banner. */
+  private reinitAfter(delayUs: number): void {
+    this.busy = 'abort';
+    const gen = this.generation;
+    this.opts.clock.setTimerAt(this.now() + delayUs, () => gen === this.generation && this.reinit());
+  }
+
+  private reinit(): void {
+    this.generation++;
+    this.busy = null;
+    this.executing = false;
+    this.critical = false;
+    this.ring = []; // serial_reset_read_buffer()
+    this.line = '';
+    this.lineOverflow = false;
+    this.lineComment = false;
+    this.blocks.length = 0;
+    this.run = null;
+    this.hold = 'none';
+    this.reportPending = false;
+    this.plannedSteps = [...this.sysPos];
+    this.modal = { rapid: true, relative: false, feedMmMin: 0 }; // gc_init()
+    this.wcoCounter = 0;
+    this.ovrCounter = 0;
+    this.opts.send(`\r\nGrbl ${SIM_GRBL_VERSION} ['$' for help]\r\n`);
+    if (this.state === 'Alarm') this.sendLine("[MSG:'$H'|'$X' to unlock]");
+    else this.state = 'Idle';
+  }
+
+  // ---- output ----
+
+  /**
+   * report.c report_realtime_status(): state, position, buffer (with $10 bit 1), feed and spindle, pins,
+   * and every few reports the work offset or the overrides (REPORT_WCO_REFRESH_*, REPORT_OVR_REFRESH_*).
+   */
+  private sendStatus(): void {
+    const state = this.state === 'Hold' ? `Hold:${this.hold === 'complete' ? 0 : 1}` : this.state;
+    const mask = this.setting(10);
+    const pos = this.sysPos.map((s, i) => printCoord(s / this.stepsPerMm(i))).join(',');
+    let text = `<${state}|${mask & 1 ? 'MPos' : 'WPos'}:${pos}`;
+    if (mask & 2) text += `|Bf:${PLANNER_BLOCKS - this.blocks.length - (this.run ? 1 : 0)},${RX_BUFFER_BYTES - this.ring.length}`;
+    text += `|FS:${Math.round(this.currentSpeedMmS() * 60)},0`;
+    const pins = [0, 1].filter((i) => this.switchClosed(i)).map((i) => LETTERS[i]).join('');
+    if (pins) text += `|Pn:${pins}`;
+    const busy = this.state !== 'Idle' && this.state !== 'Alarm';
+    if (this.wcoCounter > 0) this.wcoCounter--;
+    else {
+      this.wcoCounter = busy ? 29 : 9;
+      if (this.ovrCounter === 0) this.ovrCounter = 1;
+      text += '|WCO:0.000,0.000,0.000';
+    }
+    if (this.ovrCounter > 0) this.ovrCounter--;
+    else {
+      this.ovrCounter = busy ? 19 : 9;
+      text += '|Ov:100,100,100';
+    }
+    this.sendLine(`${text}>`);
+  }
+
+  private sendLine(text: string): void {
+    this.opts.send(`${text}\r\n`);
+  }
+
+  private settingText(id: number): string {
+    const v = this.setting(id);
+    return INTEGER_SETTINGS.has(id) ? String(Math.trunc(v)) : printCoord(v);
+  }
+
+  private setting(id: number): number {
+    return this.settings.get(id) ?? 0;
+  }
+
+  private stepsPerMm(axis: number): number {
+    return this.setting(100 + axis);
+  }
+
+  private switchClosed(axis: number): boolean {
+    if (axis === 0) return this.opts.axes.theta.homeSwitch.isTriggered();
+    if (axis === 1) return this.opts.axes.phi.homeSwitch.isTriggered();
+    return false; // no Z switch on a positioner
+  }
+
+  private now(): number {
+    return this.opts.clock.nowUs();
+  }
+
+  private emit(type: SimGrblEvent['type'], detail: string): void {
+    for (const listener of this.listeners) listener({ type, detail });
+  }
+}
+
+/** print.c printFloat(n, 3) on grbl's float: rounds half away from zero, no exponent. */
+function printCoord(value: number): string {
+  const f = Math.fround(value);
+  const negative = f < 0;
+  const scaled = Math.floor(Math.abs(f) * 1000 + 0.5);
+  const text = `${Math.floor(scaled / 1000)}.${String(scaled % 1000).padStart(3, '0')}`;
+  return negative ? `-${text}` : text; // printFloat() writes the sign of any negative value, even -0.000
+}
+
+/**
+ * The bytes a setting occupies in grbl's settings struct (settings.h settings_t): floats as IEEE single
+ * (acceleration stored per minute squared, max travel negated), the rest as bytes (masks, flags, the
+ * debounce as 16 bits). Only their change counts, so the exact offsets do not matter.
+ */
+function storedBytes(id: number, value: number): number[] {
+  const buf = Buffer.alloc(4);
+  if (id >= 120 && id <= 122) buf.writeFloatLE(value * 3600, 0);
+  else if (id >= 130 && id <= 132) buf.writeFloatLE(-value, 0);
+  else if (id === 26) buf.writeUInt16LE(Math.trunc(value) & 0xffff, 0);
+  else if (INTEGER_SETTINGS.has(id) && id !== 30 && id !== 31) buf.writeUInt8(Math.trunc(value) & 0xff, 0);
+  else buf.writeFloatLE(value, 0);
+  return [...buf];
 }

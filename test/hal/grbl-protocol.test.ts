@@ -5,7 +5,10 @@
  */
 import fc from 'fast-check';
 import t from 'tap';
-import { formatNumber, LineSplitter, parseCode, parseSetting, parseStatusReport } from '../../hal/grbl-protocol';
+import {
+  compactNumber,
+  parseOptionsLine,
+  parseVersionLine, formatNumber, LineSplitter, parseCode, parseSetting, parseStatusReport } from '../../hal/grbl-protocol';
 
 t.test('status reports parse into state, position, feed and pins', (t) => {
   t.strictSame(parseStatusReport('<Run|MPos:12.500,-3.250,0.000|FS:600,0|Pn:XY>'), { state: 'Run', subState: null, mpos: [12.5, -3.25], wpos: null, feed: 600, pins: 'XY' });
@@ -66,5 +69,24 @@ t.test('the line splitter joins chunks, drops CR, and cuts overlong garbage with
   t.strictSame(lines[2], ['or:9', false], 'clear() forgets a half line');
   splitter.push('x'.repeat(100000) + '\n');
   t.strictSame(lines[3], ['x'.repeat(16), true]);
+  t.end();
+});
+
+t.test('$I lines: [VER:...] and [OPT:letters,blocks,rx] parsed; anything else is null', (t) => {
+  t.equal(parseVersionLine('[VER:1.1h.20190825:]'), '1.1h.20190825');
+  t.equal(parseVersionLine('[VER:1.1f.20170801:my machine]'), '1.1f.20170801');
+  t.equal(parseVersionLine('[MSG:Caution: Unlocked]'), null);
+  t.strictSame(parseOptionsLine('[OPT:VH,15,128]'), { options: 'VH', plannerBlocks: 15, rxBufferBytes: 128 });
+  t.strictSame(parseOptionsLine('[OPT:V,15,128]'), { options: 'V', plannerBlocks: 15, rxBufferBytes: 128 });
+  t.equal(parseOptionsLine('[OPT:vh,15]x'), null);
+  t.end();
+});
+
+t.test('compactNumber: no trailing zeros, no -0, at most the decimals asked', (t) => {
+  t.equal(compactNumber(93.3), '93.3');
+  t.equal(compactNumber(-190), '-190');
+  t.equal(compactNumber(-0.00001), '0');
+  t.equal(compactNumber(1 / 800), '0.0013');
+  t.equal(compactNumber(670.8203932, 3), '670.82');
   t.end();
 });
