@@ -15,7 +15,7 @@ import { SimAxis } from '../sim/sim-axis';
 import { GrblDriver, type GrblDriverOptions } from '../hal/grbl-driver';
 import { SimGrblController, type SimGrblOptions } from '../sim/grbl-controller';
 import { FirmataDriver, type FirmataDriverOptions, type FirmataWiring } from '../hal/firmata-driver';
-import { DEFAULT_FIRMATA_WIRING, SimFirmataBoard } from '../sim/firmata-board';
+import { DEFAULT_FIRMATA_WIRING, SimFirmataBoard, type SimFirmataOptions } from '../sim/firmata-board';
 import type { SerialTrace } from '../hal/serial-link';
 
 /** How the simulated machine is built, in user units. */
@@ -186,9 +186,15 @@ export interface SimFirmataMachine {
 }
 
 /** A simulated ConfigurableFirmata board for `config`, writing its bytes with `send`; call `board.powerUp()` once it is wired. */
-export function createSimFirmataBoard(clock: Clock, config: PositionerConfig, simSettings: SimSettings, send: (data: Buffer) => void): SimFirmataMachine {
+export function createSimFirmataBoard(
+  clock: Clock,
+  config: PositionerConfig,
+  simSettings: SimSettings,
+  send: (data: Buffer) => void,
+  loop?: SimFirmataOptions['loop'],
+): SimFirmataMachine {
   const sim = buildSimAxes(config, simSettings);
-  const board = new SimFirmataBoard({ clock, axes: sim, wiring: FIRMATA_WIRING, send });
+  const board = new SimFirmataBoard({ clock, axes: sim, wiring: FIRMATA_WIRING, send, loop });
   return { board, sim, receive: (data) => board.receive(data) };
 }
 

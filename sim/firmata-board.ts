@@ -97,6 +97,19 @@ export interface SimFirmataOptions {
   axes: AxisPair<SimAxis>;
   wiring?: SimFirmataWiring;
   send: (data: Buffer) => void;
+  /** The MCU's loop timing (default the Uno's, measured); see `firmataLoopFor`. */
+  loop?: { loopUs: number; stepUs: number };
+}
+
+/**
+ * The loop timing of a board whose lone axis makes `maxStepRateStepsS`, in the
+ * Uno's proportions (as hal/firmata-step-rate.ts loopTimingFor assumes): for
+ * tests of the API's timing on a board fast enough not to be the limit (a
+ * 32-bit board running ConfigurableFirmata), not a measured board.
+ */
+export function firmataLoopFor(maxStepRateStepsS: number): { loopUs: number; stepUs: number } {
+  const scale = 1e6 / maxStepRateStepsS / (UNO_FIRMATA.loopUs + UNO_FIRMATA.stepUs);
+  return { loopUs: UNO_FIRMATA.loopUs * scale, stepUs: UNO_FIRMATA.stepUs * scale };
 }
 
 export interface SimFirmataEvent {
@@ -157,8 +170,11 @@ export class SimFirmataBoard {
   private loopTimer: TimerHandle | null = null;
   private bootTimer: TimerHandle | null = null;
 
+  private readonly loopTiming: { loopUs: number; stepUs: number };
+
   constructor(private readonly opts: SimFirmataOptions) {
     this.wiring = opts.wiring ?? DEFAULT_FIRMATA_WIRING;
+    this.loopTiming = opts.loop ?? { loopUs: UNO_FIRMATA.loopUs, stepUs: UNO_FIRMATA.stepUs };
   }
 
   onEvent(listener: (e: SimFirmataEvent) => void): () => void {
@@ -649,7 +665,7 @@ export class SimFirmataBoard {
         const dir = m.model.runConstantSpeed(tUs);
         if (dir !== 0) {
           this.pulse(m, dir, tUs);
-          tUs += UNO_FIRMATA.stepUs;
+          tUs += this.loopTiming.stepUs;
           steps++;
         }
       }
@@ -664,7 +680,7 @@ export class SimFirmataBoard {
       const { stepped, running } = s.model.run(tUs);
       if (stepped !== 0) {
         this.pulse(s, stepped, tUs);
-        tUs += UNO_FIRMATA.stepUs;
+        tUs += this.loopTiming.stepUs;
         steps++;
       }
       if (!running) {
@@ -691,7 +707,7 @@ export class SimFirmataBoard {
   /** The next pass that has a step to make (or a stepper to see at rest): the first pass of the idle loop at or after it; null if none. */
   private nextPassUs(): number | null {
     // Idle passes follow each other every loopUs from the end of the last busy one; a step waits for the next.
-    const firstUs = this.cpuFreeUs + UNO_FIRMATA.loopUs;
+    const firstUs = this.cpuFreeUs + this.loopTiming.loopUs;
     let dueUs = Infinity;
     for (let i = 0; i < MAX_ACCELSTEPPERS; i++) {
       const s = this.stepper[i];
@@ -703,7 +719,7 @@ export class SimFirmataBoard {
       for (const m of g.members) dueUs = Math.min(dueUs, m.model.distanceToGo() === 0 ? firstUs : (m.model.nextDueUs() ?? firstUs));
     }
     if (dueUs === Infinity) return null;
-    return dueUs <= firstUs ? firstUs : firstUs + Math.ceil((dueUs - firstUs) / UNO_FIRMATA.loopUs) * UNO_FIRMATA.loopUs;
+    return dueUs <= firstUs ? firstUs : firstUs + Math.ceil((dueUs - firstUs) / this.loopTiming.loopUs) * this.loopTiming.loopUs;
   }
 
   /** One timer for the loop: the next pass with a step or the next input sample, whichever comes first. */

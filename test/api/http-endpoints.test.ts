@@ -5,7 +5,14 @@
  * additions (status: state, fault, axes; config: max_speed, max_accel).
  */
 import t, { type Test } from 'tap';
-import { SEC, simOnVirtualClock } from '../helpers/sim';
+import { SEC, simOnVirtualClock, testDriver } from '../helpers/sim';
+
+/**
+ * Over Firmata each axis runs its own AccelStepper ramp (the driver keeps them in step by trimming
+ * the slower one, docs/hardware.md): the axes keep their proportion to a fraction of a percent, not
+ * to the microstep a planner that times both axes gives (sim, grbl), and speeds are measured.
+ */
+const FIRMATA = testDriver() === 'firmata';
 import { assertJson, serveApi } from '../helpers/http-server';
 
 const STATUS_KEYS = ['theta_deg', 'phi_deg', 'moving', 'homed', 'state', 'fault', 'axes'];
@@ -63,7 +70,7 @@ t.test('POST /move answers moving with the targets; /status says moving, then ar
   t.ok(s.theta_deg > 0 && s.theta_deg < 90, `theta on its way: ${s.theta_deg}`);
   t.ok(s.phi_deg > 0 && s.phi_deg < 180, `phi on its way: ${s.phi_deg}`);
   // Coordinated: phi travels twice as far as theta, so it is always twice as far along.
-  t.ok(Math.abs(s.phi_deg - 2 * s.theta_deg) <= 2 / 320, 'both axes progress in proportion');
+  t.ok(Math.abs(s.phi_deg - 2 * s.theta_deg) <= (FIRMATA ? 0.01 * s.phi_deg : 2 / 320), `both axes progress in proportion: phi ${s.phi_deg}, theta ${s.theta_deg}`);
   t.ok(s.axes.phi.velocity_deg_s > 0, 'phi velocity reported while moving');
 
   await clock.runIdle();
@@ -309,11 +316,17 @@ t.test('the next move runs at the speed POST /config set', async (t) => {
   const { api, clock, status } = await setup(t);
   t.equal((await api.post('/config', { speed: 30, accel: 300 })).status, 200);
   await api.post('/move', { theta_deg: 0, phi_deg: 180 });
-  // Accelerating to 30 deg/s at 300 deg/s^2 takes 0.1 s; at 1 s phi cruises.
+  // Accelerating to 30 deg/s at 300 deg/s^2 takes 0.1 s; from 0.5 s to 1.5 s phi cruises. Measured
+  // over that second, not from the request: grbl first writes the new acceleration to EEPROM ($121,
+  // some 13 ms), so its move starts that much later, at the same speed.
+  await clock.run(0.5 * SEC);
+  const a = await status();
   await clock.run(1 * SEC);
-  const s = await status();
-  t.equal(s.axes.phi.velocity_deg_s, 30, 'phi cruises at the configured 30 deg/s');
-  t.ok(Math.abs(s.phi_deg - (1.5 + 27)) <= 1 / 800, `phi at 28.5 deg after 1 s: ${s.phi_deg}`);
+  const b = await status();
+  const tolerance = FIRMATA ? 0.005 : 0;
+  t.ok(Math.abs(b.axes.phi.velocity_deg_s - 30) <= 30 * tolerance, `phi cruises at the configured 30 deg/s: ${b.axes.phi.velocity_deg_s}`);
+  t.ok(Math.abs(b.phi_deg - a.phi_deg - 30) <= Math.max(1 / 800, 30 * tolerance), `phi moved 30 deg in that second: ${b.phi_deg - a.phi_deg}`);
+  t.ok(b.phi_deg <= 1.5 + 42 + (FIRMATA ? 0.5 : 1 / 800) && b.phi_deg >= 1.5 + 42 - 1, `and is where a 30 deg/s move should be after 1.5 s, up to 33 ms late to start: ${b.phi_deg}`);
 });
 
 t.test('GET /status carries no ETag (a poll never gets a stale 304) and no X-Powered-By', async (t) => {

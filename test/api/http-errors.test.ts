@@ -5,7 +5,7 @@
  * and its configuration must be exactly as before.
  */
 import t, { type Test } from 'tap';
-import { SEC, simOnVirtualClock } from '../helpers/sim';
+import { SEC, simOnVirtualClock, testDriver } from '../helpers/sim';
 import { assertError, serveApi, type ApiClient, type SendOptions } from '../helpers/http-server';
 
 const JSON_CT = { 'content-type': 'application/json' };
@@ -270,7 +270,10 @@ t.test('POST /config and reads still answer while moving', async (t) => {
   t.equal((await api.post('/config', { speed: 20 })).status, 200, 'config is not a motion command: no 503');
 });
 
-t.test('a hardware fault puts the positioner in its error state: moves are 503 until homing clears it', async (t) => {
+// grbl has no input for a stepper driver's fault output: a driver that shuts down is invisible to it (docs/hardware.md).
+const NO_DRIVER_FAULT_INPUT = testDriver() === 'grbl' ? 'grbl cannot see a stepper driver fault (no input for it)' : false;
+
+t.test('a hardware fault puts the positioner in its error state: moves are 503 until homing clears it', { skip: NO_DRIVER_FAULT_INPUT }, async (t) => {
   const { api, clock, sim } = await setup(t);
   await api.post('/move', { theta_deg: 90, phi_deg: 180 });
   await clock.run(1 * SEC);

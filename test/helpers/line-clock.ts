@@ -156,13 +156,32 @@ export class LineClock extends VirtualClock {
    * them, so "nothing left scheduled" still means no motion is scheduled.
    */
   background(): Clock {
+    return this.view(true);
+  }
+
+  /**
+   * The same time line for a simulated board whose loop never ends (a
+   * Firmata board samples its inputs forever, as the real one does): its
+   * timers are not counted by `pendingTimers()`, and, as a board writes
+   * synchronously, its instants need no event-loop turn.
+   */
+  uncounted(): Clock {
+    return this.view(false);
+  }
+
+  private view(driverCode: boolean): Clock {
     return {
       nowUs: () => this.nowUs(),
       setTimerAt: (atUs, callback) => {
-        const handle = this.setTimerAt(atUs, () => {
-          this.backgroundFired = true;
-          callback();
-        });
+        const handle = this.setTimerAt(
+          atUs,
+          driverCode
+            ? () => {
+                this.backgroundFired = true;
+                callback();
+              }
+            : callback,
+        );
         this.backgroundTimers.add(handle);
         return handle;
       },
