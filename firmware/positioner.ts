@@ -160,15 +160,20 @@ export class Positioner {
       accelDegS2: this.config.accelDegS2,
       microstepping: this.config.microstepping,
       stepsPerDeg: { ...this.perDeg },
-      maxSpeedDegS: this.config.maxSpeedDegS,
+      maxSpeedDegS: this.maxSpeedDegS(),
       maxAccelDegS2: this.config.maxAccelDegS2,
     };
+  }
+
+  /** The config's max_speed, or less where the hardware cannot step that fast (grbl's 30 kHz). */
+  private maxSpeedDegS(): number {
+    return Math.min(this.config.maxSpeedDegS, this.controller.maxSpeedDegS?.() ?? Infinity);
   }
 
   /** Changes only the fields given; all are checked before any is applied. */
   updateSettings(update: { speedDegS?: number; accelDegS2?: number }): MotionSettings {
     const { speedDegS, accelDegS2 } = update;
-    if (speedDegS !== undefined) checkBetween('speed', speedDegS, MIN_SPEED_DEG_S, this.config.maxSpeedDegS, 'deg/s');
+    if (speedDegS !== undefined) checkBetween('speed', speedDegS, MIN_SPEED_DEG_S, this.maxSpeedDegS(), 'deg/s');
     if (accelDegS2 !== undefined) checkBetween('accel', accelDegS2, MIN_ACCEL_DEG_S2, this.config.maxAccelDegS2, 'deg/s^2');
     if (speedDegS !== undefined) this.config.speedDegS = speedDegS;
     if (accelDegS2 !== undefined) this.config.accelDegS2 = accelDegS2;

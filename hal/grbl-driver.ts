@@ -299,6 +299,12 @@ export class GrblDriver implements MotionController {
     return { theta: this.mposSteps.theta - this.origin.theta, phi: this.mposSteps.phi - this.origin.phi };
   }
 
+  /** The fastest speed every move can run within the step-rate ceiling: the finest axis at full share. */
+  maxSpeedDegS(): number {
+    const ceilingHz = this.opts.maxStepRateHz ?? MAX_STEP_RATE_HZ;
+    return Math.floor((ceilingHz / Math.max(this.opts.stepsPerDeg.theta, this.opts.stepsPerDeg.phi)) * 1000) / 1000;
+  }
+
   velocityDegS(): AxisPair<number> {
     const r = this.report;
     const out = { theta: 0, phi: 0 };

@@ -64,6 +64,12 @@ export interface MotionController {
   homed(): AxisPair<boolean>;
   /** True while a move or homing cycle runs. */
   busy(): boolean;
+  /**
+   * Optional: the highest `speedDegS` this hardware can run whatever the
+   * move's direction (grbl: its step-rate ceiling over the finest axis).
+   * The positioner bounds its speed setting by it; absent, only the config does.
+   */
+  maxSpeedDegS?(): number;
   /** Starts a coordinated move; both axes start and arrive together. */
   move(request: MoveRequest, onEnd: (end: MotionEnd) => void): void;
   /** Homes the axes (in order); on success their positions are 0. */
