@@ -29,10 +29,11 @@ interface Rig {
   tx: { tUs: number; data: Buffer }[];
 }
 
-async function rig(t: Test, opts: { build?: SimGrblBuild; tuning?: Pick<GrblDriverOptions, 'stopMode'>; settings?: Record<number, number>; twoBanners?: boolean } = {}): Promise<Rig> {
+async function rig(t: Test, opts: { build?: SimGrblBuild; tuning?: Pick<GrblDriverOptions, 'stopMode'>; settings?: Record<number, number>; twoBanners?: boolean; configure?: (c: PositionerConfig) => void } = {}): Promise<Rig> {
   const clock = new LineClock();
   const line = await openLine<SimGrblBoard>(clock, 115200);
   const config = defaultConfig();
+  opts.configure?.(config);
   const tx: Rig['tx'] = [];
   const trace = (direction: 'tx' | 'rx', data: Buffer) => {
     if (direction === 'tx') tx.push({ tUs: clock.nowUs(), data: Buffer.from(data) });
@@ -179,9 +180,12 @@ t.test('settings go send-response: with the EEPROM writing ~3.4 ms per byte, not
   t.ok(r.driver.stats.maxInFlightBytes < 128, 'character counting for the rest');
 });
 
-t.test('a step rate above 30 kHz is refused with the highest speed that works', async (t) => {
-  const r = await rig(t);
-  r.positioner.updateSettings({ speedDegS: 60 });
+t.test('a step rate above 30 kHz: max_speed is bounded by it, and a move still above it is refused with the highest speed that works', async (t) => {
+  // A config file whose speed (60) is above what grbl can step on phi.
+  const r = await rig(t, { configure: (c) => (c.speedDegS = 60) });
+  t.equal(r.driver.maxSpeedDegS(), 37.5, '30,000 steps/s over 800 steps/deg');
+  t.equal(r.positioner.settings().maxSpeedDegS, 37.5, 'GET /config says so');
+  t.throws(() => r.positioner.updateSettings({ speedDegS: 40 }), { code: 'POS_ERR_OUT_OF_RANGE', message: /between 0\.001 and 37\.5 deg\/s/ }, 'POST /config refuses a faster speed');
   t.throws(() => r.positioner.moveTo(10, 100), { code: 'POS_ERR_HARDWARE', message: /48000 steps\/s on phi .*at most 37\.5 deg\/s/ });
   t.equal(r.positioner.status().state, 'idle', 'nothing started');
   t.match(stepRateProblem({ theta: 320, phi: 800 }, 60, 30_000), /at most 37\.5 deg\/s/);
