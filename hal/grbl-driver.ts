@@ -299,6 +299,11 @@ export class GrblDriver implements MotionController {
     return { theta: this.mposSteps.theta - this.origin.theta, phi: this.mposSteps.phi - this.origin.phi };
   }
 
+  /** Until the first handshake (reset, banner, $I, $$, unlock, first report) has finished: /status says `connecting`. */
+  connecting(): boolean {
+    return !this.everReady;
+  }
+
   /** The fastest speed every move can run within the step-rate ceiling: the finest axis at full share. */
   maxSpeedDegS(): number {
     const ceilingHz = this.opts.maxStepRateHz ?? MAX_STEP_RATE_HZ;
@@ -962,7 +967,9 @@ export class GrblDriver implements MotionController {
           this.stats.reconnects++;
           for (const listener of this.listeners) listener({ type: 'reconnected', message: `grbl on ${this.opts.path} is back after a drop or reset; its position reference is lost: home the axes (POST /home)` });
         }
+        const first = !this.everReady;
         this.everReady = true;
+        if (first) for (const listener of this.listeners) listener({ type: 'connected', message: `grbl on ${this.opts.path} is set up; home the axes (POST /home)` });
         const deferred = this.deferred;
         this.deferred = null;
         this.wakeSettlers();

@@ -32,7 +32,8 @@ t.test('--driver grbl --serial: serves the API over the board, names it in its f
   const { pty, peer } = await boardOnPty(t);
   const server = await startServe(t, cli, ['--port', '0', '--driver', 'grbl', '--serial', pty.hostPath]);
   t.match(server.stdout(), new RegExp(`^positioner: grbl on ${pty.hostPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} at 115200 baud serving http`));
-  await until('the driver to connect', async () => peer.board.board.linesReceived.includes('G21'));
+  await until('the driver to connect', async () => (await http(`${server.url}/status`)).body.state !== 'connecting');
+  t.ok(peer.board.board.linesReceived.includes('G21'), 'the handshake went through');
   t.strictSame((await http(`${server.url}/home`, 'POST', { axis: 'both' })).body, { status: 'homing', axis: 'both' });
   await until('homing to end', async () => (await http(`${server.url}/status`)).body.state === 'idle', 20_000);
   t.equal((await http(`${server.url}/status`)).body.homed, true);
