@@ -45,8 +45,11 @@ export function runHook(name: string, defaultEvent: string, hookFile: string, ha
   // The host always sets CLAUDE_PROJECT_DIR: then the project, so its settings and time budget, are known
   // before stdin arrives, and the user's budget covers the whole run (on a busy machine a hook can spend
   // seconds just starting); without it, 5 s until the input names the project.
+  // projectDir() gives the variable precedence over the input, so these are the settings used below: loaded once.
+  const installRoot = installRootOf(hookFile);
   const envProject = process.env.CLAUDE_PROJECT_DIR;
-  let budgetMs = envProject && path.isAbsolute(envProject) ? loadSettingsOrDefaults(installRootOf(hookFile), envProject).settings.performance.max_hook_execution_time : 5000;
+  const early = envProject && path.isAbsolute(envProject) ? { project: envProject, ...loadSettingsOrDefaults(installRoot, envProject) } : null;
+  let budgetMs = early ? early.settings.performance.max_hook_execution_time : 5000;
   let timer = setTimeout(() => timeout(name), budgetMs);
   timer.unref();
   readStdin().then(
@@ -57,9 +60,8 @@ export function runHook(name: string, defaultEvent: string, hookFile: string, ha
       } catch (err) {
         deliver({ exitCode: 0, stderr: `hooks-cli ${name}: ${(err as InputError).message}; nothing done\n` });
       }
-      const installRoot = installRootOf(hookFile);
       const project = projectDir(input);
-      const { settings, problem } = loadSettingsOrDefaults(installRoot, project);
+      const { settings, problem } = early?.project === project ? early : loadSettingsOrDefaults(installRoot, project);
       budgetMs = settings.performance.max_hook_execution_time;
       // Waiting for a lock may take most of the budget (a loaded machine); going ahead without it loses updates.
       setDefaultLockWaitMs(Math.max(200, budgetMs - (Date.now() - started) - 500));
