@@ -179,6 +179,7 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
           } else break;
         }
         if (!next) next = words.slice(j);
+        if (next.length === 0) next = null; // bare `env` prints the environment: it is the command
         break;
       }
       case 'command':
@@ -279,6 +280,7 @@ function shellScript(argv: string[]): { script: string | null; readsStdin: boole
       continue;
     }
     if (t.startsWith('--')) continue;
+    if (t === '-' && !cFlag) return { script: null, readsStdin: true };
     return cFlag ? { script: t, readsStdin: false } : { script: null, readsStdin: false };
   }
   return { script: null, readsStdin: !cFlag };
@@ -475,8 +477,8 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     const text = code ?? (readsStdin ? stdinText(inv) : null);
     if (text !== null) checkCode(walk, inv, lang, text, depth);
     else if (!readsStdin) runScriptFile(walk, inv, scriptOperand(inv.argv), depth, lang);
-  } else if (name && (name.startsWith('./') || name.startsWith('/') || name.startsWith('~'))) {
-    runScriptFile(walk, inv, name, depth, null);
+  } else if (/^(\.{0,2}\/|~)/.test(inv.words[0]?.text ?? '')) {
+    runScriptFile(walk, inv, inv.words[0].text, depth, null);
   }
 }
 
@@ -634,9 +636,11 @@ function findExec(walk: Walk, inv: Invocation, depth: number): void {
     const words: Word[] = [];
     while (j < inv.words.length && inv.argv[j] !== ';' && inv.argv[j] !== '+') words.push(inv.words[j++]);
     for (const root of roots) {
-      const found = secretFilter ? `${root.text.replace(/\/$/, '')}/${namePattern}` : filtered ? `${root.text}/…` : root.text;
+      // A literal -name (.git, node_modules) or a secret pattern says what {} is; another filter leaves it unknown.
+      const named = namePattern !== null && (secretFilter || !/[*?[]/.test(namePattern));
+      const found = named ? `${root.text.replace(/\/$/, '')}/${namePattern}` : filtered ? `${root.text}/…` : root.text;
       const replaced = words.map((w) =>
-        w.text.includes('{}') ? { ...w, text: w.text.replace(/\{\}/g, found), dynamic: w.dynamic || root.dynamic || (filtered && !secretFilter), glob: w.glob || root.glob } : w,
+        w.text.includes('{}') ? { ...w, text: w.text.replace(/\{\}/g, found), dynamic: w.dynamic || root.dynamic || (filtered && !named), glob: w.glob || root.glob } : w,
       );
       const sub = unwrap(replaced, { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd });
       if (sub.script !== null) collect(walk, sub.script, inv.cwd, depth + 1, true);
@@ -777,7 +781,11 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const dest = tIdx > 0 ? inv.words[tIdx + 1] : ops.length >= 2 || name === 'install' ? ops[ops.length - 1] : undefined;
       if (dest) checkWrite(walk, inv, target(inv, dest), name);
       for (const src of ops.filter((w) => w !== dest)) checkRead(walk, inv, target(inv, src), name);
-      if (name === 'rsync' && args.some((a) => a.startsWith('--delete'))) critical(walk, `rsync --delete`);
+      if (name === 'rsync' && args.some((a) => a.startsWith('--delete') || a === '--del')) {
+        critical(walk, `rsync --delete`);
+        // The destination loses everything the source lacks: as bad as deleting its contents.
+        if (dest && !/^[^/]*:/.test(dest.text)) checkDelete(walk, inv, { ...target(inv, dest), wholeDir: true }, false, 'rsync --delete');
+      }
       break;
     }
     case 'tee':
@@ -916,7 +924,12 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'nc':
     case 'ncat':
     case 'netcat':
-      if (args.some((a) => a === '-e' || a === '-c' || a === '--exec' || a === '--sh-exec')) block(walk, 'dangerous', `${name} -e hands a shell to a network connection`);
+    case 'telnet':
+      if (args.some((a) => a === '-e' || a === '-c' || a === '--exec' || a === '--sh-exec' || a === '--lua-exec')) block(walk, 'dangerous', `${name} -e hands a shell to a network connection`);
+      else if (inv.upstream.some((u) => SHELLS.has(u.argv[0]) && readsScriptFromStdin(u.argv))) block(walk, 'dangerous', `a shell piped into ${name}: a reverse shell`);
+      break;
+    case 'socat':
+      if (args.some((a) => /^(exec|system):/i.test(a)) && args.some((a) => /^(tcp|udp|openssl|ssl)[46]?(-connect|-listen)?:/i.test(a))) block(walk, 'dangerous', 'socat joins a shell to a network connection: a reverse shell');
       break;
     default:
       if (/^mkfs(\.|$)/.test(name) || ['mke2fs', 'mkswap', 'wipefs', 'mkdosfs', 'mkntfs', 'mkexfatfs', 'mkfs.btrfs', 'cryptsetup', 'blkdiscard', 'sfdisk'].includes(name)) {
@@ -924,7 +937,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
         const devs = operands(inv.words, new Set(['-t', '-L', '-b', '-C', '-c', '-n', '-O', '-E', '-m', '-N', '-I', '-U', '-F', '-s', '-S', '-l', '--label', '--type', '-o']))
           .map((w) => ({ w, t: target(inv, w) }))
           .filter(({ w, t }) => w.dynamic || (t.abs !== null && t.abs.startsWith('/dev/') && !['/dev/null', '/dev/zero'].includes(t.abs)));
-        if (devs.length > 0) block(walk, 'dangerous', `${name} formats ${devs.map((d) => d.w.text).join(' ')}, erasing what was on it`, 'format an image file instead (truncate -s 1G disk.img && mkfs.ext4 disk.img), or let the user do it');
+        if (devs.length > 0) block(walk, 'dangerous', `${name} formats a filesystem on ${devs.map((d) => d.w.text).join(' ')}, erasing what was on it`, 'format an image file instead (truncate -s 1G disk.img && mkfs.ext4 disk.img), or let the user do it');
         else if (!args.some((a) => /\.(img|iso|raw|bin|qcow2|vhd|swap)$|swapfile/.test(a)) && name !== 'mkswap' && !args.some((a) => /\//.test(a) || /\./.test(a))) warn(walk, 'suspicious', `${name} with no device named`);
       } else if (['fdisk', 'sfdisk', 'cfdisk', 'parted', 'sgdisk', 'gdisk'].includes(name)) {
         const listing = args.some((a) => a === '-l' || a === '--list' || a === 'print' || a === '-p');
@@ -995,9 +1008,9 @@ function xargsItems(inv: Invocation): { items: Target[]; recursive: boolean } | 
     return { items: texts.split(/\s+/).filter((x) => x !== '').map((x) => target(feeder, word(x))), recursive: false };
   }
   if (f === 'ls') {
-    const dirs = operands(feeder.words);
-    const list = dirs.length > 0 ? dirs : [word('.')];
-    return { items: list.map((d) => ({ ...target(feeder, d), wholeDir: true })), recursive: false };
+    // ls prints names: ls DIR | xargs rm deletes those names here, ls -d PATHS the paths themselves.
+    if (feeder.argv.some((a) => /^-[a-zA-Z]*d/.test(a))) return { items: operands(feeder.words).map((d) => target(feeder, d)), recursive: false };
+    return { items: [target(inv, word('*'))], recursive: false };
   }
   return null;
 }
@@ -1072,7 +1085,7 @@ function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string): void 
     block(walk, 'dangerous', `${verb} writes onto the disk device ${t.abs}`);
     return;
   }
-  if (isStartupFile(t.abs, walk.env)) {
+  if (isStartupFile(t.abs, walk.env) && !isSystemPath(t.abs, walk.env.home)) {
     block(walk, 'dangerous', `${verb} writes to the shell start-up file ${t.abs}: what is written there runs in every shell the user opens from now on`, 'show the user the line to add and let them add it');
     return;
   }

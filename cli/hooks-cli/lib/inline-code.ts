@@ -177,7 +177,7 @@ function regionText(code: string, [a, b]: [number, number]): string | null {
   if (lits.length === 0) return null;
   const region = code.slice(a, b);
   const firstNonSpace = region.trimStart()[0];
-  const list = firstNonSpace === '[' || /^\s*(['"])[^'"]*\1\s*,\s*['"]/.test(region);
+  const list = firstNonSpace === '[' || /^\s*(['"])[^'"]*\1\s*,\s*[['"]/.test(region);
   if (list) {
     // Up to the end of the list: `['rm', '-rf', '/'], shell=False`.
     const end = firstNonSpace === '[' ? a + region.indexOf('[') + closeParen(region, region.indexOf('[')) - region.indexOf('[') : b;
@@ -205,7 +205,7 @@ function regionText(code: string, [a, b]: [number, number]): string | null {
 }
 
 const SHELL_CALLS: Record<Lang, RegExp> = {
-  python: /\b(?:os\.(?:system|popen|exec\w*|spawn\w*)|subprocess\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|pty\.spawn|commands\.getoutput|(?<![.\w])(?:run|call|check_call|check_output|Popen|system|popen|getoutput))(?=\s*\()/g,
+  python: /(?:\bos\.(?:system|popen|exec\w*|spawn\w*)|\b\w+\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|pty\.spawn|commands\.getoutput|(?<![.\w])(?:run|call|check_call|check_output|Popen|system|popen|getoutput|execvp?e?|execlp?e?))(?=\s*\()/g,
   perl: /(?<![\w$@%>.])(?:system|exec|qx)(?=\s*[("'{])/g,
   ruby: /(?<![\w.])(?:system|exec|spawn|IO\.popen|Open3\.\w+|Kernel\.system|Kernel\.exec)(?=\s*[("'])/g,
   js: /\b(?:execSync|exec|execFileSync|execFile|spawnSync|spawn|fork|Bun\.spawn\w*|\$)(?=\s*\()/g,
@@ -226,7 +226,7 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
 
 const DISK = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper\/)/;
 const SECRET_FRAGMENT = /(\.ssh\/|\.aws\/|(^|\/)\.env(\.|$)|\.netrc|\.npmrc|\.git-credentials|\.kube\/config|\.docker\/config|\bid_(rsa|ed25519|ecdsa|dsa)\b|\/etc\/shadow|\.gnupg|\.pgpass)/;
-const NETWORK = /\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram)/;
+const NETWORK = /\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram)/;
 
 function preprocess(code: string): string {
   let c = code;

@@ -16,7 +16,7 @@ const TOP_DIRS = new Set([
 ]);
 
 /** Trees whose contents belong to the system: writing or deleting inside them is refused when system_files_protection is on. */
-const SYSTEM_TREES = ['/etc', '/boot', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/usr', '/sys', '/proc', '/root', '/var/lib', '/var/spool', '/System', '/private/etc', '/dev'];
+const SYSTEM_TREES = ['/etc', '/boot', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/usr', '/sys', '/proc', '/root', '/var/lib', '/var/spool', '/var/log', '/var/mail', '/var/backups', '/var/db', '/var/opt', '/var/cache/apt', '/var/cache/debconf', '/System', '/private/etc', '/dev'];
 /** Exceptions inside system trees that users and tools write every day. */
 const SYSTEM_EXCEPTIONS = ['/usr/local', '/dev/null', '/dev/zero', '/dev/stdout', '/dev/stderr', '/dev/stdin', '/dev/tty', '/dev/fd', '/dev/shm', '/dev/random', '/dev/urandom', '/proc/self/fd'];
 
@@ -99,6 +99,8 @@ const HOME_SECRETS = [
 
 /** A file name that holds a secret wherever it is: private keys, .env files, credential files. */
 export function isSecretName(name: string): boolean {
+  // A find/ls pattern such as '.env*' or 'id_*' names secrets when its fixed part does.
+  if (name.endsWith('*') && name.length > 1 && isSecretName(name.replace(/\*+$/, ''))) return true;
   if (/^\.env(\..*)?$/.test(name)) return !/\.(example|sample|template|dist|defaults?)$/.test(name);
   if (/^id_(rsa|dsa|ecdsa|ed25519)[^.]*$/.test(name) || /^id_\*$/.test(name)) return true;
   return /^(credentials(\.json)?|secrets?\.(json|ya?ml|toml)|.*\.(pem|key|p12|pfx|keystore|jks)|\.netrc|\.npmrc|\.pgpass|\.htpasswd|service-account.*\.json)$/.test(name);

@@ -139,7 +139,12 @@ class Lexer {
   private i = 0;
   readonly tokens: Token[] = [];
   readonly errors: string[] = [];
-  private pendingHeredocs: Redirect[] = [];
+  /** Here-documents whose delimiter was read and whose body follows the next newline. */
+  private pendingHeredocs: { delim: string; strip: boolean; index: number }[] = [];
+  /** Bodies of the here-documents, in the order of their `<<` operators. */
+  readonly heredocBodies: (string | undefined)[] = [];
+  private heredocNext = false;
+  private heredocStrip = false;
 
   constructor(
     private readonly s: string,
@@ -159,6 +164,11 @@ class Lexer {
 
   private pushWord(w: Word): void {
     this.tokens.push({ t: 'word', w });
+    if (this.heredocNext) {
+      this.heredocNext = false;
+      this.pendingHeredocs.push({ delim: w.text, strip: this.heredocStrip, index: this.heredocBodies.length });
+      this.heredocBodies.push(undefined);
+    }
     if (this.redirTarget) {
       this.redirTarget = false;
       return;
@@ -239,6 +249,10 @@ class Lexer {
         if (REDIR_OPS.has(op)) {
           this.tokens.push({ t: 'redir', op, fd: fdMatch ? Number(fdMatch[1]) : null });
           this.redirTarget = true;
+          if (op === '<<' || op === '<<-') {
+            this.heredocNext = true;
+            this.heredocStrip = op === '<<-';
+          }
         } else {
           this.tokens.push({ t: 'op', op });
           if (SEPARATORS.has(op)) {
@@ -256,24 +270,18 @@ class Lexer {
     return this.tokens;
   }
 
-  /** Registers a here-document whose body follows the next newline. */
-  heredoc(r: Redirect): void {
-    this.pendingHeredocs.push(r);
-  }
-
   private readHeredocBodies(): void {
-    for (const r of this.pendingHeredocs) {
-      const delim = r.target.text;
+    for (const h of this.pendingHeredocs) {
       const lines: string[] = [];
       while (this.i < this.s.length) {
         let end = this.s.indexOf('\n', this.i);
         if (end < 0) end = this.s.length;
         const line = this.s.slice(this.i, end);
         this.i = end + 1;
-        if ((r.op === '<<-' ? line.replace(/^\t+/, '') : line) === delim) break;
+        if ((h.strip ? line.replace(/^\t+/, '') : line) === h.delim) break;
         lines.push(line);
       }
-      r.body = lines.join('\n');
+      this.heredocBodies[h.index] = lines.join('\n');
     }
     this.pendingHeredocs = [];
   }
@@ -323,7 +331,7 @@ class Lexer {
         this.dollar(w, false);
       } else if (c === '`') {
         this.backtick(w);
-      } else if (c === '~' && this.i === start && (this.i + 1 >= s.length || s[this.i + 1] === '/' || META.has(s[this.i + 1]))) {
+      } else if (c === '~' && (this.i === start || (/^[A-Za-z_]\w*=$/.test(w.text) && !w.quoted)) && (this.i + 1 >= s.length || s[this.i + 1] === '/' || META.has(s[this.i + 1]))) {
         w.text += this.env.home;
         this.i++;
       } else {
@@ -492,6 +500,7 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
   let pipeFrom: number[] | null = null;
   const fnStack: { name: string; start: number; depth: number }[] = [];
   let braceDepth = 0;
+  let heredocIndex = 0;
 
   const startCommand = (): SimpleCommand => {
     const id = nextPipeline++;
@@ -566,7 +575,7 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
       const target: Word = targetTok?.t === 'word' ? targetTok.w : { text: '', dynamic: false, glob: false, subs: [], quoted: false };
       if (targetTok?.t === 'word') k++;
       const r: Redirect = { op: tok.op, fd: tok.fd, target };
-      if (tok.op === '<<' || tok.op === '<<-') lexer.heredoc(r);
+      if (tok.op === '<<' || tok.op === '<<-') r.body = lexer.heredocBodies[heredocIndex++];
       if (tok.op === '<<<') r.body = target.text;
       cur.redirects.push(r);
       for (const body of target.subs) addNested(out, body, env, depth + 1);
