@@ -650,7 +650,19 @@ function checkForkBomb(out: ParsedScript, name: string, start: number): void {
  * print. Null when unknown: callers then treat the word as dynamic.
  */
 export function resolveSubstitution(body: string, env: ParseEnv): string | null {
-  if (body.length > 400 || /[|<>`]/.test(body.replace(/2>\s*\/dev\/null/g, ''))) return null;
+  if (body.length > 400 || resolving >= 2 || /[|<>`]/.test(body.replace(/2>\s*\/dev\/null/g, ''))) return null;
+  // Nested substitutions resolve inside out; bounding the depth keeps a deeply nested line linear.
+  resolving++;
+  try {
+    return resolveParsed(body, env);
+  } finally {
+    resolving--;
+  }
+}
+
+let resolving = 0;
+
+function resolveParsed(body: string, env: ParseEnv): string | null {
   const parsed = parseShell(body, { ...env, vars: env.vars }, 50);
   const cmds = parsed.commands.filter((c) => c.depth === 50);
   if (parsed.errors.length > 0 || cmds.length === 0 || cmds.length > 2) return null;
