@@ -357,7 +357,19 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
   }
   let cwd = startCwd;
   const byPipeline = new Map<number, Invocation[]>();
+  const calls: SimpleCommand[] = [];
   for (const cmd of parsed.commands) {
+    // A call of a function defined on the line runs its body with $1... set to the call's words.
+    const fn = parsed.functions.find((f) => f.name === cmd.words[0]?.text && !cmd.words[0].quoted);
+    if (fn && depth < MAX_DEPTH) {
+      const args = cmd.words.slice(1).map((w) => w.text);
+      for (const body of parsed.commands.slice(fn.start, fn.end)) {
+        if (body.words[0]?.text === fn.name) continue;
+        calls.push({ ...body, words: body.words.map((w) => withPositional(w, args)), pipeline: body.pipeline + 500_000 });
+      }
+    }
+  }
+  for (const cmd of [...parsed.commands, ...calls]) {
     const inv = toInvocation(walk, cmd, cwd, depth, nested);
     if (!inv) continue;
     // Track cd for the commands that follow (subshell scoping is ignored: the cautious reading).
@@ -375,6 +387,13 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
     walk.out.push(inv);
     expandNested(walk, inv, cmd, depth);
   }
+}
+
+/** A word of a function body with the positional parameters of one call put in. */
+function withPositional(w: Word, args: string[]): Word {
+  if (!w.dynamic || !/\$\{?[1-9@*]/.test(w.text)) return w;
+  const textOut = w.text.replace(/\$\{?([1-9@*])\}?/g, (_, n: string) => (n === '@' || n === '*' ? args.join(' ') : args[Number(n) - 1] ?? ''));
+  return { ...w, text: textOut, dynamic: (textOut.match(UNKNOWN_PART) ?? []).length > 0 };
 }
 
 /** Word splitting of unquoted expansions (`$CMD` holding `rm -rf /`) and brace expansion (`{/,~}`). */

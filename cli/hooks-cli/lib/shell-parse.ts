@@ -53,6 +53,8 @@ export interface ParsedScript {
   commands: SimpleCommand[];
   /** Names of functions defined that call themselves through a pipe or in the background (fork bombs). */
   forkBombs: string[];
+  /** Functions defined on the line: their body is `commands[start..end)`. */
+  functions: { name: string; start: number; end: number }[];
   /** Problems met (an unclosed quote): the line would not run as written. */
   errors: string[];
 }
@@ -481,7 +483,7 @@ class Lexer {
 /** Parses a command line. Never throws; `errors` says what was malformed. */
 export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScript {
   const lexer = new Lexer(script, env);
-  const out: ParsedScript = { commands: [], forkBombs: [], errors: lexer.errors };
+  const out: ParsedScript = { commands: [], forkBombs: [], functions: [], errors: lexer.errors };
   lexer.run();
   const tokens = lexer.tokens;
 
@@ -554,6 +556,7 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
           if (fn && fn.depth === braceDepth) {
             fnStack.pop();
             checkForkBomb(out, fn.name, fn.start);
+            out.functions.push({ name: fn.name, start: fn.start, end: out.commands.length });
           }
         }
         continue;
