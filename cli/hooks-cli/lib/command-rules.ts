@@ -317,11 +317,13 @@ interface Walk {
   netSocket: boolean;
   /** A secret the line reads (for the socket check above). */
   secretRead: string | null;
+  /** Files the line filled with secrets (tar czf k.tgz ~/.ssh, cp ~/.aws/credentials /tmp/c), which then count as secrets. */
+  secretFiles: Set<string>;
 }
 
 /** Analyses a command line. */
 export function analyzeCommand(command: string, env: AnalyzeEnv): Analysis {
-  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null };
+  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set() };
   collect(walk, command, env.cwd, 0, false);
   for (const inv of walk.out) checkInvocation(walk, inv);
   if (walk.netSocket && walk.secretRead) {
@@ -516,6 +518,14 @@ function scriptOperand(argv: string[]): string | null {
 function recordWrittenFiles(walk: Walk, inv: Invocation): void {
   if (inv.cwd === null) return;
   const name = inv.argv[0];
+  // Secrets copied into other files stay secrets.
+  if (producesSecret(walk, inv) !== null || (name === 'cp' || name === 'tar' || name === 'zip' || name === '7z') && operands(inv.words).some((w) => isSecret(walk, target(inv, w).abs))) {
+    for (const r of inv.redirects) if (['>', '>>', '>|', '&>'].includes(r.op) && !r.target.dynamic) walk.secretFiles.add(resolveFrom(inv.cwd, r.target.text));
+    const ops = operands(inv.words, new Set(['-C', '-T', '-X']));
+    const fIdx = inv.argv.findIndex((a, k) => k > 0 && (/^-[a-zA-Z]*f$/.test(a) || a === '--file' || (k === 1 && name === 'tar' && /^[a-zA-Z]*f$/.test(a))));
+    const out = name === 'tar' && fIdx > 0 ? inv.words[fIdx + 1] : name === 'zip' || name === '7z' ? ops.find((w) => !['a'].includes(w.text)) : name === 'cp' ? ops[ops.length - 1] : undefined;
+    if (out && !out.dynamic && out.text !== '-') walk.secretFiles.add(resolveFrom(inv.cwd, out.text));
+  }
   for (const r of inv.redirects) {
     if (!['>', '>>', '>|'].includes(r.op) || r.target.dynamic) continue;
     const abs = resolveFrom(inv.cwd, r.target.text);
@@ -567,6 +577,7 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
     checkDelete(walk, inv, target(inv, w), d.recursive, who);
   }
   for (const dev of f.devices) block(walk, 'dangerous', `${who} writes onto the disk device ${dev}`, 'check the device with lsblk first and write to an image file instead');
+  for (const w of f.writes) checkWrite(walk, inv, target(inv, { text: w.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true }), who);
   if (f.reverse) block(walk, 'dangerous', `${who} connects a socket to a shell: a reverse shell`);
   if (f.exfil) block(walk, 'dangerous', `${who} reads the secret ${f.exfil} and talks to the network: that can send the secret away`, 'secrets stay on this machine; ask the user to share what is needed');
 }
@@ -753,13 +764,14 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
 
   if (inv.elevated) warn(walk, 'suspicious', `runs with root privileges (sudo ${name})`);
   if (SENDERS.has(name)) checkExfiltration(walk, inv);
+  checkServices(walk, inv);
 
   switch (name) {
     case 'rm':
     case 'srm': {
       const recursive = args.some((a) => SHORT(a, 'rR') || a === '--recursive');
       if (args.includes('--no-preserve-root')) block(walk, 'dangerous', 'rm --no-preserve-root removes the safeguard against deleting /');
-      const viaX = xargsTargets(inv);
+      const viaX = xargsTargets(inv, walk.env.home);
       const targets = viaX?.targets ?? operands(inv.words).map((w) => target(inv, w));
       for (const t of targets) checkDelete(walk, inv, t, recursive || (viaX?.recursive ?? false), 'rm');
       if (recursive) critical(walk, `rm ${args.join(' ')}`);
@@ -983,12 +995,12 @@ function substitutePositional(script: string, after: string[]): string {
 const STDIN_TARGET: Target = { word: { text: '<stdin>', dynamic: true, glob: false, subs: [], quoted: false }, abs: null, wholeDir: false };
 
 /** xargs rm ...: the paths come from the previous stage of the pipeline (find ROOT, echo PATHS, ls DIR) or a here-string, beside rm's own operands. */
-function xargsTargets(inv: Invocation): { targets: Target[]; recursive: boolean } | null {
+function xargsTargets(inv: Invocation, home: string): { targets: Target[]; recursive: boolean } | null {
   if (!inv.viaXargs) return null;
   const own = operands(inv.words).filter((w) => !/\{\}|^%$/.test(w.text));
   const replStr = inv.xargsReplace;
   const replWords = replStr ? inv.words.slice(1).filter((w) => w.text.includes(replStr)) : [];
-  const fed = xargsItems(inv);
+  const fed = xargsItems(inv, home);
   const targets: Target[] = own.filter((w) => !replWords.includes(w)).map((w) => target(inv, w));
   let recursive = false;
   if (fed === null) targets.push(STDIN_TARGET);
@@ -1003,11 +1015,18 @@ function xargsTargets(inv: Invocation): { targets: Target[]; recursive: boolean 
 }
 
 /** What an xargs reads: items with their targets, or null when unknown. */
-function xargsItems(inv: Invocation): { items: Target[]; recursive: boolean } | null {
+function xargsItems(inv: Invocation, home: string): { items: Target[]; recursive: boolean } | null {
   const here = inv.redirects.find((r) => r.body !== undefined);
   const word = (t: string): Word => ({ text: t, dynamic: false, glob: /[*?]/.test(t), subs: [], quoted: false });
   if (here) return { items: here.body!.split(/\s+/).filter((x) => x !== '').map((x) => target(inv, word(x))), recursive: false };
-  const feeder = inv.upstream[inv.upstream.length - 1];
+  let feeder = inv.upstream[inv.upstream.length - 1];
+  const procSub = inv.redirects.find((r) => r.op === '<' && r.target.subs.length > 0);
+  if (!feeder && procSub) {
+    // xargs rm < <(find / -print0): the substitution's last command feeds it.
+    const cmds = parseShell(procSub.target.subs[0], { home, cwd: inv.cwd ?? '/' }).commands;
+    const last = cmds[cmds.length - 1];
+    if (last) feeder = { ...inv, argv: text(last.words), words: last.words, redirects: last.redirects, viaXargs: false, upstream: [] };
+  }
   if (!feeder) return null;
   const f = feeder.argv[0];
   if (f === 'find') {
@@ -1262,9 +1281,11 @@ function checkGit(walk: Walk, inv: Invocation): void {
         const spec = r.replace(/^\+/, '');
         const dst = spec.includes(':') ? spec.slice(spec.indexOf(':') + 1) : spec;
         if (spec.startsWith(':')) return { branch: dst.replace(/^refs\/heads\//, ''), del: true };
-        return { branch: (dst === 'HEAD' ? gitCurrentBranch(walk) ?? 'HEAD' : dst).replace(/^refs\/heads\//, ''), del: deleting };
+        // HEAD, or a branch computed at run time ($(git branch --show-current)), is the current branch.
+        const current = dst === 'HEAD' || dst.includes('$(…)') || dst.startsWith('$');
+        return { branch: (current ? gitCurrentBranch(walk) ?? 'HEAD' : dst).replace(/^refs\/heads\//, ''), del: deleting };
       });
-      const protectedDest = dests.find((d) => PROTECTED_BRANCHES.has(d.branch));
+      const protectedDest = dests.find((d) => PROTECTED_BRANCHES.has(d.branch) || d.branch.includes('*'));
       if (protectedDest?.del) {
         block(walk, 'dangerous', `git push deletes the protected branch ${protectedDest.branch} on the remote`);
         break;
@@ -1345,6 +1366,53 @@ function checkGit(walk: Walk, inv: Invocation): void {
   }
 }
 
+/** Deleting what lives outside this machine: a cloud account's resources, a database, a repository on GitHub. */
+function checkServices(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  const say = (what: string, instead?: string) => block(walk, 'dangerous', `${name} ${args.slice(0, 4).join(' ')}: ${what}`, instead ?? 'let the user run it after checking what it removes');
+  const sql = args.join(' ');
+  switch (name) {
+    case 'terraform':
+    case 'tofu':
+    case 'pulumi':
+      if (args.includes('destroy') || (args.includes('apply') && args.includes('-destroy'))) say('destroys every resource of the configuration');
+      break;
+    case 'kubectl':
+      if (args[0] === 'delete' && (args.some((a) => a === '--all' || a === '-A' || a === '--all-namespaces') || /^(ns|namespaces?|nodes?|pv|persistentvolumes?|crd|customresourcedefinitions?)$/.test(args[1] ?? ''))) say('deletes whole namespaces, nodes or every resource of a kind');
+      break;
+    case 'aws':
+      if (args[0] === 's3' && ((args[1] === 'rm' && args.includes('--recursive')) || (args[1] === 'rb' && args.includes('--force')))) say('deletes a bucket or everything in it');
+      else if (/^(delete-db-instance|delete-db-cluster|delete-table|delete-stack|terminate-instances|delete-bucket|delete-cluster|delete-repository)$/.test(args[1] ?? '')) say('deletes cloud resources with their data');
+      break;
+    case 'gsutil':
+      if (args.includes('rm') && args.some((a) => /^-[a-zA-Z]*r/.test(a)) || args.includes('rb')) say('deletes a bucket or everything in it');
+      break;
+    case 'gcloud':
+      if (args.includes('delete') && args.some((a) => /^(projects|instances|clusters|sql)$/.test(a))) say('deletes cloud resources with their data');
+      break;
+    case 'gh':
+      if (args[0] === 'repo' && args[1] === 'delete') say('deletes the repository on GitHub with its issues and pull requests', 'archive it instead: gh repo archive');
+      break;
+    case 'dropdb':
+      say('drops a whole database');
+      break;
+    case 'psql':
+    case 'mysql':
+    case 'mariadb':
+    case 'sqlcmd':
+    case 'cockroach':
+      if (/\bdrop\s+(database|schema)\b/i.test(sql)) say('drops a whole database');
+      break;
+    case 'redis-cli':
+      if (args.some((a) => /^flushall$/i.test(a))) say('deletes every key of every Redis database');
+      break;
+    case 'mongo':
+    case 'mongosh':
+      if (/dropDatabase\(/.test(sql)) say('drops a whole database');
+      break;
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Secrets sent away
 
@@ -1357,6 +1425,10 @@ function varNames(text: string): string[] {
   return [...text.matchAll(/\$\{?([A-Za-z_]\w*)/g)].map((m) => m[1]);
 }
 
+function isSecret(walk: Walk, abs: string | null): boolean {
+  return abs !== null && (isSecretSource(abs, walk.env) || walk.secretFiles.has(abs));
+}
+
 /** What secret an invocation prints: a secret file it reads, the environment, a keychain, a secret variable. Null when none. */
 function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
   const name = inv.argv[0] ?? '';
@@ -1364,13 +1436,13 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
   for (const r of inv.redirects) {
     if (r.op === '<' && !r.target.dynamic && inv.cwd !== null) {
       const abs = resolveFrom(inv.cwd, r.target.text);
-      if (isSecretSource(abs, walk.env)) return abs;
+      if (isSecret(walk, abs)) return abs;
     }
   }
   if (READERS.has(name) || name === 'cp' || name === 'find') {
     for (const w of operands(inv.words, new Set(['-n', '-c', '-f', '-C', '-w', '-e', '-name']))) {
       const t = target(inv, w);
-      if (t.abs !== null && isSecretSource(t.abs, walk.env)) return t.abs;
+      if (isSecret(walk, t.abs)) return t.abs;
       if (/\/proc\/(self|\d+|\*)\/environ$/.test(w.text)) return w.text;
     }
   }
@@ -1419,7 +1491,7 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
   for (const r of inv.redirects) {
     if ((r.op === '<' || r.op === '<>') && !r.target.dynamic && inv.cwd !== null) {
       const abs = resolveFrom(inv.cwd, r.target.text);
-      if (isSecretSource(abs, walk.env)) return say(abs, 'input redirection');
+      if (isSecret(walk, abs)) return say(abs, 'input redirection');
     }
   }
   for (const u of inv.upstream) {
@@ -1453,14 +1525,15 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     for (const c of candidates) {
       if (c === '-') continue;
       const tt = target(inv, { ...w, text: c.replace(/^~(?=\/|$)/, walk.env.home) });
-      if (tt.abs !== null && isSecretSource(tt.abs, walk.env)) return say(tt.abs, `as a file argument`);
-    }
-    for (const sub of w.subs) {
-      const found = subProducesSecret(walk, inv, sub, 1);
-      if (found) return say(found, 'inside a command substitution');
+      if (isSecret(walk, tt.abs)) return say(tt.abs!, `as a file argument`);
     }
     const authHeader = /^(authorization|proxy-authorization|x-api-key|api-key|private-token|x-auth-token|x-github-token|x-goog-api-key|anthropic-api-key|x-access-token)\s*:/i.test(t) || ['-u', '--user', '--oauth2-bearer', '--password', '--http-password'].includes(prev) || /^--(user|password|http-password)=/.test(t);
+    // A credential in the header meant for it (-H "Authorization: Bearer $(gh auth token)") is the credential used, not sent away.
     if (!authHeader) {
+      for (const sub of w.subs) {
+        const found = subProducesSecret(walk, inv, sub, 1);
+        if (found) return say(found, 'inside a command substitution');
+      }
       const v = varNames(t).find((n) => KNOWN_SECRET_VAR.test(n));
       if (v) return say(`$${v}`, 'in its arguments, not as the credential header it is meant for');
     }

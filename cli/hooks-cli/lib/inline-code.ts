@@ -24,6 +24,8 @@ export interface CodeFindings {
   shell: string[];
   deletes: { path: string; recursive: boolean }[];
   devices: string[];
+  /** Files it opens for writing or appending (start-up files, system files, keys). */
+  writes: string[];
   reverse: boolean;
   exfil: string | null;
   decoded: string[];
@@ -118,7 +120,7 @@ function literals(code: string, from = 0, to = code.length): Lit[] {
   while (i < to) {
     const c = code[i];
     if (c === '#' && false) break;
-    if (c === "'" || c === '"') {
+    if (c === "'" || c === '"' || c === '`') {
       const triple = code.startsWith(c.repeat(3), i);
       const q = triple ? c.repeat(3) : c;
       let j = i + q.length;
@@ -229,14 +231,16 @@ const SECRET_FRAGMENT = /(\.ssh\/|\.aws\/|(^|\/)\.env(\.|$)|\.netrc|\.npmrc|\.gi
 const NETWORK = /\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram)/;
 
 function preprocess(code: string): string {
-  let c = code;
+  // Inside a string ("$ENV{HOME}/.bashrc", "$HOME/x"), the home directory is the text ~.
+  let c = code.replace(/(["`])\$(?:ENV\{\s*'?HOME'?\s*\}|\{?HOME\}?(?=\/|\1))/g, '$1~');
   for (const re of HOME_EXPRS) c = c.replace(re, '"~"');
   for (const re of CWD_EXPRS) c = c.replace(re, '"."');
-  return c;
+  // Interpolations of those (f"{Path.home()}/x", `${os.homedir()}/x`, "#{Dir.home}/x") are the text itself.
+  return c.replace(/\$?[#]?\{\s*"(~|\.)"\s*\}/g, '$1');
 }
 
 export function analyzeCode(lang: Lang, source: string): CodeFindings {
-  const f: CodeFindings = { shell: [], deletes: [], devices: [], reverse: false, exfil: null, decoded: [] };
+  const f: CodeFindings = { shell: [], deletes: [], devices: [], writes: [], reverse: false, exfil: null, decoded: [] };
   if (source.length > 100_000) return f;
   const code = preprocess(source);
 
@@ -276,6 +280,32 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       f.deletes.push({ path: regionText(code, region) ?? lits[0].value, recursive });
     }
   }
+  // Single-file deletes: os.remove, fs.unlinkSync, File.delete, unlink.
+  const unlinkRe = /(?:\bos\.(?:remove|unlink)|\bunlinkSync|\bfs\.unlink|\bFile\.(?:delete|unlink)|\bFileUtils\.rm(?!_)|(?<![\w$>.])unlink)(?=\s*[("'])/g;
+  for (const m of code.matchAll(unlinkRe)) {
+    const region = argRegion(code, m.index + m[0].length);
+    const text = regionText(code, region);
+    if (text !== null) f.deletes.push({ path: text, recursive: false });
+  }
+  // Files opened for writing: open(P, 'w'), writeFileSync(P), File.write(P), open(FH, '>', P).
+  for (const m of code.matchAll(/(?<![\w.])open\s*\(|\b(?:writeFileSync|appendFileSync|writeFile|appendFile|write_text|write_bytes)\s*\(|\bFile\.(?:write|open)\s*\(|\bfile_put_contents\s*\(/g)) {
+    const open = m.index + m[0].length - 1;
+    const end = closeParen(code, open);
+    const lits = literals(code, open + 1, end);
+    if (lits.length === 0) continue;
+    const args = code.slice(open + 1, end);
+    if (/^\s*open/.test(m[0]) || m[0].startsWith('open')) {
+      const mode = lits.find((l) => /^(\+?[wa]b?\+?|r\+b?|>>?|\+<)$/.test(l.value));
+      const perlTarget = lits.find((l) => /^>>?\s*[^>\s]/.test(l.value));
+      if (perlTarget) f.writes.push(perlTarget.value.replace(/^>>?\s*/, ''));
+      else if (mode && lits[0] !== mode) f.writes.push(regionText(code, [open + 1, end]) ?? lits[0].value);
+      else if (mode && lang === 'perl' && lits.length > 1) f.writes.push(lits[lits.length - 1].value);
+    } else if (/write_text|write_bytes/.test(m[0])) {
+      const before = /Path\(\s*(['"])([^'"]+)\1\s*\)\s*\.\s*$/.exec(code.slice(Math.max(0, m.index - 200), m.index));
+      if (before) f.writes.push(before[2]);
+    } else if (code.slice(open + 1, lits[0].start).trim() === '') f.writes.push(regionText(code, [open + 1, end]) ?? lits[0].value);
+    void args;
+  }
   if (lang === 'python') {
     // os.walk(ROOT) with os.remove/unlink/rmtree inside: a delete of ROOT's tree.
     const walkM = /os\.walk\(\s*(['"])([^'"]*)\1/.exec(code);
@@ -292,7 +322,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       if (/^[\x09\x0a\x0d\x20-\x7e]+$/.test(text)) f.decoded.push(text);
     }
   }
-  if (/socket|TCPSocket|fsockopen|net\.connect|net\.Socket|IO::Socket/.test(code) && /dup2|pty\.spawn|\/bin\/(ba|z|da)?sh\b|cmd\.exe|exec\s+\{?["']?\/bin/.test(code)) f.reverse = true;
+  if (/socket|fsockopen|net\.connect|net\.Socket/i.test(code) && /dup2|pty\.spawn|\/bin\/(ba|z|da)?sh\b|cmd\.exe|exec\s+\{?["']?\/bin/.test(code)) f.reverse = true;
   const secret = lits.map((l) => l.value).find((v) => SECRET_FRAGMENT.test(v));
   if (secret && NETWORK.test(code)) f.exfil = secret;
   return f;
