@@ -622,7 +622,7 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
   for (const m of mounts) {
     if (m.host === '/' || m.host === '/var/run/docker.sock' || m.host === '/run/docker.sock' || m.host.endsWith('/podman.sock')) {
       block(walk, 'dangerous', `${who} mounts the host's ${m.host === '/' ? 'root filesystem' : 'container engine socket'} into a container: whatever runs there controls the machine`, 'mount only the project directory, e.g. -v "$PWD":/app');
-    } else if (!m.ro && isSystemPath(m.host, walk.env.home) && !isUnder(m.host, '/tmp')) {
+    } else if (!m.ro && isSystemPath(m.host, walk.env.home) && !isUnder(m.host, '/tmp') && !/^\/etc\/(localtime|timezone|hosts|resolv\.conf|machine-id|ssl\/certs)$/.test(m.host)) {
       block(walk, 'dangerous', `${who} mounts the system path ${m.host} writable into a container`, 'mount it read-only (:ro) or mount only the project directory');
     }
   }
@@ -965,7 +965,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     default:
       if (/^mkfs(\.|$)/.test(name) || ['mke2fs', 'mkswap', 'wipefs', 'mkdosfs', 'mkntfs', 'mkexfatfs', 'mkfs.btrfs', 'cryptsetup', 'blkdiscard', 'sfdisk'].includes(name)) {
         // Formatting an image file (mkfs.ext4 disk.img) is ordinary work; a device, or a target only known at run time, is not.
-        const devs = operands(inv.words, new Set(['-t', '-L', '-b', '-C', '-c', '-n', '-O', '-E', '-m', '-N', '-I', '-U', '-F', '-s', '-S', '-l', '--label', '--type', '-o']))
+        const devs = operands(inv.words, new Set(['-t', '-L', '-b', '-E', '-g', '-G', '-i', '-I', '-J', '-m', '-M', '-N', '-o', '-O', '-r', '-T', '-U', '-d', '--label', '--type']))
           .map((w) => ({ w, t: target(inv, w) }))
           .filter(({ w, t }) => w.dynamic || (t.abs !== null && t.abs.startsWith('/dev/') && !['/dev/null', '/dev/zero'].includes(t.abs)));
         if (devs.length > 0) block(walk, 'dangerous', `${name} formats a filesystem on ${devs.map((d) => d.w.text).join(' ')}, erasing what was on it`, 'format an image file instead (truncate -s 1G disk.img && mkfs.ext4 disk.img), or let the user do it');
