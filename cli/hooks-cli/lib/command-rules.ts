@@ -1007,7 +1007,9 @@ function xargsTargets(inv: Invocation, home: string): { targets: Target[]; recur
   else {
     recursive = fed.recursive;
     for (const item of fed.items) {
-      if (replWords.length > 0) for (const w of replWords) targets.push(target(inv, { ...item.word, text: w.text.split(replStr!).join(item.word.text), glob: item.word.glob || w.glob }));
+      // ls DIR prints the names inside DIR: in ~/{} each stands for ~/*.
+      const itemText = fed.names ? '*' : item.word.text;
+      if (replWords.length > 0) for (const w of replWords) targets.push(target(inv, { ...item.word, text: w.text.split(replStr!).join(itemText), glob: item.word.glob || w.glob || !!fed.names }));
       else targets.push(item);
     }
   }
@@ -1015,7 +1017,7 @@ function xargsTargets(inv: Invocation, home: string): { targets: Target[]; recur
 }
 
 /** What an xargs reads: items with their targets, or null when unknown. */
-function xargsItems(inv: Invocation, home: string): { items: Target[]; recursive: boolean } | null {
+function xargsItems(inv: Invocation, home: string): { items: Target[]; recursive: boolean; names?: boolean } | null {
   const here = inv.redirects.find((r) => r.body !== undefined);
   const word = (t: string): Word => ({ text: t, dynamic: false, glob: /[*?]/.test(t), subs: [], quoted: false });
   if (here) return { items: here.body!.split(/\s+/).filter((x) => x !== '').map((x) => target(inv, word(x))), recursive: false };
@@ -1046,9 +1048,12 @@ function xargsItems(inv: Invocation, home: string): { items: Target[]; recursive
     return { items: texts.split(/\s+/).filter((x) => x !== '').map((x) => target(feeder, word(x))), recursive: false };
   }
   if (f === 'ls') {
-    // ls prints names: ls DIR | xargs rm deletes those names here, ls -d PATHS the paths themselves.
-    if (feeder.argv.some((a) => /^-[a-zA-Z]*d/.test(a))) return { items: operands(feeder.words).map((d) => target(feeder, d)), recursive: false };
-    return { items: [target(inv, word('*'))], recursive: false };
+    // Bare ls lists everything here (ls | xargs rm = rm *); ls PATHS lists those paths (or, for a
+    // directory, its entries: taken as the directory itself, the cautious reading).
+    const listed = operands(feeder.words);
+    if (listed.length === 0) return { items: [target(inv, word('*'))], recursive: false };
+    const dirs = !feeder.argv.some((a) => /^-[a-zA-Z]*d/.test(a)) && listed.every((w) => !w.glob);
+    return { items: listed.map((d) => target(feeder, d)), recursive: false, names: dirs };
   }
   return null;
 }
