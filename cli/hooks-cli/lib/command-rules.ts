@@ -277,6 +277,7 @@ function shellScript(argv: string[]): { script: string | null; readsStdin: boole
     if (/^[-+][a-zA-Z]+$/.test(t)) {
       if (t.startsWith('-') && t.includes('c')) cFlag = true;
       if (t.startsWith('-') && t.includes('s') && !cFlag) return { script: null, readsStdin: true };
+      if (/[oO]/.test(t)) i++; // -euo pipefail: the option name follows
       continue;
     }
     if (t.startsWith('--')) continue;
@@ -497,6 +498,11 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     const { code, readsStdin } = inlineCode(lang, inv.argv);
     const text = code ?? (readsStdin ? stdinText(inv) : null);
     if (text !== null) checkCode(walk, inv, lang, text, depth);
+    // Code that runs what it reads on stdin (exec(sys.stdin.read()), eval(STDIN.read)): the piped text is code too.
+    if (code !== null && /\b(exec|eval)\s*\(?[^;\n]*(stdin|STDIN|<STDIN>|readFileSync\(\s*(0|['"]\/dev\/stdin['"]))/.test(code)) {
+      const piped = stdinText(inv);
+      if (piped !== null) checkCode(walk, inv, lang, piped, depth);
+    }
     else if (!readsStdin) runScriptFile(walk, inv, scriptOperand(inv.argv), depth, lang);
   } else if (/^(\.{0,2}\/|~)/.test(inv.words[0]?.text ?? '')) {
     runScriptFile(walk, inv, inv.words[0].text, depth, null);
@@ -646,7 +652,10 @@ function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; exprSta
   while (i < inv.words.length && /^-[HLP]$|^-O\d$|^-D$/.test(inv.words[i].text)) i += inv.words[i].text === '-D' ? 2 : 1;
   const roots: Word[] = [];
   while (i < inv.words.length && !/^[-(!]/.test(inv.words[i].text)) roots.push(inv.words[i++]);
-  const tests = inv.argv.slice(i);
+  // find / -path /proc -prune -o -delete: what follows the last -o applies to everything else.
+  const all = inv.argv.slice(i);
+  const lastOr = Math.max(all.lastIndexOf('-o'), all.lastIndexOf('-or'));
+  const tests = lastOr >= 0 && all.slice(lastOr).some((a) => a === '-delete' || /^-(exec|execdir|ok|okdir)$/.test(a)) ? all.slice(lastOr + 1) : all;
   // A test that matches everything (-name '*', -regex '.*') is no filter; -mindepth, -type, -maxdepth are none either.
   const filtered = tests.some((a, k) => /^-(i?name|i?path|i?regex|i?wholename|newer\w*|[amc](time|min)|size|empty|user|group|perm|links|inum|samefile|lname|nouser|nogroup)$/.test(a) && !MATCH_ALL.has(tests[k + 1] ?? ''));
   const namePattern = tests.find((a, k) => /^-i?name$/.test(tests[k - 1] ?? '') && !MATCH_ALL.has(a)) ?? null;

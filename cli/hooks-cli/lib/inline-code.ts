@@ -89,7 +89,7 @@ export function inlineCode(lang: Lang, argv: string[]): { code: string | null; r
 }
 
 const HOME_EXPRS: RegExp[] = [
-  /os\.path\.expanduser\(\s*(['"])~\1\s*\)/g,
+  /os\.path\.expanduser\(\s*(['"])~\/?\1\s*\)/g,
   /(?:pathlib\.)?Path\.home\(\)/g,
   /os\.environ\s*\[\s*(['"])HOME\1\s*\]/g,
   /os\.environ\.get\(\s*(['"])HOME\1\s*\)/g,
@@ -174,12 +174,12 @@ function argRegion(code: string, at: number): [number, number] {
 }
 
 /** The text an argument region stands for: list elements joined by spaces, concatenations joined. */
-function regionText(code: string, [a, b]: [number, number]): string | null {
+function regionText(code: string, [a, b]: [number, number], firstOnly = false): string | null {
   const lits = literals(code, a, b);
   if (lits.length === 0) return null;
   const region = code.slice(a, b);
   const firstNonSpace = region.trimStart()[0];
-  const list = firstNonSpace === '[' || /^\s*(['"])[^'"]*\1\s*,\s*[['"]/.test(region);
+  const list = !firstOnly && (firstNonSpace === '[' || /^\s*(['"])[^'"]*\1\s*,\s*[['"]/.test(region));
   if (list) {
     // Up to the end of the list: `['rm', '-rf', '/'], shell=False`.
     const end = firstNonSpace === '[' ? a + region.indexOf('[') + closeParen(region, region.indexOf('[')) - region.indexOf('[') : b;
@@ -231,6 +231,14 @@ const SECRET_FRAGMENT = /(\.ssh\/|\.aws\/|(^|\/)\.env(\.|$)|\.netrc|\.npmrc|\.gi
 const NETWORK = /\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram)/;
 
 function preprocess(code: string): string {
+  // perl's q{...}, qq{...}, q(...), qq(...) are string literals.
+  code = code.replace(/\bqq?\s*([{(\[])([^'"{}()[\]]*)[})\]]/g, (_m, _o, body: string) => `"${body}"`);
+  // Path helpers around one literal are that literal: path.resolve('/'), os.path.abspath('/'), Path('/'), File.expand_path('~/x').
+  code = code
+    .replace(/(?:require\(\s*['"](?:node:)?path['"]\s*\)|\bpath|\bos\.path)\.(?:resolve|join|normalize|abspath|realpath)\(\s*(['"])([^'"]*)\1\s*\)/g, '"$2"')
+    .replace(/\b(?:pathlib\.)?(?:Pure)?Path\(\s*(['"])([^'"]*)\1\s*\)/g, '"$2"')
+    .replace(/os\.path\.expanduser\(\s*(['"])~(\/[^'"]*)\1\s*\)/g, '"~$2"')
+    .replace(/File\.expand_path\(\s*(['"])~(\/[^'"]*)?\1\s*\)/g, '"~$2"');
   // Inside a string ("$ENV{HOME}/.bashrc", "$HOME/x"), the home directory is the text ~.
   let c = code.replace(/(["`])\$(?:ENV\{\s*'?HOME'?\s*\}|\{?HOME\}?(?=\/|\1))/g, '$1~');
   for (const re of HOME_EXPRS) c = c.replace(re, '"~"');
@@ -277,14 +285,14 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       if (!startsWithLit) continue;
       const argText = code.slice(region[0], region[1]);
       const recursive = lang !== 'js' || /rimraf|removeSync|emptyDir|Deno\.remove/.test(m[0]) || /recursive\s*:\s*true/.test(argText);
-      f.deletes.push({ path: regionText(code, region) ?? lits[0].value, recursive });
+      f.deletes.push({ path: regionText(code, region, true) ?? lits[0].value, recursive });
     }
   }
   // Single-file deletes: os.remove, fs.unlinkSync, File.delete, unlink.
   const unlinkRe = /(?:\bos\.(?:remove|unlink)|\bunlinkSync|\bfs\.unlink|\bFile\.(?:delete|unlink)|\bFileUtils\.rm(?!_)|(?<![\w$>.])unlink)(?=\s*[("'])/g;
   for (const m of code.matchAll(unlinkRe)) {
     const region = argRegion(code, m.index + m[0].length);
-    const text = regionText(code, region);
+    const text = regionText(code, region, true);
     if (text !== null) f.deletes.push({ path: text, recursive: false });
   }
   // Files opened for writing: open(P, 'w'), writeFileSync(P), File.write(P), open(FH, '>', P).
@@ -298,20 +306,21 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       const mode = lits.find((l) => /^(\+?[wa]b?\+?|r\+b?|>>?|\+<)$/.test(l.value));
       const perlTarget = lits.find((l) => /^>>?\s*[^>\s]/.test(l.value));
       if (perlTarget) f.writes.push(perlTarget.value.replace(/^>>?\s*/, ''));
-      else if (mode && lits[0] !== mode) f.writes.push(regionText(code, [open + 1, end]) ?? lits[0].value);
+      else if (mode && lits[0] !== mode) f.writes.push(regionText(code, [open + 1, end], true) ?? lits[0].value);
       else if (mode && lang === 'perl' && lits.length > 1) f.writes.push(lits[lits.length - 1].value);
     } else if (/write_text|write_bytes/.test(m[0])) {
       const before = /Path\(\s*(['"])([^'"]+)\1\s*\)\s*\.\s*$/.exec(code.slice(Math.max(0, m.index - 200), m.index));
       if (before) f.writes.push(before[2]);
-    } else if (code.slice(open + 1, lits[0].start).trim() === '') f.writes.push(regionText(code, [open + 1, end]) ?? lits[0].value);
+    } else if (code.slice(open + 1, lits[0].start).trim() === '') f.writes.push(regionText(code, [open + 1, end], true) ?? lits[0].value);
     void args;
   }
-  if (lang === 'python') {
-    // os.walk(ROOT) with os.remove/unlink/rmtree inside: a delete of ROOT's tree.
-    const walkM = /os\.walk\(\s*(['"])([^'"]*)\1/.exec(code);
-    if (walkM && /os\.(remove|unlink|rmdir)|rmtree/.test(code)) f.deletes.push({ path: walkM[2], recursive: true });
-    const globM = /glob\.glob\(\s*(['"])([^'"]*)\1/.exec(code);
-    if (globM && /os\.(remove|unlink)|rmtree/.test(code)) f.deletes.push({ path: globM[2].replace(/\/\*\*?(\/\*)?$/, '') || '/', recursive: true });
+  // Walking or globbing a tree and deleting what is found: a delete of the tree's root.
+  const deleting = /os\.(remove|unlink|rmdir)|rmtree|File\.(delete|unlink)|FileUtils\.rm|unlinkSync|rmSync|\bunlink\b|Deno\.remove/.test(code);
+  if (deleting) {
+    for (const m of code.matchAll(/(?:os\.walk|os\.scandir|os\.listdir|glob\.i?glob|Dir\.glob|Dir\[|Dir\.children|readdirSync|\bglob|Find::find|find\s*\(\s*sub[^,]*,)\s*\(?\s*(['"])([^'"]*)\1/g)) {
+      const root = m[2].replace(/(\/\*\*?)+(\/\*(\.\*)?)?$/, '').replace(/\/\*$/, '') || '/';
+      f.deletes.push({ path: root, recursive: true });
+    }
   }
 
   const lits = literals(code);

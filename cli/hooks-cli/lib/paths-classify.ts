@@ -65,6 +65,8 @@ export type DeleteClass = 'root' | 'home' | 'project' | 'ancestor' | 'top-level'
 export function classifyDelete(p: string, env: PathEnv): DeleteClass {
   if (p === '/') return 'root';
   if (p === env.home) return 'home';
+  // Another user's home directory (/home/alice, /Users/alice).
+  if (/^\/(home|Users)\/[^/]+$/.test(p)) return 'home';
   if (p === env.project) return 'project';
   if (isUnder(env.home, p) || isUnder(env.project, p)) return 'ancestor';
   if (TOP_DIRS.has(p)) return 'top-level';
@@ -103,6 +105,7 @@ export function isSecretName(name: string): boolean {
   if (name.endsWith('*') && name.length > 1 && isSecretName(name.replace(/\*+$/, ''))) return true;
   if (/^\.env(\..*)?$/.test(name)) return !/\.(example|sample|template|dist|defaults?)$/.test(name);
   if (/^id_(rsa|dsa|ecdsa|ed25519)[^.]*$/.test(name) || /^id_\*$/.test(name)) return true;
+  if (/^\.(ssh|aws|gnupg|kube|password-store|netrc|git-credentials|pgpass)$/.test(name)) return true;
   return /^(credentials(\.json)?|secrets?\.(json|ya?ml|toml)|.*\.(pem|key|p12|pfx|keystore|jks)|\.netrc|\.npmrc|\.pgpass|\.htpasswd|service-account.*\.json)$/.test(name);
 }
 

@@ -336,6 +336,11 @@ class Lexer {
       } else if (c === '~' && (this.i === start || (/^[A-Za-z_]\w*=$/.test(w.text) && !w.quoted)) && (this.i + 1 >= s.length || s[this.i + 1] === '/' || META.has(s[this.i + 1]))) {
         w.text += this.env.home;
         this.i++;
+      } else if (c === '~' && this.i === start && /^~[a-z_][a-z0-9_-]*(?=\/|$|[\s;|&<>()])/.test(s.slice(this.i, this.i + 40))) {
+        // ~user: that user's home directory.
+        const user = /^~([a-z_][a-z0-9_-]*)/.exec(s.slice(this.i, this.i + 40))![1];
+        w.text += user === 'root' ? '/root' : `/home/${user}`;
+        this.i += 1 + user.length;
       } else {
         if (c === '*' || c === '?' || c === '[') w.glob = true;
         if (c === '{') w.brace = true;
