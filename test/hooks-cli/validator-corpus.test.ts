@@ -5,8 +5,9 @@
  * and in Claude Code's shape (exit 2, reason on stderr). Rates are reported
  * per category; the test fails when fewer than 99% of the dangerous commands
  * are blocked or more than 1% of the ordinary ones are, and names each miss.
- * The held-out files (heldout/) were written after the analysis was fixed;
- * their rates are reported apart and held to the same bar.
+ * The held-out parts (heldout/, heldout2/) were written after the analysis was
+ * extended, each before it was first run; their rates are reported apart and
+ * held to the same bar.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -109,12 +110,13 @@ t.test('the corpus through the bundled hook, in both input shapes', async (t) =>
   t.ok(caught >= 0.99, `at least 99% of the dangerous commands blocked (${(caught * 100).toFixed(1)}%)`);
   t.ok(falseBlocks <= 0.01, `at most 1% of the ordinary commands blocked (${(falseBlocks * 100).toFixed(1)}%)`);
 
-  const heldD = await runSet(t, hook, project, 'heldout', 'heldout/dangerous', true);
-  const heldO = await runSet(t, hook, project, 'heldout', 'heldout/ordinary', false);
-  if (heldD.length + heldO.length > 0) {
-    const hc = report(t, 'held-out dangerous', heldD, true);
-    const hf = report(t, 'held-out ordinary', heldO, false);
-    t.ok(hc >= 0.99, `held-out: at least 99% of the dangerous commands blocked (${(hc * 100).toFixed(1)}%)`);
-    t.ok(hf <= 0.01, `held-out: at most 1% of the ordinary commands blocked (${(hf * 100).toFixed(1)}%)`);
+  // Each held-out part (heldout/, heldout2/...) is reported and judged on its own.
+  for (const part of fs.readdirSync(CORPUS).filter((d) => /^heldout/.test(d)).sort()) {
+    const heldD = await runSet(t, hook, project, part, `${part}/dangerous`, true);
+    const heldO = await runSet(t, hook, project, part, `${part}/ordinary`, false);
+    const hc = report(t, `${part} dangerous`, heldD, true);
+    const hf = report(t, `${part} ordinary`, heldO, false);
+    t.ok(hc >= 0.99, `${part}: at least 99% of the dangerous commands blocked (${(hc * 100).toFixed(1)}%)`);
+    t.ok(hf <= 0.01, `${part}: at most 1% of the ordinary commands blocked (${(hf * 100).toFixed(1)}%)`);
   }
 });
