@@ -127,3 +127,53 @@ export class SqliteScanStore implements ScanStore {
     if (this.db.open) this.db.close();
   }
 }
+
+/**
+ * A SqliteScanStore that creates its file only when the first scan starts:
+ * `positioner serve` leaves no database behind in a directory where nobody
+ * scanned. Reads before that see an empty store.
+ */
+export class LazySqliteScanStore implements ScanStore {
+  private store: SqliteScanStore | null = null;
+
+  constructor(private readonly file: string) {
+    if (file === ':memory:' || fs.existsSync(file)) this.store = new SqliteScanStore(file);
+  }
+
+  private open(): SqliteScanStore {
+    this.store ??= new SqliteScanStore(this.file);
+    return this.store;
+  }
+
+  insert(record: ScanRecord): void {
+    this.open().insert(record);
+  }
+
+  update(record: ScanRecord): void {
+    this.open().update(record);
+  }
+
+  addSample(record: ScanRecord, sample: ScanSample): void {
+    this.open().addSample(record, sample);
+  }
+
+  latest(): ScanRecord | null {
+    return this.store?.latest() ?? null;
+  }
+
+  get(id: string): ScanRecord | null {
+    return this.store?.get(id) ?? null;
+  }
+
+  samples(id: string): ScanSample[] {
+    return this.store?.samples(id) ?? [];
+  }
+
+  count(): number {
+    return this.store?.count() ?? 0;
+  }
+
+  close(): void {
+    this.store?.close();
+  }
+}

@@ -9,7 +9,7 @@ import type { Positioner } from '../firmware/positioner';
 import { Scanner } from '../firmware/scan';
 import { sourceFactory } from '../firmware/scan-sources';
 import type { ScanStore } from '../firmware/scan-store';
-import { SqliteScanStore } from '../api/scan-store';
+import { LazySqliteScanStore } from '../api/scan-store';
 import { defaultAntennaConfig, SimulatedAntenna, type AntennaModelConfig } from '../sim/antenna';
 
 export interface ScannerSetup {
@@ -24,7 +24,7 @@ export interface ScannerSetup {
 }
 
 export function createScanner(setup: ScannerSetup): { scanner: Scanner; store: ScanStore; close(): void } {
-  const store = setup.store ?? new SqliteScanStore(setup.dbPath ?? ':memory:');
+  const store = setup.store ?? new LazySqliteScanStore(setup.dbPath ?? ':memory:');
   const antenna = new SimulatedAntenna(setup.antenna ?? defaultAntennaConfig());
   const scanner = new Scanner({
     positioner: setup.positioner,
