@@ -742,6 +742,28 @@ interface Target {
 /** Unknown parts of a word's text: $VAR, ${...}, an unresolved $(...). */
 const UNKNOWN_PART = /\$\(…\)|\$\{[^}]*\}|\$[A-Za-z_]\w*|\$[0-9#?@*$!-]/g;
 
+const TOP_LEVEL_NAMES = ['bin', 'boot', 'etc', 'home', 'lib', 'lib64', 'opt', 'root', 'sbin', 'usr', 'var', 'srv', 'dev', 'proc', 'sys'];
+
+function globMatches(glob: string, name: string): boolean {
+  let re = '^';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i];
+    if (c === '*') re += '.*';
+    else if (c === '?') re += '.';
+    else if (c === '[') {
+      const j = glob.indexOf(']', i + 2);
+      if (j < 0) return false;
+      re += `[${glob.slice(i + 1, j).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
+      i = j;
+    } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
+  }
+  try {
+    return new RegExp(`${re}$`).test(name);
+  } catch {
+    return false;
+  }
+}
+
 function target(inv: Invocation, w: Word): Target {
   if (w.text.startsWith('$(…)') || (w.dynamic && /^\$\{?[A-Za-z_0-9@*]/.test(w.text))) return { word: w, abs: null, wholeDir: false };
   let p = w.text;
@@ -753,7 +775,10 @@ function target(inv: Invocation, w: Word): Target {
       const globSeg = segs[g];
       wholeDir = g === segs.length - 1 && /^(\*|\.\*|\.\[!.\]\*|\*\.\*|\.?\*\/?)$/.test(globSeg);
       p = segs.slice(0, g).join('/') || (p.startsWith('/') ? '/' : '.');
-      if (!wholeDir) p = `${p}/${globSeg}`;
+      // A glob right under / that matches top-level directories (/???, /e*, /[a-z]*) deletes them.
+      const top = p === '/' && !wholeDir ? TOP_LEVEL_NAMES.find((n) => globMatches(globSeg, n)) : undefined;
+      if (top) p = `/${top}`;
+      else if (!wholeDir) p = `${p}/${globSeg}`;
     }
   }
   if (!p.startsWith('/') && inv.cwd === null) return { word: w, abs: null, wholeDir };
@@ -934,6 +959,10 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'passwd':
     case 'chpasswd':
       if (args.some((a) => a === '-d' || a === '--delete') || name === 'chpasswd') block(walk, 'dangerous', `${name} ${args.join(' ')} changes or removes account passwords`);
+      break;
+    case 'userdel':
+    case 'deluser':
+      block(walk, 'dangerous', `${name} ${args.join(' ')} deletes a user account${args.some((a) => a === '-r' || a === '--remove' || a === '--remove-home') ? ' and its home directory' : ''}`);
       break;
     case 'visudo':
       block(walk, 'dangerous', 'visudo edits who may run commands as root');

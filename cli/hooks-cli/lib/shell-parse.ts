@@ -118,10 +118,36 @@ function matchParen(s: string, i: number): number {
 function expandVar(name: string, env: ParseEnv): VarValue | null {
   const known = env.vars?.get(name);
   if (known) return known;
+  // $IFS unquoted splits words: rm${IFS}-rf${IFS}/ is rm -rf /.
+  if (name === 'IFS') return { text: ' ', dynamic: false, subs: [] };
   if (name === 'HOME') return { text: env.home, dynamic: false, subs: [] };
   if (name === 'PWD') return { text: env.cwd, dynamic: false, subs: [] };
   if (name === 'CLAUDE_PROJECT_DIR' && env.project) return { text: env.project, dynamic: false, subs: [] };
   return null;
+}
+
+/** Bash's ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat}, ${X:off[:len]}, ${X:?msg} on a known value. */
+function paramOp(value: string, op: string, arg: string): string {
+  if (op === ':?') return value;
+  if (op === ':') {
+    const [off, len] = arg.split(':').map((x) => Number(x));
+    return Number.isFinite(len) ? value.substr(off, len) : value.slice(off);
+  }
+  const whole = new RegExp(`^${[...arg].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\/]/g, '\\$&'))).join('')}$`);
+  const n = value.length;
+  if (op === '%' || op === '%%') {
+    // Shortest (%) or longest (%%) matching suffix.
+    for (let k = 0; k <= n; k++) {
+      const i = op === '%' ? n - k : k;
+      if (whole.test(value.slice(i))) return value.slice(0, i);
+    }
+    return value;
+  }
+  for (let k = 0; k <= n; k++) {
+    const i = op === '#' ? k : n - k;
+    if (whole.test(value.slice(0, i))) return value.slice(i);
+  }
+  return value;
 }
 
 /** Appends a variable's value to a word: its text, its unknown parts and the substitutions it came from. */
@@ -459,8 +485,13 @@ class Lexer {
       const known = /^[A-Za-z_]\w*$/.test(inner) ? expandVar(inner, this.env) : null;
       // ${X:-default}, ${X-default}, ${X:=default}: the value, or the default when X is not known here.
       const withDefault = known === null ? /^([A-Za-z_]\w*):?[-=](.*)$/.exec(inner) : null;
+      // ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat}, ${X:off:len}, ${X:?msg}: computed from a known X.
+      const op = known === null && !withDefault ? /^([A-Za-z_]\w*)(%%|%|##|#|:\?|:(?=\d))(.*)$/.exec(inner) : null;
+      const opBase = op ? expandVar(op[1], this.env) : null;
       if (known !== null) appendValue(w, known, inQuotes);
-      else if (withDefault && !/[$`]/.test(withDefault[2])) {
+      else if (op && opBase && !opBase.dynamic && !/[$`]/.test(op[3])) {
+        appendValue(w, { text: paramOp(opBase.text, op[2], op[3]), dynamic: false, subs: [] }, inQuotes);
+      } else if (withDefault && !/[$`]/.test(withDefault[2])) {
         const v = expandVar(withDefault[1], this.env);
         appendValue(w, v ?? { text: withDefault[2].replace(/^~(?=\/|$)/, this.env.home), dynamic: false, subs: [] }, inQuotes);
       } else {
