@@ -773,7 +773,7 @@ function target(inv: Invocation, w: Word): Target {
     const g = segs.findIndex((s) => /[*?[]/.test(s));
     if (g >= 0) {
       const globSeg = segs[g];
-      wholeDir = g === segs.length - 1 && /^(\*|\.\*|\.\[!.\]\*|\*\.\*|\.?\*\/?)$/.test(globSeg);
+      wholeDir = g === segs.length - 1 && /^(\*|\.\*|\.\[[!^]\.\]\*|\.\?\*|\.\?\?\*|\*\.\*|\.?\*\/?)$/.test(globSeg);
       p = segs.slice(0, g).join('/') || (p.startsWith('/') ? '/' : '.');
       // A glob right under / that matches top-level directories (/???, /e*, /[a-z]*) deletes them.
       const top = p === '/' && !wholeDir ? TOP_LEVEL_NAMES.find((n) => globMatches(globSeg, n)) : undefined;

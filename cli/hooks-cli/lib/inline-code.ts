@@ -332,7 +332,16 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     }
   }
   if (/socket|fsockopen|net\.connect|net\.Socket/i.test(code) && /dup2|pty\.spawn|\/bin\/(ba|z|da)?sh\b|cmd\.exe|exec\s+\{?["']?\/bin/.test(code)) f.reverse = true;
-  const secret = lits.map((l) => l.value).find((v) => SECRET_FRAGMENT.test(v));
-  if (secret && NETWORK.test(code)) f.exfil = secret;
+  // A secret whose content the code reads (open, readFileSync, read_text, File.read...) while it talks to the network.
+  if (NETWORK.test(code)) {
+    for (const m of code.matchAll(/(?<![\w])(?:open|fopen|readFileSync|readFile|file_get_contents|File\.read|IO\.read|File\.open|File\.binread|read_text|read_bytes)\s*\(/g)) {
+      const open = m.index + m[0].length - 1;
+      const arg = regionText(code, [open + 1, closeParen(code, open)], true);
+      if (arg !== null && SECRET_FRAGMENT.test(arg)) {
+        f.exfil = arg;
+        break;
+      }
+    }
+  }
   return f;
 }
