@@ -247,6 +247,19 @@ function preprocess(code: string): string {
   return c.replace(/\$?[#]?\{\s*"(~|\.)"\s*\}/g, '$1');
 }
 
+/** The literal values an identifier takes: `for x in [...]`, `for (const x of [...])`, `[...].each { |x|`, `x = '...'`. */
+function identValues(code: string, id: string): string[] {
+  const out: string[] = [];
+  const e = id.replace(/\$/g, '\\$');
+  const lists = [
+    new RegExp(`for\\s*\\(?\\s*(?:const|let|var|my)?\\s*\\$?${e}\\s+(?:in|of)\\s*[[(]([^\\])]*)[\\])]`, 'g'),
+    new RegExp(`[[(]([^\\])]*)[\\])]\\s*\\.(?:each|forEach|map)\\s*(?:\\{\\s*\\|\\s*${e}\\s*\\||\\(\\s*\\(?\\s*${e}\\b)`, 'g'),
+    new RegExp(`(?:^|[^\\w.$])\\$?${e}\\s*=\\s*(['"][^'"]*['"])`, 'g'),
+  ];
+  for (const re of lists) for (const m of code.matchAll(re)) for (const l of literals(m[1])) out.push(l.value);
+  return out;
+}
+
 export function analyzeCode(lang: Lang, source: string): CodeFindings {
   const f: CodeFindings = { shell: [], deletes: [], devices: [], writes: [], reverse: false, exfil: null, decoded: [] };
   if (source.length > 100_000) return f;
@@ -281,10 +294,15 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     for (const m of code.matchAll(del)) {
       const region = argRegion(code, m.index + m[0].length);
       const lits = literals(code, region[0], region[1]);
-      const startsWithLit = lits.length > 0 && code.slice(region[0], lits[0].start).trim() === '';
-      if (!startsWithLit) continue;
       const argText = code.slice(region[0], region[1]);
       const recursive = lang !== 'js' || /rimraf|removeSync|emptyDir|Deno\.remove/.test(m[0]) || /recursive\s*:\s*true/.test(argText);
+      const startsWithLit = lits.length > 0 && code.slice(region[0], lits[0].start).trim() === '';
+      if (!startsWithLit) {
+        // rmtree(p) with p a loop variable over literals, or assigned a literal.
+        const ident = /^\s*\$?([A-Za-z_]\w*)\s*(?:[,)]|$)/.exec(argText)?.[1];
+        if (ident) for (const v of identValues(code, ident)) f.deletes.push({ path: v, recursive });
+        continue;
+      }
       f.deletes.push({ path: regionText(code, region, true) ?? lits[0].value, recursive });
     }
   }
