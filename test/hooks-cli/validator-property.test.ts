@@ -202,3 +202,14 @@ t.test('every base command is judged as its class says before any wrapping', asy
   for (const argv of ORDINARY_ARGV) t.notOk(blocked(argv.map((w) => (/[\s'"();|&<>*]/.test(w) ? sq(w) : w)).join(' ')), argv.join(' '));
   for (const line of ORDINARY_LINES) t.notOk(blocked(line), line);
 });
+
+t.test('property: any text, shell-like or not, is analysed without an exception (a crash would let the command through)', async (t) => {
+  const pieces = ['rm', '-rf', '/', '~', '$(', ')', '`', "'", '"', '\\', '${', '}', '{', ',', '<<', 'EOF', '\n', '|', '&&', ';', '(', '<(', '$X', 'X=', 'python3 -c', 'node -e', "shutil.rmtree('", 'xargs', 'find', '-exec', '{}', '+', 'docker run -v', ':', '*', '?', '[', ']', '%', '#', '$((', '))', 'for x in', 'do', 'done', 'f()', 'sudo', 'eval', 'bash -c'];
+  fc.assert(
+    fc.property(fc.oneof(fc.string({ maxLength: 200 }), fc.array(fc.constantFrom(...pieces), { maxLength: 40 }).map((xs) => xs.join(' ')), fc.array(fc.constantFrom(...pieces), { maxLength: 40 }).map((xs) => xs.join(''))), (text) => {
+      blocked(text);
+    }),
+    { numRuns: 3000, seed: Number(process.env.VALIDATOR_SEED ?? 1301) + 2 },
+  );
+  t.pass('3000 texts analysed');
+});
