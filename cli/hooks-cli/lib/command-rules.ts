@@ -1117,7 +1117,7 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
       return;
     }
     if (isPreciousHomeDir(t.abs, env) || (recursive && isSecretSource(t.abs, env) && isUnder(t.abs, env.home))) {
-      block(walk, 'dangerous', `${verb} would delete ${t.abs}: keys, credentials or settings that cannot be downloaded again`, 'remove only the single file that is wrong, after a backup');
+      block(walk, 'dangerous', `${verb} would delete ${t.abs}: the user's own files, keys or settings, which nothing can bring back`, 'remove only the single file that is wrong, after a backup');
       return;
     }
     if (verb !== 'mv' && /(^|\/)\.git(\/(objects|refs|logs|packed-refs|HEAD)(\/.*)?)?$/.test(t.abs)) {

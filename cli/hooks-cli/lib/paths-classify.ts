@@ -136,5 +136,9 @@ export function isHomeCache(p: string, env: PathEnv): boolean {
 /** Directories of the home whose loss is not a cache's: keys, configuration. */
 export function isPreciousHomeDir(p: string, env: PathEnv): boolean {
   const h = env.home;
-  return ['.ssh', '.gnupg', '.aws', '.config', '.kube', '.docker', '.password-store', '.local', '.local/share', 'Documents', 'Desktop', '.mozilla', 'Library'].some((d) => p === `${h}/${d}`);
+  return [
+    '.ssh', '.gnupg', '.aws', '.config', '.kube', '.docker', '.password-store', '.local', '.local/share', '.mozilla', 'Library',
+    // The user's own files and other work, beside this project.
+    'Documents', 'Desktop', 'Downloads', 'Pictures', 'Music', 'Videos', 'Movies', 'Public', 'Dropbox', 'OneDrive', 'src', 'code', 'projects', 'Projects', 'workspace', 'repos', 'git', 'dev', 'work',
+  ].some((d) => p === `${h}/${d}`);
 }
