@@ -657,7 +657,10 @@ function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; exprSta
   const lastOr = Math.max(all.lastIndexOf('-o'), all.lastIndexOf('-or'));
   const tests = lastOr >= 0 && all.slice(lastOr).some((a) => a === '-delete' || /^-(exec|execdir|ok|okdir)$/.test(a)) ? all.slice(lastOr + 1) : all;
   // A test that matches everything (-name '*', -regex '.*') is no filter; -mindepth, -type, -maxdepth are none either.
-  const filtered = tests.some((a, k) => /^-(i?name|i?path|i?regex|i?wholename|newer\w*|[amc](time|min)|size|empty|user|group|perm|links|inum|samefile|lname|nouser|nogroup)$/.test(a) && !MATCH_ALL.has(tests[k + 1] ?? ''));
+  // A negated test (! -name '.', -not -name x) excludes a few files and keeps the rest: no filter either.
+  const filtered = tests.some(
+    (a, k) => /^-(i?name|i?path|i?regex|i?wholename|newer\w*|[amc](time|min)|size|empty|user|group|perm|links|inum|samefile|lname|nouser|nogroup)$/.test(a) && !MATCH_ALL.has(tests[k + 1] ?? '') && tests[k - 1] !== '!' && tests[k - 1] !== '-not',
+  );
   const namePattern = tests.find((a, k) => /^-i?name$/.test(tests[k - 1] ?? '') && !MATCH_ALL.has(a)) ?? null;
   return { roots: roots.length > 0 ? roots : [{ text: '.', dynamic: false, glob: false, subs: [], quoted: false }], filtered, exprStart: i, namePattern };
 }
@@ -685,7 +688,9 @@ function findExec(walk: Walk, inv: Invocation, depth: number): void {
       if (sub.script !== null) collect(walk, sub.script, inv.cwd, depth + 1, true);
       if (sub.words.length === 0) continue;
       // find enumerates the whole tree: rm on what an unfiltered find lists deletes the tree, -r or not.
-      const childWords = !filtered && /^(rm|unlink|shred|srm)$/.test(base(sub.words[0].text)) ? [sub.words[0], { ...sub.words[0], text: '-r', glob: false }, ...sub.words.slice(1)] : sub.words;
+      const tool = base(sub.words[0].text);
+      const asRm = (ws: Word[]) => [{ ...ws[0], text: 'rm', glob: false }, { ...ws[0], text: '-r', glob: false }, ...operands(ws).map((w) => w)];
+      const childWords = filtered || !/^(rm|unlink|shred|srm|truncate)$/.test(tool) ? sub.words : tool === 'rm' ? [sub.words[0], { ...sub.words[0], text: '-r', glob: false }, ...sub.words.slice(1)] : asRm(sub.words);
       const child: Invocation = { ...inv, argv: text(childWords), words: childWords, redirects: [], elevated: inv.elevated || sub.elevated, viaXargs: false, upstream: [], nested: true };
       child.argv[0] = base(child.argv[0]);
       walk.out.push(child);
