@@ -12,6 +12,7 @@ import { Positioner } from '../firmware/positioner';
 import { StepMotionController } from '../firmware/step-controller';
 import { degToSteps } from '../firmware/units';
 import { SimAxis } from '../sim/sim-axis';
+import { SimOutputPin } from '../sim/trigger-output';
 import { GrblDriver, type GrblDriverOptions } from '../hal/grbl-driver';
 import { SimGrblController, type SimGrblOptions } from '../sim/grbl-controller';
 import { FirmataDriver, type FirmataDriverOptions, type FirmataWiring } from '../hal/firmata-driver';
@@ -46,6 +47,8 @@ export interface SimulatedPositioner {
   controller: StepMotionController;
   /** The simulated hardware, for tests and diagnostics: true positions, lost steps, faults. */
   sim: AxisPair<SimAxis>;
+  /** The simulated trigger output (a scan's trigger source pulses it). */
+  trigger: SimOutputPin;
 }
 
 function stepsPerDegOf(config: PositionerConfig): AxisPair<number> {
@@ -71,8 +74,10 @@ export function buildSimAxes(config: PositionerConfig, simSettings: SimSettings 
 export function createSimulatedPositioner(clock: Clock, config: PositionerConfig, simSettings: SimSettings = defaultSimSettings()): SimulatedPositioner {
   const perDeg = stepsPerDegOf(config);
   const sim = buildSimAxes(config, simSettings);
+  const trigger = new SimOutputPin();
   let positioner: Positioner | null = null;
   const controller = new StepMotionController({
+    trigger,
     clock,
     hardware: mapAxes(sim, (a) => ({ stepper: a.stepper, homeSwitch: a.homeSwitch })),
     stepsPerDeg: perDeg,
@@ -82,7 +87,7 @@ export function createSimulatedPositioner(clock: Clock, config: PositionerConfig
     homingAccelDegS2: () => positioner?.settings().accelDegS2 ?? config.accelDegS2,
   });
   positioner = new Positioner(controller, config);
-  return { positioner, controller, sim };
+  return { positioner, controller, sim, trigger };
 }
 
 /** How the firmware reaches its hardware: the built-in simulation, or a board on a serial line. */

@@ -6,6 +6,8 @@
  * sample time, and an exec source that fails or hangs on some points.
  */
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
@@ -13,7 +15,6 @@ import { createSimulatedPositioner } from '../../cli/assemble';
 import { createScanner } from '../../cli/assemble-scan';
 import { SqliteScanStore } from '../../api/scan-store';
 import { defaultConfig } from '../../firmware/config';
-import { PositionerError } from '../../firmware/errors';
 import type { ScanSettings } from '../../firmware/scan';
 import { MemoryScanStore, type ScanStore } from '../../firmware/scan-store';
 import { planScan } from '../../firmware/scan-plan';
@@ -265,4 +266,49 @@ t.test('a positioner fault during a scan ends it failed, with the fault in words
   t.match(info.error, /faulted: .*overcurrent/);
   const kept = store.samples(info.id).length;
   t.ok(kept >= 2 && kept < 9, `the samples before the fault are kept: ${kept}`);
+});
+
+t.test('http source: the point POSTed as JSON, the numbers of the JSON answer recorded; an error answer or a non-JSON body marks the point', async (t) => {
+  const seen: unknown[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      const point = JSON.parse(body) as { index: number; theta_deg: number; phi_deg: number };
+      seen.push(point);
+      if (point.index === 1) return void res.writeHead(500).end('{"error":"VNA not ready"}');
+      if (point.index === 2) return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(point.index === 0 ? { s21_db: -20.5, phase_deg: 45 } : { values: [point.theta_deg, -3] }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  t.teardown(() => server.close());
+  const { port } = server.address() as AddressInfo;
+  const { clock, scanner, store } = rig();
+  const points = [0, 1, 2, 3].map((i) => ({ thetaDeg: i, phiDeg: 0 }));
+  scanner.start(settings({ plan: { kind: 'points', points }, source: { kind: 'http', url: `http://127.0.0.1:${port}/measure`, timeoutS: 5 } }), {});
+  await runScan(clock, scanner);
+  const samples = store.samples(scanner.current()!.id);
+  t.same(seen[0], { theta_deg: 0, phi_deg: 0, index: 0, sample: 0 }, 'the point as JSON');
+  t.same(samples.map((s) => s.values), [[-20.5, 45], [], [], [3, -3]]);
+  t.match(samples[1].error, /answered HTTP 500: .*VNA not ready/);
+  t.match(samples[2].error, /not JSON/);
+  t.equal(scanner.current()!.pointsFailed, 2);
+});
+
+t.test('trigger source on the simulated backend: a pulse on the trigger output at each point, after the motion has ended', async (t) => {
+  const clock = new VirtualClock();
+  const machine = createSimulatedPositioner(clock, defaultConfig());
+  const { scanner, store } = createScanner({ positioner: machine.positioner, clock, store: new MemoryScanStore(), now: NOW });
+  const busyAtEdge: boolean[] = [];
+  machine.trigger.onEdge = () => busyAtEdge.push(machine.controller.busy());
+  scanner.start(settings({ plan: { kind: 'points', points: [{ thetaDeg: 0, phiDeg: 0 }, { thetaDeg: 5, phiDeg: 5 }] }, source: { kind: 'trigger', pulseMs: 10, then: null } }), {});
+  await runScan(clock, scanner, { clockDriven: true });
+  t.equal(scanner.current()!.state, 'done');
+  const pulses = machine.trigger.pulses();
+  t.equal(pulses.length, 2, 'one pulse per point');
+  for (const p of pulses) t.equal(p.endUs - p.startUs, 10_000, 'a 10 ms pulse');
+  t.same(busyAtEdge, [false, false, false, false], 'every edge while no motion runs');
+  t.equal(machine.trigger.high, false, 'the output ends low');
+  t.same(store.samples(scanner.current()!.id).map((s) => [s.values, s.error]), [[[], null], [[], null]], 'a bare trigger leaves the value empty, with no error');
 });
