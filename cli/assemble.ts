@@ -138,6 +138,8 @@ export function grblSettingsFor(config: PositionerConfig): Record<number, number
 export interface SimGrblBoard {
   board: SimGrblController;
   sim: AxisPair<SimAxis>;
+  /** The flood coolant pin (M8/M9), the trigger output. */
+  trigger: SimOutputPin;
   /** Bytes from the serial line (what sim/serial-peer.ts feeds it). */
   receive(data: Buffer): void;
 }
@@ -151,8 +153,9 @@ export function createSimGrblBoard(
   options: Pick<SimGrblOptions, 'build' | 'eepromTiming'> & { settings?: Record<number, number> } = {},
 ): SimGrblBoard {
   const sim = buildSimAxes(config, simSettings);
-  const board = new SimGrblController({ clock, axes: sim, settings: { ...grblSettingsFor(config), ...options.settings }, send, build: options.build, eepromTiming: options.eepromTiming });
-  return { board, sim, receive: (data) => board.receive(data) };
+  const trigger = new SimOutputPin();
+  const board = new SimGrblController({ clock, axes: sim, settings: { ...grblSettingsFor(config), ...options.settings }, send, build: options.build, eepromTiming: options.eepromTiming, coolantOutput: trigger });
+  return { board, sim, trigger, receive: (data) => board.receive(data) };
 }
 
 export interface DriverPositioner<D = GrblDriver> {
@@ -187,6 +190,8 @@ export const FIRMATA_WIRING: FirmataWiring = DEFAULT_FIRMATA_WIRING;
 export interface SimFirmataMachine {
   board: SimFirmataBoard;
   sim: AxisPair<SimAxis>;
+  /** The output on the wiring's trigger pin. */
+  trigger: SimOutputPin;
   receive(data: Buffer): void;
 }
 
@@ -199,8 +204,10 @@ export function createSimFirmataBoard(
   loop?: SimFirmataOptions['loop'],
 ): SimFirmataMachine {
   const sim = buildSimAxes(config, simSettings);
-  const board = new SimFirmataBoard({ clock, axes: sim, wiring: FIRMATA_WIRING, send, loop });
-  return { board, sim, receive: (data) => board.receive(data) };
+  const trigger = new SimOutputPin();
+  const outputs = FIRMATA_WIRING.triggerPin === undefined ? {} : { [FIRMATA_WIRING.triggerPin]: trigger };
+  const board = new SimFirmataBoard({ clock, axes: sim, wiring: FIRMATA_WIRING, send, loop, outputs });
+  return { board, sim, trigger, receive: (data) => board.receive(data) };
 }
 
 /** The firmware on a Firmata board at `serial`; `controller.start()` opens the line and connects in the background. */
@@ -208,8 +215,9 @@ export function createFirmataPositioner(
   clock: Clock,
   config: PositionerConfig,
   serial: SerialSettings,
-  tuning: Pick<FirmataDriverOptions, 'pollMovingMs' | 'pollIdleMs' | 'answerTimeoutMs' | 'retryMs' | 'handshakeTimeoutMs' | 'maxStepRateStepsS' | 'samplingIntervalMs'> = {},
+  tuning: Pick<FirmataDriverOptions, 'pollMovingMs' | 'pollIdleMs' | 'answerTimeoutMs' | 'retryMs' | 'handshakeTimeoutMs' | 'maxStepRateStepsS' | 'samplingIntervalMs'> & { triggerPin?: number } = {},
 ): DriverPositioner<FirmataDriver> {
+  const { triggerPin, ...driverTuning } = tuning;
   let positioner: Positioner | null = null;
   const controller = new FirmataDriver({
     path: serial.path,
@@ -217,11 +225,11 @@ export function createFirmataPositioner(
     trace: serial.trace,
     clock,
     stepsPerDeg: stepsPerDegOf(config),
-    wiring: FIRMATA_WIRING,
+    wiring: { ...FIRMATA_WIRING, triggerPin: triggerPin ?? FIRMATA_WIRING.triggerPin },
     homing: mapAxes(config.axes, (a) => a.homing),
     travelDeg: TRAVEL_DEG,
     homingAccelDegS2: () => positioner?.settings().accelDegS2 ?? config.accelDegS2,
-    ...tuning,
+    ...driverTuning,
   });
   positioner = new Positioner(controller, config);
   return { positioner, controller };

@@ -18,6 +18,7 @@ import { createScanner } from '../../cli/assemble-scan';
 import { SqliteScanStore } from '../../api/scan-store';
 import { MemoryScanStore, type ScanStore } from '../../firmware/scan-store';
 import { SimulatedAntenna, defaultAntennaConfig } from '../../sim/antenna';
+import type { SimOutputPin } from '../../sim/trigger-output';
 import { assertError, assertJson, serveApi } from '../helpers/http-server';
 import type { LineClock } from '../helpers/line-clock';
 import { runScan, runScanOnLine } from '../helpers/scan';
@@ -225,4 +226,33 @@ t.test('the WebSocket carries scan progress and every sample', async (t) => {
   for (const m of samples) t.ok(validateSample(m), `sample message matches SampleMessage ${JSON.stringify(validateSample.errors)}`);
   const seqs = messages.map((m) => m.seq);
   t.same(seqs, seqs.map((_, i) => seqs[0] + i), 'seq counts every message');
+});
+
+t.test('trigger source: a pulse on the board output at each point, once the positioner stands at it', async (t) => {
+  const rig = await setup(t);
+  const { api, clock, scanner, sim } = rig;
+  const trigger = (rig as unknown as { trigger: SimOutputPin }).trigger;
+  const perDeg = { theta: 320, phi: 800 };
+  const powerOn = { theta: sim.theta.truePositionSteps, phi: sim.phi.truePositionSteps };
+  // Where the shaft really is at each rising edge, in the firmware's frame (degrees from power-on).
+  const atEdges: [number, number][] = [];
+  trigger.onEdge = (high) => {
+    if (high) atEdges.push([(sim.theta.truePositionSteps - powerOn.theta) / perDeg.theta, (sim.phi.truePositionSteps - powerOn.phi) / perDeg.phi]);
+  };
+  const points = [{ theta_deg: 0, phi_deg: 0 }, { theta_deg: 4, phi_deg: 2 }, { theta_deg: 1, phi_deg: 3 }];
+  const res = await api.post('/scan', { plan: { kind: 'points', points }, settle_s: 0.05, source: { kind: 'trigger', pulse_ms: 10 } });
+  t.equal(res.status, 201, res.text);
+  if (DRIVER === 'sim') await runScan(clock, scanner, { clockDriven: true });
+  else await runScanOnLine(clock as LineClock, scanner, { clockDriven: true, sliceUs: 5e3 });
+  const done = (await api.get('/scan')).body as Record<string, any>;
+  t.match(done, { state: 'done', points_done: 3, points_failed: 0 }, String(done.error));
+  const pulses = trigger.pulses();
+  t.equal(pulses.length, 3, 'one pulse per point');
+  // grbl dwells in 50 ms steps (nuts_bolts.c delay_sec()): a 10 ms pulse lasts 50 ms there.
+  const expectedUs = DRIVER === 'grbl' ? 50_000 : 10_000;
+  for (const p of pulses) t.ok(Math.abs(p.endUs - p.startUs - expectedUs) <= 2_000, `pulse of ${(p.endUs - p.startUs) / 1000} ms (expected ${expectedUs / 1000} ms)`);
+  t.same(atEdges.map(([a, b]) => [Math.round(a * 1e3) / 1e3, Math.round(b * 1e3) / 1e3]), points.map((p) => [p.theta_deg, p.phi_deg]), 'each pulse is given at its point');
+  t.equal(trigger.high, false, 'the output is low at the end');
+  const results = (await api.get('/scan/results')).body as { samples: { values: number[]; error: null }[] };
+  t.same(results.samples.map((s) => [s.values, s.error]), [[[], null], [[], null], [[], null]], 'a bare trigger leaves the values empty');
 });

@@ -40,11 +40,12 @@ export async function runScan(clock: VirtualClock, scanner: Scanner, opts: { syn
 }
 
 /** The same over a serial line's LineClock: advances `sliceUs` at a time (the driver's polls never let the timers run out). */
-export async function runScanOnLine(clock: LineClock, scanner: Scanner, sliceUs = 200e3, limitUs = 3600e6): Promise<void> {
-  const endUs = clock.nowUs() + limitUs;
+export async function runScanOnLine(clock: LineClock, scanner: Scanner, opts: { sliceUs?: number; limitUs?: number; clockDriven?: boolean } = {}): Promise<void> {
+  const sliceUs = opts.sliceUs ?? 200e3;
+  const endUs = clock.nowUs() + (opts.limitUs ?? 3600e6);
   while (scanner.active() && clock.nowUs() < endUs) {
     const pending = scanner.pendingMeasurement();
-    if (pending) {
+    if (pending && !opts.clockDriven) {
       await pending;
       continue;
     }
