@@ -80,7 +80,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     release = () => grbl.controller.close();
     machine = { ...grbl, hardware: `grbl on ${serialPath} at ${baudRate} baud` };
   } else if (kind === 'firmata') {
-    const firmata = createFirmataPositioner(boardClock, config, { path: serialPath!, baudRate, trace }, { maxStepRateStepsS: fromFile.max_step_rate });
+    const firmata = createFirmataPositioner(boardClock, config, { path: serialPath!, baudRate, trace }, { maxStepRateStepsS: fromFile.max_step_rate, triggerPin: fromFile.trigger_pin });
     firmata.controller.start();
     release = () => firmata.controller.close();
     machine = { ...firmata, hardware: `Firmata board on ${serialPath} at ${baudRate} baud` };
