@@ -312,3 +312,19 @@ t.test('trigger source on the simulated backend: a pulse on the trigger output a
   t.equal(machine.trigger.high, false, 'the output ends low');
   t.same(store.samples(scanner.current()!.id).map((s) => [s.values, s.error]), [[[], null], [[], null]], 'a bare trigger leaves the value empty, with no error');
 });
+
+t.test('a stop while paused aborts the scan; it can still be resumed', async (t) => {
+  const { clock, positioner, scanner, store } = rig();
+  scanner.start(settings(), {});
+  while (scanner.current()!.pointsDone < 2) clock.advanceBy(0.1e6);
+  scanner.pause();
+  clock.runUntilIdle();
+  t.equal(scanner.current()!.state, 'paused');
+  positioner.stop();
+  const aborted = scanner.current()!;
+  t.equal(aborted.state, 'aborted');
+  t.match(aborted.error, /while paused/);
+  scanner.resume();
+  await runScan(clock, scanner, { sync: true });
+  t.same(store.samples(aborted.id).map((s) => s.index), [0, 1, 2, 3, 4, 5, 6, 7, 8]);
+});
