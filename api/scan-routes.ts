@@ -148,7 +148,7 @@ function describeScanError(errors: ErrorObject[]): string {
     case 'enum':
       return `${field} must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     case 'discriminator':
-      return p.error === 'mapping' ? `${field}.kind must be one of "grid", "phi_cuts", "theta_cuts", "points"` : `${field}.kind must be a string`;
+      return `${field} needs 'kind': one of "grid", "phi_cuts", "theta_cuts", "points"${p.error === 'mapping' ? ` (got ${JSON.stringify(p.tagValue)})` : ''}`;
     default:
       return `${field} ${e.message ?? 'is invalid'}`;
   }

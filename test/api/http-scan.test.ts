@@ -107,7 +107,8 @@ t.test('a bad plan is refused with 400 naming the field; nothing moves', async (
   await refuse({ plan: { ...GRID, phi: { start_deg: 0, stop_deg: 400, step_deg: 5 } } }, /^plan\.phi\.stop_deg must be between 0 and 360/);
   await refuse({ plan: { ...GRID, theta: { start_deg: 0, stop_deg: 10 } } }, /plan\.theta needs 'step_deg'/);
   await refuse({ plan: { ...GRID, colour: 'red' } }, /unknown field 'colour' in plan/);
-  await refuse({ plan: { kind: 'spiral' } }, /plan\.kind must be one of "grid"/);
+  await refuse({ plan: { kind: 'spiral' } }, /plan needs 'kind': one of "grid", "phi_cuts", "theta_cuts", "points" \(got "spiral"\)/);
+  await refuse({ plan: { theta: GRID.theta } }, /plan needs 'kind'/);
   await refuse({ plan: GRID, settle_s: -1 }, /settle_s must be >= 0/);
   await refuse({ plan: GRID, mode: 'fast' }, /mode must be one of "step", "sweep"/);
   await refuse({ plan: GRID, source: { kind: 'exec' } }, /source\.command is required/);
