@@ -20,7 +20,7 @@ import { createSimulatedPositioner } from '../cli/assemble';
 import { createScanner } from '../cli/assemble-scan';
 import { SqliteScanStore } from '../api/scan-store';
 import { defaultConfig } from '../firmware/config';
-import type { ScanSettings } from '../firmware/scan';
+import { defaultScanSettings, type ScanSettings } from '../firmware/scan';
 import { planScan, type ScanRange } from '../firmware/scan-plan';
 import { MemoryScanStore, type ScanStore } from '../firmware/scan-store';
 import { SimulatedAntenna } from '../sim/antenna';
@@ -32,17 +32,10 @@ function range(text: string): ScanRange {
   return { startDeg, stopDeg, stepDeg };
 }
 
-const SETTINGS: ScanSettings = {
-  plan: { kind: 'grid', theta: range(process.env.THETA ?? '0:180:5'), phi: range(process.env.PHI ?? '0:355:5'), order: 'serpentine' },
-  mode: 'step',
-  settleS: 0.2,
-  dwellS: 0,
-  samples: 1,
-  sampleIntervalS: 0.1,
-  source: { kind: 'sim' },
-  onError: 'continue',
-  name: 'bench',
-};
+const SETTINGS: ScanSettings = defaultScanSettings(
+  { kind: 'grid', theta: range(process.env.THETA ?? '0:180:5'), phi: range(process.env.PHI ?? '0:355:5'), order: 'serpentine' },
+  { name: 'bench' },
+);
 const POINTS = planScan(SETTINGS.plan);
 
 /** The motion alone: move to each point, settle on a clock timer, read the antenna. */

@@ -79,6 +79,11 @@ export interface ScanSettings {
   name: string | null;
 }
 
+/** Settings for `plan` with the API's defaults: step mode, settle 0.2 s, one sample, the simulated antenna. */
+export function defaultScanSettings(plan: ScanPlan, over: Partial<ScanSettings> = {}): ScanSettings {
+  return { plan, mode: 'step', settleS: 0.2, dwellS: 0, samples: 1, sampleIntervalS: 0.1, source: { kind: 'sim' }, onError: 'continue', name: null, ...over };
+}
+
 /** A scan as reported (GET /scan): its record plus the estimate of what is left. */
 export interface ScanInfo extends Omit<ScanRecord, 'settings' | 'nextIndex' | 'samplesRecorded'> {
   /** Estimated seconds left (elapsed per point so far times points left); null before the first point. */

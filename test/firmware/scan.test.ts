@@ -15,7 +15,7 @@ import { createSimulatedPositioner } from '../../cli/assemble';
 import { createScanner } from '../../cli/assemble-scan';
 import { SqliteScanStore } from '../../api/scan-store';
 import { defaultConfig } from '../../firmware/config';
-import type { ScanSettings } from '../../firmware/scan';
+import { defaultScanSettings, type ScanSettings } from '../../firmware/scan';
 import { MemoryScanStore, type ScanStore } from '../../firmware/scan-store';
 import { planScan } from '../../firmware/scan-plan';
 import { SimulatedAntenna, defaultAntennaConfig } from '../../sim/antenna';
@@ -32,18 +32,7 @@ function rig(store: ScanStore = new MemoryScanStore()) {
 }
 
 function settings(over: Partial<ScanSettings> = {}): ScanSettings {
-  return {
-    plan: { kind: 'grid', theta: { startDeg: 0, stopDeg: 20, stepDeg: 10 }, phi: { startDeg: 0, stopDeg: 20, stepDeg: 10 }, order: 'serpentine' },
-    mode: 'step',
-    settleS: 0.2,
-    dwellS: 0,
-    samples: 1,
-    sampleIntervalS: 0.1,
-    source: { kind: 'sim' },
-    onError: 'continue',
-    name: null,
-    ...over,
-  };
+  return defaultScanSettings({ kind: 'grid', theta: { startDeg: 0, stopDeg: 20, stepDeg: 10 }, phi: { startDeg: 0, stopDeg: 20, stepDeg: 10 }, order: 'serpentine' }, over);
 }
 
 function tmpDb(t: Test): string {
