@@ -4,8 +4,8 @@
  * 0:180:5, phi 0:355:5, 2,664 points, settle 0.2 s) runs in virtual time.
  *
  * Baseline, measured in the same run: the same moves, the same settle timers
- * and the same simulated-antenna reads, driven by a bare loop (no scanner, no
- * claim, no store, no events). The scan's overhead per point is
+ * and the same simulated-antenna reads, chained by a bare event handler as the
+ * scanner chains them (no scanner, no claim, no store, no events). The scan's overhead per point is
  * (scan wall time - baseline wall time) / points, with its results kept in
  * memory and in a SQLite file (what `positioner serve` uses). Aim: under 1 ms
  * per point in simulation.
@@ -38,21 +38,35 @@ const SETTINGS: ScanSettings = defaultScanSettings(
 );
 const POINTS = planScan(SETTINGS.plan);
 
-/** The motion alone: move to each point, settle on a clock timer, read the antenna. */
+/**
+ * The motion alone, chained the way the scanner chains it (on the positioner's change events, one
+ * runUntilIdle for the whole grid): move to each point, settle on a clock timer, read the antenna.
+ */
 function baseline(): { wallMs: number; simS: number; checksum: number } {
   const clock = new VirtualClock();
   const { positioner } = createSimulatedPositioner(clock, defaultConfig());
   const antenna = new SimulatedAntenna();
   let checksum = 0;
-  const t0 = now();
-  for (const p of POINTS) {
-    positioner.moveTo(p.thetaDeg, p.phiDeg);
-    clock.runUntilIdle();
+  let next = 0;
+  let moving = false;
+  const go = () => {
+    if (next >= POINTS.length) return;
+    moving = true;
+    positioner.moveTo(POINTS[next].thetaDeg, POINTS[next].phiDeg);
+  };
+  positioner.onChange(() => {
+    if (!moving || positioner.status().state !== 'idle') return;
+    moving = false;
     clock.setTimerAt(clock.nowUs() + SETTINGS.settleS * 1e6, () => {
+      const p = POINTS[next++];
       checksum += antenna.measureDb(p.thetaDeg, p.phiDeg, p.index, 0);
+      go();
     });
-    clock.runUntilIdle();
-  }
+  });
+  const t0 = now();
+  go();
+  clock.runUntilIdle();
+  if (next !== POINTS.length) throw new Error(`baseline stopped at point ${next}`);
   return { wallMs: ms(t0, now()), simS: clock.nowUs() / 1e6, checksum };
 }
 
@@ -72,7 +86,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'scan-bench-'));
 try {
   // One warm-up of each (JIT, page cache), then ROUNDS alternating runs; the fastest of each counts
   // (on a shared machine the others measure the neighbours).
-  const ROUNDS = Number(process.env.ROUNDS ?? 3);
+  const ROUNDS = Number(process.env.ROUNDS ?? 5);
   const fastest = <T extends { wallMs: number }>(runs: T[]): T => runs.reduce((a, b) => (b.wallMs < a.wallMs ? b : a));
   const sqliteRun = (i: number) => {
     const store = new SqliteScanStore(path.join(dir, `scans-${i}.db`));
