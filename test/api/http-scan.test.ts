@@ -257,3 +257,21 @@ t.test('trigger source: a pulse on the board output at each point, once the posi
   const results = (await api.get('/scan/results')).body as { samples: { values: number[]; error: null }[] };
   t.same(results.samples.map((s) => [s.values, s.error]), [[[], null], [[], null], [[], null]], 'a bare trigger leaves the values empty');
 });
+
+t.test('sweep: samples taken while moving along each cut, stamped with the position read at the sample time', async (t) => {
+  const { api, finish } = await setup(t);
+  const res = await api.post('/scan', { plan: { kind: 'phi_cuts', phi_deg: [0, 10], theta: { start_deg: 0, stop_deg: 20, step_deg: 10 } }, mode: 'sweep', sample_interval_s: 0.2, settle_s: 0.1 });
+  t.equal(res.status, 201, res.text);
+  await finish();
+  const done = (await api.get('/scan')).body as Record<string, any>;
+  t.match(done, { state: 'done', points_done: 6, points_total: 6 }, String(done.error));
+  const { samples } = (await api.get('/scan/results')).body as { samples: { index: number; theta_deg: number; phi_deg: number; time_s: number; values: number[] }[] };
+  t.ok(samples.length >= 10, `samples along both 20 deg sweeps: ${samples.length}`);
+  t.same(samples.map((s) => s.index), samples.map((_, i) => i), 'numbered in order');
+  for (let i = 1; i < samples.length; i++) t.ok(samples[i].time_s >= samples[i - 1].time_s, `time runs on at sample ${i}`);
+  const cut0 = samples.filter((s) => s.phi_deg === 0);
+  t.ok(cut0.some((s) => s.theta_deg > 0.5 && s.theta_deg < 19.5 && Math.abs(s.theta_deg - 10) > 0.5), 'samples between the grid points: taken while moving');
+  t.ok(cut0.every((s, i) => i === 0 || s.theta_deg >= cut0[i - 1].theta_deg - 1e-9), 'theta rises along the first cut');
+  const antenna = new SimulatedAntenna(defaultAntennaConfig());
+  for (const s of samples.slice(0, 5)) t.same(s.values, [antenna.measureDb(s.theta_deg, s.phi_deg, s.index, 0)], `sample ${s.index} is the antenna at its stamped position`);
+});
