@@ -306,9 +306,9 @@ export class Scanner {
     }
     if (state === 'idle' && run.phase === 'moving') {
       run.phase = 'settling';
-      run.timer = this.deps.clock.setTimerAt(this.deps.clock.nowUs() + toUs(run.record.settings.settleS), () => this.afterSettle(run));
+      run.timer = this.deps.clock.setTimerAt(this.deps.clock.nowUs() + toUs(run.record.settings.settleS), () => this.guard(run, () => this.afterSettle(run)));
     } else if (state === 'idle' && run.phase === 'sweeping') {
-      this.endSweepLine(run);
+      this.guard(run, () => this.endSweepLine(run));
     }
   }
 
@@ -356,7 +356,7 @@ export class Scanner {
     if (dwellUs > 0) {
       run.timer = this.deps.clock.setTimerAt(this.deps.clock.nowUs() + dwellUs, () => {
         run.timer = null;
-        this.measureSample(run, point, k, taken);
+        this.guard(run, () => this.measureSample(run, point, k, taken));
       });
     } else {
       this.measureSample(run, point, k, taken);
@@ -377,9 +377,12 @@ export class Scanner {
     };
     const result = this.measure(run, { index: point.index, thetaDeg: point.thetaDeg, phiDeg: point.phiDeg, sample: k });
     if (result instanceof Promise) {
-      const done = result.then(next).finally(() => {
-        if (this.measuring === done) this.measuring = null;
-      });
+      const done: Promise<void> = result
+        .then(next)
+        .catch((e: unknown) => this.finish(run, 'failed', `the scan could not go on after point ${point.index}: ${errorText(e)}`))
+        .finally(() => {
+          if (this.measuring === done) this.measuring = null;
+        });
       this.measuring = done;
     } else {
       next(result);
@@ -420,6 +423,18 @@ export class Scanner {
     this.emitScan(run.record);
   }
 
+  /**
+   * Runs a step of the scan from a timer or an event: an exception (the store's disk is full, a
+   * listener threw) ends the scan failed, saying why, instead of escaping into the clock's loop.
+   */
+  private guard(run: Run, fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      this.finish(run, 'failed', `the scan stopped on an internal error: ${errorText(e)}`);
+    }
+  }
+
   // Sweep mode -----------------------------------------------------------
 
   private startSweep(run: Run): void {
@@ -436,8 +451,10 @@ export class Scanner {
     run.timer = this.deps.clock.setTimerAt(this.deps.clock.nowUs() + intervalUs, () => {
       run.timer = null;
       if (run.record.state !== 'running' || run.phase !== 'sweeping') return;
-      this.sweepSample(run);
-      this.armSweepTimer(run);
+      this.guard(run, () => {
+        this.sweepSample(run);
+        this.armSweepTimer(run);
+      });
     });
   }
 
@@ -453,13 +470,18 @@ export class Scanner {
     };
     if (result instanceof Promise) {
       const epoch = run.epoch;
-      const p: Promise<void> = result.then((r) => {
-        run.inFlight.delete(p);
-        if (run.epoch === epoch) save(r);
-        if (run.inFlight.size === 0 && run.phase === 'idle' && run.record.state === 'running' && run.epoch === epoch) this.advance(run);
-      });
+      const p: Promise<void> = result
+        .then((r) => {
+          run.inFlight.delete(p);
+          if (run.epoch === epoch) save(r);
+          if (run.inFlight.size === 0 && run.phase === 'idle' && run.record.state === 'running' && run.epoch === epoch) this.advance(run);
+        })
+        .catch((e: unknown) => this.finish(run, 'failed', `the sweep could not go on: ${errorText(e)}`));
       run.inFlight.add(p);
-      this.measuring = Promise.all([...run.inFlight]).then(() => undefined);
+      const all: Promise<void> = Promise.all([...run.inFlight]).then(() => {
+        if (this.measuring === all) this.measuring = null;
+      });
+      this.measuring = all;
     } else {
       save(result);
     }
@@ -510,7 +532,11 @@ export class Scanner {
     run.record.error = error;
     run.record.endedAt = this.deps.now().toISOString();
     this.run = null;
-    this.deps.store.update(run.record);
+    try {
+      this.deps.store.update(run.record);
+    } catch (e) {
+      run.record.error = `${error ?? state}; and its end could not be saved: ${errorText(e)}`;
+    }
     this.emitScan(run.record);
   }
 

@@ -317,3 +317,31 @@ t.test('a stop while paused aborts the scan; it can still be resumed', async (t)
   await runScan(clock, scanner, { sync: true });
   t.same(store.samples(aborted.id).map((s) => s.index), [0, 1, 2, 3, 4, 5, 6, 7, 8]);
 });
+
+t.test('a store that fails (disk full) ends the scan failed with the reason; nothing escapes into the clock', async (t) => {
+  class FullDisk extends MemoryScanStore {
+    override addSample(record: Parameters<MemoryScanStore['addSample']>[0], sample: Parameters<MemoryScanStore['addSample']>[1]): void {
+      if (this.samples(record.id).length >= 3) throw new Error('SQLITE_FULL: database or disk is full');
+      super.addSample(record, sample);
+    }
+  }
+  const { clock, positioner, scanner, store } = rig(new FullDisk());
+  scanner.start(settings(), {});
+  t.doesNotThrow(() => clock.runUntilIdle(), 'the clock runs on');
+  const info = scanner.current()!;
+  t.equal(info.state, 'failed');
+  t.match(info.error, /internal error: SQLITE_FULL/);
+  t.equal(store.samples(info.id).length, 3, 'the samples saved before are there');
+  t.doesNotThrow(() => positioner.moveTo(1, 1), 'the positioner is free');
+});
+
+t.test('an exec sweep: measurements answered later are recorded in order, and the scan ends', async (t) => {
+  const { clock, scanner, store } = rig();
+  scanner.start(settings({ mode: 'sweep', plan: { kind: 'theta_cuts', thetaDeg: [10], phi: { startDeg: 0, stopDeg: 4, stepDeg: 2 } }, sampleIntervalS: 0.2, source: { kind: 'exec', command: 'echo "$PHI_DEG"', timeoutS: 5 } }), {});
+  await runScan(clock, scanner);
+  const info = scanner.current()!;
+  t.equal(info.state, 'done', String(info.error));
+  const samples = store.samples(info.id);
+  t.ok(samples.length >= 3, `samples: ${samples.length}`);
+  for (const s of samples) t.same(s.values, [s.phiDeg], `sample ${s.index}: the command saw its stamped position`);
+});
