@@ -216,6 +216,8 @@ t.test('the WebSocket carries scan progress and every sample', async (t) => {
   const scans = messages.filter((m) => m.type === 'scan');
   const samples = messages.filter((m) => m.type === 'sample');
   t.equal(scans[0].state, 'running', 'the start');
+  // Nine samples in no wall time: progress is sent on each state change and at most every 100 ms, not per sample.
+  t.ok(scans.length <= 4, `progress messages are throttled: ${scans.length} for 9 samples`);
   t.match(scans.at(-1), { state: 'done', points_done: 9 }, 'the end');
   t.same(samples.map((s) => s.index), [0, 1, 2, 3, 4, 5, 6, 7, 8], 'one sample message per point');
   t.same(Object.keys(samples[0]), ['type', 'seq', 'scan_id', 'index', 'theta_deg', 'phi_deg', 'time_s', 'values', 'error']);
@@ -274,4 +276,22 @@ t.test('sweep: samples taken while moving along each cut, stamped with the posit
   t.ok(cut0.every((s, i) => i === 0 || s.theta_deg >= cut0[i - 1].theta_deg - 1e-9), 'theta rises along the first cut');
   const antenna = new SimulatedAntenna(defaultAntennaConfig());
   for (const s of samples.slice(0, 5)) t.same(s.values, [antenna.measureDb(s.theta_deg, s.phi_deg, s.index, 0)], `sample ${s.index} is the antenna at its stamped position`);
+});
+
+t.test('an exec source that fails on some points: those rows carry the error (CSV-quoted), the others the numbers it printed', async (t) => {
+  const { api, clock, scanner } = await setup(t);
+  const command = 'if [ "$POINT_INDEX" = 1 ]; then echo "VNA: no lock, retry" >&2; exit 2; fi; echo "S21 $THETA_DEG dB"';
+  const res = await api.post('/scan', { plan: { kind: 'points', points: [{ theta_deg: 0, phi_deg: 0 }, { theta_deg: 2, phi_deg: 0 }, { theta_deg: 4, phi_deg: 0 }] }, settle_s: 0.05, source: { kind: 'exec', command } });
+  t.equal(res.status, 201, res.text);
+  t.same((res.body as { request: { source: unknown } }).request.source, { kind: 'exec', command, timeout_s: 10 }, 'the default timeout filled in');
+  if (DRIVER === 'sim') await runScan(clock, scanner);
+  else await runScanOnLine(clock as LineClock, scanner, { sliceUs: 20e3 });
+  const done = (await api.get('/scan')).body as Record<string, any>;
+  t.match(done, { state: 'done', points_done: 3, points_failed: 1 });
+  const { samples } = (await api.get('/scan/results')).body as { samples: { values: number[]; error: string | null }[] };
+  t.same(samples.map((s) => s.values), [[21, 0], [], [21, 4]], 'every number printed (S21 too)');
+  t.match(samples[1].error, /exited with status 2: VNA: no lock, retry/);
+  const csv = (await api.get('/scan/results?format=csv')).text.trim().split('\n');
+  t.equal(csv[0], 'index,theta_deg,phi_deg,time_s,value_1,value_2,error', 'two value columns');
+  t.match(csv[2], /^1,2,0,[\d.]+,,,"the command .* exited with status 2: VNA: no lock, retry"$/, 'the failed row: empty values, the error quoted (it has a comma)');
 });
