@@ -345,3 +345,21 @@ t.test('an exec sweep: measurements answered later are recorded in order, and th
   t.ok(samples.length >= 3, `samples: ${samples.length}`);
   for (const s of samples) t.same(s.values, [s.phiDeg], `sample ${s.index}: the command saw its stamped position`);
 });
+
+t.test('trigger then exec: the pulse first, then the command reads the value', async (t) => {
+  const clock = new VirtualClock();
+  const machine = createSimulatedPositioner(clock, defaultConfig());
+  const { scanner, store } = createScanner({ positioner: machine.positioner, clock, store: new MemoryScanStore(), now: NOW });
+  const plan = { kind: 'points' as const, points: [{ thetaDeg: 3, phiDeg: 0 }, { thetaDeg: 6, phiDeg: 0 }] };
+  scanner.start(settings({ plan, source: { kind: 'trigger', pulseMs: 20, then: { kind: 'exec', command: 'echo "-7.5"', timeoutS: 5 } } }), {});
+  // The pulse ends on the clock; the command then runs outside it: drive both.
+  while (scanner.active()) {
+    const pending = scanner.pendingMeasurement();
+    if (pending) await Promise.race([pending, new Promise((r) => setTimeout(r, 5))]);
+    const next = clock.nextTimerUs();
+    if (next !== null && (!scanner.pendingMeasurement() || machine.trigger.high)) clock.advanceTo(next);
+  }
+  t.equal(scanner.current()!.state, 'done');
+  t.equal(machine.trigger.pulses().length, 2);
+  t.same(store.samples(scanner.current()!.id).map((s) => s.values), [[-7.5], [-7.5]]);
+});
