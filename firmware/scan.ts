@@ -100,6 +100,8 @@ export interface ScannerDeps {
   source(spec: SourceSpec): MeasurementSource;
   /** Wall time for the record's dates (injected: the firmware reads no clock of its own). */
   now(): Date;
+  /** The source of a request that names none: the simulated antenna in simulation; null on real hardware (a source must be named). */
+  defaultSource?: SourceSpec | null;
 }
 
 interface Run {
@@ -141,6 +143,11 @@ export class Scanner {
       last.endedAt = deps.now().toISOString();
       deps.store.update(last);
     }
+  }
+
+  /** The source used when a request names none (null: one must be named). */
+  defaultSource(): SourceSpec | null {
+    return this.deps.defaultSource === undefined ? { kind: 'sim' } : this.deps.defaultSource;
   }
 
   onEvent(listener: (event: ScanEvent) => void): () => void {

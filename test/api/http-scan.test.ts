@@ -27,9 +27,9 @@ import { simOnVirtualClock, testDriver } from '../helpers/sim';
 const DRIVER = testDriver();
 const GRID = { kind: 'grid', theta: { start_deg: 0, stop_deg: 10, step_deg: 5 }, phi: { start_deg: 0, stop_deg: 10, step_deg: 5 } };
 
-async function setup(t: Test, store: ScanStore = new MemoryScanStore()) {
+async function setup(t: Test, store: ScanStore = new MemoryScanStore(), simulated = true) {
   const sim = simOnVirtualClock();
-  const { scanner } = createScanner({ positioner: sim.positioner, clock: sim.clock, store, now: () => new Date('2026-11-24T05:00:00Z') });
+  const { scanner } = createScanner({ positioner: sim.positioner, clock: sim.clock, store, now: () => new Date('2026-11-24T05:00:00Z'), simulated });
   const api = await serveApi(t, sim.positioner, undefined, { scanner });
   const clock = sim.clock;
   /** Runs the scan to its end (or pause/abort) on the virtual time line. */
@@ -294,4 +294,12 @@ t.test('an exec source that fails on some points: those rows carry the error (CS
   const csv = (await api.get('/scan/results?format=csv')).text.trim().split('\n');
   t.equal(csv[0], 'index,theta_deg,phi_deg,time_s,value_1,value_2,error', 'two value columns');
   t.match(csv[2], /^1,2,0,[\d.]+,,,"the command .* exited with status 2: VNA: no lock, retry"$/, 'the failed row: empty values, the error quoted (it has a comma)');
+});
+
+t.test('on real hardware a scan must name its source; the simulated antenna is there when asked for', async (t) => {
+  const { api } = await setup(t, new MemoryScanStore(), false);
+  const res = await api.post('/scan', { plan: GRID });
+  assertError(t, res, 400, 'API_ERR_INVALID_BODY', 'no source');
+  t.match((res.body as { error: string }).error, /needs 'source' on real hardware/);
+  t.equal((await api.post('/scan', { plan: GRID, source: { kind: 'sim' } })).status, 201);
 });
