@@ -229,6 +229,15 @@ t.test('the WebSocket carries scan progress and every sample', async (t) => {
   for (const m of samples) t.ok(validateSample(m), `sample message matches SampleMessage ${JSON.stringify(validateSample.errors)}`);
   const seqs = messages.map((m) => m.seq);
   t.same(seqs, seqs.map((_, i) => seqs[0] + i), 'seq counts every message');
+
+  // A client that connects later gets the scan once, right after the status.
+  const late = new WebSocket(api.wsUrl);
+  t.teardown(() => late.terminate());
+  const first: Record<string, any>[] = [];
+  late.on('message', (data) => first.push(JSON.parse(String(data)) as Record<string, any>));
+  for (let i = 0; i < 200 && first.length < 3; i++) await new Promise((r) => setTimeout(r, 25));
+  t.same(first.slice(0, 3).map((m) => m.type), ['config', 'status', 'scan']);
+  t.match(first[2], { state: 'done', points_done: 9 });
 });
 
 t.test('trigger source: a pulse on the board output at each point, once the positioner stands at it', async (t) => {
