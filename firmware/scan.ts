@@ -126,8 +126,8 @@ interface Run {
 
 /** The scanner: at most one scan at a time, over one positioner. */
 export class Scanner {
+  /** The running or paused scan; once it ends (or after a restart) the store has it. */
   private run: Run | null = null;
-  /** The last scan when no run object exists (after a restart, or once a scan ended). */
   private readonly listeners = new Set<(event: ScanEvent) => void>();
   private lastPositionerState: PositionerState;
   private measuring: Promise<void> | null = null;
