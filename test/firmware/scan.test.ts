@@ -223,7 +223,8 @@ t.test('exec source with on_error stop: the first failing point ends the scan fa
 
 t.test('exec source that hangs: the timeout (a clock timer) kills it and marks the point', async (t) => {
   const { clock, scanner, store } = rig();
-  const command = 'if [ "$POINT_INDEX" = 1 ]; then exec sleep 30; fi; echo -3';
+  // Not `exec sleep`: the shell stays, with its child, and the timeout must kill both (the pipe closes only then).
+  const command = 'if [ "$POINT_INDEX" = 1 ]; then sleep 30; echo 1; fi; echo -3';
   scanner.start(settings({ plan: { kind: 'points', points: [{ thetaDeg: 0, phiDeg: 0 }, { thetaDeg: 1, phiDeg: 0 }, { thetaDeg: 2, phiDeg: 0 }] }, source: { kind: 'exec', command, timeoutS: 5 } }), {});
   // Run until point 1's command is running, then let 5 s of scan time pass.
   while (store.samples(scanner.current()!.id).length < 1 || !scanner.pendingMeasurement()) {
