@@ -9,6 +9,8 @@
  */
 import t from 'tap';
 import { createSimulatedPositioner } from '../../cli/assemble';
+import { createScanner } from '../../cli/assemble-scan';
+import { MemoryScanStore } from '../../firmware/scan-store';
 import { defaultConfig } from '../../firmware/config';
 import { WallClock } from '../../sim/wall-clock';
 import { openPage, screenshot } from '../helpers/browser';
@@ -17,9 +19,11 @@ import { serveApi } from '../helpers/http-server';
 const WAIT = { timeout: 60_000 };
 
 t.test('the dashboard runs a small scan in simulation and plots it as it arrives', async (t) => {
-  const { positioner } = createSimulatedPositioner(new WallClock(10), defaultConfig());
+  const clock = new WallClock(10);
+  const { positioner } = createSimulatedPositioner(clock, defaultConfig());
   t.teardown(() => positioner.stop());
-  const api = await serveApi(t, positioner);
+  const { scanner } = createScanner({ positioner, clock, store: new MemoryScanStore() });
+  const api = await serveApi(t, positioner, undefined, { scanner });
   const doc = (await api.get('/openapi.json')).body as { paths: Record<string, unknown> };
   if (!doc.paths['/scan']) {
     t.pass('skipped: this build has no scan API yet (POST /scan)', { skip: true });
