@@ -75,7 +75,7 @@ t.test('a misspelt flag is a usage error with the nearest flag of that command',
 
 t.test('serve on a port in use says so and exits 1, as the README documents', async (t) => {
   const readme = fs.readFileSync(path.resolve(__dirname, '..', '..', 'README.md'), 'utf8');
-  t.match(readme, /`serve` exits 1 when its port is in use/, 'the README says what serve does on a busy port');
+  t.match(readme, /`serve`\s+exits\s+1\s+when\s+its\s+port\s+is\s+in\s+use/, 'the README says what serve does on a busy port');
   const blocker = net.createServer();
   await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));
   t.teardown(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
