@@ -487,9 +487,27 @@
       const source = $('scan-source').value;
       for (const label of document.querySelectorAll('[data-sources]')) label.hidden = !label.dataset.sources.split(' ').includes(source);
     }
+    /** How many points the form's plan has (a range includes its stop when on the grid), said before starting. */
+    function countPoints() {
+      const n = (text) => {
+        const r = P.parseRange(text, '');
+        return r instanceof Error ? null : Math.floor(Math.abs(r.stop_deg - r.start_deg) / r.step_deg + 1e-9) + 1;
+      };
+      const list = (text) => {
+        const a = P.parseAngles(text, '');
+        return a instanceof Error ? null : a.length;
+      };
+      const kind = $('scan-kind').value;
+      const [a, b] =
+        kind === 'grid' ? [n($('scan-theta').value), n($('scan-phi').value)] : kind === 'phi_cuts' ? [n($('scan-theta').value), list($('scan-phi-list').value)] : [n($('scan-phi').value), list($('scan-theta-list').value)];
+      $('scan-count').textContent = a && b ? `${a * b} points` : '';
+    }
     $('scan-kind').addEventListener('change', planFields);
     $('scan-source').addEventListener('change', planFields);
+    $('scan-form').addEventListener('input', countPoints);
+    $('scan-kind').addEventListener('change', countPoints);
     planFields();
+    countPoints();
 
     function field(result, input) {
       input.setAttribute('aria-invalid', result instanceof Error ? 'true' : 'false');

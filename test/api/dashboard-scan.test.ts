@@ -33,6 +33,7 @@ t.test('the dashboard runs a small scan in simulation and plots it as it arrives
   await page.goto(api.baseUrl + '/');
   await page.waitForFunction(() => document.getElementById('link')?.dataset.link === 'up', null, WAIT);
   t.equal(await page.locator('#scan-form').isVisible(), true, 'the scan form is there');
+  t.equal(await page.locator('#scan-count').innerText(), '228 points', 'the default plan: theta 0:180:10 x phi 0:330:30');
 
   // theta 0..60 by 15 (5) x phi 0..270 by 90 (4): 20 points.
   await page.selectOption('#scan-kind', 'grid');
@@ -40,6 +41,7 @@ t.test('the dashboard runs a small scan in simulation and plots it as it arrives
   await page.fill('#scan-phi', '0:270:90');
   await page.fill('#scan-settle', '0.05');
   await page.selectOption('#scan-source', 'sim');
+  t.equal(await page.locator('#scan-count').innerText(), '20 points', 'the form says how many points before starting');
   await page.click('#scan-start');
 
   // It fills in while it runs: some cells, not all, with the progress counting.
