@@ -303,14 +303,15 @@
       }
     }
 
+    /** Set when the live feed reconnects: samples sent while it was down are fetched again. */
+    let resync = false;
     function onScan(sc) {
       if (!available) return;
       const fresh = !current || current.id !== sc.id;
       current = sc;
-      if (fresh) {
-        reset(sc);
-        void loadResults(sc.id);
-      }
+      if (fresh) reset(sc);
+      if (fresh || resync) void loadResults(sc.id);
+      resync = false;
       showProgress(sc);
       if (fresh || sc.state !== 'running') log(`scan ${sc.state}: ${sc.points_done} / ${sc.points_total} points`, sc.state === 'failed');
     }
@@ -586,7 +587,7 @@
       else showProgress(null);
     }
 
-    return { onScan, onSample, start };
+    return { onScan, onSample, start, reconnected: () => (resync = true) };
   })();
   void scan.start();
 
@@ -597,6 +598,7 @@
     const ws = new WebSocket(url);
     ws.onopen = () => {
       retryMs = 500;
+      scan.reconnected();
       $('link').dataset.link = 'up';
       $('link').textContent = 'live';
       log('live feed connected');

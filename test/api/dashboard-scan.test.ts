@@ -4,8 +4,9 @@
  * contract: POST /scan, GET /scan, GET /scan/results, "scan" and "sample"
  * messages on the live feed): the form starts a small grid, the progress
  * and the heat map fill in while it runs, the polar cut and its -3 dB
- * beamwidth are drawn, the CSV downloads, and a page opened afterwards
- * shows the same pattern from the stored results.
+ * beamwidth are drawn, the CSV downloads, samples missed while the feed
+ * was down are fetched again, and a page opened afterwards shows the same
+ * pattern from the stored results.
  */
 import t from 'tap';
 import { createSimulatedPositioner } from '../../cli/assemble';
@@ -19,7 +20,8 @@ import { serveApi } from '../helpers/http-server';
 const WAIT = { timeout: 60_000 };
 
 t.test('the dashboard runs a small scan in simulation and plots it as it arrives', async (t) => {
-  const clock = new WallClock(10);
+  // 20 points of about 1.5 s of machine time each: some 6 s of wall time at 5x.
+  const clock = new WallClock(5);
   const { positioner } = createSimulatedPositioner(clock, defaultConfig());
   t.teardown(() => positioner.stop());
   const { scanner } = createScanner({ positioner, clock, store: new MemoryScanStore() });
@@ -53,11 +55,15 @@ t.test('the dashboard runs a small scan in simulation and plots it as it arrives
     null,
     { ...WAIT, polling: 'raf' },
   );
+  // The feed drops mid-scan: samples sent meanwhile are fetched again once it is back.
+  api.live.disconnectAll();
+  const cellsAtDrop = Number(await page.locator('#heatmap').getAttribute('data-cells'));
   t.match(await page.locator('#scan-points').innerText(), /^\d+ \/ 20 points/, 'progress counts the points');
   await screenshot(page, 'dashboard-scan-running.png');
 
   await page.waitForFunction(() => document.getElementById('scan-state')?.dataset.state === 'done', null, WAIT);
   await page.waitForFunction(() => document.getElementById('heatmap')?.dataset.cells === '20', null, WAIT);
+  t.ok(cellsAtDrop < 20, `the feed dropped with ${cellsAtDrop} of 20 points drawn, and all 20 are drawn in the end`);
   t.match(await page.locator('#scan-points').innerText(), /^20 \/ 20 points/);
   const served = (await api.get('/scan')).body as { state: string; points_done: number };
   t.match(served, { state: 'done', points_done: 20 }, 'the server ran the scan the page started');
