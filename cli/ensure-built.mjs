@@ -2,9 +2,10 @@
 /**
  * `npm start` and `npm run space` build first, but only when the build is
  * stale: a full `tsc -p .` costs 6 s on an idle machine (far more on a busy
- * one) and used to run on every start. Here: if no TypeScript source (or
- * tsconfig.json / package.json) is newer than the stamp the last successful
- * build left in dist/, nothing is compiled (a few ms of stat calls);
+ * one) and used to run on every start. Here: if no TypeScript source the
+ * servers run (tsconfig's folders but test/ and bench/), tsconfig.json or
+ * package.json is newer than the stamp the last successful build left in
+ * dist/, nothing is compiled (a few ms of stat calls);
  * otherwise `tsc -p .` runs and, only if it succeeds, the stamp is renewed,
  * so a build killed half-way (Ctrl-C during a start) is redone next time.
  *
@@ -20,6 +21,8 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const stamp = path.join(root, 'dist', '.build-stamp');
 const tsconfig = JSON.parse(fs.readFileSync(path.join(root, 'tsconfig.json'), 'utf8'));
 const SKIP = new Set(['node_modules', 'dist', '.git']);
+/** Compiled too, but not part of what `npm start` and `npm run space` run: editing a test does not make them rebuild. */
+const NOT_RUN = new Set(['test', 'bench']);
 
 /** The newest modification time (ms) of the .ts/.json sources under `dir`. */
 function newestMs(dir) {
@@ -48,7 +51,7 @@ function stampMs() {
 }
 
 const sourcesMs = Math.max(
-  ...(tsconfig.include ?? []).map((d) => newestMs(path.join(root, d))),
+  ...(tsconfig.include ?? []).filter((d) => !NOT_RUN.has(d)).map((d) => newestMs(path.join(root, d))),
   fs.statSync(path.join(root, 'tsconfig.json')).mtimeMs,
   fs.statSync(path.join(root, 'package.json')).mtimeMs,
 );

@@ -99,7 +99,7 @@ t.test('npm run space goes through the same staleness check, and execs the serve
   t.notOk(pkg.scripts.prestart, 'no full build before every start');
 });
 
-t.test('ensure-built compiles on the first run, not when current, again when a source is newer, and fails with the build', async (t) => {
+t.test('ensure-built compiles on the first run, not when current (nor for a test edit), again when a source is newer, and fails with the build', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'positioner-ensure-built-'));
   t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
   fs.mkdirSync(path.join(dir, 'cli'));
@@ -107,11 +107,13 @@ t.test('ensure-built compiles on the first run, not when current, again when a s
   fs.copyFileSync(path.join(REPO, 'cli', 'ensure-built.mjs'), path.join(dir, 'cli', 'ensure-built.mjs'));
   fs.symlinkSync(path.join(REPO, 'node_modules'), path.join(dir, 'node_modules'), 'junction');
   fs.writeFileSync(path.join(dir, 'package.json'), '{"name": "scratch", "private": true}\n');
-  fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { outDir: 'dist', rootDir: '.', strict: true, types: [] }, include: ['src'] }));
+  fs.mkdirSync(path.join(dir, 'test'));
+  fs.writeFileSync(path.join(dir, 'test', 'a.test.ts'), 'export const t = 1;\n');
+  fs.writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions: { outDir: 'dist', rootDir: '.', strict: true, types: [] }, include: ['src', 'test'] }));
   const source = path.join(dir, 'src', 'a.ts');
   fs.writeFileSync(source, 'export const a: number = 1;\n');
   const past = Date.now() / 1000 - 3600;
-  for (const file of ['package.json', 'tsconfig.json', 'src/a.ts']) fs.utimesSync(path.join(dir, file), past, past);
+  for (const file of ['package.json', 'tsconfig.json', 'src/a.ts', 'test/a.test.ts']) fs.utimesSync(path.join(dir, file), past, past);
   const run = () => spawnSync(process.execPath, [path.join(dir, 'cli', 'ensure-built.mjs')], { cwd: dir, encoding: 'utf8' });
 
   let r = run();
@@ -121,6 +123,9 @@ t.test('ensure-built compiles on the first run, not when current, again when a s
   r = run();
   t.equal(r.status, 0);
   t.equal(r.stderr, '', 'current: nothing compiled, nothing said');
+  fs.writeFileSync(path.join(dir, 'test', 'a.test.ts'), 'export const t = 2;\n');
+  r = run();
+  t.equal(r.stderr, '', 'a test changed: the servers do not run it, nothing compiled');
   fs.writeFileSync(source, 'export const a: number = 2;\n');
   r = run();
   t.match(r.stderr, /sources changed since the last build: building/);
