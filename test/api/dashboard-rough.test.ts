@@ -88,7 +88,8 @@ t.test('a server that is gone reads offline, not its last state; refusals say ST
 });
 
 t.test('homing shows each axis going through seek, back off, slow approach and zero, both at once', async (t) => {
-  const { positioner } = createSimulatedPositioner(new WallClock(2), defaultConfig());
+  // Real time: both axes seek together for 3.75 s (theta's 37.5 deg at 10 deg/s), phi for 12 s.
+  const { positioner } = createSimulatedPositioner(new WallClock(1), defaultConfig());
   t.teardown(() => positioner.stop());
   const api = await serveApi(t, positioner);
   const { page, problems } = await openPage(t);
