@@ -581,6 +581,13 @@
       for (const id of ['scan-form', 'scan-progress', 'scan-plots']) $(id).hidden = !available;
       if (!available) return;
       const r = await fetch('scan').catch(() => null);
+      if (r && r.status === 404) {
+        // Described, but not served here (a server built without scans).
+        available = false;
+        $('scan-unavailable').hidden = false;
+        for (const id of ['scan-form', 'scan-progress', 'scan-plots']) $(id).hidden = true;
+        return;
+      }
       if (!r || !r.ok) return;
       const sc = await r.json();
       if (sc && typeof sc.id === 'string') onScan(sc);

@@ -10,19 +10,22 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { createSimulatedPositioner } from '../../cli/assemble';
 import { createApiServer } from '../../api/server';
+import { createScanner } from '../../cli/assemble-scan';
+import { MemoryScanStore } from '../../firmware/scan-store';
 import { defaultConfig } from '../../firmware/config';
 import { WallClock } from '../../sim/wall-clock';
 import { openPage, screenshot } from '../helpers/browser';
-import { serveApi } from '../helpers/http-server';
+import { serveDashboard } from '../helpers/dashboard';
 
 const WAIT = { timeout: 30_000 };
 const live = () => document.getElementById('link')?.dataset.link === 'up';
 
 t.test('opened mid-move, the page shows the target from /status with bold marks on both dials', async (t) => {
   // phi 0 -> 300 at 10 deg/s is 30 s of machine time: 15 s at 2x, time to open the page mid-move.
-  const { positioner } = createSimulatedPositioner(new WallClock(2), defaultConfig());
+  const clock = new WallClock(2);
+  const { positioner } = createSimulatedPositioner(clock, defaultConfig());
   t.teardown(() => positioner.stop());
-  const api = await serveApi(t, positioner);
+  const api = await serveDashboard(t, positioner, clock);
   positioner.moveTo(120, 300);
   const { page, problems } = await openPage(t);
   await page.goto(api.baseUrl + '/');
@@ -43,9 +46,11 @@ t.test('opened mid-move, the page shows the target from /status with bold marks 
 });
 
 t.test('a server that is gone reads offline, not its last state; refusals say STOP, not POST /stop', async (t) => {
-  const { positioner } = createSimulatedPositioner(new WallClock(2), defaultConfig());
+  const clock = new WallClock(2);
+  const { positioner } = createSimulatedPositioner(clock, defaultConfig());
   t.teardown(() => positioner.stop());
-  const apiServer = createApiServer({ positioner });
+  const { scanner } = createScanner({ positioner, clock, store: new MemoryScanStore() });
+  const apiServer = createApiServer({ positioner, scanner });
   await new Promise<void>((resolve) => apiServer.server.listen(0, '127.0.0.1', () => resolve()));
   let closed = false;
   t.teardown(() => (closed ? undefined : apiServer.close()));
@@ -89,9 +94,10 @@ t.test('a server that is gone reads offline, not its last state; refusals say ST
 
 t.test('homing shows each axis going through seek, back off, slow approach and zero, both at once', async (t) => {
   // Real time: both axes seek together for 3.75 s (theta's 37.5 deg at 10 deg/s), phi for 12 s.
-  const { positioner } = createSimulatedPositioner(new WallClock(1), defaultConfig());
+  const clock = new WallClock(1);
+  const { positioner } = createSimulatedPositioner(clock, defaultConfig());
   t.teardown(() => positioner.stop());
-  const api = await serveApi(t, positioner);
+  const api = await serveDashboard(t, positioner, clock);
   const { page, problems } = await openPage(t);
   await page.goto(api.baseUrl + '/');
   await page.waitForFunction(live, null, WAIT);
@@ -115,8 +121,9 @@ t.test('homing shows each axis going through seek, back off, slow approach and z
 });
 
 t.test('on a phone the keyboard help is gone with its heading: no empty "Keys" title', async (t) => {
-  const { positioner } = createSimulatedPositioner(new WallClock(2), defaultConfig());
-  const api = await serveApi(t, positioner);
+  const clock = new WallClock(2);
+  const { positioner } = createSimulatedPositioner(clock, defaultConfig());
+  const api = await serveDashboard(t, positioner, clock);
   const { page, problems } = await openPage(t, { width: 390, height: 760 });
   await page.goto(api.baseUrl + '/');
   await page.waitForFunction(live, null, WAIT);

@@ -10,12 +10,10 @@
  */
 import t from 'tap';
 import { createSimulatedPositioner } from '../../cli/assemble';
-import { createScanner } from '../../cli/assemble-scan';
-import { MemoryScanStore } from '../../firmware/scan-store';
 import { defaultConfig } from '../../firmware/config';
 import { WallClock } from '../../sim/wall-clock';
 import { openPage, screenshot } from '../helpers/browser';
-import { serveApi } from '../helpers/http-server';
+import { serveDashboard } from '../helpers/dashboard';
 
 const WAIT = { timeout: 60_000 };
 
@@ -24,8 +22,7 @@ t.test('the dashboard runs a small scan in simulation and plots it as it arrives
   const clock = new WallClock(5);
   const { positioner } = createSimulatedPositioner(clock, defaultConfig());
   t.teardown(() => positioner.stop());
-  const { scanner } = createScanner({ positioner, clock, store: new MemoryScanStore() });
-  const api = await serveApi(t, positioner, undefined, { scanner });
+  const api = await serveDashboard(t, positioner, clock);
   const doc = (await api.get('/openapi.json')).body as { paths: Record<string, unknown> };
   if (!doc.paths['/scan']) {
     t.pass('skipped: this build has no scan API yet (POST /scan)', { skip: true });
