@@ -25,7 +25,7 @@ const deg = (v: number) => `${v.toFixed(3)}°`;
 
 function describeStatus(s: StatusBody): string {
   const state = s.state ?? (s.moving ? 'moving' : 'idle');
-  const fault = s.fault ? `  fault: ${s.fault.message}` : '';
+  const fault = s.fault ? `  fault: ${inCliWords(s.fault.message)}` : '';
   return `theta ${deg(s.theta_deg)}  phi ${deg(s.phi_deg)}  ${state}  homed: ${s.homed ? 'yes' : 'no'}${fault}`;
 }
 
@@ -107,7 +107,7 @@ async function waitForEnd(api: PositionerClient, argv: Common, label: string, st
       }
       if (s.state === 'error') {
         bar?.done(`${label}: failed`);
-        fail(`${s.fault?.message ?? 'the positioner reported an error'}`, EXIT.failed);
+        fail(inCliWords(s.fault?.message ?? 'the positioner reported an error'), EXIT.failed);
       }
       if (s.state === 'stopped') {
         bar?.done(`${label}: stopped at ${detail}`);
