@@ -397,3 +397,18 @@ t.test('both steppers home at once by default (each cycle commands only its own 
   const unoApart = await timeHoming(false);
   t.ok(unoTogether.sec < unoApart.sec * 0.95, `Uno: together ${unoTogether.sec.toFixed(2)} s, one after the other ${unoApart.sec.toFixed(2)} s (ratio ${(unoTogether.sec / unoApart.sec).toFixed(3)})`);
 });
+
+t.test('homing both at once: an axis whose switch is stuck stops the other stepper on the board too', async (t) => {
+  const r = await rig(t, { sim: (s) => (s.axes.phi.powerOnDeg = 300) });
+  r.sim.theta.faults.switch = 'stuck-closed';
+  r.positioner.home('both');
+  await r.clock.runUntil('homing to end', () => r.positioner.status().state !== 'homing', 60 * SEC);
+  const s = r.positioner.status();
+  t.equal(s.fault?.code, 'POS_ERR_HOMING_SWITCH_STUCK');
+  t.ok(r.pulses().phi > 0, 'phi was seeking meanwhile');
+  const atFault = r.pulses();
+  await r.clock.run(1 * SEC);
+  t.ok(r.pulses().phi - atFault.phi <= 2, `phi stopped with theta (${r.pulses().phi - atFault.phi} pulses after)`);
+  t.notOk(r.board.deviceRunning(0) || r.board.deviceRunning(1), 'no stepper runs on the board');
+  t.equal(s.axes.phi.homed, false);
+});
