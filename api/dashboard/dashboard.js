@@ -345,15 +345,16 @@
       g.textContent = '';
       if (!heat) return;
       const { theta, phi } = heat.grid;
-      const x = (phiDeg) => HEAT.left + ((phiDeg - phi.startDeg) / (phi.stepDeg * phi.count)) * HEAT.width;
-      const y = (thetaDeg) => HEAT.top + ((thetaDeg - theta.startDeg) / (theta.stepDeg * theta.count)) * HEAT.height;
+      // Labels at the centre of the cell drawn for that angle.
+      const x = (phiDeg) => HEAT.left + (((phiDeg - phi.startDeg) / phi.stepDeg + 0.5) / phi.count) * HEAT.width;
+      const y = (thetaDeg) => HEAT.top + (((thetaDeg - theta.startDeg) / theta.stepDeg + 0.5) / theta.count) * HEAT.height;
       g.appendChild(el('rect', { x: HEAT.left, y: HEAT.top, width: HEAT.width, height: HEAT.height, class: 'heat-frame' }));
-      for (let a = 0; a <= 360; a += 90) {
-        if (a < phi.startDeg || a > phi.startDeg + phi.stepDeg * phi.count) continue;
+      for (let a = 0; a < 360; a += 90) {
+        if (a < phi.startDeg || a > phi.startDeg + phi.stepDeg * (phi.count - 1)) continue;
         g.appendChild(el('text', { x: x(a), y: HEAT.top + HEAT.height + 14, 'text-anchor': 'middle' }, `φ ${a}°`));
       }
       for (let a = 0; a <= 180; a += 45) {
-        if (a < theta.startDeg || a > theta.startDeg + theta.stepDeg * theta.count) continue;
+        if (a < theta.startDeg || a > theta.startDeg + theta.stepDeg * (theta.count - 1)) continue;
         g.appendChild(el('text', { x: HEAT.left - 4, y: y(a) + 4, 'text-anchor': 'end' }, `${a}°`));
       }
     }
