@@ -448,7 +448,8 @@
       const xy = points.map((p, i) => P.polarXY(p.angleDeg, norm[i], POLAR));
       line.setAttribute('points', xy.map((p) => `${p.x.toFixed(1)},${p.y.toFixed(1)}`).join(' '));
       line.dataset.points = String(points.length);
-      const bw = P.halfPowerBeamwidth(points.map((p, i) => ({ angleDeg: p.angleDeg, db: norm[i] })));
+      // A theta cut goes round the whole circle in phi: its beam may straddle phi 0.
+      const bw = P.halfPowerBeamwidth(points.map((p, i) => ({ angleDeg: p.angleDeg, db: norm[i] })), 3, { circular: cutSel && cutSel.axis === 'theta' });
       const text = $('beamwidth');
       for (const [id, deg] of [['bw-left', bw && bw.leftDeg], ['bw-right', bw && bw.rightDeg]]) {
         const mark = $(id);

@@ -109,8 +109,9 @@
    * `{ peakDeg, peakDb, leftDeg, rightDeg, widthDeg }`; leftDeg/rightDeg (and widthDeg) are
    * null when the cut does not fall 3 dB below the peak on that side.
    */
-  function halfPowerBeamwidth(points, dropDb = 3) {
+  function halfPowerBeamwidth(points, dropDb = 3, opts = {}) {
     if (!points || points.length === 0) return null;
+    if (opts.circular) return circularBeamwidth(points, dropDb);
     let p = 0;
     for (let i = 1; i < points.length; i++) if (points[i].db > points[p].db) p = i;
     const peak = points[p];
@@ -136,6 +137,21 @@
       rightDeg,
       widthDeg: leftDeg !== null && rightDeg !== null ? rightDeg - leftDeg : null,
     };
+  }
+
+  /**
+   * The same for a cut around the whole circle (a theta cut runs along phi, 0..360): the
+   * angles are taken relative to the peak (-180..180), so a beam across phi 0 is one beam;
+   * the edges are given back in 0..360.
+   */
+  function circularBeamwidth(points, dropDb) {
+    let p = 0;
+    for (let i = 1; i < points.length; i++) if (points[i].db > points[p].db) p = i;
+    const peakDeg = points[p].angleDeg;
+    const rel = points.map((q) => ({ angleDeg: ((((q.angleDeg - peakDeg + 180) % 360) + 360) % 360) - 180, db: q.db })).sort((a, b) => a.angleDeg - b.angleDeg);
+    const bw = halfPowerBeamwidth(rel, dropDb);
+    const back = (a) => (a === null ? null : mod360(a + peakDeg));
+    return { peakDeg: mod360(peakDeg), peakDb: bw.peakDb, leftDeg: back(bw.leftDeg), rightDeg: back(bw.rightDeg), widthDeg: bw.widthDeg };
   }
 
   /**

@@ -41,7 +41,7 @@ interface PatternPlot {
   cut(samples: Sample[], which: { axis: 'theta' | 'phi'; fixedDeg: number }): CutPoint[];
   cutAngles(samples: Sample[], axis: 'theta' | 'phi'): number[];
   strongestPhi(samples: Sample[]): number | null;
-  halfPowerBeamwidth(points: CutPoint[], dropDb?: number): Beamwidth | null;
+  halfPowerBeamwidth(points: CutPoint[], dropDb?: number, opts?: { circular?: boolean }): Beamwidth | null;
   polarXY(angleDeg: number, db: number, o: { cx: number; cy: number; radius: number; floorDb?: number }): { x: number; y: number };
   gridFor(request: unknown): { theta: Bins; phi: Bins };
   binOf(bins: Bins, angleDeg: number): number;
@@ -95,6 +95,18 @@ t.test('beamwidth: a side that never falls 3 dB is null, not a guess; no points,
   t.equal(bw.rightDeg, 15);
   t.equal(bw.widthDeg, null);
   t.equal(P.halfPowerBeamwidth([]), null);
+});
+
+t.test('beamwidth around the circle (a theta cut along phi): a beam across phi 0 is one beam', async (t) => {
+  // Peak at phi 355, 30 deg wide: -3 dB at 340 and 10.
+  const points = sweep(0, 355, 5, (a) => beamDb(((a - 355 + 540) % 360) - 180, 0, 30));
+  const flat = P.halfPowerBeamwidth(points)!;
+  t.equal(flat.widthDeg, null, 'read as a line from 0 to 355, the beam is cut in two');
+  const round = P.halfPowerBeamwidth(points, 3, { circular: true })!;
+  t.equal(round.peakDeg, 355);
+  t.equal(round.leftDeg, 340);
+  t.equal(round.rightDeg, 10);
+  t.equal(round.widthDeg, 30);
 });
 
 const grid = (thetaStep: number, phiStep: number, db: (theta: number, phi: number) => number): Sample[] => {
