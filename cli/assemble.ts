@@ -85,6 +85,7 @@ export function createSimulatedPositioner(clock: Clock, config: PositionerConfig
     travelDeg: mapAxes(AXIS_RANGE_DEG, (r) => r.max - r.min),
     // Homing accelerates at the accel currently set (POST /config changes it).
     homingAccelDegS2: () => positioner?.settings().accelDegS2 ?? config.accelDegS2,
+    simultaneousHoming: config.simultaneousHoming,
   });
   positioner = new Positioner(controller, config);
   return { positioner, controller, sim, trigger };
@@ -229,6 +230,7 @@ export function createFirmataPositioner(
     homing: mapAxes(config.axes, (a) => a.homing),
     travelDeg: TRAVEL_DEG,
     homingAccelDegS2: () => positioner?.settings().accelDegS2 ?? config.accelDegS2,
+    simultaneousHoming: config.simultaneousHoming,
     ...driverTuning,
   });
   positioner = new Positioner(controller, config);

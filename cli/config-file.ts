@@ -5,6 +5,7 @@
  *
  * {
  *   "speed": 10, "accel": 20, "max_speed": 60, "max_accel": 500, "microstepping": 16,
+ *   "simultaneous_homing": true,
  *   "theta": { "full_steps_per_rev": 200, "gear_ratio": 36,
  *              "homing": { "seek_speed": 10, "feed_speed": 1, "pull_off": 2 } },
  *   "phi":   { ... as theta, gear_ratio 90 ... },
@@ -72,6 +73,7 @@ export const configFileSchema = {
     max_speed: speed,
     max_accel: accel,
     microstepping: { type: 'integer', enum: [1, 2, 4, 8, 16, 32, 64, 128, 256] },
+    simultaneous_homing: { type: 'boolean' },
     theta: axisSchema,
     phi: axisSchema,
     sim: { type: 'object', additionalProperties: false, properties: { theta: simAxisSchema, phi: simAxisSchema, antenna: antennaSchema } },
@@ -107,6 +109,7 @@ interface ConfigFile {
   max_speed?: number;
   max_accel?: number;
   microstepping?: number;
+  simultaneous_homing?: boolean;
   theta?: AxisFile;
   phi?: AxisFile;
   sim?: { theta?: SimAxisFile; phi?: SimAxisFile; antenna?: { aperture_width_wl?: number; aperture_height_wl?: number; floor_db?: number; noise_db?: number; seed?: number } };
@@ -171,6 +174,7 @@ export function parseConfig(data: unknown, source = 'config'): LoadedConfig {
   set(data.max_speed, (v) => (config.maxSpeedDegS = v));
   set(data.max_accel, (v) => (config.maxAccelDegS2 = v));
   set(data.microstepping, (v) => (config.microstepping = v));
+  set(data.simultaneous_homing, (v) => (config.simultaneousHoming = v));
   for (const axis of AXES as readonly AxisName[]) {
     const a = data[axis];
     const c = config.axes[axis];
