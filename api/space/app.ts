@@ -106,8 +106,12 @@ export function buildSpaceApp(deps: SpaceAppDeps): express.Express {
   });
 
   app.get('/api/notifications', (req, res) => {
-    const { limit, offset } = parsePage(req.query as Record<string, unknown>);
-    res.json(store.listNotifications(limit, offset));
+    const { limit, offset, beforeId } = parsePage(req.query as Record<string, unknown>);
+    const page = store.notificationPageJson(limit, beforeId === null ? { offset } : { beforeId });
+    // A full page may have more behind it: the next page by keyset, whichever way this one was asked for.
+    if (page.count === limit) res.setHeader('Link', `</api/notifications?limit=${limit}&before_id=${page.lastId}>; rel="next"`);
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.end(page.json);
   });
 
   app.get('/api/notifications/unread-count', (_req, res) => {

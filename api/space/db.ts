@@ -149,6 +149,10 @@ export function openDatabase(file: string): Db {
     // Safe with WAL (no corruption on a crash); a power cut may drop the last commits instead of every commit waiting for fsync.
     db.pragma('synchronous = NORMAL');
     db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
+    // Reads of history pages anywhere in a year of log: through a memory map and a 16 MB page cache rather than a
+    // read() into SQLite's default 2 MB cache per page missed.
+    db.pragma('mmap_size = 268435456');
+    db.pragma('cache_size = -16000');
   }
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
