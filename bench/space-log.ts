@@ -15,7 +15,8 @@
  *
  * Run: npm run bench:space-log   (node dist/bench/space-log.js after npm run build)
  * Env: LOG_ENTRIES (100000), CONNECTIONS (10), DURATION_SEC (8), WARMUP_SEC (2),
- *      SERVER_NODE_ARGS (node flags for the server process, e.g. --cpu-prof)
+ *      SERVER_NODE_ARGS (node flags for the server process, e.g. --cpu-prof),
+ *      ONLY (just the rows whose label contains this text, and the baseline)
  */
 import { fork } from 'node:child_process';
 import fs from 'node:fs';
@@ -133,7 +134,9 @@ async function main(): Promise<void> {
   ];
   const rows: string[] = [];
   let baseP99 = NaN;
-  for (const [label, base, path] of targets) {
+  // ONLY=<text>: just the baseline and the rows whose label contains it (to profile one endpoint).
+  const only = process.env.ONLY;
+  for (const [label, base, path] of targets.filter(([label], i) => !only || i === 0 || label.includes(only))) {
     await load(base, path, WARMUP_SEC);
     const r = await load(base, path, DURATION_SEC);
     if (label.startsWith('baseline')) baseP99 = r.p99Ms;

@@ -49,9 +49,13 @@ export interface MaintenanceReport {
   checkpoint: ReturnType<typeof checkpoint>;
 }
 
-/** Log retention by the clock, then a WAL checkpoint that truncates the log file. */
+/** Event notification keys are kept this long: far longer than upstream data looks ahead (a week), so their events have passed. */
+export const EVENT_KEY_RETENTION_DAYS = 30;
+
+/** Log retention (0 days: none) and event-key retention by the clock, then a WAL checkpoint that truncates the log file. */
 export function maintainDatabase(db: Db, store: Store, now: Date, retentionDays: number): MaintenanceReport {
-  const pruned = retentionDays > 0 ? store.pruneBefore(new Date(now.getTime() - retentionDays * 86_400_000)) : { notifications: 0, eventKeys: 0 };
+  const daysAgo = (d: number) => new Date(now.getTime() - d * 86_400_000);
+  const pruned = store.pruneBefore(retentionDays > 0 ? daysAgo(retentionDays) : null, daysAgo(EVENT_KEY_RETENTION_DAYS));
   return { pruned, checkpoint: checkpoint(db) };
 }
 

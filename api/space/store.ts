@@ -369,19 +369,22 @@ export class Store {
   }
 
   /**
-   * Retention: removes log entries sent before `before` and event keys
-   * recorded before it (their events have long passed), and the read-all
-   * marks that no longer cover any entry.
+   * Retention: removes log entries sent before `logBefore` (none when null:
+   * kept for ever) with the read-all marks that then cover no entry, and the
+   * event keys recorded before `eventKeysBefore` (their events have passed:
+   * upstream data looks a week ahead at most).
    */
-  pruneBefore(before: Date): PruneResult {
-    const t = before.toISOString();
+  pruneBefore(logBefore: Date | null, eventKeysBefore: Date): PruneResult {
     return this.db.transaction(() => {
-      const notifications = this.q.pruneNotifications.run(t).changes;
-      const oldest = (this.q.oldestId.get() as { id: number | null }).id;
-      // A mark covers the ids above the previous mark: one below the oldest entry left covers nothing now.
-      if (oldest === null) this.q.pruneAllMarks.run();
-      else this.q.pruneMarks.run(oldest);
-      return { notifications, eventKeys: this.q.pruneEventKeys.run(t).changes };
+      let notifications = 0;
+      if (logBefore) {
+        notifications = this.q.pruneNotifications.run(logBefore.toISOString()).changes;
+        const oldest = (this.q.oldestId.get() as { id: number | null }).id;
+        // A mark covers the ids above the previous mark: one below the oldest entry left covers nothing now.
+        if (oldest === null) this.q.pruneAllMarks.run();
+        else this.q.pruneMarks.run(oldest);
+      }
+      return { notifications, eventKeys: this.q.pruneEventKeys.run(eventKeysBefore.toISOString()).changes };
     })();
   }
 

@@ -82,6 +82,22 @@ t.test('retention: the maintenance run deletes entries older than the retention,
   t.strictSame((await api.get('/api/notifications/unread-count')).body, { count: 0 }, 'deleting unread entries counts them out');
 });
 
+t.test('NOTIFICATION_RETENTION_DAYS=0 keeps the log for ever; event keys still go after 30 days', async (t) => {
+  const clock = new ManualClock('2025-01-01T00:00:00Z');
+  const { api, service } = await startService(t, { clock, env: { NOTIFICATION_RETENTION_DAYS: '0' } });
+  service.store.logNotification({ category: 'launch', title: 'old', body: 'b', data: null, location_id: null }, false, clock.now());
+  service.store.claimEventKey('neo_approach:old', clock.now());
+  clock.advanceMinutes(29 * 1440);
+  service.store.claimEventKey('neo_approach:recent', clock.now());
+  clock.set('2025-02-01T00:00:00Z');
+  t.strictSame(service.maintain().pruned, { notifications: 0, eventKeys: 1 });
+  t.equal(service.store.eventKeySeen('neo_approach:old'), false);
+  t.equal(service.store.eventKeySeen('neo_approach:recent'), true);
+  clock.set('2035-01-01T00:00:00Z');
+  service.maintain();
+  t.equal((await api.get('/api/notifications')).body.length, 1, 'the ten-year-old entry is still there');
+});
+
 t.test('read-all is one mark: earlier read_at kept, later entries unread, a later single read keeps the mark time', async (t) => {
   const clock = new ManualClock('2026-11-21T12:00:00Z');
   const { api, service } = await startService(t, { clock });
