@@ -103,8 +103,14 @@ interface NotificationRow extends Omit<NotificationEntry, 'push_sent'> {
   push_sent: number;
 }
 
-/** A log row in NOTIFICATION_COLUMNS order, as a raw statement returns it. */
-type RawNotificationRow = [number, string, string, string, string, number | null, string, string | null, number];
+/** One page (`tail`: its WHERE/ORDER/LIMIT) as the API's JSON array, its length and its oldest id. */
+function pageJsonSql(tail: string): string {
+  const entry = `json_object('id', n.id, 'category', n.category, 'title', n.title, 'body', n.body, 'data_json', n.data_json,
+    'location_id', n.location_id, 'sent_at', n.sent_at, 'read_at', coalesce(n.read_at, ${MARK_READ_AT('n.id')}),
+    'push_sent', json(CASE WHEN n.push_sent = 1 THEN 'true' ELSE 'false' END))`;
+  return `SELECT '[' || coalesce(group_concat(entry, ',' ORDER BY id DESC), '') || ']' AS json, count(*) AS n, min(id) AS last_id
+    FROM (SELECT n.id AS id, ${entry} AS entry FROM notifications n ${tail})`;
+}
 
 function preferenceOut(r: PreferenceRow): PreferenceOut {
   return {
@@ -183,8 +189,8 @@ export class Store {
       // Both walk the rowid backwards from the newest (or from before_id): no sort, no scan of what is skipped by the keyset.
       listNotifications: db.prepare<[number, number]>(`SELECT ${NOTIFICATION_COLUMNS} FROM notifications n ORDER BY id DESC LIMIT ? OFFSET ?`),
       listNotificationsBefore: db.prepare<[number, number]>(`SELECT ${NOTIFICATION_COLUMNS} FROM notifications n WHERE id < ? ORDER BY id DESC LIMIT ?`),
-      listNotificationsRaw: db.prepare<[number, number]>(`SELECT ${NOTIFICATION_COLUMNS} FROM notifications n ORDER BY id DESC LIMIT ? OFFSET ?`).raw(true),
-      listNotificationsBeforeRaw: db.prepare<[number, number]>(`SELECT ${NOTIFICATION_COLUMNS} FROM notifications n WHERE id < ? ORDER BY id DESC LIMIT ?`).raw(true),
+      pageJson: db.prepare<[number, number]>(pageJsonSql('ORDER BY n.id DESC LIMIT ? OFFSET ?')),
+      pageJsonBefore: db.prepare<[number, number]>(pageJsonSql('WHERE n.id < ? ORDER BY n.id DESC LIMIT ?')),
       unreadCount: db.prepare("SELECT value AS n FROM log_counters WHERE name = 'unread'"),
       markRead: db.prepare<[string, number]>(`UPDATE notifications SET read_at = coalesce(read_at, ${MARK_READ_AT('notifications.id')}, ?) WHERE id = ?`),
       lastMark: db.prepare('SELECT coalesce(max(up_to_id), 0) AS id FROM read_all_marks'),
@@ -327,23 +333,15 @@ export class Store {
   }
 
   /**
-   * A page of the log as the JSON text GET /api/notifications answers, built
-   * from raw rows (arrays, in NOTIFICATION_COLUMNS order) without making an
-   * object per row and serialising it again: the hot path of the history.
-   * `lastId` is the id of the page's last (oldest) entry, for the next keyset page.
+   * A page of the log as the JSON text GET /api/notifications answers,
+   * written by SQLite itself (json_object per row, joined in id order) so no
+   * row becomes a JavaScript object to be serialised again: the hot path of
+   * the history. `lastId` is the id of the page's last (oldest) entry, for
+   * the next keyset page.
    */
   notificationPageJson(limit: number, page: { offset: number } | { beforeId: number }): { json: string; count: number; lastId: number | null } {
-    const rows = ('beforeId' in page ? this.q.listNotificationsBeforeRaw.all(page.beforeId, limit) : this.q.listNotificationsRaw.all(limit, page.offset)) as RawNotificationRow[];
-    let json = '[';
-    for (let i = 0; i < rows.length; i++) {
-      const [id, category, title, body, dataJson, locationId, sentAt, readAt, pushSent] = rows[i];
-      if (i > 0) json += ',';
-      json +=
-        `{"id":${id},"category":${JSON.stringify(category)},"title":${JSON.stringify(title)},"body":${JSON.stringify(body)},` +
-        `"data_json":${JSON.stringify(dataJson)},"location_id":${locationId === null ? 'null' : locationId},"sent_at":${JSON.stringify(sentAt)},` +
-        `"read_at":${readAt === null ? 'null' : JSON.stringify(readAt)},"push_sent":${pushSent === 1}}`;
-    }
-    return { json: `${json}]`, count: rows.length, lastId: rows.length > 0 ? rows[rows.length - 1][0] : null };
+    const r = ('beforeId' in page ? this.q.pageJsonBefore.get(page.beforeId, limit) : this.q.pageJson.get(limit, page.offset)) as { json: string; n: number; last_id: number | null };
+    return { json: r.json, count: r.n, lastId: r.last_id };
   }
 
   /** From a counter the triggers of migration 2 keep: no scan of the log. */

@@ -285,7 +285,7 @@ t.test('notification log: keyset paging with before_id walks the whole log, Link
   }
 });
 
-t.test('notification log: the page JSON built from raw rows is byte for byte what JSON.stringify gives', async (t) => {
+t.test('notification log: the page JSON written by SQLite (json_object) is byte for byte what JSON.stringify gives', async (t) => {
   const clock = new ManualClock('2026-11-21T12:00:00Z');
   const { api, service } = await startService(t, { clock });
   const odd = ['quote " and backslash \\', 'tab\tnew\nline', 'é ✓ 🚀', '\u2028\u2029', '\u0000\u001f', '</script>'];
