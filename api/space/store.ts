@@ -103,14 +103,18 @@ interface NotificationRow extends Omit<NotificationEntry, 'push_sent'> {
   push_sent: number;
 }
 
-/** One page (`tail`: its WHERE/ORDER/LIMIT) as the API's JSON array, its length and its oldest id. */
-function pageJsonSql(tail: string): string {
-  const entry = `json_object('id', n.id, 'category', n.category, 'title', n.title, 'body', n.body, 'data_json', n.data_json,
-    'location_id', n.location_id, 'sent_at', n.sent_at, 'read_at', coalesce(n.read_at, ${MARK_READ_AT('n.id')}),
-    'push_sent', json(CASE WHEN n.push_sent = 1 THEN 'true' ELSE 'false' END))`;
-  return `SELECT '[' || coalesce(group_concat(entry, ',' ORDER BY id DESC), '') || ']' AS json, count(*) AS n, min(id) AS last_id
-    FROM (SELECT n.id AS id, ${entry} AS entry FROM notifications n ${tail})`;
+/**
+ * One page (`tail`: its WHERE/ORDER/LIMIT), each entry as the API's JSON
+ * object text. An entry without a read_at of its own looks up its read-all
+ * mark only when it is at or below the last mark (the max is computed once).
+ */
+function pageRowsSql(tail: string): string {
+  const readAt = `coalesce(n.read_at, CASE WHEN n.id <= (SELECT max(up_to_id) FROM read_all_marks) THEN ${MARK_READ_AT('n.id')} END)`;
+  return `SELECT json_object('id', n.id, 'category', n.category, 'title', n.title, 'body', n.body, 'data_json', n.data_json,
+    'location_id', n.location_id, 'sent_at', n.sent_at, 'read_at', ${readAt},
+    'push_sent', json(CASE WHEN n.push_sent = 1 THEN 'true' ELSE 'false' END)) FROM notifications n ${tail}`;
 }
+
 
 function preferenceOut(r: PreferenceRow): PreferenceOut {
   return {
@@ -189,8 +193,8 @@ export class Store {
       // Both walk the rowid backwards from the newest (or from before_id): no sort, no scan of what is skipped by the keyset.
       listNotifications: db.prepare<[number, number]>(`SELECT ${NOTIFICATION_COLUMNS} FROM notifications n ORDER BY id DESC LIMIT ? OFFSET ?`),
       listNotificationsBefore: db.prepare<[number, number]>(`SELECT ${NOTIFICATION_COLUMNS} FROM notifications n WHERE id < ? ORDER BY id DESC LIMIT ?`),
-      pageJson: db.prepare<[number, number]>(pageJsonSql('ORDER BY n.id DESC LIMIT ? OFFSET ?')),
-      pageJsonBefore: db.prepare<[number, number]>(pageJsonSql('WHERE n.id < ? ORDER BY n.id DESC LIMIT ?')),
+      pageRows: db.prepare<[number, number]>(pageRowsSql('ORDER BY n.id DESC LIMIT ? OFFSET ?')).pluck(),
+      pageRowsBefore: db.prepare<[number, number]>(pageRowsSql('WHERE n.id < ? ORDER BY n.id DESC LIMIT ?')).pluck(),
       unreadCount: db.prepare("SELECT value AS n FROM log_counters WHERE name = 'unread'"),
       markRead: db.prepare<[string, number]>(`UPDATE notifications SET read_at = coalesce(read_at, ${MARK_READ_AT('notifications.id')}, ?) WHERE id = ?`),
       lastMark: db.prepare('SELECT coalesce(max(up_to_id), 0) AS id FROM read_all_marks'),
@@ -333,15 +337,15 @@ export class Store {
   }
 
   /**
-   * A page of the log as the JSON text GET /api/notifications answers,
-   * written by SQLite itself (json_object per row, joined in id order) so no
-   * row becomes a JavaScript object to be serialised again: the hot path of
-   * the history. `lastId` is the id of the page's last (oldest) entry, for
-   * the next keyset page.
+   * A page of the log as the JSON text GET /api/notifications answers, each
+   * entry written by SQLite (json_object) and joined here, so no row becomes
+   * a JavaScript object to be serialised again: the hot path of the history.
+   * `lastId` is the id of the page's last (oldest) entry, for the next keyset page.
    */
   notificationPageJson(limit: number, page: { offset: number } | { beforeId: number }): { json: string; count: number; lastId: number | null } {
-    const r = ('beforeId' in page ? this.q.pageJsonBefore.get(page.beforeId, limit) : this.q.pageJson.get(limit, page.offset)) as { json: string; n: number; last_id: number | null };
-    return { json: r.json, count: r.n, lastId: r.last_id };
+    const rows = ('beforeId' in page ? this.q.pageRowsBefore.all(page.beforeId, limit) : this.q.pageRows.all(limit, page.offset)) as string[];
+    const last = rows.length > 0 ? /^\{"id":(\d+),/.exec(rows[rows.length - 1]) : null;
+    return { json: `[${rows.join(',')}]`, count: rows.length, lastId: last ? Number(last[1]) : null };
   }
 
   /** From a counter the triggers of migration 2 keep: no scan of the log. */
