@@ -11,7 +11,8 @@
  *     made (encrypted and signed before the clock starts) over as many
  *     kept-alive connections by a client that does nothing else: no sender
  *     can deliver faster than the push service accepts;
- *   - the same POST with concurrency 1 (one push at a time);
+ *   - the same POST encrypting on the event loop (PUSH_ENCRYPT_THREADS=0),
+ *     and with concurrency 1 (one push at a time);
  *   - encryption alone (ours, and web-push's generateRequestDetails for
  *     comparison), no network.
  * Also printed: CPU time of the service process and of the push-service child
@@ -124,6 +125,10 @@ async function main(): Promise<void> {
   for (let round = 1; round <= ROUNDS; round++) {
     pushOptions.concurrency = concurrency;
     const par = await sendTest();
+    const threads = pushOptions.encryptThreads;
+    pushOptions.encryptThreads = 0;
+    const inline = await sendTest();
+    pushOptions.encryptThreads = threads;
     const alone = await pushServiceAlone();
     pushOptions.concurrency = 1;
     const seq = await sendTest();
@@ -136,12 +141,12 @@ async function main(): Promise<void> {
     for (const s of subs) webpush.generateRequestDetails(s, payload.toString(), { headers: { Authorization: authorization }, TTL: 60, contentEncoding: 'aes128gcm' });
     const webpushMs = performance.now() - t1;
     rows.push(
-      `| ${round} | ${par.sent} | **${fmtInt(rate(par.sent, par.ms))} pushes/s** (${par.ms.toFixed(0)} ms) | ${fmtInt(rate(alone.accepted, alone.ms))} pushes/s | **${(rate(par.sent, par.ms) / rate(alone.accepted, alone.ms)).toFixed(2)}** | ${fmtInt(rate(seq.sent, seq.ms))} pushes/s | ${fmtInt(rate(SUBSCRIPTIONS, encMs))} /s (web-push: ${fmtInt(rate(SUBSCRIPTIONS, webpushMs))} /s) | ${((par.ownCpuMs / par.sent) * 1000).toFixed(0)} µs / ${((par.pushServiceCpuMs / par.sent) * 1000).toFixed(0)} µs (alone: ${((alone.pushServiceCpuMs / alone.accepted) * 1000).toFixed(0)} µs) |`,
+      `| ${round} | ${par.sent} | **${fmtInt(rate(par.sent, par.ms))} pushes/s** (${par.ms.toFixed(0)} ms) | ${fmtInt(rate(alone.accepted, alone.ms))} pushes/s | **${(rate(par.sent, par.ms) / rate(alone.accepted, alone.ms)).toFixed(2)}** | ${fmtInt(rate(inline.sent, inline.ms))} pushes/s | ${fmtInt(rate(seq.sent, seq.ms))} pushes/s | ${fmtInt(rate(SUBSCRIPTIONS, encMs))} /s (web-push: ${fmtInt(rate(SUBSCRIPTIONS, webpushMs))} /s) | ${((par.ownCpuMs / par.sent) * 1000).toFixed(0)} µs / ${((par.pushServiceCpuMs / par.sent) * 1000).toFixed(0)} µs (alone: ${((alone.pushServiceCpuMs / alone.accepted) * 1000).toFixed(0)} µs) |`,
     );
-    if (par.sent !== SUBSCRIPTIONS || seq.sent !== SUBSCRIPTIONS || alone.accepted !== SUBSCRIPTIONS) process.stdout.write(`warning: round ${round} delivered ${par.sent}/${alone.accepted}/${seq.sent} of ${SUBSCRIPTIONS}\n`);
+    if (par.sent !== SUBSCRIPTIONS || inline.sent !== SUBSCRIPTIONS || seq.sent !== SUBSCRIPTIONS || alone.accepted !== SUBSCRIPTIONS) process.stdout.write(`warning: round ${round} delivered ${par.sent}/${alone.accepted}/${seq.sent} of ${SUBSCRIPTIONS}\n`);
   }
   process.stdout.write(
-    `\n| round | delivered | POST /test, concurrency ${concurrency} | push service alone (ceiling) | POST /test / ceiling | concurrency 1 | encryption alone | CPU per push: service / push service |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n${rows.join('\n')}\n`,
+    `\n| round | delivered | POST /test, concurrency ${concurrency}, ${pushOptions.encryptThreads} encryption thread(s) | push service alone (ceiling) | POST /test / ceiling | the same, encrypting on the event loop | concurrency 1 | encryption alone | CPU per push: service / push service |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n${rows.join('\n')}\n`,
   );
   process.stdout.write(`${machineLine()}\n`);
   await service.close();

@@ -83,6 +83,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SpaceConfig
       concurrency: int(env, 'PUSH_CONCURRENCY', DEFAULT_PUSH_OPTIONS.concurrency, 1, 1000),
       timeoutMs: int(env, 'PUSH_TIMEOUT_MS', DEFAULT_PUSH_OPTIONS.timeoutMs, 100, 120_000),
       maxAttempts: int(env, 'PUSH_MAX_ATTEMPTS', DEFAULT_PUSH_OPTIONS.maxAttempts, 1, 10),
+      encryptThreads: int(env, 'PUSH_ENCRYPT_THREADS', DEFAULT_PUSH_OPTIONS.encryptThreads, 0, 16),
     },
     upstream: {
       socratesUrl: url(env, 'SOCRATES_URL', DEFAULT_UPSTREAMS.socratesUrl),

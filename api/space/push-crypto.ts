@@ -20,6 +20,7 @@
  * padding delimiter is 0x02 (last record, RFC 8188 section 2).
  */
 import crypto from 'node:crypto';
+import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
 
 const RECORD_SIZE = 4096;
 const KEY_INFO_PREFIX = Buffer.from('WebPush: info\0', 'latin1');
@@ -69,4 +70,82 @@ export function encryptPayload(payload: Buffer, keys: ClientKeys): Buffer {
   head.writeUInt32BE(RECORD_SIZE, 16);
   head[20] = asPublic.length;
   return Buffer.concat([head, asPublic, cipher.update(payload), cipher.update(LAST_RECORD), cipher.final(), cipher.getAuthTag()]);
+}
+
+// --- encryption on worker threads ---------------------------------------------
+
+interface EncryptRequest {
+  id: number;
+  payload: Uint8Array;
+  uaPublic: Uint8Array;
+  authSecret: Uint8Array;
+}
+type EncryptReply = { id: number; body: Uint8Array } | { id: number; error: string; keyError: boolean };
+
+const WORKER_ROLE = 'space-push-encrypt';
+
+/**
+ * Encrypts on `size` worker threads (this same file, started as a worker),
+ * so that a fan-out's ECDH work (about 150 µs of each message's 250 µs) runs
+ * beside the event loop that sends the requests and answers the API. The
+ * workers start on the first call and never keep the process alive.
+ */
+export class EncryptPool {
+  private workers: Worker[] = [];
+  private next = 0;
+  private seq = 0;
+  private readonly pending = new Map<number, { resolve: (b: Buffer) => void; reject: (e: Error) => void }>();
+
+  constructor(readonly size: number) {}
+
+  encrypt(payload: Buffer, keys: ClientKeys): Promise<Buffer> {
+    if (this.workers.length === 0) this.start();
+    const id = ++this.seq;
+    const w = this.workers[this.next++ % this.workers.length];
+    return new Promise<Buffer>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      // Exact copies: a small Buffer is a view of an 8 KB pool, which posting would copy whole.
+      w.postMessage({ id, payload: new Uint8Array(payload), uaPublic: new Uint8Array(keys.uaPublic), authSecret: new Uint8Array(keys.authSecret) } satisfies EncryptRequest);
+    });
+  }
+
+  async close(): Promise<void> {
+    const ws = this.workers;
+    this.workers = [];
+    await Promise.all(ws.map((w) => w.terminate()));
+    for (const p of this.pending.values()) p.reject(new Error('encryption pool closed'));
+    this.pending.clear();
+  }
+
+  private start(): void {
+    for (let i = 0; i < this.size; i++) {
+      const w = new Worker(__filename, { workerData: { role: WORKER_ROLE } });
+      w.unref();
+      w.on('message', (r: EncryptReply) => {
+        const p = this.pending.get(r.id);
+        if (!p) return;
+        this.pending.delete(r.id);
+        if ('body' in r) p.resolve(Buffer.from(r.body.buffer, r.body.byteOffset, r.body.byteLength));
+        else p.reject(r.keyError ? new PushKeyError(r.error) : new Error(r.error));
+      });
+      w.on('error', (e) => {
+        // A worker that died fails what it had; the pool starts afresh on the next call.
+        for (const p of this.pending.values()) p.reject(e);
+        this.pending.clear();
+        void this.close();
+      });
+      this.workers.push(w);
+    }
+  }
+}
+
+if (!isMainThread && (workerData as { role?: string } | null)?.role === WORKER_ROLE) {
+  parentPort?.on('message', (m: EncryptRequest) => {
+    try {
+      const body = encryptPayload(Buffer.from(m.payload), { uaPublic: Buffer.from(m.uaPublic), authSecret: Buffer.from(m.authSecret) });
+      parentPort?.postMessage({ id: m.id, body: new Uint8Array(body) } satisfies EncryptReply);
+    } catch (e) {
+      parentPort?.postMessage({ id: m.id, error: (e as Error).message, keyError: e instanceof PushKeyError } satisfies EncryptReply);
+    }
+  });
 }

@@ -16,9 +16,10 @@
  */
 import http from 'node:http';
 import https from 'node:https';
+import os from 'node:os';
 import webpush from 'web-push';
 import { realSleep, systemClock, type Clock, type Sleep } from './clock';
-import { clientKeys, encryptPayload } from './push-crypto';
+import { clientKeys, EncryptPool, encryptPayload } from './push-crypto';
 import type { PushOutcome, PushResult, PushTarget, Store } from './store';
 
 class PushTimeoutError extends Error {
@@ -44,6 +45,8 @@ export interface PushOptions {
   maxBackoffMs: number;
   /** Seconds the push service keeps an undelivered message. */
   ttlSec: number;
+  /** Worker threads that encrypt a fan-out's messages (0: on the event loop). */
+  encryptThreads: number;
 }
 
 export const DEFAULT_PUSH_OPTIONS: PushOptions = {
@@ -53,7 +56,12 @@ export const DEFAULT_PUSH_OPTIONS: PushOptions = {
   backoffBaseMs: 1_000,
   maxBackoffMs: 30_000,
   ttlSec: 24 * 3600,
+  // One fewer than the cores (the event loop keeps one busy sending), at least one, at most four.
+  encryptThreads: Math.min(4, Math.max(1, os.availableParallelism() - 1)),
 };
+
+/** A fan-out this small is encrypted on the event loop: the round trip to a worker would cost more than it saves. */
+const POOL_MIN_TARGETS = 8;
 
 
 export interface PushSummary {
@@ -95,6 +103,7 @@ export class PushSender {
   private readonly vapidHeaders = new Map<string, { authorization: string; expiresSec: number }>();
   /** Kept-alive connections to the push services: a fan-out reuses them instead of a TCP (and TLS) handshake per push. */
   private readonly agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+  private pool: EncryptPool | null = null;
 
   constructor(
     private readonly vapid: VapidConfig | null,
@@ -122,11 +131,19 @@ export class PushSender {
     const results: PushResult[] = new Array(targets.length);
     if (!this.vapid || targets.length === 0) return { sent: 0, gone: 0, failed: 0, results: [] };
     const bytes = Buffer.from(payload);
+    let pool: EncryptPool | undefined;
+    if (this.options.encryptThreads > 0 && targets.length >= POOL_MIN_TARGETS) {
+      if (this.pool?.size !== this.options.encryptThreads) {
+        void this.pool?.close();
+        this.pool = new EncryptPool(this.options.encryptThreads);
+      }
+      pool = this.pool;
+    }
     let next = 0;
     const worker = async () => {
       while (next < targets.length) {
         const i = next++;
-        results[i] = await this.sendOne(targets[i], bytes);
+        results[i] = await this.sendOne(targets[i], bytes, pool);
       }
     };
     await Promise.all(Array.from({ length: Math.min(this.options.concurrency, targets.length) }, worker));
@@ -154,14 +171,16 @@ export class PushSender {
   }
 
   /** One subscription, with its retries; sendAll() records the outcome on the subscription. */
-  async sendOne(target: PushTarget, payload: string | Buffer): Promise<PushResult> {
+  async sendOne(target: PushTarget, payload: string | Buffer, pool?: EncryptPool): Promise<PushResult> {
     const vapid = this.vapid;
     if (!vapid) throw new Error('VAPID keys are not configured');
     let url: URL;
     let body: Buffer;
     try {
       url = new URL(target.endpoint);
-      body = encryptPayload(typeof payload === 'string' ? Buffer.from(payload) : payload, clientKeys(target.keys.p256dh, target.keys.auth));
+      const bytes = typeof payload === 'string' ? Buffer.from(payload) : payload;
+      const keys = clientKeys(target.keys.p256dh, target.keys.auth);
+      body = pool ? await pool.encrypt(bytes, keys) : encryptPayload(bytes, keys);
     } catch (e) {
       // A bad key or endpoint does not heal by retrying.
       return { subscriptionId: target.id, outcome: 'failed', attempts: 1, error: `cannot encrypt for this subscription: ${(e as Error).message}` };
@@ -235,9 +254,11 @@ export class PushSender {
     });
   }
 
-  /** Closes the kept-alive connections (the service's close()). */
-  close(): void {
+  /** Closes the kept-alive connections and the encryption threads (the service's close()). */
+  async close(): Promise<void> {
     this.agents.http.destroy();
     this.agents.https.destroy();
+    await this.pool?.close();
+    this.pool = null;
   }
 }

@@ -145,7 +145,7 @@ export async function startSpaceService(config: SpaceConfig, opts: ServiceOption
       // A refresh or tick still running finishes before the database closes under it.
       await events.whenIdle();
       await (ticking ?? Promise.resolve());
-      push.close();
+      await push.close();
       db.close();
     },
   };

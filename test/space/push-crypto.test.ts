@@ -7,7 +7,7 @@
  */
 import crypto from 'node:crypto';
 import t from 'tap';
-import { clientKeys, encryptPayload, PushKeyError } from '../../api/space/push-crypto';
+import { clientKeys, EncryptPool, encryptPayload, PushKeyError } from '../../api/space/push-crypto';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const ece = require('http_ece') as { decrypt(body: Buffer, opts: { version: string; privateKey: crypto.ECDH; authSecret: string }): Buffer };
@@ -45,4 +45,19 @@ t.test('keys that cannot be used are refused with PushKeyError', async (t) => {
   offCurve[0] = 4;
   t.throws(() => encryptPayload(Buffer.from('x'), { uaPublic: offCurve, authSecret: crypto.randomBytes(16) }), PushKeyError, 'not a point on the curve');
   t.throws(() => encryptPayload(Buffer.alloc(4096 - 16), client().keys), /does not fit/);
+});
+
+t.test('the worker pool: same encryption on other threads, key errors come back as PushKeyError, close ends it', async (t) => {
+  const pool = new EncryptPool(2);
+  t.teardown(() => pool.close());
+  const clients = Array.from({ length: 6 }, client);
+  const bodies = await Promise.all(clients.map((c, i) => pool.encrypt(Buffer.from(`message ${i}`), c.keys)));
+  bodies.forEach((body, i) => t.equal(ece.decrypt(body, { version: 'aes128gcm', privateKey: clients[i].ecdh, authSecret: clients[i].auth }).toString(), `message ${i}`));
+  const offCurve = Buffer.alloc(65, 7);
+  offCurve[0] = 4;
+  await t.rejects(pool.encrypt(Buffer.from('x'), { uaPublic: offCurve, authSecret: crypto.randomBytes(16) }), PushKeyError);
+  await pool.close();
+  // Closed: the next call starts new workers.
+  const again = await pool.encrypt(Buffer.from('after close'), clients[0].keys);
+  t.equal(ece.decrypt(again, { version: 'aes128gcm', privateKey: clients[0].ecdh, authSecret: clients[0].auth }).toString(), 'after close');
 });
