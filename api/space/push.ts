@@ -8,7 +8,10 @@
  * and it is deactivated; 429 waits for Retry-After (capped) and 5xx, network
  * errors and timeouts back off exponentially, both up to `maxAttempts`;
  * anything else fails at once. Every failure is counted on the subscription
- * with its last error. Sends run in parallel, at most `concurrency` at once.
+ * with its last error. Sends run in parallel, at most `concurrency` at once;
+ * a fan-out's payloads are encrypted on `encryptThreads` worker threads (the
+ * ECDH per message is most of the sender's CPU), the requests sent from the
+ * event loop; the outcomes are written in one transaction per round.
  *
  * The VAPID JWT (an ES256 signature, three times the cost of encrypting a
  * payload) is signed once per push-service origin and reused until an hour
