@@ -29,6 +29,9 @@ export interface SpaceAppDeps {
 
 const BODY_LIMIT = '16kb';
 
+/** The command the 503 for missing VAPID keys names (test/space/cli.test.ts runs it as npm would). */
+export const VAPID_KEYS_COMMAND = 'npm run --silent space -- vapid-keys';
+
 function categoryParam(raw: string): string {
   if (!isCategory(raw)) throw new SpaceError('SPACE_ERR_INVALID', `unknown category "${raw}"; see GET /api/notifications/preferences docs for the list (docs/space.md)`);
   return raw;
@@ -51,7 +54,7 @@ export function buildSpaceApp(deps: SpaceAppDeps): express.Express {
 
   app.get('/api/notifications/vapid-key', (_req, res) => {
     if (!deps.vapidPublicKey) {
-      throw new SpaceError('SPACE_ERR_VAPID_NOT_CONFIGURED', 'push is not configured: set VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY and VAPID_SUBJECT (`npm run --silent space -- vapid-keys` makes a pair)');
+      throw new SpaceError('SPACE_ERR_VAPID_NOT_CONFIGURED', `push is not configured: set VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY and VAPID_SUBJECT; make a pair with \`${VAPID_KEYS_COMMAND}\` in the repository (\`space vapid-keys\` where the package is installed)`);
     }
     res.json({ public_key: deps.vapidPublicKey });
   });
@@ -103,8 +106,12 @@ export function buildSpaceApp(deps: SpaceAppDeps): express.Express {
   });
 
   app.get('/api/notifications', (req, res) => {
-    const { limit, offset } = parsePage(req.query as Record<string, unknown>);
-    res.json(store.listNotifications(limit, offset));
+    const { limit, offset, beforeId } = parsePage(req.query as Record<string, unknown>);
+    const page = store.notificationPageJson(limit, beforeId === null ? { offset } : { beforeId });
+    // A full page may have more behind it: the next page by keyset, whichever way this one was asked for.
+    if (page.count === limit) res.setHeader('Link', `</api/notifications?limit=${limit}&before_id=${page.lastId}>; rel="next"`);
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.end(page.json);
   });
 
   app.get('/api/notifications/unread-count', (_req, res) => {

@@ -16,6 +16,10 @@ export interface SpaceConfig {
   refreshMinutes: number;
   /** Seconds between scheduler ticks (lead times, digest). */
   tickSeconds: number;
+  /** Days a notification log entry is kept (0 = for ever). */
+  retentionDays: number;
+  /** Seconds between maintenance runs (retention, WAL checkpoint). */
+  maintenanceSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -30,6 +34,8 @@ export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_DATABASE_PATH = 'space.db';
 /** Six hours: SOCRATES updates twice a day and Launch Library 2's free tier allows about 15 calls an hour. */
 export const DEFAULT_REFRESH_MINUTES = 360;
+/** A year of history; older entries are deleted by the maintenance run. */
+export const DEFAULT_RETENTION_DAYS = 365;
 
 function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, max: number): number {
   const raw = env[name];
@@ -77,6 +83,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SpaceConfig
       concurrency: int(env, 'PUSH_CONCURRENCY', DEFAULT_PUSH_OPTIONS.concurrency, 1, 1000),
       timeoutMs: int(env, 'PUSH_TIMEOUT_MS', DEFAULT_PUSH_OPTIONS.timeoutMs, 100, 120_000),
       maxAttempts: int(env, 'PUSH_MAX_ATTEMPTS', DEFAULT_PUSH_OPTIONS.maxAttempts, 1, 10),
+      encryptThreads: int(env, 'PUSH_ENCRYPT_THREADS', DEFAULT_PUSH_OPTIONS.encryptThreads, 0, 16),
     },
     upstream: {
       socratesUrl: url(env, 'SOCRATES_URL', DEFAULT_UPSTREAMS.socratesUrl),
@@ -90,5 +97,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SpaceConfig
     },
     refreshMinutes: int(env, 'EVENTS_REFRESH_MINUTES', DEFAULT_REFRESH_MINUTES, 0, 7 * 1440),
     tickSeconds: 60,
+    retentionDays: int(env, 'NOTIFICATION_RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 0, 36_500),
+    maintenanceSeconds: 300,
   };
 }

@@ -86,6 +86,43 @@ function leadText(minutes: number): string {
   return `${minutes} min`;
 }
 
+/**
+ * The digest's counts. A source that holds only the offline sample (or
+ * nothing) is not counted as tracked: the text says so and names the sample
+ * count as such, and `data` gives null for it and lists it in `sample_sources`.
+ */
+export function digestNotification(events: EventRefresher, unread: number): Candidate {
+  const conj = events.conjunctions();
+  const neos = events.neos();
+  const astro = events.astronauts();
+  const real = (s: { origin: string | null }) => s.origin === 'upstream';
+  const sampleSources = [['conjunctions', conj], ['neos', neos], ['astronauts', astro]].filter(([, s]) => !real(s as { origin: string | null })).map(([n]) => n as string);
+  const none = (what: string, n: number) => `no ${what} data from upstream yet${n > 0 ? ` (${n} made-up sample entries shown)` : ''}`;
+  const conjN = conj.data?.length ?? 0;
+  const neoList = neos.data ?? [];
+  const hazardous = neoList.filter((n) => n.is_potentially_hazardous).length;
+  const people = astro.data?.astronauts.length ?? 0;
+  const parts = [
+    real(conj) ? `${conjN} conjunctions tracked` : none('conjunction', conjN),
+    real(neos) ? `${neoList.length} near-Earth object approaches (${hazardous} potentially hazardous)` : none('near-Earth object', neoList.length),
+    real(astro) ? `${people} people in space` : none('crew', people),
+  ];
+  return {
+    category: 'daily_digest',
+    title: 'Daily space digest',
+    body: `${parts.join(', ')}. ${unread} unread notifications.`,
+    data: {
+      conjunctions: real(conj) ? conjN : null,
+      neos: real(neos) ? neoList.length : null,
+      hazardous_neos: real(neos) ? hazardous : null,
+      astronauts: real(astro) ? people : null,
+      unread,
+      sample_sources: sampleSources,
+    },
+    location_id: null,
+  };
+}
+
 export class Notifier {
   constructor(
     private readonly store: Store,
@@ -194,23 +231,7 @@ export class Notifier {
     cron.stop();
     if (!due || due.getTime() > now.getTime()) return [];
     this.store.setState(DIGEST_STATE_KEY, now.toISOString());
-    const conj = events.conjunctions().data ?? [];
-    const neos = events.neos().data ?? [];
-    const astro = events.astronauts().data;
-    const hazardous = neos.filter((n) => n.is_potentially_hazardous).length;
-    const unread = this.store.unreadCount();
-    const body =
-      `${conj.length} conjunctions tracked, ${neos.length} near-Earth object approaches (${hazardous} potentially hazardous), ` +
-      `${astro?.astronauts.length ?? 0} people in space. ${unread} unread notifications.`;
-    return [
-      await this.deliver({
-        category: 'daily_digest',
-        title: 'Daily space digest',
-        body,
-        data: { conjunctions: conj.length, neos: neos.length, hazardous_neos: hazardous, astronauts: astro?.astronauts.length ?? 0, unread },
-        location_id: null,
-      }),
-    ];
+    return [await this.deliver(digestNotification(events, this.store.unreadCount()))];
   }
 
   private wanted(category: string): PreferenceOut | undefined {
