@@ -1,0 +1,107 @@
+/*
+ * The subscribe page's service worker (served at /sw.js, scope /).
+ *
+ *   push               shows the payload (docs/space.md, "Push payload"):
+ *                      title, body, icon, and keeps `url` and
+ *                      `notification_id` for the click; one notification per
+ *                      log entry (tagged with its id)
+ *   notificationclick  focuses a window already showing the page or the URL,
+ *                      else opens the URL; marks the entry read through the
+ *                      API and tells open pages so
+ *
+ * Handlers are plain functions of this file's global scope, so
+ * test/space/browser-sw.test.ts can run them in Node with a small fake
+ * `self`. The API is on this worker's origin unless the page registered it
+ * with `?api=<base URL>`.
+ */
+'use strict';
+
+function apiBase() {
+  const named = new URL(self.location.href).searchParams.get('api');
+  return new URL(named || '/', self.location.href);
+}
+
+/** An http(s) URL, resolved against the worker's origin; anything else falls back to the page. */
+function safeUrl(raw, notificationId) {
+  const fallback = new URL(notificationId ? `/?notification=${notificationId}` : '/', self.registration.scope).href;
+  if (typeof raw !== 'string' || raw === '') return fallback;
+  try {
+    const u = new URL(raw, self.registration.scope);
+    return u.protocol === 'https:' || u.protocol === 'http:' ? u.href : fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+/** The title and options of the notification a push payload asks for; a payload that is not JSON is shown as text. */
+function notificationFromPayload(text) {
+  let p;
+  try {
+    p = JSON.parse(text);
+  } catch {
+    p = null;
+  }
+  if (!p || typeof p !== 'object') return { title: 'Space notification', options: { body: String(text || ''), data: { url: safeUrl(null, null), notification_id: null } } };
+  const id = Number.isInteger(p.notification_id) ? p.notification_id : null;
+  const options = {
+    body: typeof p.body === 'string' ? p.body : '',
+    data: { url: safeUrl(p.url, id), notification_id: id, category: p.category || null },
+  };
+  if (typeof p.icon === 'string' && p.icon) options.icon = new URL(p.icon, self.registration.scope).href;
+  if (id !== null) options.tag = `notification-${id}`;
+  const sentMs = Date.parse(p.sent_at);
+  if (!Number.isNaN(sentMs)) options.timestamp = sentMs;
+  return { title: typeof p.title === 'string' && p.title ? p.title : 'Space notification', options };
+}
+
+function onPush(event) {
+  const n = notificationFromPayload(event.data ? event.data.text() : '');
+  event.waitUntil(self.registration.showNotification(n.title, n.options));
+}
+
+/** A window on the URL itself, else one on the same page of the same origin, else none. */
+function pickWindow(windows, url) {
+  const target = new URL(url);
+  const same = (c) => {
+    const u = new URL(c.url);
+    return u.origin === target.origin && u.pathname === target.pathname;
+  };
+  return windows.find((c) => c.url === url) || windows.find(same) || null;
+}
+
+async function openOrFocus(url, notificationId) {
+  const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  const win = pickWindow(windows, url);
+  if (win) {
+    if (win.url !== url && notificationId !== null) win.postMessage({ type: 'show', notification_id: notificationId });
+    return win.focus();
+  }
+  return self.clients.openWindow(url);
+}
+
+/** POST .../read; a failure (offline, service down) leaves the entry unread, which the page shows. */
+async function markRead(notificationId) {
+  if (notificationId === null) return false;
+  try {
+    const res = await fetch(new URL(`api/notifications/${notificationId}/read`, apiBase()).href, { method: 'POST' });
+    if (!res.ok) return false;
+  } catch {
+    return false;
+  }
+  const windows = await self.clients.matchAll({ type: 'window', includeUncontrolled: true });
+  for (const c of windows) c.postMessage({ type: 'read', notification_id: notificationId });
+  return true;
+}
+
+function onNotificationClick(event) {
+  const data = event.notification.data || {};
+  const id = Number.isInteger(data.notification_id) ? data.notification_id : null;
+  event.notification.close();
+  // Both start now: a window may only be opened or focused while the click is being handled.
+  event.waitUntil(Promise.all([openOrFocus(safeUrl(data.url, id), id), markRead(id)]));
+}
+
+self.addEventListener('install', () => self.skipWaiting());
+self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
+self.addEventListener('push', onPush);
+self.addEventListener('notificationclick', onNotificationClick);

@@ -1,0 +1,207 @@
+/**
+ * The subscribe page (api/space/web/) in headless Chromium (Debian's, via
+ * playwright-core) against the real service on a free port with a SQLite file
+ * in the test's folder.
+ *
+ * Chromium offline cannot reach its push service (Google's), so "Turn on"
+ * goes through permission and the service worker and then must report the
+ * silent push service on the page within its bound. The service worker's
+ * push handler is driven through the DevTools call
+ * ServiceWorker.deliverPushMessage with the payload the service builds;
+ * its click handler is tested in Node (browser-sw.test.ts), since a click on
+ * a notification cannot be made from a test. Push delivery to a real push
+ * service is tested in push.test.ts against web-push-testing.
+ */
+import fs from 'node:fs';
+import t from 'tap';
+import type { Page } from 'playwright-core';
+import { pushPayload } from '../../api/space/delivery';
+import { openPage, screenshot } from '../helpers/browser';
+import { startService } from '../helpers/space';
+
+const WAIT = { timeout: 20_000 };
+const ready = (page: Page) => page.waitForFunction(() => document.body.dataset.ready === 'true' && document.getElementById('link')?.dataset.link === 'up', null, WAIT);
+const attr = (page: Page, sel: string, name: string) => page.locator(sel).getAttribute(name);
+const entryCount = (page: Page) => page.locator('#log li.entry').count();
+/** Chromium logs every 4xx answer as a console error; the ones a test provokes on purpose are told apart by status. */
+const refused = (problems: string[], status: number) => problems.filter((p) => p.includes(`status of ${status}`)).length;
+
+t.test('the subscribe page: permission, service worker, bounded subscribe, log and read state, send test live, preferences', async (t) => {
+  const { service, api } = await startService(t);
+  // Before the page loads: two entries in the log, and a conjunction preference with a config the page does not show.
+  await api.post('/api/notifications/test');
+  await api.put('/api/notifications/preferences/global/conjunction', { config: { max_range_km: 5 }, lead_times: [60] });
+  await service.notifier.deliver({ category: 'conjunction', title: 'Close approach: SAMPLE-A / SAMPLE-B', body: '0.4 km at 12:00 UTC', data: { url: 'https://celestrak.org/SOCRATES/' }, location_id: null });
+
+  const { context, page, problems } = await openPage(t);
+  await context.grantPermissions(['notifications'], { origin: service.url });
+  await page.goto(`${service.url}/`);
+  await ready(page);
+  t.equal(await page.title(), '(2) Space notifications', 'the title counts the unread entries');
+  t.equal(await entryCount(page), 2, 'the log shows both entries');
+  t.equal(await page.locator('#log li.entry').first().locator('.title').innerText(), 'Close approach: SAMPLE-A / SAMPLE-B', 'newest first');
+  t.equal(await attr(page, '#unread', 'data-count'), '2');
+  t.equal(await attr(page, '#push-status', 'data-state'), 'off', 'not subscribed yet');
+  t.equal(await page.evaluate(() => Notification.permission), 'granted');
+
+  // Turn on: permission, the service worker, then a push service that never answers: a clear message within the bound, not a hang.
+  const started = Date.now();
+  await page.click('#subscribe');
+  await page.waitForFunction(() => document.getElementById('push-status')?.dataset.state === 'failed', null, { timeout: 45_000 });
+  const waitedMs = Date.now() - started;
+  const message = await page.locator('#push-status').innerText();
+  t.match(message, /push service did not answer within 15 s, so this browser is not subscribed/, `the page says what happened: ${message}`);
+  t.match(message, /check the connection/, 'and what to do');
+  t.ok(waitedMs >= 14_000 && waitedMs < 40_000, `bounded by the page's 15 s (${waitedMs} ms)`);
+  t.equal(await page.locator('#subscribe').isEnabled(), true, 'it can be tried again');
+  const sw = await page.evaluate(async () => {
+    const reg = await navigator.serviceWorker.getRegistration();
+    return reg ? { script: reg.active?.scriptURL, scope: reg.scope } : null;
+  });
+  t.strictSame(sw, { script: `${service.url}/sw.js`, scope: `${service.url}/` }, 'the service worker is registered for the whole origin');
+  t.equal((service.db.prepare('SELECT COUNT(*) AS n FROM subscriptions').get() as { n: number }).n, 0, 'nothing was registered with the service');
+
+  // Mark one read: the page and the service agree.
+  const first = page.locator('#log li.entry').first();
+  const firstId = Number(await first.getAttribute('data-id'));
+  await first.locator('.mark-read').click();
+  await page.waitForFunction((id) => document.getElementById(`n-${id}`)?.dataset.read === 'true', firstId, WAIT);
+  await page.waitForFunction(() => document.getElementById('unread')?.dataset.count === '1', null, WAIT);
+  t.type((await api.get('/api/notifications')).body.find((n: { id: number }) => n.id === firstId).read_at, 'string', 'read on the service');
+  t.equal(await first.locator('.mark-read').isVisible(), false, 'a read entry has no "Mark read" button');
+
+  // Send test: the entry arrives over the live feed (the page never adds one from the POST's answer).
+  await page.click('#send-test');
+  await page.waitForFunction(() => document.querySelectorAll('#log li.entry').length === 3, null, WAIT);
+  t.equal(await page.locator('#test-result').innerText(), 'Sent to 0 subscriptions.');
+  t.equal(await page.locator('#log li.entry').first().locator('.title').innerText(), 'Test notification');
+  t.equal(await attr(page, '#log li.entry >> nth=0', 'data-read'), 'false');
+  t.equal(await attr(page, '#unread', 'data-count'), '2');
+  // One written by another client shows up too: only the feed can have brought it.
+  const other = await api.post('/api/notifications/test');
+  await page.waitForFunction((id) => Boolean(document.getElementById(`n-${id}`)), other.body.notification_id, WAIT);
+  t.equal(await entryCount(page), 4);
+  t.equal(await attr(page, '#unread', 'data-count'), '3');
+
+  // Mark all read, from the keyboard.
+  await page.focus('#read-all');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.getElementById('unread')?.dataset.count === '0', null, WAIT);
+  t.equal(await page.locator('#log li.entry[data-read="false"]').count(), 0, 'every entry shows read');
+  t.equal((await api.get('/api/notifications/unread-count')).body.count, 0, 'and the service agrees');
+  t.equal(await page.title(), 'Space notifications');
+
+  // Preferences: edit and save; fields the form does not show (config) are kept.
+  await page.click('#pref-global-conjunction summary');
+  t.equal(await page.inputValue('#pref-global-conjunction-lead'), '60', 'the saved lead time is shown');
+  await page.fill('#pref-global-conjunction-lead', '1440, 60');
+  await page.fill('#pref-global-conjunction-quiet-start', '22:00');
+  await page.fill('#pref-global-conjunction-quiet-end', '07:00');
+  await page.fill('#pref-global-conjunction-tz', 'Europe/Berlin');
+  await page.click('#pref-global-conjunction button[type="submit"]');
+  await page.waitForFunction(() => document.getElementById('pref-global-conjunction-status')?.textContent === 'Saved.', null, WAIT);
+  const saved = (await api.get('/api/notifications/preferences')).body.find((p: { category: string }) => p.category === 'conjunction');
+  t.match(saved, { location_id: null, is_enabled: true, lead_times: [1440, 60], quiet_start: '22:00', quiet_end: '07:00', timezone: 'Europe/Berlin', config: { max_range_km: 5 } }, 'saved as edited, config kept');
+  t.match(await page.locator('#pref-global-conjunction .pref-state').innerText(), /on · 1440, 60 min before · quiet 22:00–07:00/);
+
+  // A value the service refuses: its words and code on the form.
+  await page.fill('#pref-global-conjunction-lead', '0');
+  await page.click('#pref-global-conjunction button[type="submit"]');
+  await page.waitForFunction(() => /SPACE_ERR_INVALID/.test(document.getElementById('pref-global-conjunction-status')?.textContent ?? ''), null, WAIT);
+  t.match(await page.locator('#pref-global-conjunction-status').innerText(), /lead_times/, 'the refusal names the field');
+  // One the page refuses before asking: the field is marked and focused.
+  await page.fill('#pref-global-conjunction-lead', 'soon');
+  await page.click('#pref-global-conjunction button[type="submit"]');
+  t.match(await page.locator('#pref-global-conjunction-status').innerText(), /whole minutes/);
+  t.equal(await attr(page, '#pref-global-conjunction-lead', 'aria-invalid'), 'true');
+  t.equal(await page.evaluate(() => document.activeElement?.id), 'pref-global-conjunction-lead');
+
+  // Turn a category off, then remove it.
+  await page.fill('#pref-global-conjunction-lead', '');
+  await page.uncheck('#pref-global-conjunction-enabled');
+  await page.click('#pref-global-conjunction button[type="submit"]');
+  await page.waitForFunction(() => document.querySelector('#pref-global-conjunction .pref-state')?.textContent === 'off', null, WAIT);
+  t.match((await api.get('/api/notifications/preferences')).body[0], { category: 'conjunction', is_enabled: false, lead_times: null });
+  await page.click('#pref-global-conjunction .remove');
+  await page.waitForFunction(() => document.querySelector('#pref-global-conjunction .pref-state')?.textContent === 'not set', null, WAIT);
+  t.strictSame((await api.get('/api/notifications/preferences')).body, [], 'removed on the service');
+
+  // A location preference: added, saved with its minimum altitude.
+  await page.fill('#add-location-id', '12');
+  await page.selectOption('#add-location-category', 'satellite_pass');
+  await page.press('#add-location-id', 'Enter');
+  t.equal(await page.locator('#pref-12-satellite_pass').getAttribute('open'), '', 'the new preference opens for editing');
+  await page.fill('#pref-12-satellite_pass-alt', '25');
+  await page.fill('#pref-12-satellite_pass-tz', 'UTC');
+  await page.click('#pref-12-satellite_pass button[type="submit"]');
+  await page.waitForFunction(() => document.getElementById('pref-12-satellite_pass-status')?.textContent === 'Saved.', null, WAIT);
+  t.match((await api.get('/api/notifications/preferences')).body, [{ location_id: 12, category: 'satellite_pass', min_altitude: 25, timezone: 'UTC' }]);
+
+  // Every control has a label.
+  const unlabelled = await page.evaluate(() => [...document.querySelectorAll('input, select')].filter((e) => (e as HTMLInputElement).labels?.length === 0).map((e) => e.id));
+  t.strictSame(unlabelled, [], 'every field has a label');
+
+  // The service worker shows a push as the service builds it: title, body, icon and the click URL.
+  const cdp = await context.newCDPSession(page);
+  const registered = new Promise<{ registrationId: string }>((resolve) => {
+    cdp.on('ServiceWorker.workerRegistrationUpdated', (e) => {
+      const r = e.registrations.find((x) => x.scopeURL === `${service.url}/` && !x.isDeleted);
+      if (r) resolve(r);
+    });
+  });
+  await cdp.send('ServiceWorker.enable');
+  const reg = await registered;
+  const conj = (await api.get('/api/notifications')).body.find((n: { category: string }) => n.category === 'conjunction');
+  await cdp.send('ServiceWorker.deliverPushMessage', { origin: service.url, registrationId: reg.registrationId, data: pushPayload(conj) });
+  // The push event runs in the worker: poll the registration's notifications until it has shown one (bounded).
+  const shown = await page.evaluate(async (deadlineMs) => {
+    const r = await navigator.serviceWorker.getRegistration();
+    for (const until = Date.now() + deadlineMs; Date.now() < until; await new Promise((res) => setTimeout(res, 50))) {
+      const list = (await r?.getNotifications()) ?? [];
+      if (list.length) return list.map((n) => ({ title: n.title, body: n.body, icon: n.icon, tag: n.tag, data: n.data as unknown }));
+    }
+    return [];
+  }, WAIT.timeout);
+  t.strictSame(shown, [
+    { title: conj.title, body: conj.body, icon: `${service.url}/icon.png`, tag: `notification-${conj.id}`, data: { url: 'https://celestrak.org/SOCRATES/', notification_id: conj.id, category: 'conjunction' } },
+  ]);
+  const icon = await fetch(`${service.url}/icon.png`);
+  t.equal(icon.headers.get('content-type'), 'image/png', 'the icon is served');
+
+  await screenshot(page, 'space-subscribe.png');
+  t.equal(refused(problems, 422), 1, 'the one refused save is the only failed request');
+  t.strictSame(problems.filter((p) => !p.includes('status of 422')), [], 'no page errors and no other console errors');
+});
+
+t.test('at phone width the page fits, and refused permission is explained', async (t) => {
+  const { service } = await startService(t);
+  const { page, problems } = await openPage(t, { width: 390, height: 760 });
+  await page.goto(`${service.url}/?notification=1`);
+  await ready(page);
+  const width = await page.evaluate(() => document.documentElement.scrollWidth);
+  t.ok(width <= 390, `no horizontal scrolling (${width} px)`);
+  await page.click('#pref-global-launch summary');
+  const box = await page.locator('#pref-global-launch button[type="submit"]').boundingBox();
+  t.ok(box && box.x >= 0 && box.x + box.width <= 390, `the Save button is on screen: ${JSON.stringify(box)}`);
+  // No permission granted: headless Chromium answers "denied" without asking.
+  await page.click('#subscribe');
+  await page.waitForFunction(() => ['denied', 'off'].includes(document.getElementById('push-status')?.dataset.state ?? ''), null, WAIT);
+  t.match(await page.locator('#push-status').innerText(), /blocked for this site|Permission was not given/);
+  const file = await screenshot(page, 'space-subscribe-narrow.png');
+  t.ok(fs.statSync(file).size > 10_000, 'a screenshot was kept');
+  t.strictSame(problems, []);
+});
+
+t.test('without VAPID keys the page says push is not configured and still logs and sends tests', async (t) => {
+  const { service } = await startService(t, { vapid: null });
+  const { page, problems } = await openPage(t);
+  await page.goto(`${service.url}/`);
+  await ready(page);
+  t.equal(await attr(page, '#push-status', 'data-state'), 'not-configured');
+  t.match(await page.locator('#push-status').innerText(), /Push is not configured on the service: .*VAPID.*SPACE_ERR_VAPID_NOT_CONFIGURED/);
+  t.equal(await page.locator('#subscribe').isDisabled(), true);
+  await page.click('#send-test');
+  await page.waitForFunction(() => document.querySelectorAll('#log li.entry').length === 1, null, WAIT);
+  t.equal(refused(problems, 503), 1, 'the vapid-key 503 is the only failed request');
+  t.strictSame(problems.filter((p) => !p.includes('status of 503')), []);
+});
