@@ -11,7 +11,7 @@ import path from 'node:path';
 import vm from 'node:vm';
 import t from 'tap';
 import { pushPayload } from '../../api/space/delivery';
-import { startService } from '../helpers/space';
+import { startPushService, startService, type PushSubscriptionJson } from '../helpers/space';
 
 const SOURCE = fs.readFileSync(path.join(__dirname, '..', '..', 'api', 'space', 'web', 'sw.js'), 'utf8');
 
@@ -42,8 +42,10 @@ interface ShownNotification {
   options: { body: string; icon?: string; tag?: string; timestamp?: number; data: { url: string; notification_id: number | null; category?: string | null } };
 }
 
-/** sw.js loaded with `self` a fake worker scope at `scriptUrl`; `windows` are the open window clients. */
-function loadWorker(scriptUrl: string, windows: FakeWindow[] = []) {
+type Subscribe = (options: { userVisibleOnly: boolean; applicationServerKey: ArrayBuffer }) => Promise<{ toJSON(): unknown }>;
+
+/** sw.js loaded with `self` a fake worker scope at `scriptUrl`; `windows` are the open window clients; `subscribe` stands for pushManager.subscribe. */
+function loadWorker(scriptUrl: string, windows: FakeWindow[] = [], subscribe?: Subscribe) {
   const listeners = new Map<string, (event: unknown) => void>();
   const shown: ShownNotification[] = [];
   const opened: string[] = [];
@@ -54,6 +56,7 @@ function loadWorker(scriptUrl: string, windows: FakeWindow[] = []) {
       showNotification: async (title: string, options: ShownNotification['options']) => {
         shown.push({ title, options: structuredClone(options) });
       },
+      pushManager: { subscribe: subscribe ?? (async () => Promise.reject(new Error('no push service in this test'))) },
     },
     clients: {
       matchAll: async (q: { type: string; includeUncontrolled: boolean }) => (q.type === 'window' && q.includeUncontrolled ? windows : []),
@@ -80,6 +83,7 @@ function loadWorker(scriptUrl: string, windows: FakeWindow[] = []) {
     shown,
     opened,
     push: (text: string) => dispatch('push', { data: { text: () => text } }),
+    subscriptionChange: (oldSubscription: unknown, newSubscription: unknown) => dispatch('pushsubscriptionchange', { oldSubscription, newSubscription }),
     click: async (data: unknown) => {
       let closed = false;
       await dispatch('notificationclick', { notification: { data, close: () => (closed = true) } });
@@ -90,7 +94,7 @@ function loadWorker(scriptUrl: string, windows: FakeWindow[] = []) {
 
 t.test('the worker listens for install, activate, push and notificationclick', async (t) => {
   const w = loadWorker('https://space.example/sw.js');
-  t.strictSame([...w.listeners.keys()].sort(), ['activate', 'install', 'notificationclick', 'push']);
+  t.strictSame([...w.listeners.keys()].sort(), ['activate', 'install', 'notificationclick', 'push', 'pushsubscriptionchange']);
 });
 
 t.test('a push shows the payload the service builds: title, body, icon, tag, time and the click data', async (t) => {
@@ -190,4 +194,39 @@ t.test('a worker registered with ?api= marks read on that service (a page hosted
   await w.click({ url: '/?notification=' + id, notification_id: id });
   t.strictSame(w.opened, [`https://my-site.example/?notification=${id}`], 'the URL is on the page’s own origin');
   t.type((await api.get('/api/notifications')).body[0].read_at, 'string', 'read on the service named by ?api=');
+});
+
+t.test('pushsubscriptionchange registers the replacement with the service, and pushes reach it', async (t) => {
+  const pushService = await startPushService(t);
+  const { api, service, config } = await startService(t);
+  const key = config.vapid!.publicKey;
+  const asBrowserJson = (s: PushSubscriptionJson) => ({ toJSON: () => ({ endpoint: s.endpoint, expirationTime: null, keys: s.keys }) });
+  const count = () => (service.db.prepare('SELECT COUNT(*) AS n FROM subscriptions WHERE is_active = 1').get() as { n: number }).n;
+
+  // The browser hands over the new subscription.
+  const replacement = await pushService.subscribe(key);
+  await loadWorker(`${service.url}/sw.js`).subscriptionChange(null, asBrowserJson(replacement));
+  t.equal(count(), 1, 'registered');
+
+  // It hands over none: the worker subscribes again with the old subscription's key.
+  const asked: Array<{ userVisibleOnly: boolean; key: string }> = [];
+  let second: PushSubscriptionJson | null = null;
+  const w = loadWorker(`${service.url}/sw.js`, [], async (options) => {
+    asked.push({ userVisibleOnly: options.userVisibleOnly, key: Buffer.from(options.applicationServerKey).toString('base64url') });
+    second = await pushService.subscribe(Buffer.from(options.applicationServerKey).toString('base64url'));
+    return asBrowserJson(second);
+  });
+  const oldKey = new Uint8Array(Buffer.from(key, 'base64url')).buffer;
+  await w.subscriptionChange({ options: { applicationServerKey: oldKey } }, null);
+  t.strictSame(asked, [{ userVisibleOnly: true, key }], 'subscribed with the old key, user-visible');
+  t.equal(count(), 2, 'registered');
+
+  // Neither: nothing to do, and nothing thrown.
+  await loadWorker(`${service.url}/sw.js`).subscriptionChange(null, null);
+  t.equal(count(), 2);
+
+  const r = await api.post('/api/notifications/test');
+  t.equal(r.body.sent_count, 2, 'both replacements receive pushes');
+  t.equal((await pushService.received(replacement.clientHash)).length, 1);
+  t.equal((await pushService.received(second!.clientHash)).length, 1);
 });

@@ -455,6 +455,12 @@
     return body;
   }
 
+  /** A form's status line: `state` ok, bad or busy (styled), `text` what happened; an API error brings its code. */
+  function say(status, state, text, error) {
+    status.dataset.state = state;
+    status.textContent = error && error.code ? `${text} (${error.code})` : text;
+  }
+
   async function savePref(details, locationId, category) {
     const f = details.querySelector('form');
     const status = f.querySelector('.pref-status');
@@ -464,36 +470,29 @@
     try {
       body = prefBody(f, prefs.get(key));
     } catch (e) {
-      status.dataset.state = 'bad';
-      status.textContent = e.message;
+      say(status, 'bad', e.message);
       return;
     }
-    status.dataset.state = 'busy';
-    status.textContent = 'Saving…';
+    say(status, 'busy', 'Saving…');
     try {
       const saved = await call('PUT', `/api/notifications/preferences/${locationId === null ? 'global' : locationId}/${category}`, body);
       prefs.set(key, saved);
       fillPref(details, saved);
-      status.dataset.state = 'ok';
-      status.textContent = 'Saved.';
+      say(status, 'ok', 'Saved.');
     } catch (e) {
-      status.dataset.state = 'bad';
-      status.textContent = `${e.message}${e.code ? ` (${e.code})` : ''}`;
+      say(status, 'bad', e.message, e);
     }
   }
 
   async function removePref(details, locationId, category) {
     const status = details.querySelector('.pref-status');
-    const key = keyOf(locationId, category);
     try {
       await call('DELETE', `/api/notifications/preferences/${locationId === null ? 'global' : locationId}/${category}`);
-      prefs.delete(key);
+      prefs.delete(keyOf(locationId, category));
       fillPref(details, undefined);
-      status.dataset.state = 'ok';
-      status.textContent = 'Removed: nothing is sent for it.';
+      say(status, 'ok', 'Removed: nothing is sent for it.');
     } catch (e) {
-      status.dataset.state = 'bad';
-      status.textContent = `${e.message}${e.code ? ` (${e.code})` : ''}`;
+      say(status, 'bad', e.message, e);
     }
   }
 

@@ -8,6 +8,10 @@
  *   notificationclick  focuses a window already showing the page or the URL,
  *                      else opens the URL; marks the entry read through the
  *                      API and tells open pages so
+ *   pushsubscriptionchange  the push service replaced the subscription (it
+ *                      can, e.g. Firefox on key rotation): the new one, or
+ *                      one made with the old one's key, is registered with
+ *                      the API so pushes keep arriving with no page open
  *
  * Handlers are plain functions of this file's global scope, so
  * test/space/browser-sw.test.ts can run them in Node with a small fake
@@ -101,7 +105,26 @@ function onNotificationClick(event) {
   event.waitUntil(Promise.all([openOrFocus(safeUrl(data.url, id), id), markRead(id)]));
 }
 
+/** Registers the replacement subscription; without one (some browsers send none) it subscribes again with the old key. */
+async function resubscribe(oldSubscription, newSubscription) {
+  let sub = newSubscription;
+  const key = oldSubscription && oldSubscription.options && oldSubscription.options.applicationServerKey;
+  if (!sub && key) sub = await self.registration.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key });
+  if (!sub) return false;
+  const res = await fetch(new URL('api/notifications/subscribe', apiBase()).href, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ ...sub.toJSON(), user_agent: self.navigator ? self.navigator.userAgent : undefined }),
+  });
+  return res.ok;
+}
+
+function onSubscriptionChange(event) {
+  event.waitUntil(resubscribe(event.oldSubscription || null, event.newSubscription || null).catch(() => false));
+}
+
 self.addEventListener('install', () => self.skipWaiting());
 self.addEventListener('activate', (event) => event.waitUntil(self.clients.claim()));
 self.addEventListener('push', onPush);
 self.addEventListener('notificationclick', onNotificationClick);
+self.addEventListener('pushsubscriptionchange', onSubscriptionChange);
