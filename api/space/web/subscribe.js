@@ -96,7 +96,7 @@
   // ---- the log -------------------------------------------------------------
 
   const entries = new Map(); // id -> li
-  let loadedFromServer = 0; // entries fetched by pages or counted from the feed: the next page's offset
+  // The entries shown are always the newest N of the log (pages from the top, newer ones from the feed), so N is the next page's offset.
   const highlight = Number(new URLSearchParams(location.search).get('notification')) || null;
 
   function entryItem(n) {
@@ -142,11 +142,9 @@
     if (reset) {
       $('log').textContent = '';
       entries.clear();
-      loadedFromServer = 0;
     }
-    const page = await call('GET', `/api/notifications?limit=${PAGE_SIZE}&offset=${loadedFromServer}`);
+    const page = await call('GET', `/api/notifications?limit=${PAGE_SIZE}&offset=${entries.size}`);
     for (const n of page) addEntry(n, false);
-    loadedFromServer += page.length;
     $('more').hidden = page.length < PAGE_SIZE;
     $('log-empty').hidden = entries.size > 0;
     if (reset && highlight && entries.has(highlight)) {
@@ -197,7 +195,6 @@
       try { m = JSON.parse(ev.data); } catch { return; }
       if (m.type === 'hello') setUnread(m.unread_count);
       else if (m.type === 'notification' && addEntry(m.notification, true)) {
-        loadedFromServer += 1;
         if (!m.notification.read_at) setUnread(Number($('unread').dataset.count) + 1);
       }
     });
