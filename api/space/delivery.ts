@@ -25,7 +25,7 @@ import type { Conjunction, Neo } from './events/types';
 import { MAX_PAYLOAD_BYTES, type PushSender, type PushSummary } from './push';
 import { belowAltitude, conjunctionConfig, inQuietHours, neoConfig, openLeadTimes } from './rules';
 import type { NewNotification, NotificationEntry, PreferenceOut, Store } from './store';
-import { ICON_PATH } from './web/assets';
+import { PAYLOAD_ICON } from './web/assets';
 
 export interface Candidate extends NewNotification {
   /** Elevation of a pass, for pass-type categories. */
@@ -52,17 +52,17 @@ export interface PushPayload {
   location_id: number | null;
   sent_at: string;
   data: unknown;
-  /** Where a click on the notification leads: `data.url` when the notification names one, else the subscribe page with this entry. Absolute, or a path on the service's origin. */
+  /** Where a click on the notification leads: `data.url` when the notification names one, else the subscribe page on this entry (relative: resolved against the service worker's scope, so it works behind a proxy's path prefix). */
   url: string;
-  /** The notification icon, a path on the service's origin (api/space/web/icon.png). */
+  /** The notification icon, relative like `url` (api/space/web/icon.png). */
   icon: string;
 }
 
-/** `data.url` when it is an http(s) URL or a path on this origin (not `//host`), else the page showing the entry. */
+/** `data.url` when it is an http(s) URL or a path on this origin (not `//host`), else the page on the entry. */
 function clickUrl(id: number, data: unknown): string {
   const u = (data as { url?: unknown } | null)?.url;
   if (typeof u === 'string' && u.length <= 1000 && (/^https?:\/\/[^\s]+$/i.test(u) || /^\/(?![/\\])\S*$/.test(u))) return u;
-  return `/?notification=${id}`;
+  return `./?notification=${id}`;
 }
 
 /** The push payload of a log entry, shortened (data dropped, then body cut) to stay under MAX_PAYLOAD_BYTES. */
@@ -77,7 +77,7 @@ export function pushPayload(e: NotificationEntry): string {
     sent_at: e.sent_at,
     data,
     url: clickUrl(e.id, data),
-    icon: ICON_PATH,
+    icon: PAYLOAD_ICON,
   };
   let text = JSON.stringify(p);
   if (Buffer.byteLength(text) <= MAX_PAYLOAD_BYTES) return text;

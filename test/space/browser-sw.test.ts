@@ -11,6 +11,7 @@ import path from 'node:path';
 import vm from 'node:vm';
 import t from 'tap';
 import { pushPayload } from '../../api/space/delivery';
+import { startPrefixProxy } from '../helpers/prefix-proxy';
 import { startPushService, startService, type PushSubscriptionJson } from '../helpers/space';
 
 const SOURCE = fs.readFileSync(path.join(__dirname, '..', '..', 'api', 'space', 'web', 'sw.js'), 'utf8');
@@ -229,4 +230,17 @@ t.test('pushsubscriptionchange registers the replacement with the service, and p
   t.equal(r.body.sent_count, 2, 'both replacements receive pushes');
   t.equal((await pushService.received(replacement.clientHash)).length, 1);
   t.equal((await pushService.received(second!.clientHash)).length, 1);
+});
+
+t.test('under a proxy\'s path prefix the payload\'s relative url and icon, and the read call, stay under the prefix', async (t) => {
+  const { api, service } = await startService(t);
+  const base = await startPrefixProxy(t, service.url, '/space');
+  const { notification_id: id } = (await api.post('/api/notifications/test')).body;
+  const w = loadWorker(`${base}/sw.js`);
+  await w.push(pushPayload((await api.get('/api/notifications')).body[0]));
+  t.equal(w.shown[0].options.icon, `${base}/icon.png`);
+  t.equal(w.shown[0].options.data.url, `${base}/?notification=${id}`);
+  await w.click(w.shown[0].options.data);
+  t.strictSame(w.opened, [`${base}/?notification=${id}`]);
+  t.type((await api.get('/api/notifications')).body[0].read_at, 'string', 'marked read through the proxy');
 });

@@ -17,6 +17,7 @@ import t from 'tap';
 import type { Page } from 'playwright-core';
 import { pushPayload } from '../../api/space/delivery';
 import { openPage, screenshot } from '../helpers/browser';
+import { startPrefixProxy } from '../helpers/prefix-proxy';
 import { startService } from '../helpers/space';
 
 const WAIT = { timeout: 20_000 };
@@ -242,5 +243,23 @@ t.test('"Show older" pages through the log without gaps or repeats while new ent
   const ids = await page.locator('#log li.entry').evaluateAll((els) => els.map((e) => Number((e as HTMLElement).dataset.id)));
   t.strictSame(ids, Array.from({ length: 61 }, (_, i) => 61 - i), 'every entry once, newest first');
   t.equal(await page.locator('#more').isVisible(), false, 'no older entries left');
+  t.strictSame(problems, []);
+});
+
+t.test('behind a proxy that serves the service under a path prefix the page, its feed and its worker stay under the prefix', async (t) => {
+  const { service } = await startService(t);
+  const base = await startPrefixProxy(t, service.url, '/space');
+  const { context, page, problems } = await openPage(t);
+  await context.grantPermissions(['notifications'], { origin: new URL(base).origin });
+  await page.goto(`${base}/`);
+  await ready(page); // the log, the preferences, the VAPID key and the live feed, all through the proxy
+  await page.click('#send-test');
+  await page.waitForFunction(() => document.querySelectorAll('#log li.entry').length === 1, null, WAIT);
+  t.pass('the test entry came back over the proxied feed');
+  const scope = await page.evaluate(async () => {
+    await navigator.serviceWorker.register('sw.js');
+    return (await navigator.serviceWorker.ready).scope;
+  });
+  t.equal(scope, `${base}/`, 'the worker registers under the prefix');
   t.strictSame(problems, []);
 });

@@ -31,8 +31,8 @@ const ROUTES: Record<string, string> = {
 };
 
 export const PAGE_PATHS = Object.keys(ROUTES);
-/** The icon every push payload names (docs/space.md, "Push payload"). */
-export const ICON_PATH = '/icon.png';
+/** The icon every push payload names (docs/space.md, "Push payload"), relative to the page's folder (the worker's scope). */
+export const PAYLOAD_ICON = './icon.png';
 
 /**
  * Same origin only: the API and the live feed are on the page's own origin.

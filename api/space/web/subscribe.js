@@ -23,7 +23,8 @@
   const PAGE_SIZE = 50;
   const RECONNECT_MAX_MS = 10_000;
   // A copy of this page hosted elsewhere names the service here (and lists its own origin in CORS_ORIGINS).
-  const API_BASE = new URL(document.documentElement.dataset.api || '/', location.href);
+  // By default the API is beside the page, also when a proxy serves both under a path prefix.
+  const API_BASE = new URL(document.documentElement.dataset.api || './', location.href);
   const api = (path) => new URL(path.replace(/^\//, ''), API_BASE).href;
 
   const GLOBAL = ['launch', 'reentry', 'space_weather', 'solar_flare', 'agency_scales', 'neo_approach', 'conjunction', 'hf_conditions', 'daily_digest'];

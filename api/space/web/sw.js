@@ -15,19 +15,20 @@
  *
  * Handlers are plain functions of this file's global scope, so
  * test/space/browser-sw.test.ts can run them in Node with a small fake
- * `self`. The API is on this worker's origin unless the page registered it
- * with `?api=<base URL>`.
+ * `self`. The API is beside this worker (its folder) unless the page
+ * registered it with `?api=<base URL>`.
  */
 'use strict';
 
+/** The service: `?api=` when the page named one, else this worker's own folder (the page and API may sit under a proxy's path prefix). */
 function apiBase() {
   const named = new URL(self.location.href).searchParams.get('api');
-  return new URL(named || '/', self.location.href);
+  return new URL(named || './', self.location.href);
 }
 
 /** An http(s) URL, resolved against the worker's origin; anything else falls back to the page. */
 function safeUrl(raw, notificationId) {
-  const fallback = new URL(notificationId ? `/?notification=${notificationId}` : '/', self.registration.scope).href;
+  const fallback = new URL(notificationId ? `./?notification=${notificationId}` : './', self.registration.scope).href;
   if (typeof raw !== 'string' || raw === '') return fallback;
   try {
     const u = new URL(raw, self.registration.scope);
