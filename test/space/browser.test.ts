@@ -15,7 +15,11 @@
 import fs from 'node:fs';
 import t from 'tap';
 import type { Page } from 'playwright-core';
+import { ManualClock } from '../../api/space/clock';
 import { pushPayload } from '../../api/space/delivery';
+import { openDatabase } from '../../api/space/db';
+import { startSpaceService } from '../../api/space/serve';
+import { Store } from '../../api/space/store';
 import { openPage, screenshot } from '../helpers/browser';
 import { startPrefixProxy } from '../helpers/prefix-proxy';
 import { startService } from '../helpers/space';
@@ -262,4 +266,24 @@ t.test('behind a proxy that serves the service under a path prefix the page, its
   });
   t.equal(scope, `${base}/`, 'the worker registers under the prefix');
   t.strictSame(problems, []);
+});
+
+t.test('when the service restarts the page says it is offline, reconnects, and shows what was written meanwhile', async (t) => {
+  const first = await startService(t);
+  const { page, problems } = await openPage(t);
+  await page.goto(`${first.service.url}/`);
+  await ready(page);
+  await first.stop();
+  await page.waitForFunction(() => document.getElementById('link')?.dataset.link === 'down', null, WAIT);
+  t.match(await page.locator('#link').innerText(), /offline, reconnecting/);
+  // An entry written to the database while the service is down is never broadcast: only the page's reload on reconnect can show it.
+  const db = openDatabase(first.dbPath);
+  new Store(db).logNotification({ category: 'test', title: 'Written while the page was away', body: 'b', data: {}, location_id: null }, false, new Date('2026-11-21T12:01:00Z'));
+  db.close();
+  const again = await startSpaceService({ ...first.config, port: Number(new URL(first.service.url).port) }, { clock: new ManualClock('2026-11-21T12:05:00Z'), timers: false });
+  t.teardown(() => again.close());
+  await page.waitForFunction(() => document.getElementById('link')?.dataset.link === 'up' && document.querySelectorAll('#log li.entry').length === 1, null, WAIT);
+  t.equal(await page.locator('#log li.entry .title').innerText(), 'Written while the page was away');
+  t.equal(await attr(page, '#unread', 'data-count'), '1', 'the count from the new hello');
+  t.strictSame(problems.filter((p) => !/ERR_CONNECTION_REFUSED|WebSocket connection/.test(p)), [], 'nothing but the failed reconnection attempts');
 });
