@@ -4,7 +4,9 @@
  * buildSpaceApp() never listens: api/space/serve.ts and the tests bind it.
  * Inputs are checked in api/space/validation.ts; every error answer is
  * `{"error": "...", "code": "SPACE_ERR_..."}` with the status of the
- * catalogue in api/space/errors.ts.
+ * catalogue in api/space/errors.ts. It also serves the subscribe page
+ * (api/space/web/) at `/` unless turned off, and answers pages on the
+ * origins listed in CORS_ORIGINS (api/space/cors.ts).
  */
 import type http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
