@@ -50,6 +50,7 @@ t.test('the subscribe page: permission, service worker, bounded subscribe, log a
   t.equal(await page.evaluate(() => Notification.permission), 'granted');
 
   // Turn on: permission, the service worker, then a push service that never answers: a clear message within the bound, not a hang.
+  // (Without the internet Chromium's pushManager.subscribe() neither resolves nor rejects: seen still pending after 60 s.)
   const started = Date.now();
   await page.click('#subscribe');
   await page.waitForFunction(() => document.getElementById('push-status')?.dataset.state === 'failed', null, { timeout: 45_000 });
