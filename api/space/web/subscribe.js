@@ -226,6 +226,12 @@
     return Uint8Array.from(b, (c) => c.charCodeAt(0));
   }
 
+  function sameBytes(buffer, bytes) {
+    if (!buffer) return false;
+    const a = new Uint8Array(buffer);
+    return a.length === bytes.length && a.every((x, i) => x === bytes[i]);
+  }
+
   /** Resolves with the promise's value, or rejects with a TimeoutError after `ms` (the promise keeps running). */
   function within(promise, ms) {
     let timer;
@@ -267,7 +273,11 @@
       return;
     }
     setPush('working', 'Subscribing with the browser’s push service…');
-    const pending = reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: base64UrlToBytes(vapidKey) });
+    const key = base64UrlToBytes(vapidKey);
+    const existing = await reg.pushManager.getSubscription();
+    // One made for another key (the service's VAPID keys were changed) cannot receive its pushes, and blocks a new one.
+    if (existing && !sameBytes(existing.options.applicationServerKey, key)) await existing.unsubscribe();
+    const pending = existing && sameBytes(existing.options.applicationServerKey, key) ? Promise.resolve(existing) : reg.pushManager.subscribe({ userVisibleOnly: true, applicationServerKey: key });
     let sub;
     try {
       sub = await within(pending, SUBSCRIBE_TIMEOUT_MS);
@@ -292,12 +302,13 @@
   async function turnOff() {
     setPush('working', 'Turning off…');
     try {
+      // The service first: should it not answer, nothing has changed and the page says so truthfully.
+      const saved = JSON.parse(localStorage.getItem(STORE_KEY) || 'null');
+      if (saved) await call('DELETE', `/api/notifications/subscribe/${saved.id}`).catch((e) => { if (e.status !== 404) throw e; });
+      localStorage.removeItem(STORE_KEY);
       const reg = await navigator.serviceWorker.getRegistration(swUrl());
       const sub = reg && (await reg.pushManager.getSubscription());
       if (sub) await sub.unsubscribe();
-      const saved = JSON.parse(localStorage.getItem(STORE_KEY) || 'null');
-      localStorage.removeItem(STORE_KEY);
-      if (saved) await call('DELETE', `/api/notifications/subscribe/${saved.id}`).catch((e) => { if (e.status !== 404) throw e; });
       setPush('off', 'Notifications are off for this browser.');
     } catch (e) {
       setPush('on', 'Notifications are still on for this browser.');
@@ -324,7 +335,9 @@
     }
     const reg = await navigator.serviceWorker.getRegistration(swUrl());
     const sub = reg && (await reg.pushManager.getSubscription().catch(() => null));
-    if (sub && Notification.permission === 'granted') {
+    if (sub && !sameBytes(sub.options.applicationServerKey, base64UrlToBytes(vapidKey))) {
+      setPush('off', 'This browser was subscribed with the service’s previous key, which it no longer pushes with. Press “Turn on notifications” to subscribe again.');
+    } else if (sub && Notification.permission === 'granted') {
       // Upsert: reactivates it on the service and keeps its keys current.
       await register(sub).catch((e) => setPush('failed', `This browser is subscribed but the service did not register it: ${e.message}`));
     } else setPush('off', 'Notifications are off for this browser.');
