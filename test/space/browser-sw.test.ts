@@ -244,3 +244,18 @@ t.test('under a proxy\'s path prefix the payload\'s relative url and icon, and t
   t.strictSame(w.opened, [`${base}/?notification=${id}`]);
   t.type((await api.get('/api/notifications')).body[0].read_at, 'string', 'marked read through the proxy');
 });
+
+t.test('the payload\'s url is the notification\'s own data.url only when it is http(s) or a path on this origin', async (t) => {
+  const entry = (data: unknown) => ({ id: 9, category: 'test', title: 't', body: 'b', data_json: JSON.stringify(data), location_id: null, sent_at: '2026-11-21T12:00:00.000Z', read_at: null, push_sent: false });
+  const urlOf = (data: unknown) => (JSON.parse(pushPayload(entry(data))) as { url: string }).url;
+  t.equal(urlOf({ url: 'https://celestrak.org/SOCRATES/' }), 'https://celestrak.org/SOCRATES/');
+  t.equal(urlOf({ url: 'http://example.org/x?y=1' }), 'http://example.org/x?y=1');
+  t.equal(urlOf({ url: '/events/neos' }), '/events/neos');
+  for (const bad of ['//evil.example/', '/\\evil.example', 'javascript:alert(1)', 'data:text/html,x', 'events', 'https://a b', 42, null]) {
+    t.equal(urlOf({ url: bad }), './?notification=9', `${JSON.stringify(bad)}: the page on the entry`);
+  }
+  t.equal(urlOf({ test: true }), './?notification=9', 'no data.url');
+  t.equal(urlOf(null), './?notification=9', 'no data');
+  const big = JSON.parse(pushPayload({ ...entry({ url: 'https://example.org/', pad: 'x'.repeat(5000) }) })) as { url: string; icon: string; data: unknown };
+  t.strictSame([big.url, big.icon, big.data], ['https://example.org/', './icon.png', null], 'data dropped for size, url and icon kept');
+});
