@@ -1,5 +1,6 @@
 /*
- * The subscribe page's service worker (served at /sw.js, scope /).
+ * The subscribe page's service worker (served beside the page as sw.js; its
+ * scope is the page's folder, `/` unless a proxy adds a path prefix).
  *
  *   push               shows the payload (docs/space.md, "Push payload"):
  *                      title, body, icon, and keeps `url` and
@@ -26,7 +27,7 @@ function apiBase() {
   return new URL(named || './', self.location.href);
 }
 
-/** An http(s) URL, resolved against the worker's origin; anything else falls back to the page. */
+/** An http(s) URL, resolved against the worker's scope; anything else falls back to the page. */
 function safeUrl(raw, notificationId) {
   const fallback = new URL(notificationId ? `./?notification=${notificationId}` : './', self.registration.scope).href;
   if (typeof raw !== 'string' || raw === '') return fallback;
@@ -52,7 +53,13 @@ function notificationFromPayload(text) {
     body: typeof p.body === 'string' ? p.body : '',
     data: { url: safeUrl(p.url, id), notification_id: id, category: p.category || null },
   };
-  if (typeof p.icon === 'string' && p.icon) options.icon = new URL(p.icon, self.registration.scope).href;
+  if (typeof p.icon === 'string' && p.icon) {
+    try {
+      options.icon = new URL(p.icon, self.registration.scope).href;
+    } catch {
+      // shown without an icon rather than not at all
+    }
+  }
   if (id !== null) options.tag = `notification-${id}`;
   const sentMs = Date.parse(p.sent_at);
   if (!Number.isNaN(sentMs)) options.timestamp = sentMs;
