@@ -172,6 +172,9 @@ t.test('a URL that is not http(s) is never opened: the page is, on the entry', a
     await w.push(JSON.stringify({ notification_id: 7, title: 'x', body: 'y', url }));
   }
   t.strictSame(w.shown.map((n) => n.options.data.url), Array(4).fill('https://space.example/?notification=7'));
+  await w.push(JSON.stringify({ notification_id: 8, title: 'x', body: 'y', icon: 'http://[' }));
+  t.equal(w.shown.length, 5, 'an unreadable icon URL still shows the notification');
+  t.notOk('icon' in w.shown[4].options, 'without an icon');
 });
 
 t.test('when the service cannot mark it read the click still opens, and open pages are not told it was read', async (t) => {
