@@ -13,14 +13,16 @@
  * service is tested in push.test.ts against web-push-testing.
  */
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import t from 'tap';
-import type { Page } from 'playwright-core';
+import { chromium, type Page } from 'playwright-core';
 import { ManualClock } from '../../api/space/clock';
 import { pushPayload } from '../../api/space/delivery';
 import { openDatabase } from '../../api/space/db';
 import { startSpaceService } from '../../api/space/serve';
 import { Store } from '../../api/space/store';
-import { openPage, screenshot } from '../helpers/browser';
+import { CHROMIUM, openPage, screenshot } from '../helpers/browser';
 import { startPrefixProxy } from '../helpers/prefix-proxy';
 import { startService } from '../helpers/space';
 
@@ -287,4 +289,38 @@ t.test('when the service restarts the page says it is offline, reconnects, and s
   t.equal(await page.locator('#log li.entry .title').innerText(), 'Written while the page was away');
   t.equal(await attr(page, '#unread', 'data-count'), '1', 'the count from the new hello');
   t.strictSame(problems.filter((p) => !/ERR_CONNECTION_REFUSED|WebSocket connection/.test(p)), [], 'nothing but the failed reconnection attempts');
+});
+
+t.test('opened over plain http on a name other than localhost (a phone on the LAN) the page says push needs https', async (t) => {
+  const { service, api } = await startService(t);
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'space-chromium-'));
+  // Debian's Chromium as in test/helpers/browser.ts, with a name that resolves here but is not a secure context.
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking', '--host-resolver-rules=MAP space.test 127.0.0.1'],
+  });
+  t.teardown(async () => {
+    await context.close();
+    fs.rmSync(profile, { recursive: true, force: true });
+  });
+  const page = context.pages()[0] ?? (await context.newPage());
+  await page.goto(`http://space.test:${new URL(service.url).port}/`);
+  await ready(page);
+  t.equal(await page.evaluate(() => window.isSecureContext), false);
+  t.equal(await attr(page, '#push-status', 'data-state'), 'unsupported');
+  t.equal(await page.locator('#push-status').innerText(), 'Push needs a secure page: open it over https, or as http://localhost on this machine.');
+  t.equal(await page.locator('#subscribe').isDisabled(), true);
+  // Everything else still works there: a preference opened and saved from the keyboard alone.
+  await page.focus('#pref-global-launch summary');
+  await page.keyboard.press('Enter');
+  t.equal(await page.locator('#pref-global-launch').getAttribute('open'), '', 'Enter opens the preference');
+  await page.keyboard.press('Tab');
+  await page.keyboard.press('Space');
+  t.equal(await page.isChecked('#pref-global-launch-enabled'), false, 'Tab reaches "enabled", Space unticks it');
+  await page.keyboard.press('Tab');
+  await page.keyboard.type('90, 15');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => document.getElementById('pref-global-launch-status')?.textContent === 'Saved.', null, WAIT);
+  t.match((await api.get('/api/notifications/preferences')).body, [{ category: 'launch', is_enabled: false, lead_times: [90, 15] }]);
 });
