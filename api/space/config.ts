@@ -4,6 +4,7 @@
  */
 import { checkVapid, DEFAULT_PUSH_OPTIONS, type PushOptions, type VapidConfig } from './push';
 import { DEFAULT_UPSTREAMS, type UpstreamConfig } from './events/refresher';
+import { originProblem } from './cors';
 
 export interface SpaceConfig {
   host: string;
@@ -20,6 +21,10 @@ export interface SpaceConfig {
   retentionDays: number;
   /** Seconds between maintenance runs (retention, WAL checkpoint). */
   maintenanceSeconds: number;
+  /** Serve the subscribe page at `/` (SUBSCRIBE_PAGE, default on). */
+  page: boolean;
+  /** Origins of pages hosted elsewhere that may call the API (CORS_ORIGINS, exact matches). */
+  corsOrigins: string[];
 }
 
 export class ConfigError extends Error {
@@ -72,6 +77,23 @@ function vapidFrom(env: NodeJS.ProcessEnv): VapidConfig | null {
   return v;
 }
 
+function onOff(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return dflt;
+  if (['on', 'true', '1', 'yes'].includes(raw)) return true;
+  if (['off', 'false', '0', 'no'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be on or off, got "${env[name]}"`);
+}
+
+function origins(env: NodeJS.ProcessEnv, name: string): string[] {
+  const list = (env[name] ?? '').split(',').map((o) => o.trim()).filter(Boolean);
+  for (const o of list) {
+    const problem = originProblem(o);
+    if (problem) throw new ConfigError(`${name}: ${problem}`);
+  }
+  return list;
+}
+
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SpaceConfig {
   return {
     host: env.HOST?.trim() || DEFAULT_HOST,
@@ -99,5 +121,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SpaceConfig
     tickSeconds: 60,
     retentionDays: int(env, 'NOTIFICATION_RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 0, 36_500),
     maintenanceSeconds: 300,
+    page: onOff(env, 'SUBSCRIBE_PAGE', true),
+    corsOrigins: origins(env, 'CORS_ORIGINS'),
   };
 }

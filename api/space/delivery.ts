@@ -25,6 +25,7 @@ import type { Conjunction, Neo } from './events/types';
 import { MAX_PAYLOAD_BYTES, type PushSender, type PushSummary } from './push';
 import { belowAltitude, conjunctionConfig, inQuietHours, neoConfig, openLeadTimes } from './rules';
 import type { NewNotification, NotificationEntry, PreferenceOut, Store } from './store';
+import { PAYLOAD_ICON } from './web/assets';
 
 export interface Candidate extends NewNotification {
   /** Elevation of a pass, for pass-type categories. */
@@ -51,10 +52,22 @@ export interface PushPayload {
   location_id: number | null;
   sent_at: string;
   data: unknown;
+  /** Where a click on the notification leads: `data.url` when the notification names one, else the subscribe page on this entry (relative: resolved against the service worker's scope, so it works behind a proxy's path prefix). */
+  url: string;
+  /** The notification icon, relative like `url` (api/space/web/icon.png). */
+  icon: string;
+}
+
+/** `data.url` when it is an http(s) URL or a path on this origin (not `//host`), else the page on the entry. */
+function clickUrl(id: number, data: unknown): string {
+  const u = (data as { url?: unknown } | null)?.url;
+  if (typeof u === 'string' && u.length <= 1000 && (/^https?:\/\/[^\s]+$/i.test(u) || /^\/(?![/\\])\S*$/.test(u))) return u;
+  return `./?notification=${id}`;
 }
 
 /** The push payload of a log entry, shortened (data dropped, then body cut) to stay under MAX_PAYLOAD_BYTES. */
 export function pushPayload(e: NotificationEntry): string {
+  const data = JSON.parse(e.data_json) as unknown;
   const p: PushPayload = {
     notification_id: e.id,
     category: e.category,
@@ -62,7 +75,9 @@ export function pushPayload(e: NotificationEntry): string {
     body: e.body,
     location_id: e.location_id,
     sent_at: e.sent_at,
-    data: JSON.parse(e.data_json) as unknown,
+    data,
+    url: clickUrl(e.id, data),
+    icon: PAYLOAD_ICON,
   };
   let text = JSON.stringify(p);
   if (Buffer.byteLength(text) <= MAX_PAYLOAD_BYTES) return text;

@@ -83,7 +83,7 @@ export async function startSpaceService(config: SpaceConfig, opts: ServiceOption
     await tick();
   });
 
-  const server = http.createServer(buildSpaceApp({ store, notifier, events, clock, vapidPublicKey: config.vapid?.publicKey ?? null }));
+  const server = http.createServer(buildSpaceApp({ store, notifier, events, clock, vapidPublicKey: config.vapid?.publicKey ?? null, page: config.page, corsOrigins: config.corsOrigins }));
   server.keepAliveTimeout = 5000;
   answerClientErrorsWithJson(server);
   feed.attach(server);

@@ -85,6 +85,8 @@ t.test('POST /api/notifications/test: every active subscription decrypts the pay
       location_id: null,
       sent_at: entry.sent_at,
       data: JSON.parse(entry.data_json),
+      url: `./?notification=${entry.id}`,
+      icon: './icon.png',
     });
   }
   t.strictSame(await pushService.received(c.clientHash), [], 'nothing to the deactivated subscription');
