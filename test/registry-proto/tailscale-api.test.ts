@@ -7,6 +7,11 @@
  *   tailscale.go APIKey.modifyRequest): Basic auth with the key as user name
  *   and an empty password, `?fields=default|all` always added, a JSON POST
  *   body with no Content-Type, Go's User-Agent and Accept-Encoding;
+ * - tailscale-client-go v2 (tailscale/tailscale-client-go v2/client.go
+ *   buildRequest, v2/devices.go), which terraform's tailscale provider calls:
+ *   User-Agent tailscale-client-go, Accept application/json on GETs,
+ *   Content-Type application/json on bodies, Basic auth, no ?fields, and
+ *   SetSubnetRoutes(nil) marshalled as {"routes":null};
  * - the curl recipes of Tailscale's API docs (tailscale/tailscale api.md):
  *   `-u "KEY:"`, `-X DELETE`, `--data-binary '{"routes": [...]}'` (curl then
  *   sends Content-Type application/x-www-form-urlencoded), Accept `*\/*`.
@@ -263,6 +268,37 @@ t.test('Go client: DeleteDevice answers an empty 200; external devices 501 with 
   const gone = await raw(registry.url, 'GET', `/api/v2/device/${router.id}?fields=default`, goHeaders(key));
   checkJsonAnswer(t, gone, 404);
   t.same(Object.keys(gone.json), ['message']);
+});
+
+t.test('tailscale-client-go v2 (the terraform provider): Get, List, SubnetRoutes, SetSubnetRoutes, Delete', async (t) => {
+  const { registry, key } = await start(t);
+  const get: [string, string][] = [
+    ['User-Agent', 'tailscale-client-go'],
+    ['Accept', 'application/json'],
+    ['Authorization', `Basic ${Buffer.from(`${key}:`).toString('base64')}`],
+    ['Accept-Encoding', 'gzip'],
+  ];
+  const post = (body: string): [string, string][] => [
+    ['User-Agent', 'tailscale-client-go'],
+    ['Content-Length', String(Buffer.byteLength(body))],
+    ['Content-Type', 'application/json'],
+    ['Authorization', `Basic ${Buffer.from(`${key}:`).toString('base64')}`],
+    ['Accept-Encoding', 'gzip'],
+  ];
+  const one = await raw(registry.url, 'GET', `/api/v2/device/${router.id}`, get);
+  checkJsonAnswer(t, one);
+  checkDevice(t, one.json, router, 'default');
+  const list = await raw(registry.url, 'GET', '/api/v2/tailnet/example.test/devices', get);
+  t.same(list.json.devices.map((d: { id: string }) => d.id).sort(), [router.id, sharedIn.id].sort());
+  t.same((await raw(registry.url, 'GET', `/api/v2/device/${router.id}/routes`, get)).json, { advertisedRoutes: router.advertisedRoutes, enabledRoutes: router.enabledRoutes });
+  const set = await raw(registry.url, 'POST', `/api/v2/device/${router.id}/routes`, post('{"routes":["192.168.50.0/24"]}'), '{"routes":["192.168.50.0/24"]}');
+  checkJsonAnswer(t, set);
+  t.same(set.json.enabledRoutes, ['192.168.50.0/24']);
+  const cleared = await raw(registry.url, 'POST', `/api/v2/device/${router.id}/routes`, post('{"routes":null}'), '{"routes":null}');
+  t.same(cleared.json.enabledRoutes, [], 'a nil Go slice ({"routes":null}) disables every route');
+  const del = await raw(registry.url, 'DELETE', `/api/v2/device/${router.id}`, get);
+  t.equal(del.status, 200);
+  t.equal(del.body.length, 0);
 });
 
 t.test("the API docs' curl recipes", async (t) => {
