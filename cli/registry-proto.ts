@@ -82,6 +82,7 @@ interface ConvertArgs {
   out?: string;
   delimited: boolean;
   'ignore-unknown': boolean;
+  'discard-unknown': boolean;
   'emit-defaults': boolean;
   'proto-names': boolean;
   indent: number;
@@ -92,7 +93,7 @@ function convert(argv: ConvertArgs): void {
   const input = readInput(argv.in);
   let messages: Message[];
   try {
-    messages = readMessages(codec, argv.from, input, { delimited: argv.delimited, ignoreUnknownFields: argv['ignore-unknown'] });
+    messages = readMessages(codec, argv.from, input, { delimited: argv.delimited, ignoreUnknownFields: argv['ignore-unknown'], discardUnknown: argv['discard-unknown'] });
   } catch (err) {
     // The commonest slip: JSON or text given to decode. Say so.
     const head = input.subarray(0, 64).toString('utf8').trimStart();
@@ -114,6 +115,7 @@ function withIo<T>(y: Argv<T>) {
     .option('out', { alias: 'o', type: 'string', describe: 'write this file (default: stdout)' })
     .option('delimited', { type: 'boolean', default: false, describe: 'a stream of messages: length-delimited binary, NDJSON (or a JSON array), text separated by lines "---"' })
     .option('ignore-unknown', { type: 'boolean', default: false, describe: 'JSON input: skip unknown fields instead of refusing them' })
+    .option('discard-unknown', { type: 'boolean', default: false, describe: 'binary input: drop fields the schema does not know (kept by default, and written back in binary output; JSON and text output never show them)' })
     .option('emit-defaults', { type: 'boolean', default: false, describe: 'JSON output: also print fields at their default values' })
     .option('proto-names', { type: 'boolean', default: false, describe: 'JSON output: proto field names (last_seen) instead of lowerCamelCase (lastSeen)' })
     .option('indent', { type: 'number', default: 2, describe: 'JSON output of a single message: spaces of indentation (0: one line)' });

@@ -27,6 +27,18 @@ import { checkWire, wireRules, type TypeRules } from './wire-check';
 
 export type { JsonWriteOptions };
 
+export interface BinaryReadOptions {
+  /**
+   * Drop fields the schema does not know. By default they are kept (as
+   * protobuf requires of a parser): each decoded message holds them, as their
+   * wire bytes, in a non-enumerable `$unknowns` list (the pbjs static code's),
+   * and encode() writes them back after the known fields, so a
+   * decode/encode round trip keeps what a newer schema added. JSON and the
+   * text format never print them (the ProtoJSON spec drops them).
+   */
+  discardUnknown?: boolean;
+}
+
 export interface JsonReadOptions {
   /** Skip object members that name no field instead of refusing them. */
   ignoreUnknownFields?: boolean;
@@ -53,15 +65,17 @@ export class MessageCodec<T extends object = Message> {
     return this.cls.encode(message).finish();
   }
 
-  /** Decodes binary input; throws CodecError REG_ERR_WIRE on malformed bytes. */
-  decode(bytes: Uint8Array): T {
+  /** Decodes binary input (unknown fields kept unless `discardUnknown`); throws CodecError REG_ERR_WIRE on malformed bytes. */
+  decode(bytes: Uint8Array, options: BinaryReadOptions = {}): T {
     checkWire(this.rules, bytes);
-    return this.decodeChecked(bytes, 0, bytes.length);
+    return this.decodeChecked(bytes, 0, bytes.length, options);
   }
 
-  private decodeChecked(bytes: Uint8Array, start: number, end: number): T {
+  private decodeChecked(bytes: Uint8Array, start: number, end: number, options: BinaryReadOptions): T {
     try {
       const reader = protobuf.Reader.create(start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end));
+      // protobufjs discards unknown fields by default (Reader.discardUnknown); the spec says keep them.
+      reader.discardUnknown = options.discardUnknown === true;
       return this.cls.decode(reader) as T;
     } catch (err) {
       // checkWire accepted the bytes, so this is a limit of the decoder (e.g. depth).
@@ -81,7 +95,7 @@ export class MessageCodec<T extends object = Message> {
   }
 
   /** Decodes a whole length-delimited stream; the error names the message index and the byte offset. */
-  decodeDelimited(bytes: Uint8Array): T[] {
+  decodeDelimited(bytes: Uint8Array, options: BinaryReadOptions = {}): T[] {
     const out: T[] = [];
     for (const { start, end } of delimitedFrames(bytes)) {
       try {
@@ -90,7 +104,7 @@ export class MessageCodec<T extends object = Message> {
         const e = err as CodecError;
         throw new CodecError('REG_ERR_WIRE', `message #${out.length + 1} (starting at byte ${start}): ${e.message}`, { field: e.field, offset: e.offset });
       }
-      out.push(this.decodeChecked(bytes, start, end));
+      out.push(this.decodeChecked(bytes, start, end, options));
     }
     return out;
   }

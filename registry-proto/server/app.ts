@@ -124,8 +124,14 @@ function mountApiV2(app: express.Express, { store, tailnet }: RegistryAppDeps): 
     if (id === undefined) throw new RegistryError('REG_ERR_NOT_FOUND', `device ${name} not found`);
     return id;
   };
-  const trimmed = (d: GetDeviceResponse, fields: FieldSet): GetDeviceResponse =>
-    fields === 'all' ? d : { ...d, enabledRoutes: [], advertisedRoutes: [], clientConnectivity: null };
+  const trimmed = (d: GetDeviceResponse, fields: FieldSet): GetDeviceResponse => {
+    if (fields === 'all') return d;
+    const out = { ...d, enabledRoutes: [], advertisedRoutes: [], clientConnectivity: null };
+    // Unknown fields of the stored record are a non-enumerable property: carry them over.
+    const unknowns = (d as { $unknowns?: Uint8Array[] }).$unknowns;
+    if (unknowns) Object.defineProperty(out, '$unknowns', { value: unknowns, enumerable: false });
+    return out;
+  };
 
   app.get(device, (req, res) => {
     const format = responseFormat(req);
