@@ -15,6 +15,7 @@ import fs from 'node:fs';
 import yargs, { type Argv } from 'yargs';
 import { codecFor, messageTypeNames, type Message, type MessageCodec } from '../registry-proto/codec';
 import { CodecError, RegistryError } from '../registry-proto/errors';
+import { assertNoDuplicateKeys, jsonKeyCount } from '../registry-proto/json-reader';
 import type { GetDeviceResponse } from '../registry-proto/messages';
 import type { RegistryStore } from '../registry-proto/server/store';
 import { call, CallError, operation } from '../registry-proto/tool/client';
@@ -171,6 +172,11 @@ function importFile(argv: { file: string; db?: string; replace: boolean; tailsca
     parsed = JSON.parse(text);
   } catch (err) {
     throw new RegistryError('REG_ERR_IMPORT', `${source} is not JSON: ${(err as Error).message}`);
+  }
+  try {
+    assertNoDuplicateKeys(text, jsonKeyCount(parsed));
+  } catch (err) {
+    throw new RegistryError('REG_ERR_IMPORT', `${source}: ${(err as Error).message.replace(/^invalid JSON: /, '')}`);
   }
   const list = Array.isArray(parsed) ? parsed : (parsed as { devices?: unknown })?.devices;
   if (!Array.isArray(list)) throw new RegistryError('REG_ERR_IMPORT', `${source}: expected {"devices": [...]} or a JSON array of device records`);

@@ -22,7 +22,8 @@ import protojson from 'protobufjs/ext/protojson';
 import textformat from 'protobufjs/ext/textformat';
 import { CodecError } from './errors';
 import { fullName, messageTypes, staticClassOf, type StaticMessageClass } from './messages';
-import { shortestFloat, writeJson, type JsonWriteOptions } from './json-writer';
+import { assertNoDuplicateKeys, compiledReader, jsonKeyCount, type ReadContext } from './json-reader';
+import { shortestFloat, stringifyJson, writeJson, type JsonWriteOptions } from './json-writer';
 import { checkWire, wireRules, type TypeRules } from './wire-check';
 
 export type { JsonWriteOptions };
@@ -124,15 +125,22 @@ export class MessageCodec<T extends object = Message> {
     } catch (err) {
       throw new CodecError('REG_ERR_ENCODE', `${this.name}: cannot write as JSON: ${(err as Error).message}`);
     }
-    return shapeJson(this.type, json, options);
+    return shapeJson(this.type, json, options, message as Message);
   }
 
   toJsonString(message: T, options: JsonWriteOptions & { indent?: number } = {}): string {
-    return JSON.stringify(this.toJson(message, options), null, options.indent);
+    return stringifyJson(this.toJson(message, options), options.indent);
   }
 
-  /** Reads a parsed ProtoJSON value; throws CodecError REG_ERR_JSON naming the field. */
+  /** Reads a parsed ProtoJSON value (the reader compiled for the type, json-reader.ts); throws CodecError REG_ERR_JSON naming the field. */
   fromJson(json: unknown, options: JsonReadOptions = {}): T {
+    const reader = compiledReader(this.type);
+    if (reader) return reader(json, { ignoreUnknownFields: options.ignoreUnknownFields === true, keys: 0 }, 0) as T;
+    return this.fromJsonReflective(json, options);
+  }
+
+  /** ProtoJSON through protobufjs/ext/protojson (every type; the reference for the compiled reader). */
+  fromJsonReflective(json: unknown, options: JsonReadOptions = {}): T {
     let reflected: protobuf.Message<object>;
     try {
       reflected = protojson.fromJson(this.type, json, { ignoreUnknownFields: options.ignoreUnknownFields === true });
@@ -144,7 +152,7 @@ export class MessageCodec<T extends object = Message> {
     return this.fromReflected(reflected, 'REG_ERR_JSON');
   }
 
-  /** Reads ProtoJSON text; broken JSON is REG_ERR_JSON_SYNTAX with the position. */
+  /** Reads ProtoJSON text; broken JSON is REG_ERR_JSON_SYNTAX with the position, a key given twice in one object REG_ERR_JSON naming it. */
   fromJsonString(text: string, options: JsonReadOptions = {}): T {
     let json: unknown;
     try {
@@ -154,7 +162,22 @@ export class MessageCodec<T extends object = Message> {
       const at = /position (\d+)/.exec(message);
       throw new CodecError('REG_ERR_JSON_SYNTAX', `not JSON: ${message}`, { offset: at ? Number(at[1]) : undefined });
     }
-    return this.fromJson(json, options);
+    const reader = compiledReader(this.type);
+    if (!reader) {
+      assertNoDuplicateKeys(text, jsonKeyCount(json));
+      return this.fromJsonReflective(json, options);
+    }
+    const ctx: ReadContext = { ignoreUnknownFields: options.ignoreUnknownFields === true, keys: 0 };
+    let message: T;
+    try {
+      message = reader(json, ctx, 0) as T;
+    } catch (err) {
+      // A key given twice explains more than what its last value did wrong.
+      assertNoDuplicateKeys(text, jsonKeyCount(json));
+      throw err;
+    }
+    assertNoDuplicateKeys(text, ctx.keys);
+    return message;
   }
 
   /** Protobuf text format (proto field names, one field per line). */
@@ -242,8 +265,12 @@ function defaultJson(field: protobuf.Field): unknown {
   }
 }
 
-/** Applies JsonWriteOptions and float printing to the JSON that protojson made for `type`. */
-function shapeJson(type: protobuf.Type, json: unknown, options: JsonWriteOptions): unknown {
+/**
+ * Applies JsonWriteOptions and float printing to the JSON that protojson made
+ * for `type`. `message` (the value written) restores a float or double -0,
+ * which protojson drops as if it were the default.
+ */
+function shapeJson(type: protobuf.Type, json: unknown, options: JsonWriteOptions, message?: Message): unknown {
   // Well-known types have their own JSON forms (a Timestamp is a string).
   if (type.fullName.startsWith(WKT_PREFIX) || json === null || typeof json !== 'object' || Array.isArray(json)) return json;
   const input = json as Record<string, unknown>;
@@ -251,28 +278,34 @@ function shapeJson(type: protobuf.Type, json: unknown, options: JsonWriteOptions
   for (const field of type.fieldsArray) {
     const has = Object.prototype.hasOwnProperty.call(input, field.jsonName);
     const hasPresence = !field.repeated && !(field instanceof protobuf.MapField) && (field.resolvedType instanceof protobuf.Type || field.optional && field.options?.proto3_optional === true || field.partOf !== null);
-    if (!has && !(options.emitDefaults && !hasPresence)) continue;
     const key = options.protoNames ? (field.protoName ?? field.name) : field.jsonName;
-    out[key] = has ? shapeValue(field, input[field.jsonName], options) : defaultJson(field);
+    const value = message?.[field.name];
+    if (!has && (field.type === 'float' || field.type === 'double') && !field.repeated && Object.is(value, -0)) {
+      out[key] = -0;
+      continue;
+    }
+    if (!has && !(options.emitDefaults && !hasPresence)) continue;
+    out[key] = has ? shapeValue(field, input[field.jsonName], options, value) : defaultJson(field);
   }
   // Extensions and anything the loop does not know stay as protojson wrote them.
   for (const [k, v] of Object.entries(input)) if (!type.fieldsArray.some((f) => f.jsonName === k)) out[k] = v;
   return out;
 }
 
-function shapeValue(field: protobuf.Field, value: unknown, options: JsonWriteOptions): unknown {
-  const one = (v: unknown): unknown => {
-    if (field.resolvedType instanceof protobuf.Type) return shapeJson(field.resolvedType, v, options);
-    if (field.type === 'float' && typeof v === 'number') return shortestFloat(v);
+function shapeValue(field: protobuf.Field, value: unknown, options: JsonWriteOptions, source: unknown): unknown {
+  const one = (v: unknown, from: unknown): unknown => {
+    if (field.resolvedType instanceof protobuf.Type) return shapeJson(field.resolvedType, v, options, from as Message | undefined);
+    if (field.type === 'float' && typeof v === 'number') return shortestFloat(Object.is(from, -0) ? -0 : v);
+    if (field.type === 'double' && Object.is(from, -0)) return -0;
     return v;
   };
   if (field instanceof protobuf.MapField) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = one(v);
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = one(v, (source as Record<string, unknown> | undefined)?.[k]);
     return out;
   }
-  if (field.repeated && Array.isArray(value)) return value.map(one);
-  return one(value);
+  if (field.repeated && Array.isArray(value)) return value.map((v, i) => one(v, (source as unknown[] | undefined)?.[i]));
+  return one(value, source);
 }
 
 /**

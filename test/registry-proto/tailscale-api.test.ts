@@ -350,6 +350,10 @@ t.test('errors are Tailscale\'s {"message": ...} with the right status', async (
     t.same(Object.keys(a.json ?? {}), ['message'], `${method} ${p} -> ${status}: ${a.json?.message}`);
     t.type(a.json?.message, 'string');
   }
+  const twice = '{"routes": ["10.44.0.0/16"], "routes": []}';
+  const dup = await raw(registry.url, 'POST', `/api/v2/device/${router.id}/routes`, [...curlHeaders(key), ['Content-Type', 'application/json'], ['Content-Length', String(twice.length)]], twice);
+  checkJsonAnswer(t, dup, 400);
+  t.match(dup.json.message, /key "routes" appears twice/, 'a key given twice is refused, named');
   const unchanged = await raw(registry.url, 'GET', `/api/v2/device/${router.id}/routes`, curlHeaders(key));
   t.same(unchanged.json.enabledRoutes, router.enabledRoutes, 'refused requests changed nothing');
 });

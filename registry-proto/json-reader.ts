@@ -1,0 +1,406 @@
+/**
+ * A ProtoJSON reader compiled once per message type, the counterpart of
+ * json-writer.ts: a table of the type's JSON keys (lowerCamelCase and proto
+ * names) to small converters, walked directly over the parsed JSON into an
+ * instance of the pbjs static class. It replaces protobufjs/ext/protojson's
+ * reflective walk followed by a binary encode, wire check and decode (about
+ * twenty times the work; docs/benchmarks.md). The rules are the ProtoJSON
+ * spec's (https://protobuf.dev/programming-guides/json/) as protojson.js
+ * implements them (readMessage, readScalar, parseFloat32Or64, the Timestamp
+ * reader), with these differences on purpose:
+ *
+ * - a float written as FLT_MAX rounded to 9 digits (`3.4028235e+38`, as Go,
+ *   buf and protoc print it) reads as FLT_MAX; only values that round to
+ *   infinity as a float32 are out of range;
+ * - `-0` is kept (a float or double field holding -0 is set, not dropped as
+ *   the default);
+ * - fromJsonText() refuses an object with the same key twice, naming the key
+ *   (JSON.parse would keep the last one silently).
+ *
+ * Covered: proto3 scalars but 64-bit integers, bytes and enums; nested
+ * messages, repeated fields, string-keyed maps, google.protobuf.Timestamp.
+ * A type that uses anything else gets no compiled reader (codec.ts falls
+ * back to the reflective path). The equivalence with the reflective path is
+ * a property test (test/registry-proto/json-reader.test.ts).
+ */
+import protobuf from 'protobufjs';
+import { CodecError } from './errors';
+import { staticClassOf } from './messages';
+import { PROTO_KEY_REFUSED } from './wire-check';
+
+export interface ReadContext {
+  ignoreUnknownFields: boolean;
+  /** Object keys seen (message fields and map entries), to detect duplicate keys in the text. */
+  keys: number;
+}
+
+export type CompiledReader = (json: unknown, ctx: ReadContext, depth: number) => Record<string, unknown>;
+
+const NUMERIC = /^[+-]?(?:[0-9]*\.[0-9]+|[0-9]+\.?)(?:[eE][+-]?[0-9]+)?$/;
+const TIMESTAMP = /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.(\d{1,9}))?(Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
+const TIMESTAMP_MIN_S = -62_135_596_800;
+const TIMESTAMP_MAX_S = 253_402_300_799;
+const MAX_DEPTH = 100;
+
+/** String.prototype.isWellFormed (Node 20; not in this TypeScript lib): no lone surrogates. */
+const wellFormed = (s: string): boolean => (s as unknown as { isWellFormed(): boolean }).isWellFormed();
+
+function fail(name: string, value: unknown, what: string): never {
+  throw new CodecError('REG_ERR_JSON', `invalid JSON: ${name}: ${what}: ${JSON.stringify(value)}`, { field: name });
+}
+
+type Convert = (value: unknown, ctx: ReadContext, depth: number) => unknown;
+
+function readFloat(name: string, isFloat: boolean): Convert {
+  return (value) => {
+    let num: number;
+    if (typeof value === 'number') num = value;
+    else if (typeof value === 'string') {
+      if (value === 'NaN') return NaN;
+      if (value === 'Infinity') return Infinity;
+      if (value === '-Infinity') return -Infinity;
+      if (!NUMERIC.test(value)) fail(name, value, 'invalid number');
+      num = Number(value);
+      if (!Number.isFinite(num)) fail(name, value, 'invalid number');
+    } else return fail(name, value, 'expected number');
+    // Rounding decides: 3.4028235e+38 is FLT_MAX printed with 9 digits.
+    if (!isFloat) return num;
+    // A float holds what a float32 holds (as after a binary round trip).
+    const f = Math.fround(num);
+    if (!Number.isFinite(f)) fail(name, value, 'out of range for float');
+    return f;
+  };
+}
+
+const INT_RANGE: Record<string, [number, number]> = {
+  int32: [-2147483648, 2147483647],
+  sint32: [-2147483648, 2147483647],
+  sfixed32: [-2147483648, 2147483647],
+  uint32: [0, 4294967295],
+  fixed32: [0, 4294967295],
+};
+
+function readInt32(name: string, type: string): Convert {
+  const [min, max] = INT_RANGE[type];
+  return (value) => {
+    let num: number;
+    if (typeof value === 'number') num = value;
+    else if (typeof value === 'string' && NUMERIC.test(value)) num = Number(value);
+    else return fail(name, value, typeof value === 'string' ? 'invalid integer' : 'expected integer (number or string)');
+    if (!Number.isInteger(num)) fail(name, value, 'not an integer');
+    if (num < min || num > max) fail(name, value, `out of range for ${type}`);
+    return num === 0 ? 0 : num;
+  };
+}
+
+function readString(name: string): Convert {
+  return (value) => {
+    if (typeof value !== 'string') fail(name, value, 'expected string');
+    // proto3 strings are UTF-8: a lone surrogate has no UTF-8 form.
+    if (!wellFormed(value)) fail(name, value, 'unpaired surrogate');
+    return value;
+  };
+}
+
+function readBool(name: string): Convert {
+  return (value) => (typeof value === 'boolean' ? value : fail(name, value, 'expected boolean'));
+}
+
+function daysInMonth(year: number, month: number): number {
+  return month === 2 ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
+}
+
+/** RFC 3339 (offsets allowed, 0..9 fractional digits) to a Timestamp in 0001..9999. */
+export function readTimestamp(value: unknown, name = 'google.protobuf.Timestamp'): { seconds: number; nanos: number } {
+  if (typeof value !== 'string') fail(name, value, 'expected timestamp string');
+  const m = TIMESTAMP.exec(value);
+  if (!m) fail(name, value, 'invalid timestamp');
+  if (Number(m[3]) > daysInMonth(Number(m[1]), Number(m[2]))) fail(name, value, 'invalid timestamp date');
+  const ms = Date.parse(m[7] ? value.replace(/\.\d+/, '') : value);
+  if (Number.isNaN(ms)) fail(name, value, 'invalid timestamp');
+  const seconds = Math.floor(ms / 1000);
+  if (seconds < TIMESTAMP_MIN_S || seconds > TIMESTAMP_MAX_S) fail(name, value, 'timestamp out of range');
+  const nanos = m[7] ? Number(m[7].padEnd(9, '0')) : 0;
+  return { seconds, nanos };
+}
+
+/** Counts the keys of a skipped value (an unknown field under ignoreUnknownFields), for the duplicate-key check. */
+function countKeys(value: unknown): number {
+  if (value === null || typeof value !== 'object') return 0;
+  if (Array.isArray(value)) return value.reduce((n: number, v) => n + countKeys(v), 0);
+  let n = 0;
+  for (const k in value) n += 1 + countKeys((value as Record<string, unknown>)[k]);
+  return n;
+}
+
+interface FieldPlan {
+  prop: string;
+  /** Proto name: both spellings of one field in one object are refused. */
+  id: number;
+  read: Convert;
+  kind: 'single' | 'repeated' | 'map';
+  /** Implicit presence: the default value is not set (the field stays absent). */
+  isDefault?: (v: unknown) => boolean;
+}
+
+const compiled = new WeakMap<protobuf.Type, CompiledReader | null>();
+const inProgress = new Set<protobuf.Type>();
+
+/** The compiled reader of `type`, or undefined when it needs the reflective path. */
+export function compiledReader(type: protobuf.Type): CompiledReader | undefined {
+  if (compiled.has(type)) return compiled.get(type) ?? undefined;
+  const cls = staticClassOf(type) as unknown as (new () => Record<string, unknown>) | undefined;
+  if (!cls || type.fullName.startsWith('.google.protobuf.')) {
+    compiled.set(type, null);
+    return undefined;
+  }
+  inProgress.add(type);
+  const typeName = type.fullName.slice(1);
+  const byKey = new Map<string, FieldPlan>();
+  let ok = true;
+  type.fieldsArray.forEach((field, id) => {
+    field.resolve();
+    const name = `${typeName}.${field.jsonName}`;
+    const one = singleReader(field, name);
+    if (!one || (field instanceof protobuf.MapField && field.keyType !== 'string') || field.partOf) {
+      ok = false;
+      return;
+    }
+    const kind = field instanceof protobuf.MapField ? 'map' : field.repeated ? 'repeated' : 'single';
+    const scalarDefault = !(field.resolvedType instanceof protobuf.Type) && kind === 'single' ? defaultTest(field.type) : undefined;
+    let read: Convert;
+    if (kind === 'repeated') {
+      read = (value, ctx, depth) => {
+        if (!Array.isArray(value)) fail(name, value, 'expected array');
+        const out = new Array(value.length);
+        for (let i = 0; i < value.length; i++) {
+          if (value[i] === null) fail(name, null, 'null element');
+          out[i] = one.read(value[i], ctx, depth);
+        }
+        return out;
+      };
+    } else if (kind === 'map') {
+      read = (value, ctx, depth) => {
+        if (value === null || typeof value !== 'object' || Array.isArray(value)) fail(name, value, 'expected object for map');
+        const out: Record<string, unknown> = {};
+        const obj = value as Record<string, unknown>;
+        for (const k in obj) {
+          ctx.keys++;
+          if (k === '__proto__') throw new CodecError('REG_ERR_JSON', `invalid JSON for ${typeName}: ${field.protoName ?? field.name}[].key: ${PROTO_KEY_REFUSED}`, { field: `${field.protoName ?? field.name}[].key` });
+          if (!wellFormed(k)) fail(name, k, 'unpaired surrogate in map key');
+          out[k] = one.read(obj[k], ctx, depth);
+        }
+        return out;
+      };
+    } else read = one.read;
+    const plan: FieldPlan = { prop: field.name, id, read, kind, isDefault: scalarDefault };
+    byKey.set(field.jsonName, plan);
+    const protoName = field.protoName ?? field.name;
+    if (protoName !== field.jsonName) byKey.set(protoName, plan);
+  });
+  inProgress.delete(type);
+  if (!ok) {
+    compiled.set(type, null);
+    return undefined;
+  }
+  const plans = byKey;
+  const reader: CompiledReader = (json, ctx, depth) => {
+    if (depth > MAX_DEPTH) throw new CodecError('REG_ERR_JSON', `invalid JSON: ${typeName}: nesting deeper than ${MAX_DEPTH}`);
+    if (json === null || typeof json !== 'object' || Array.isArray(json)) fail(typeName, json, 'expected object');
+    const message = new cls();
+    const obj = json as Record<string, unknown>;
+    let seen = 0; // bit per field index (fields beyond 31 fall back to a Set)
+    let seenMore: Set<number> | undefined;
+    for (const key in obj) {
+      ctx.keys++;
+      const plan = plans.get(key);
+      const value = obj[key];
+      if (plan === undefined) {
+        if (ctx.ignoreUnknownFields) {
+          ctx.keys += countKeys(value);
+          continue;
+        }
+        fail(typeName, key, 'unknown field');
+      }
+      if (plan.id < 31) {
+        if (seen & (1 << plan.id)) fail(typeName, key, 'duplicate field');
+        seen |= 1 << plan.id;
+      } else {
+        seenMore ??= new Set();
+        if (seenMore.has(plan.id)) fail(typeName, key, 'duplicate field');
+        seenMore.add(plan.id);
+      }
+      if (value === null) continue; // null: the default
+      const v = plan.read(value, ctx, depth + 1);
+      if (plan.isDefault?.(v)) continue;
+      message[plan.prop] = v;
+    }
+    return message;
+  };
+  compiled.set(type, reader);
+  return reader;
+}
+
+function defaultTest(type: string): ((v: unknown) => boolean) | undefined {
+  switch (type) {
+    case 'string':
+      return (v) => v === '';
+    case 'bool':
+      return (v) => v === false;
+    default:
+      // numbers: 0 is the default, -0 is not (its sign is kept)
+      return (v) => v === 0 && !Object.is(v, -0);
+  }
+}
+
+function singleReader(field: protobuf.Field, name: string): { read: Convert } | undefined {
+  const resolved = field.resolvedType;
+  if (resolved instanceof protobuf.Enum) return undefined;
+  if (resolved instanceof protobuf.Type) {
+    if (resolved.fullName === '.google.protobuf.Timestamp') {
+      const cls = staticClassOf(resolved) as unknown as new () => Record<string, unknown>;
+      return {
+        read: (value) => {
+          const { seconds, nanos } = readTimestamp(value);
+          const t = new cls();
+          if (seconds !== 0) t.seconds = seconds;
+          if (nanos !== 0) t.nanos = nanos;
+          return t;
+        },
+      };
+    }
+    if (resolved.fullName.startsWith('.google.protobuf.')) return undefined;
+    if (!inProgress.has(resolved) && compiledReader(resolved) === undefined) return undefined;
+    return {
+      read: (value, ctx, depth) => {
+        const r = compiled.get(resolved);
+        if (!r) throw new Error(`no compiled JSON reader for ${resolved.fullName}`);
+        return r(value, ctx, depth);
+      },
+    };
+  }
+  switch (field.type) {
+    case 'string':
+      return { read: readString(name) };
+    case 'bool':
+      return { read: readBool(name) };
+    case 'float':
+      return { read: readFloat(name, true) };
+    case 'double':
+      return { read: readFloat(name, false) };
+    case 'int32':
+    case 'sint32':
+    case 'sfixed32':
+    case 'uint32':
+    case 'fixed32':
+      return { read: readInt32(name, field.type) };
+    default:
+      return undefined; // 64-bit integers and bytes: the reflective path
+  }
+}
+
+/**
+ * How many object keys a JSON text holds (strings followed by a colon). The
+ * text has been through JSON.parse, so every quote outside a string opens
+ * one. Compared with the keys the reader met: fewer met means JSON.parse
+ * merged a key given twice.
+ */
+export function countJsonKeys(text: string): number {
+  let n = 0;
+  let i = 0;
+  for (;;) {
+    const open = text.indexOf('"', i);
+    if (open < 0) return n;
+    let close = text.indexOf('"', open + 1);
+    // A quote preceded by an odd number of backslashes is inside the string.
+    while (close > 0 && text.charCodeAt(close - 1) === 92) {
+      let b = close - 1;
+      while (text.charCodeAt(b) === 92) b--;
+      if ((close - 1 - b) % 2 === 0) break;
+      close = text.indexOf('"', close + 1);
+    }
+    if (close < 0) return n;
+    i = close + 1;
+    let c = text.charCodeAt(i);
+    while (c === 32 || c === 10 || c === 13 || c === 9) c = text.charCodeAt(++i);
+    if (c === 58) n++;
+  }
+}
+
+/** Finds the first key that appears twice in one object of a (valid) JSON text: its name, object path and position. */
+export function findDuplicateKey(text: string): { key: string; path: string; position: number } | undefined {
+  let i = 0;
+  const ws = () => {
+    while (i < text.length && ' \n\r\t'.includes(text[i])) i++;
+  };
+  const str = (): string => {
+    const start = i;
+    i++;
+    while (text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+    i++;
+    return JSON.parse(text.slice(start, i)) as string;
+  };
+  const value = (path: string): { key: string; path: string; position: number } | undefined => {
+    ws();
+    const c = text[i];
+    if (c === '{') {
+      i++;
+      const seen = new Set<string>();
+      ws();
+      if (text[i] === '}') {
+        i++;
+        return undefined;
+      }
+      for (;;) {
+        ws();
+        const at = i;
+        const key = str();
+        if (seen.has(key)) return { key, path, position: at };
+        seen.add(key);
+        ws();
+        i++; // ':'
+        const inner = value(path ? `${path}.${key}` : key);
+        if (inner) return inner;
+        ws();
+        if (text[i++] === '}') return undefined;
+      }
+    }
+    if (c === '[') {
+      i++;
+      ws();
+      if (text[i] === ']') {
+        i++;
+        return undefined;
+      }
+      for (let n = 0; ; n++) {
+        const inner = value(`${path}[${n}]`);
+        if (inner) return inner;
+        ws();
+        if (text[i++] === ']') return undefined;
+      }
+    }
+    if (c === '"') {
+      str();
+      return undefined;
+    }
+    while (i < text.length && !',}] \n\r\t'.includes(text[i])) i++;
+    return undefined;
+  };
+  return value('');
+}
+
+/** Throws REG_ERR_JSON naming the key when a JSON text repeats a key in one object (`metKeys`: the keys the parsed value holds). */
+export function assertNoDuplicateKeys(text: string, metKeys: number): void {
+  if (countJsonKeys(text) === metKeys) return;
+  const dup = findDuplicateKey(text);
+  if (!dup) return;
+  throw new CodecError('REG_ERR_JSON', `invalid JSON: key ${JSON.stringify(dup.key)} appears twice in ${dup.path ? `the object at ${dup.path}` : 'the top object'} (position ${dup.position}): give each key once`, {
+    field: dup.path ? `${dup.path}.${dup.key}` : dup.key,
+    offset: dup.position,
+  });
+}
+
+/** Every key of a parsed JSON value (for assertNoDuplicateKeys on values read by other means). */
+export function jsonKeyCount(value: unknown): number {
+  return countKeys(value);
+}
