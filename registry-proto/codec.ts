@@ -20,6 +20,8 @@
 import protobuf from 'protobufjs';
 import protojson from 'protobufjs/ext/protojson';
 import textformat from 'protobufjs/ext/textformat';
+import { compiledDecoder, INVALID, UNSUPPORTED } from './binary-decoder';
+import { compiledEncoder } from './binary-encoder';
 import { CodecError } from './errors';
 import { fullName, messageTypes, staticClassOf, type StaticMessageClass } from './messages';
 import { assertNoDuplicateKeys, compiledReader, jsonKeyCount, type ReadContext } from './json-reader';
@@ -52,6 +54,8 @@ export class MessageCodec<T extends object = Message> {
   readonly name: string;
   private readonly rules: TypeRules;
   private readonly cls: StaticMessageClass;
+  private readonly fused: ReturnType<typeof compiledDecoder>;
+  private readonly encodeFast: ReturnType<typeof compiledEncoder>;
 
   constructor(readonly type: protobuf.Type) {
     this.name = fullName(type);
@@ -59,17 +63,37 @@ export class MessageCodec<T extends object = Message> {
     const cls = staticClassOf(type);
     if (!cls) throw new Error(`no generated code for ${this.name}: run npm run registry:generate`);
     this.cls = cls;
+    this.fused = compiledDecoder(type);
+    this.encodeFast = compiledEncoder(type);
   }
 
-  /** Binary encoding of `message`. */
+  /** Binary encoding of `message` (binary-encoder.ts where the type has a generated encoder, else pbjs). */
   encode(message: T): Uint8Array {
+    if (this.encodeFast) return this.encodeFast(message as Message);
     return this.cls.encode(message).finish();
   }
 
   /** Decodes binary input (unknown fields kept unless `discardUnknown`); throws CodecError REG_ERR_WIRE on malformed bytes. */
   decode(bytes: Uint8Array, options: BinaryReadOptions = {}): T {
-    checkWire(this.rules, bytes);
-    return this.decodeChecked(bytes, 0, bytes.length, options);
+    return this.decodeOnePass(bytes, 0, bytes.length, options);
+  }
+
+  /**
+   * The one-pass decoder (binary-decoder.ts) where the type has one; on bytes
+   * it refuses, wire-check.ts says why (path and offset). The pbjs decode
+   * after the wire check stays for other types and for values it leaves to
+   * pbjs (int64 beyond 2^53).
+   */
+  private decodeOnePass(bytes: Uint8Array, start: number, end: number, options: BinaryReadOptions): T {
+    if (this.fused) {
+      try {
+        return this.fused(bytes, start, end, options.discardUnknown !== true) as T;
+      } catch (err) {
+        if (err !== INVALID && err !== UNSUPPORTED) throw err;
+      }
+    }
+    checkWire(this.rules, bytes, start, end);
+    return this.decodeChecked(bytes, start, end, options);
   }
 
   private decodeChecked(bytes: Uint8Array, start: number, end: number, options: BinaryReadOptions): T {
@@ -100,12 +124,12 @@ export class MessageCodec<T extends object = Message> {
     const out: T[] = [];
     for (const { start, end } of delimitedFrames(bytes)) {
       try {
-        checkWire(this.rules, bytes, start, end);
+        out.push(this.decodeOnePass(bytes, start, end, options));
       } catch (err) {
         const e = err as CodecError;
+        if (!(e instanceof CodecError) || !e.message.includes('at byte offset')) throw err;
         throw new CodecError('REG_ERR_WIRE', `message #${out.length + 1} (starting at byte ${start}): ${e.message}`, { field: e.field, offset: e.offset });
       }
-      out.push(this.decodeChecked(bytes, start, end, options));
     }
     return out;
   }

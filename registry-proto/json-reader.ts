@@ -37,7 +37,6 @@ export interface ReadContext {
 export type CompiledReader = (json: unknown, ctx: ReadContext, depth: number) => Record<string, unknown>;
 
 const NUMERIC = /^[+-]?(?:[0-9]*\.[0-9]+|[0-9]+\.?)(?:[eE][+-]?[0-9]+)?$/;
-const TIMESTAMP = /^(\d{4})-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.(\d{1,9}))?(Z|[+-](?:[01]\d|2[0-3]):[0-5]\d)$/;
 const TIMESTAMP_MIN_S = -62_135_596_800;
 const TIMESTAMP_MAX_S = 253_402_300_799;
 const MAX_DEPTH = 100;
@@ -110,17 +109,66 @@ function daysInMonth(year: number, month: number): number {
   return month === 2 ? (year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28) : [4, 6, 9, 11].includes(month) ? 30 : 31;
 }
 
-/** RFC 3339 (offsets allowed, 0..9 fractional digits) to a Timestamp in 0001..9999. */
+/** Days from 1970-01-01 to a proleptic Gregorian date (Howard Hinnant's days_from_civil). */
+function daysFromCivil(y: number, m: number, d: number): number {
+  y -= m <= 2 ? 1 : 0;
+  const era = Math.floor(y / 400);
+  const yoe = y - era * 400;
+  const doy = Math.floor((153 * (m + (m > 2 ? -3 : 9)) + 2) / 5) + d - 1;
+  const doe = yoe * 365 + Math.floor(yoe / 4) - Math.floor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
+}
+
+/** Two or four decimal digits at `at` (-1 if any is not a digit). */
+function digits(s: string, at: number, n: number): number {
+  let v = 0;
+  for (let i = at; i < at + n; i++) {
+    const d = s.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    v = v * 10 + d;
+  }
+  return v;
+}
+
+/**
+ * RFC 3339 (offsets allowed, 0..9 fractional digits) to a Timestamp in
+ * 0001..9999: `YYYY-MM-DDTHH:MM:SS[.fraction](Z|±HH:MM)`, read by position
+ * (a regular expression with nine captures cost more than the rest of a
+ * device record).
+ */
 export function readTimestamp(value: unknown, name = 'google.protobuf.Timestamp'): { seconds: number; nanos: number } {
   if (typeof value !== 'string') fail(name, value, 'expected timestamp string');
-  const m = TIMESTAMP.exec(value);
-  if (!m) fail(name, value, 'invalid timestamp');
-  if (Number(m[3]) > daysInMonth(Number(m[1]), Number(m[2]))) fail(name, value, 'invalid timestamp date');
-  const ms = Date.parse(m[7] ? value.replace(/\.\d+/, '') : value);
-  if (Number.isNaN(ms)) fail(name, value, 'invalid timestamp');
-  const seconds = Math.floor(ms / 1000);
+  const s = value;
+  const year = digits(s, 0, 4);
+  const month = digits(s, 5, 2);
+  const day = digits(s, 8, 2);
+  const hour = digits(s, 11, 2);
+  const minute = digits(s, 14, 2);
+  const second = digits(s, 17, 2);
+  if (s.length < 20 || s[4] !== '-' || s[7] !== '-' || s[10] !== 'T' || s[13] !== ':' || s[16] !== ':' || year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) {
+    fail(name, value, 'invalid timestamp');
+  }
+  let i = 19;
+  let nanos = 0;
+  if (s[i] === '.') {
+    const start = ++i;
+    while (i < s.length && s.charCodeAt(i) >= 48 && s.charCodeAt(i) <= 57) i++;
+    const n = i - start;
+    if (n < 1 || n > 9) fail(name, value, 'invalid timestamp');
+    nanos = digits(s, start, n) * 10 ** (9 - n);
+  }
+  let offsetS = 0;
+  if (s[i] === 'Z' && i + 1 === s.length) {
+    // UTC
+  } else if ((s[i] === '+' || s[i] === '-') && i + 6 === s.length && s[i + 3] === ':') {
+    const oh = digits(s, i + 1, 2);
+    const om = digits(s, i + 4, 2);
+    if (oh < 0 || oh > 23 || om < 0 || om > 59) fail(name, value, 'invalid timestamp');
+    offsetS = (s[i] === '-' ? -1 : 1) * (oh * 3600 + om * 60);
+  } else fail(name, value, 'invalid timestamp');
+  if (day > daysInMonth(year, month)) fail(name, value, 'invalid timestamp date');
+  const seconds = daysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offsetS;
   if (seconds < TIMESTAMP_MIN_S || seconds > TIMESTAMP_MAX_S) fail(name, value, 'timestamp out of range');
-  const nanos = m[7] ? Number(m[7].padEnd(9, '0')) : 0;
   return { seconds, nanos };
 }
 
@@ -306,6 +354,25 @@ function singleReader(field: protobuf.Field, name: string): { read: Convert } | 
  * merged a key given twice.
  */
 export function countJsonKeys(text: string): number {
+  // Fast path: a key ends with '":' (a quote inside a string is escaped, \"),
+  // found by indexOf; a key followed by white space before its colon is rare
+  // (pretty-printers do not write it) and takes the full scan.
+  if (WHITE_BEFORE_COLON.test(text)) return countJsonKeysSlow(text);
+  let n = 0;
+  for (let i = text.indexOf('":'); i >= 0; i = text.indexOf('":', i + 2)) {
+    if (text.charCodeAt(i - 1) === 92) {
+      let b = i - 1;
+      while (text.charCodeAt(b) === 92) b--;
+      if ((i - 1 - b) % 2 === 1) continue; // an escaped quote inside a string
+    }
+    n++;
+  }
+  return n;
+}
+
+const WHITE_BEFORE_COLON = /"[ \t\n\r]+:/;
+
+function countJsonKeysSlow(text: string): number {
   let n = 0;
   let i = 0;
   for (;;) {
