@@ -22,6 +22,7 @@ import { codecFor, type MessageCodec } from '../codec';
 import { CodecError, RegistryError, type RegistryErrorCode } from '../errors';
 import type { EnableDeviceRoutesRequest, EnableDeviceRoutesResponse, GetDeviceResponse, GetDeviceRoutesResponse } from '../messages';
 import { parseFieldSet, tailscaleDeviceJson, tailscaleRoutesJson, type FieldSet } from '../tailscale-json';
+import { MAX_ROUTES_PER_DEVICE, normaliseRoutesInChunks } from './routes';
 import type { RegistryStore } from './store';
 
 export interface RegistryAppDeps {
@@ -37,7 +38,12 @@ export interface RegistryAppDeps {
 export const PROTOBUF_TYPE = 'application/x-protobuf';
 const PROTOBUF_TYPES = [PROTOBUF_TYPE, 'application/protobuf', 'application/vnd.google.protobuf'];
 const JSON_TYPE = 'application/json';
-const MAX_BODY = '1mb';
+/**
+ * Largest request body: MAX_ROUTES_PER_DEVICE IPv6 prefixes of the longest
+ * form fit in about 46 KB of JSON; anything larger is refused (413) before it
+ * is parsed, so one request's parse is bounded too.
+ */
+const MAX_BODY = '64kb';
 
 const codecs = {
   device: codecFor<GetDeviceResponse>('registry.v1.GetDeviceResponse'),
@@ -160,14 +166,14 @@ function mountApiV2(app: express.Express, { store, tailnet }: RegistryAppDeps): 
     else res.type(JSON_TYPE).send(JSON.stringify(tailscaleRoutesJson(r)));
   });
 
-  app.post(routes, express.raw({ type: () => true, limit: MAX_BODY }), (req, res) => {
+  app.post(routes, express.raw({ type: () => true, limit: MAX_BODY }), async (req, res) => {
     const format = responseFormat(req);
     const id = resolve(req);
     const request = readRoutesRequest(req, true);
     if (request.id && request.id !== id && request.id !== req.params.deviceId) {
       throw new RegistryError('REG_ERR_BAD_REQUEST', `the body's id (${request.id}) is not the device in the path (${req.params.deviceId}): leave it out`);
     }
-    const r = store.enableRoutes(id, request.routes ?? []);
+    const r = store.enableRoutes(id, await normaliseRoutesInChunks(request.routes ?? []), { checked: true });
     if (format === 'binary') send(res, format, codecs.enabled, r);
     else res.type(JSON_TYPE).send(JSON.stringify(tailscaleRoutesJson(r)));
   });
@@ -245,12 +251,12 @@ export function buildRegistryApp({ store, tailnet }: RegistryAppDeps): express.E
     send(res, format, codecs.routes, store.getRoutes(req.params.id as string));
   });
 
-  app.post(routes, express.raw({ type: () => true, limit: MAX_BODY }), (req, res) => {
+  app.post(routes, express.raw({ type: () => true, limit: MAX_BODY }), async (req, res) => {
     const format = responseFormat(req);
     const id = req.params.id as string;
     const request = readRoutesRequest(req, false);
     if (request.id && request.id !== id) throw new RegistryError('REG_ERR_BAD_REQUEST', `the body's id (${request.id}) is not the id in the path (${id}): leave it out or make them equal`);
-    send(res, format, codecs.enabled, store.enableRoutes(id, request.routes ?? []));
+    send(res, format, codecs.enabled, store.enableRoutes(id, await normaliseRoutesInChunks(request.routes ?? []), { checked: true }));
   });
 
   mountApiV2(app, { store, tailnet });
@@ -272,7 +278,7 @@ export function buildRegistryApp({ store, tailnet }: RegistryAppDeps): express.E
     if (err instanceof RegistryError) return sendError(res, err.status, err.code, err.message);
     if (err instanceof CodecError) return sendError(res, 400, err.code, err.message);
     const e = err as { type?: string; status?: number; message?: string };
-    if (e.type === 'entity.too.large') return sendError(res, 413, 'REG_ERR_PAYLOAD_TOO_LARGE', `the body is larger than ${MAX_BODY}`);
+    if (e.type === 'entity.too.large') return sendError(res, 413, 'REG_ERR_PAYLOAD_TOO_LARGE', `the body is larger than ${MAX_BODY}: a device has at most ${MAX_ROUTES_PER_DEVICE} routes, which fit in far less`);
     if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) return sendError(res, e.status, 'REG_ERR_BAD_REQUEST', e.message ?? 'bad request');
     process.stderr.write(`registry-proto: internal error: ${(err as Error)?.stack ?? String(err)}\n`);
     sendError(res, 500, 'REG_ERR_INTERNAL', 'internal error (logged by the server)');

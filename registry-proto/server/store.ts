@@ -171,8 +171,9 @@ export class RegistryStore {
    * semantics: the list is the new whole; routes the device does not
    * advertise may be enabled ahead of time). Returns both lists after.
    */
-  enableRoutes(id: string, routes: readonly string[]): Routes {
-    const enabled = normaliseRoutes(routes);
+  enableRoutes(id: string, routes: readonly string[], options: { checked?: boolean } = {}): Routes {
+    // `checked`: the caller ran normaliseRoutes (the server does, in chunks, before the transaction).
+    const enabled = options.checked ? [...routes] : normaliseRoutes(routes);
     return this.db
       .transaction(() => {
         const d = this.getDevice(id);
@@ -225,8 +226,8 @@ export class RegistryStore {
         nodeIds.set(nodeId, d.id);
       }
       try {
-        normaliseRoutes(d.enabledRoutes ?? []);
-        normaliseRoutes(d.advertisedRoutes ?? []);
+        normaliseRoutes(d.enabledRoutes ?? [], 'enabled routes');
+        normaliseRoutes(d.advertisedRoutes ?? [], 'advertised routes');
       } catch (err) {
         throw new RegistryError('REG_ERR_IMPORT', `${where}: ${(err as Error).message}`);
       }
