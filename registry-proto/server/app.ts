@@ -278,6 +278,8 @@ export function buildRegistryApp({ store, tailnet }: RegistryAppDeps): express.E
     if (err instanceof RegistryError) return sendError(res, err.status, err.code, err.message);
     if (err instanceof CodecError) return sendError(res, 400, err.code, err.message);
     const e = err as { type?: string; status?: number; message?: string };
+    // Close the connection after a 413: the rest of the body is not read (draining it would cost as much as reading it).
+    if (e.type === 'entity.too.large') res.setHeader('Connection', 'close');
     if (e.type === 'entity.too.large') return sendError(res, 413, 'REG_ERR_PAYLOAD_TOO_LARGE', `the body is larger than ${MAX_BODY}: a device has at most ${MAX_ROUTES_PER_DEVICE} routes, which fit in far less`);
     if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) return sendError(res, e.status, 'REG_ERR_BAD_REQUEST', e.message ?? 'bad request');
     process.stderr.write(`registry-proto: internal error: ${(err as Error)?.stack ?? String(err)}\n`);

@@ -17,32 +17,35 @@ import { RegistryError } from '../errors';
 export const MAX_ROUTES_PER_DEVICE = 1000;
 /** Routes checked between two turns of the event loop. */
 export const ROUTE_CHUNK = 100;
+/** Longest slice of route checking between two turns of the event loop. */
+export const SLICE_MS = 1;
 
-function ipv4ToBigInt(ip: string): bigint {
-  return ip.split('.').reduce((acc, part) => (acc << 8n) | BigInt(Number(part)), 0n);
+/** An IPv4 address as 32 bits (a number; net.isIP has checked the text). */
+function ipv4Value(ip: string): number {
+  return ip.split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
 }
 
-function ipv6ToBigInt(ip: string): bigint {
-  // Expand '::' and an embedded IPv4 tail into eight 16-bit groups.
+/** An IPv6 address (net.isIP has checked it) as eight 16-bit groups, '::' and an embedded IPv4 tail expanded. */
+function ipv6Groups(ip: string): number[] {
   let text = ip;
   const v4 = /(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (v4) {
-    const n = ipv4ToBigInt(v4[1]);
-    text = `${text.slice(0, -v4[1].length)}${(n >> 16n).toString(16)}:${(n & 0xffffn).toString(16)}`;
+    const n = ipv4Value(v4[1]);
+    text = `${text.slice(0, -v4[1].length)}${Math.floor(n / 65536).toString(16)}:${(n % 65536).toString(16)}`;
   }
   const [head, tail] = text.includes('::') ? text.split('::') : [text, undefined];
   const headParts = head ? head.split(':') : [];
   const tailParts = tail ? tail.split(':') : [];
   const groups = tail === undefined ? headParts : [...headParts, ...new Array(8 - headParts.length - tailParts.length).fill('0'), ...tailParts];
-  return groups.reduce((acc, g) => (acc << 16n) | BigInt(parseInt(g, 16)), 0n);
+  return groups.map((g) => parseInt(g, 16));
 }
 
-function formatIpv4(n: bigint): string {
-  return [24n, 16n, 8n, 0n].map((s) => String((n >> s) & 0xffn)).join('.');
+function formatIpv4(n: number): string {
+  return [16777216, 65536, 256, 1].map((d) => String(Math.floor(n / d) % 256)).join('.');
 }
 
-function formatIpv6(n: bigint): string {
-  const groups = Array.from({ length: 8 }, (_, i) => ((n >> BigInt(112 - 16 * i)) & 0xffffn).toString(16));
+function formatIpv6(values: number[]): string {
+  const groups = values.map((g) => g.toString(16));
   // RFC 5952: compress the longest run (length >= 2) of zero groups.
   let best = -1;
   let bestLen = 1;
@@ -69,18 +72,18 @@ export function checkRoute(route: unknown): string {
   const bits = Number(m[2]);
   const width = family === 4 ? 32 : 128;
   if (bits > width) throw new RegistryError('REG_ERR_INVALID_ROUTE', `route "${route}": an IPv${family} prefix has at most ${width} bits`);
+  // Plain numbers, no BigInt: a 1000-route body is checked in well under a millisecond per hundred.
+  let canonical: string;
   if (family === 4) {
-    // 32-bit arithmetic (no BigInt): the common case, and the one a large body is made of.
-    const value = m[1].split('.').reduce((acc, part) => acc * 256 + Number(part), 0);
     const hostBits = 32 - bits;
-    const network = hostBits === 32 ? 0 : Math.floor(value / 2 ** hostBits) * 2 ** hostBits;
-    const canonical4 = `${formatIpv4(BigInt(network))}/${bits}`;
-    if (canonical4 !== route) throw new RegistryError('REG_ERR_INVALID_ROUTE', `route "${route}" is not in canonical form: did you mean "${canonical4}"?`);
-    return route;
+    canonical = `${formatIpv4(hostBits === 32 ? 0 : Math.floor(ipv4Value(m[1]) / 2 ** hostBits) * 2 ** hostBits)}/${bits}`;
+  } else {
+    const masked = ipv6Groups(m[1]).map((g, i) => {
+      const keep = bits - 16 * i; // bits of this group inside the prefix
+      return keep >= 16 ? g : keep <= 0 ? 0 : g & (0xffff << (16 - keep)) & 0xffff;
+    });
+    canonical = `${formatIpv6(masked)}/${bits}`;
   }
-  const value = ipv6ToBigInt(m[1]);
-  const mask = ((1n << BigInt(width)) - 1n) ^ ((1n << BigInt(width - bits)) - 1n);
-  const canonical = `${family === 4 ? formatIpv4(value & mask) : formatIpv6(value & mask)}/${bits}`;
   if (canonical !== route) throw new RegistryError('REG_ERR_INVALID_ROUTE', `route "${route}" is not in canonical form: did you mean "${canonical}"?`);
   return route;
 }
@@ -95,13 +98,23 @@ export function normaliseRoutes(routes: readonly unknown[], what = 'routes'): st
   return [...new Set(routes.map(checkRoute))];
 }
 
-/** normaliseRoutes in chunks of ROUTE_CHUNK with a turn of the event loop between them. */
+/**
+ * normaliseRoutes in slices: at most ROUTE_CHUNK routes or SLICE_MS of work,
+ * then a turn of the event loop (setImmediate), so the requests that arrived
+ * meanwhile are answered before the next slice.
+ */
 export async function normaliseRoutesInChunks(routes: readonly unknown[]): Promise<string[]> {
   if (routes.length > MAX_ROUTES_PER_DEVICE) throw tooMany(routes.length, 'routes');
   const out = new Set<string>();
-  for (let i = 0; i < routes.length; i += ROUTE_CHUNK) {
+  let i = 0;
+  while (i < routes.length) {
     if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
-    for (const r of routes.slice(i, i + ROUTE_CHUNK)) out.add(checkRoute(r));
+    const sliceEnd = performance.now() + SLICE_MS;
+    const stop = Math.min(routes.length, i + ROUTE_CHUNK);
+    while (i < stop) {
+      out.add(checkRoute(routes[i++]));
+      if ((i & 15) === 0 && performance.now() > sliceEnd) break;
+    }
   }
   return [...out];
 }
