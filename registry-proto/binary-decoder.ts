@@ -98,7 +98,7 @@ function readString(end: number): string {
   // ASCII (most strings here) needs no UTF-8 check and decodes as latin1.
   let i = start;
   while (i < stop && st.buf[i] < 0x80) i++;
-  if (i === stop) return len < 24 ? asciiShort(start, stop) : (st.buf as unknown as NodeSlices).latin1Slice(start, stop);
+  if (i === stop) return (st.buf as unknown as NodeSlices).latin1Slice(start, stop);
   if (!isUtf8(st.buf.subarray(start, stop))) throw INVALID;
   return (st.buf as unknown as NodeSlices).utf8Slice(start, stop);
 }
@@ -109,11 +109,6 @@ interface NodeSlices {
   utf8Slice(start: number, end: number): string;
 }
 
-function asciiShort(start: number, stop: number): string {
-  let s = '';
-  for (let i = start; i < stop; i++) s += String.fromCharCode(st.buf[i]);
-  return s;
-}
 
 /** Skips a field of an unknown number, checking it as wire-check.ts does. */
 function skip(wire: number, fieldNo: number, end: number, depth: number): void {
@@ -270,7 +265,7 @@ function decoderOf(type: protobuf.Type): Decode | undefined {
           else skip(w2, n2, stop, depth + 1);
         }
         if (st.pos !== stop) throw INVALID;
-        if (!${own}) ${at} = {};
+        if (${at} === ${dep((cls as unknown as { prototype: Record<string, unknown> }).prototype[field.name])}) ${at} = {}; // the prototype's shared empty object
         ${at}[k] = v === undefined ? ${empty} : v;
         continue;
       }`);
@@ -278,22 +273,23 @@ function decoderOf(type: protobuf.Type): Decode | undefined {
       const packed = wire !== 2 ? `if (w === 2) {
           var len = varint32(end), stop = st.pos + len;
           if (stop > end) throw INVALID;
-          if (!${own}) ${at} = [];
+          if (${at}.length === 0) ${at} = [];
           while (st.pos < stop) ${at}.push(${read.replace(/\bend\b/g, 'stop')});
           if (st.pos !== stop) throw INVALID;
           continue;
         }` : '';
+      // The prototype's default is a shared empty array (pbjs's $util.emptyArray): replace it, never push to it.
       cases.push(`case ${field.id}: {
         ${packed}
         if (w !== ${wire}) throw INVALID;
         var v = ${read};
-        if (${own}) ${at}.push(v); else ${at} = [v];
+        if (${at}.length !== 0) ${at}.push(v); else ${at} = [v];
         continue;
       }`);
     } else if (resolved instanceof protobuf.Type) {
       cases.push(`case ${field.id}: {
         if (w !== 2) throw INVALID;
-        ${at} = sub(${dep(decoderOf(resolved))}, end, depth, ${own} ? ${at} : undefined);
+        ${at} = sub(${dep(decoderOf(resolved))}, end, depth, ${at} == null ? undefined : ${at});
         continue;
       }`);
     } else {

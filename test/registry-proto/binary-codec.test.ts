@@ -144,4 +144,7 @@ t.test('a lone surrogate is written as U+FFFD (valid UTF-8 that decodes), where 
   t.equal(bytes.toString('hex'), '0a0561efbfbd62');
   t.equal(codec.decode(bytes).id, 'a\ufffdb');
   t.equal(Buffer.from(codec.encode({ id: 'é😀' })).toString('hex'), '0a06' + Buffer.from('é😀').toString('hex'), 'pairs and 2-byte characters as UTF-8');
+  const long = `${'x'.repeat(30)}\ud800${'é'.repeat(60)}\udc00`;
+  t.equal(codec.decode(codec.encode({ id: long })).id, `${'x'.repeat(30)}\ufffd${'é'.repeat(60)}\ufffd`, 'long strings (the native writer) too, with a length over 127');
+  for (const n of [24, 25, 42, 43, 127, 128, 200]) t.equal(codec.decode(codec.encode({ id: 'é'.repeat(n) })).id, 'é'.repeat(n), `${n} two-byte characters`);
 });
