@@ -252,6 +252,11 @@ export function compiledReader(type: protobuf.Type): CompiledReader | undefined 
     return undefined;
   }
   const plans = byKey;
+  const generated = plans.size > 0 && type.fieldsArray.length <= 30 ? generateReader(type, cls, plans) : undefined;
+  if (generated) {
+    compiled.set(type, generated);
+    return generated;
+  }
   const reader: CompiledReader = (json, ctx, depth) => {
     if (depth > MAX_DEPTH) throw new CodecError('REG_ERR_JSON', `invalid JSON: ${typeName}: nesting deeper than ${MAX_DEPTH}`);
     if (json === null || typeof json !== 'object' || Array.isArray(json)) fail(typeName, json, 'expected object');
@@ -287,6 +292,52 @@ export function compiledReader(type: protobuf.Type): CompiledReader | undefined 
   };
   compiled.set(type, reader);
   return reader;
+}
+
+/**
+ * The reader's loop generated as JavaScript (`new Function`): a switch over
+ * the type's JSON keys with the property names written out, so each store is
+ * a named property store, as in pbjs's static code; converters stay closures.
+ */
+function generateReader(type: protobuf.Type, cls: new () => Record<string, unknown>, plans: Map<string, FieldPlan>): CompiledReader {
+  const typeName = type.fullName.slice(1);
+  const deps: unknown[] = [cls];
+  const dep = (x: unknown): string => `d[${deps.push(x) - 1}]`;
+  const byPlan = new Map<FieldPlan, string[]>();
+  for (const [key, plan] of plans) byPlan.set(plan, [...(byPlan.get(plan) ?? []), key]);
+  const cases: string[] = [];
+  for (const [plan, keys] of byPlan) {
+    const field = type.fieldsArray[plan.id];
+    const scalarDefault =
+      plan.kind !== 'single' || field.resolvedType instanceof protobuf.Type ? 'false' : field.type === 'string' ? 'v === ""' : field.type === 'bool' ? 'v === false' : '(v === 0 && !Object.is(v, -0))';
+    cases.push(`${keys.map((k) => `case ${JSON.stringify(k)}:`).join(' ')}
+      if (seen & ${1 << plan.id}) fail(${JSON.stringify(typeName)}, key, "duplicate field");
+      seen |= ${1 << plan.id};
+      if (value === null) continue;
+      v = ${dep(plan.read)}(value, ctx, depth + 1);
+      if (!(${scalarDefault})) m[${JSON.stringify(plan.prop)}] = v;
+      continue;`);
+  }
+  const source = `return function read_${type.name}(json, ctx, depth) {
+    if (depth > ${MAX_DEPTH}) tooDeep(${JSON.stringify(typeName)});
+    if (json === null || typeof json !== "object" || Array.isArray(json)) fail(${JSON.stringify(typeName)}, json, "expected object");
+    var m = new d[0](), seen = 0, n = 0, v, value;
+    for (var key in json) {
+      n++;
+      value = json[key];
+      switch (key) {
+        ${cases.join('\n')}
+      }
+      if (!ctx.ignoreUnknownFields) fail(${JSON.stringify(typeName)}, key, "unknown field");
+      n += countKeys(value);
+    }
+    ctx.keys += n;
+    return m;
+  };`;
+  const tooDeep = (name: string) => {
+    throw new CodecError('REG_ERR_JSON', `invalid JSON: ${name}: nesting deeper than ${MAX_DEPTH}`);
+  };
+  return new Function('d', 'fail', 'tooDeep', 'countKeys', source)(deps, fail, tooDeep, countKeys) as CompiledReader;
 }
 
 function defaultTest(type: string): ((v: unknown) => boolean) | undefined {
@@ -354,23 +405,18 @@ function singleReader(field: protobuf.Field, name: string): { read: Convert } | 
  * merged a key given twice.
  */
 export function countJsonKeys(text: string): number {
-  // Fast path: a key ends with '":' (a quote inside a string is escaped, \"),
-  // found by indexOf; a key followed by white space before its colon is rare
-  // (pretty-printers do not write it) and takes the full scan.
-  if (WHITE_BEFORE_COLON.test(text)) return countJsonKeysSlow(text);
+  // A key is a closing quote, optional white space and a colon; a quote inside
+  // a string is escaped (\"), and only then can the pattern occur inside one:
+  // texts with an escaped quote take the exact scan.
+  if (text.includes('\\"')) return countJsonKeysSlow(text);
+  KEY_END.lastIndex = 0;
   let n = 0;
-  for (let i = text.indexOf('":'); i >= 0; i = text.indexOf('":', i + 2)) {
-    if (text.charCodeAt(i - 1) === 92) {
-      let b = i - 1;
-      while (text.charCodeAt(b) === 92) b--;
-      if ((i - 1 - b) % 2 === 1) continue; // an escaped quote inside a string
-    }
-    n++;
-  }
+  while (KEY_END.test(text)) n++;
   return n;
 }
 
-const WHITE_BEFORE_COLON = /"[ \t\n\r]+:/;
+/** The end of a key (test() with the g flag walks the matches without making arrays). */
+const KEY_END = /"[ \t\n\r]*:/g;
 
 function countJsonKeysSlow(text: string): number {
   let n = 0;
