@@ -219,7 +219,9 @@ function compile(type: protobuf.Type): Write | undefined {
     field.resolve();
     const prop = JSON.stringify(field.name);
     const at = `m[${prop}]`;
-    const own = `hasOwn.call(m, ${prop})`;
+    // No own-property test (pbjs makes one): a value found on the prototype is
+    // the field's default (null, "", false, 0, an empty array or object),
+    // which the tests below leave out anyway.
     const resolved = field.resolvedType;
     let one: { wire: number; write: string; set: string };
     if (resolved instanceof protobuf.Type) {
@@ -240,7 +242,7 @@ function compile(type: protobuf.Type): Write | undefined {
         break;
       }
       // An entry: key (field 1) and value (field 2), both always written, as pbjs does.
-      writes.push(`if (${at} != null && ${own}) { var mp = ${at}, ks = Object.keys(mp); for (var j = 0; j < ks.length; j++) { var k = ks[j], v = mp[k];
+      writes.push(`if (${at} != null) { var mp = ${at}, ks = Object.keys(mp); for (var j = 0; j < ks.length; j++) { var k = ks[j], v = mp[k];
         ensure(16); ${writeTagCode(field.id, 2)} var at = st.pos++; st.buf[st.pos++] = 10; writeStr(k);
         ensure(16); ${writeTagCode(2, one.wire)} ${one.write}; finishLen(at); } }`);
     } else if (field.repeated) {
@@ -248,10 +250,10 @@ function compile(type: protobuf.Type): Write | undefined {
         writes.push(`if (${at} != null && ${at}.length) { var a = ${at}; ensure(16); ${writeTagCode(field.id, 2)} var at = st.pos++;
           for (var i = 0; i < a.length; i++) { var v = a[i]; ensure(16); ${one.write}; } finishLen(at); }`);
       } else {
-        writes.push(`if (${at} != null && ${at}.length) { var a = ${at}; for (var i = 0; i < a.length; i++) { var v = a[i]; ensure(16); ${writeTagCode(field.id, 2)} ${one.write}; } }`);
+        writes.push(`if (${at} != null && ${at}.length) { var a = ${at}; for (var i = 0; i < a.length; i++) { var v = a[i]; if (st.pos + 16 > st.buf.length) ensure(16); ${writeTagCode(field.id, 2)} ${one.write}; } }`);
       }
     } else {
-      writes.push(`{ var v = ${at}; if (v != null && ${own} && ${one.set}) { ensure(16); ${writeTagCode(field.id, one.wire)} ${one.write}; } }`);
+      writes.push(`{ var v = ${at}; if (v != null && ${one.set}) { if (st.pos + 16 > st.buf.length) ensure(16); ${writeTagCode(field.id, one.wire)} ${one.write}; } }`);
     }
   }
   building.delete(type);
@@ -259,7 +261,7 @@ function compile(type: protobuf.Type): Write | undefined {
     compiled.set(type, null);
     return undefined;
   }
-  const helpers = { st, hasOwn: Object.prototype.hasOwnProperty, ensure, finishLen, writeVarint, writeStr, writeInt32, writeInt64, writeFloat, writeDouble, writeUnknown };
+  const helpers = { st, ensure, finishLen, writeVarint, writeStr, writeInt32, writeInt64, writeFloat, writeDouble, writeUnknown };
   const write = new Function('d', ...Object.keys(helpers), `return function write_${type.name}(m) {\n${writes.join('\n')}\nwriteUnknown(m);\n};`)(deps, ...Object.values(helpers)) as Write;
   slot.write = write;
   compiled.set(type, write);
