@@ -279,17 +279,23 @@ function decoderOf(type: protobuf.Type): Decode | undefined {
           continue;
         }` : '';
       // The prototype's default is a shared empty array (pbjs's $util.emptyArray): replace it, never push to it.
+      // pbjs's constructor gives each instance its own empty array; the prototype's is shared: never push to that one.
+      const shared = dep((cls as unknown as { prototype: Record<string, unknown> }).prototype[field.name]);
       cases.push(`case ${field.id}: {
         ${packed}
         if (w !== ${wire}) throw INVALID;
         var v = ${read};
-        if (${at}.length !== 0) ${at}.push(v); else ${at} = [v];
+        var a = ${at};
+        if (a === ${shared}) ${at} = a = [];
+        a.push(v);
         continue;
       }`);
     } else if (resolved instanceof protobuf.Type) {
       cases.push(`case ${field.id}: {
         if (w !== 2) throw INVALID;
-        ${at} = sub(${dep(decoderOf(resolved))}, end, depth, ${at} == null ? undefined : ${at});
+        var len = varint32(end), stop = st.pos + len;
+        if (stop > end) throw INVALID;
+        ${at} = ${dep(decoderOf(resolved))}(stop, depth + 1, ${at} == null ? undefined : ${at});
         continue;
       }`);
     } else {
@@ -310,7 +316,9 @@ function decoderOf(type: protobuf.Type): Decode | undefined {
     if (depth > ${MAX_DEPTH}) throw INVALID;
     var m = into === undefined ? new d[0]() : into;
     while (st.pos < end) {
-      var tagAt = st.pos, tag = varint32(end), no = tag >>> 3, w = tag & 7;
+      var tagAt = st.pos, tag = st.buf[tagAt];
+      if (tag < 0x80) st.pos = tagAt + 1; else tag = varint32(end); // one-byte tags (fields 1..15) inline
+      var no = tag >>> 3, w = tag & 7;
       if (no === 0 || w > 5) throw INVALID;
       switch (no) {
         ${cases.join('\n')}
