@@ -24,7 +24,7 @@ import { compiledDecoder, INVALID, UNSUPPORTED } from './binary-decoder';
 import { compiledEncoder } from './binary-encoder';
 import { CodecError } from './errors';
 import { fullName, messageTypes, staticClassOf, type StaticMessageClass } from './messages';
-import { assertNoDuplicateKeys, compiledReader, jsonKeyCount, type ReadContext } from './json-reader';
+import { assertNoDuplicateKeys, compiledReader, jsonKeyCount, mayHoldLoneSurrogate, type ReadContext } from './json-reader';
 import { shortestFloat, stringifyJson, writeJson, type JsonWriteOptions } from './json-writer';
 import { checkWire, wireRules, type TypeRules } from './wire-check';
 
@@ -159,7 +159,7 @@ export class MessageCodec<T extends object = Message> {
   /** Reads a parsed ProtoJSON value (the reader compiled for the type, json-reader.ts); throws CodecError REG_ERR_JSON naming the field. */
   fromJson(json: unknown, options: JsonReadOptions = {}): T {
     const reader = compiledReader(this.type);
-    if (reader) return reader(json, { ignoreUnknownFields: options.ignoreUnknownFields === true, keys: 0 }, 0) as T;
+    if (reader) return reader(json, { ignoreUnknownFields: options.ignoreUnknownFields === true, checkStrings: true, keys: 0 }, 0) as T;
     return this.fromJsonReflective(json, options);
   }
 
@@ -191,7 +191,7 @@ export class MessageCodec<T extends object = Message> {
       assertNoDuplicateKeys(text, jsonKeyCount(json));
       return this.fromJsonReflective(json, options);
     }
-    const ctx: ReadContext = { ignoreUnknownFields: options.ignoreUnknownFields === true, keys: 0 };
+    const ctx: ReadContext = { ignoreUnknownFields: options.ignoreUnknownFields === true, checkStrings: mayHoldLoneSurrogate(text), keys: 0 };
     let message: T;
     try {
       message = reader(json, ctx, 0) as T;

@@ -30,6 +30,12 @@ import { PROTO_KEY_REFUSED } from './wire-check';
 
 export interface ReadContext {
   ignoreUnknownFields: boolean;
+  /**
+   * Check each string for lone surrogates (no UTF-8 form). False when the
+   * JSON text was checked whole (mayHoldLoneSurrogate): one scan instead of
+   * one call per string.
+   */
+  checkStrings: boolean;
   /** Object keys seen (message fields and map entries), to detect duplicate keys in the text. */
   keys: number;
 }
@@ -93,12 +99,20 @@ function readInt32(name: string, type: string): Convert {
 }
 
 function readString(name: string): Convert {
-  return (value) => {
+  return (value, ctx) => {
     if (typeof value !== 'string') fail(name, value, 'expected string');
     // proto3 strings are UTF-8: a lone surrogate has no UTF-8 form.
-    if (!wellFormed(value)) fail(name, value, 'unpaired surrogate');
+    if (ctx.checkStrings && !wellFormed(value)) fail(name, value, 'unpaired surrogate');
     return value;
   };
+}
+
+/**
+ * Whether a JSON text can hold a string with a lone surrogate: only as a raw
+ * lone surrogate in the text, or written as a \u escape.
+ */
+export function mayHoldLoneSurrogate(text: string): boolean {
+  return text.includes('\\u') || !wellFormed(text);
 }
 
 function readBool(name: string): Convert {
@@ -235,7 +249,7 @@ export function compiledReader(type: protobuf.Type): CompiledReader | undefined 
         for (const k in obj) {
           ctx.keys++;
           if (k === '__proto__') throw new CodecError('REG_ERR_JSON', `invalid JSON for ${typeName}: ${field.protoName ?? field.name}[].key: ${PROTO_KEY_REFUSED}`, { field: `${field.protoName ?? field.name}[].key` });
-          if (!wellFormed(k)) fail(name, k, 'unpaired surrogate in map key');
+          if (ctx.checkStrings && !wellFormed(k)) fail(name, k, 'unpaired surrogate in map key');
           out[k] = one.read(obj[k], ctx, depth);
         }
         return out;

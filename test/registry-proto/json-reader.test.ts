@@ -114,5 +114,8 @@ t.test('a key given twice in one JSON object is refused, naming the key', async 
 t.test('the compiled reader keeps the reflective path\'s guarantees: __proto__ map keys, lone surrogates, nesting', async (t) => {
   t.match(codecError(() => device.fromJsonString('{"clientConnectivity": {"latency": {"__proto__": {"latencyMs": 1}}}}'))?.message, /latency\[\]\.key.*__proto__/);
   t.match(codecError(() => device.fromJsonString('{"hostname": "\\ud800"}'))?.message, /hostname: unpaired surrogate/);
+  t.match(codecError(() => device.fromJsonString('{"hostname": "a\ud800"}'))?.message, /hostname: unpaired surrogate/, 'a raw lone surrogate in the text too');
+  t.match(codecError(() => device.fromJsonString('{"clientConnectivity": {"latency": {"\\udc00": {}}}}'))?.message, /unpaired surrogate in map key/, 'and in a map key');
+  t.equal(device.fromJsonString('{"hostname": "\\ud83d\\ude00 \\u00e9"}').hostname, '😀 é', 'escaped pairs are fine');
   t.same(canonical(device.type, device.fromJsonString(device.toJsonString(sampleDevice()))), canonical(device.type, sampleDevice()), 'a full record round trip');
 });
