@@ -119,8 +119,8 @@ t.test('install into .claude/settings.local.json, then the hooks run from it as 
   const state = readJsonFile(path.join(p.data, 'session_state.json'));
   t.same(state.tool_usage, { Bash: 2 });
   t.equal(state.backup_history[0].reason, 'before context compaction (auto)');
-  t.match(p.read('LAST_SESSION.md'), /Session: sess-1/);
-  t.match(p.read('RECOVERY_GUIDE.md'), /the last tool run failed/);
+  t.match(p.read('.hooks_data/LAST_SESSION.md'), /Session: sess-1/);
+  t.match(p.read('.hooks_data/RECOVERY_GUIDE.md'), /the last tool run failed/);
   t.equal(p.git('status', '--porcelain', '--', '.hooks_data'), '', '.hooks_data never shows up in git status');
 
   const un = await runCli(inst, p, ['uninstall']);

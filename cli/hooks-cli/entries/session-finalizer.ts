@@ -1,6 +1,8 @@
 /**
  * session-finalizer: Stop hook. Writes LAST_SESSION.md and ACTIVE_TODOS.md
- * (and RECOVERY_GUIDE.md when the session looks interrupted), folds the
+ * (and RECOVERY_GUIDE.md while the session looks interrupted, removing it
+ * once it has recovered) where `session_docs` says, keeping what the user or
+ * the model wrote in them; folds the
  * learner's journal into the pattern database, appends the completion
  * record and prunes old logs. The host fires Stop after every answer, so
  * this is idempotent: each run rewrites the documents with the session so
@@ -10,9 +12,9 @@ import { runHook, type HookContext } from '../lib/hook-runtime';
 import { fold } from '../lib/learner';
 import { seedAnswer, type HookAnswer } from '../lib/protocol';
 import { pruneLogs } from '../lib/retention';
-import { activeTodosMd, interruption, lastSessionMd, recoveryGuideMd } from '../lib/session-docs';
+import { activeTodosMd, docPaths, excludeFromGit, interruption, lastSessionMd, recoveryGuideMd, removeDoc, writeDoc } from '../lib/session-docs';
 import { updateState, type SessionState } from '../lib/session';
-import { appendJsonLine, writeFileAtomic } from '../lib/store';
+import { appendJsonLine } from '../lib/store';
 
 function handle(ctx: HookContext): HookAnswer {
   const { input, settings, paths, now } = ctx;
@@ -22,9 +24,14 @@ function handle(ctx: HookContext): HookAnswer {
     return JSON.parse(JSON.stringify(st)) as SessionState;
   });
   const intr = interruption(s, settings.context_monitor.emergency_threshold);
-  writeFileAtomic(paths.lastSession, lastSessionMd(s, now, intr));
-  writeFileAtomic(paths.activeTodos, activeTodosMd(s, now));
-  if (intr.interrupted) writeFileAtomic(paths.recoveryGuide, recoveryGuideMd(s, now, intr));
+  const docs = docPaths(paths, settings);
+  if (settings.session_docs.exclude_from_git) {
+    for (const line of excludeFromGit(paths, docs)) ctx.log('INFO', `listed ${line} in .git/info/exclude`);
+  }
+  writeDoc(docs.lastSession, lastSessionMd(s, now, intr));
+  writeDoc(docs.activeTodos, activeTodosMd(s, now));
+  if (intr.interrupted) writeDoc(docs.recoveryGuide, recoveryGuideMd(s, now, intr));
+  else removeDoc(docs.recoveryGuide);
   const tools = Object.keys(s.tool_usage).length;
   appendJsonLine(paths.completions, {
     session_id: s.session_id,

@@ -3,14 +3,29 @@
  * per-tool and system overheads) and, when the host gives a transcript, the
  * real figure: the last main-thread assistant entry's usage (input +
  * cache creation + cache read + output tokens), which is what the next
- * request will carry. Only the transcript's tail is read.
+ * request will carry, or after a compaction the size it left. Only the
+ * transcript's tail is read.
  */
 import fs from 'node:fs';
 import { isObject } from './store';
 
 const TAIL_BYTES = 512 * 1024;
 
-export function transcriptTokens(file: string): number | null {
+export interface TranscriptContext {
+  /** The context size now: the last usage, or the size left by a compaction that came after it; null when unknown. */
+  tokens: number | null;
+  /** The id (uuid, else timestamp) of the last compaction in the tail, or null. */
+  compaction: string | null;
+}
+
+/**
+ * Reads the transcript's tail, newest entry first. A `compact_boundary`
+ * system entry (Claude Code writes one when it compacts, with
+ * `compactMetadata: {trigger, preTokens, postTokens}`) newer than any usage
+ * means the context was just compacted: its `postTokens` is the size now
+ * (null when the entry has none; the next answer's usage will say).
+ */
+export function transcriptContext(file: string): TranscriptContext | null {
   let fd: number;
   try {
     fd = fs.openSync(file, 'r');
@@ -24,25 +39,46 @@ export function transcriptTokens(file: string): number | null {
     fs.readSync(fd, buf, 0, len, size - len);
     const lines = buf.toString('utf8').split('\n');
     if (len < size) lines.shift(); // first line is cut
-    for (let i = lines.length - 1; i >= 0; i--) {
+    let tokens: number | null = null;
+    let compaction: string | null = null;
+    let found = false;
+    for (let i = lines.length - 1; i >= 0 && (!found || compaction === null); i--) {
       const line = lines[i];
-      if (!line.includes('"usage"')) continue;
+      const boundary = line.includes('"compact_boundary"');
+      if (!boundary && (found || !line.includes('"usage"'))) continue;
       let entry: unknown;
       try {
         entry = JSON.parse(line);
       } catch {
         continue;
       }
-      if (!isObject(entry) || entry.type !== 'assistant' || entry.isSidechain === true) continue;
+      if (!isObject(entry) || entry.isSidechain === true) continue;
+      if (boundary && entry.type === 'system' && entry.subtype === 'compact_boundary') {
+        compaction = typeof entry.uuid === 'string' ? entry.uuid : typeof entry.timestamp === 'string' ? entry.timestamp : `line-${lines.length - i}`;
+        if (!found) {
+          const meta = isObject(entry.compactMetadata) ? entry.compactMetadata : {};
+          const post = meta.postTokens ?? meta.post_tokens;
+          tokens = typeof post === 'number' && Number.isFinite(post) ? post : null;
+          found = true;
+        }
+        continue;
+      }
+      if (found || entry.type !== 'assistant') continue;
       const usage = isObject(entry.message) ? entry.message.usage : undefined;
       if (!isObject(usage)) continue;
       const n = (k: string) => (typeof usage[k] === 'number' ? (usage[k] as number) : 0);
-      return n('input_tokens') + n('cache_creation_input_tokens') + n('cache_read_input_tokens') + n('output_tokens');
+      tokens = n('input_tokens') + n('cache_creation_input_tokens') + n('cache_read_input_tokens') + n('output_tokens');
+      found = true;
     }
-    return null;
+    return found || compaction !== null ? { tokens, compaction } : null;
   } finally {
     fs.closeSync(fd);
   }
+}
+
+/** The context size from the transcript (see transcriptContext), or null. */
+export function transcriptTokens(file: string): number | null {
+  return transcriptContext(file)?.tokens ?? null;
 }
 
 export function formatPercent(fraction: number): string {

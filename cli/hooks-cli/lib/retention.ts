@@ -1,4 +1,4 @@
-/** Deletes daily execution logs older than `log_retention_days`. */
+/** Deletes daily execution logs, and the state of sessions inactive, for longer than `log_retention_days`. */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { DataPaths } from './store';
@@ -21,5 +21,26 @@ export function pruneLogs(paths: DataPaths, retentionDays: number, now: Date): s
       removed.push(name);
     }
   }
+  pruneSessions(paths, now.getTime() - retentionDays * 86_400_000, removed);
   return removed;
+}
+
+function pruneSessions(paths: DataPaths, cutoffMs: number, removed: string[]): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(paths.sessions);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const file = path.join(paths.sessions, name);
+    try {
+      if (name.endsWith('.json') && fs.statSync(file).mtimeMs < cutoffMs) {
+        fs.rmSync(file, { force: true });
+        removed.push(`sessions/${name}`);
+      }
+    } catch {
+      /* gone meanwhile */
+    }
+  }
 }

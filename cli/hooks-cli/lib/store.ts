@@ -20,6 +20,8 @@ export interface DataPaths {
   logs: string;
   patterns: string;
   sessionState: string;
+  /** One state file per host session (`sessions/<id>.json`). */
+  sessions: string;
   patternDb: string;
   /** Tool runs not yet folded into the pattern database (see learner.ts). */
   learnJournal: string;
@@ -27,9 +29,6 @@ export interface DataPaths {
   completions: string;
   backupLog: string;
   hookLog: string;
-  lastSession: string;
-  activeTodos: string;
-  recoveryGuide: string;
 }
 
 export function dataPaths(project: string): DataPaths {
@@ -44,15 +43,13 @@ export function dataPaths(project: string): DataPaths {
     logs,
     patterns,
     sessionState: path.join(root, 'session_state.json'),
+    sessions: path.join(root, 'sessions'),
     patternDb: path.join(patterns, 'patterns.json'),
     learnJournal: path.join(patterns, 'pending.jsonl'),
     predictionCache: path.join(patterns, 'prediction_cache.json'),
     completions: path.join(logs, 'session_completions.jsonl'),
     backupLog: path.join(backups, 'backup.log'),
     hookLog: path.join(logs, 'hooks.log'),
-    lastSession: path.join(project, 'LAST_SESSION.md'),
-    activeTodos: path.join(project, 'ACTIVE_TODOS.md'),
-    recoveryGuide: path.join(project, 'RECOVERY_GUIDE.md'),
   };
 }
 
