@@ -11,14 +11,14 @@ import { runHook, type HookContext } from '../lib/hook-runtime';
 import { hostContextAnswer, seedAnswer, type HookAnswer } from '../lib/protocol';
 import { estimateTokens, updateState } from '../lib/session';
 import { docPaths } from '../lib/session-docs';
-import { backupAndRecord } from '../lib/session-ops';
+import { backupAndRecord, describeBackup } from '../lib/session-ops';
 
 function handle(ctx: HookContext): HookAnswer {
   const { input, settings } = ctx;
   const cm = settings.context_monitor;
   if (input.event === 'PreCompact') {
     const meta = backupAndRecord(ctx, `before context compaction (${input.trigger ?? 'unknown'})`);
-    const message = meta.success ? `Backup ${meta.backup_id} taken before compaction` : `Backup before compaction failed: ${meta.error}`;
+    const message = describeBackup(meta, 'before compaction');
     return input.protocol === 'host' ? { exitCode: 0, stderr: message + '\n' } : seedAnswer(true, message, 0);
   }
   const tc = input.transcriptPath ? transcriptContext(input.transcriptPath) : null;
@@ -51,7 +51,7 @@ function handle(ctx: HookContext): HookAnswer {
   if (crossed) {
     const limit = crossed === 'emergency' ? cm.emergency_threshold : cm.backup_threshold;
     const meta = backupAndRecord(ctx, `context usage ${formatPercent(usage)} reached the ${crossed} threshold (${formatPercent(limit)})`);
-    lines.push(meta.success ? `Backup ${meta.backup_id} taken (${crossed} threshold).` : `Backup at the ${crossed} threshold failed: ${meta.error}`);
+    lines.push(describeBackup(meta, `(${crossed} threshold)`));
   }
   if (usage >= cm.emergency_threshold) {
     const todos = path.relative(ctx.paths.project, docPaths(ctx.paths, settings).activeTodos);
