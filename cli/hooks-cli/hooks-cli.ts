@@ -14,7 +14,7 @@ import readline from 'node:readline';
 import yargs from 'yargs';
 import { BackupError, createBackup, listBackups, restoreBackup } from './lib/backup';
 import { formatPercent } from './lib/context';
-import { hostSettingsPath, mergeHooks, readHostSettings, removeOurHooks, renderTemplate, toHostHooks, HOOK_FILES, type Scope } from './lib/install';
+import { hostSettingsPath, InstallScopeError, mergeHooks, readHostSettings, removeOurHooks, renderTemplate, toHostHooks, HOOK_FILES, type Scope } from './lib/install';
 import { clearPatterns, fold, readDb } from './lib/learner';
 import { listSessions, readState, type SessionState } from './lib/session';
 import { loadSettings, SettingsError } from './lib/settings';
@@ -273,7 +273,15 @@ function installCmd(argv: Common & { scope: Scope; 'settings-file'?: string; 'dr
   const paths = projectOf(argv);
   const settings = settingsFor(paths);
   const timeoutSec = Math.ceil(settings.performance.max_hook_execution_time / 1000) + 5;
-  const ours = toHostHooks(renderTemplate(readTemplate(root), root), timeoutSec);
+  // A project-scope file is committed: its commands name the install relative to the project, for every clone.
+  const shared = argv.scope === 'project' && !argv['settings-file'];
+  let ours;
+  try {
+    ours = toHostHooks(renderTemplate(readTemplate(root), root, shared ? paths.project : null), timeoutSec);
+  } catch (err) {
+    if (err instanceof InstallScopeError) throw new CliError(1, err.message);
+    throw err;
+  }
   const file = settingsTarget(argv);
   const host = readHostSettings(file);
   const merged = mergeHooks(host, ours);
