@@ -19,7 +19,8 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { applyRuns, buildPredictions, emptyDb } from '../cli/hooks-cli/lib/learner';
+import { applyRuns, buildPredictions, emptyDb, writeAllShards } from '../cli/hooks-cli/lib/learner';
+import { dataPaths } from '../cli/hooks-cli/lib/store';
 import { defaultSettings } from '../cli/hooks-cli/lib/settings-schema';
 import { fmtMs, machineLine, percentile } from './bench-helpers';
 
@@ -56,10 +57,12 @@ function makeProject(full: boolean): string {
     for (let i = 0; i < 100; i++) runs.push({ tool: `Tool${i}`, command: null, success: false, error: `EACCES: permission denied ${i}`, timestamp: t });
     const s = defaultSettings();
     applyRuns(db, runs, s.shadow_learner.max_patterns);
-    fs.writeFileSync(path.join(data, 'patterns', 'patterns.json'), JSON.stringify(db));
-    fs.writeFileSync(path.join(data, 'patterns', 'prediction_cache.json'), JSON.stringify(buildPredictions(db, s.shadow_learner, Date.now())));
+    const paths = dataPaths(dir);
+    writeAllShards(paths, db);
+    fs.writeFileSync(paths.predictionCache, JSON.stringify(buildPredictions(db, s.shadow_learner, Date.now())));
     const n = Object.keys(db.command_patterns).length + Object.keys(db.context_patterns).length;
-    console.log(`full project: ${n} patterns, ${(fs.statSync(path.join(data, 'patterns', 'patterns.json')).size / 1e6).toFixed(1)} MB database`);
+    const bytes = fs.readdirSync(paths.patternShards).reduce((sum, f) => sum + fs.statSync(path.join(paths.patternShards, f)).size, 0);
+    console.log(`full project: ${n} patterns, ${(bytes / 1e6).toFixed(1)} MB database in ${fs.readdirSync(paths.patternShards).length} files`);
   }
   return dir;
 }

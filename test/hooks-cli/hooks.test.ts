@@ -192,7 +192,7 @@ t.test('session-finalizer, seed shape: the message, LAST_SESSION.md, ACTIVE_TODO
   const completions = fs.readFileSync(path.join(p.data, 'logs', 'session_completions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   t.equal(completions.length, 1);
   t.match(completions[0], { files_modified: 1, tools_used: 3, tool_executions: 3, interrupted: false });
-  t.ok(fs.existsSync(path.join(p.data, 'patterns', 'patterns.json')), 'patterns saved');
+  t.ok(fs.existsSync(path.join(p.data, 'patterns', 'db', 'index.json')), 'patterns saved');
   // The next seed-shaped run starts a new session.
   await runHook(inst, 'context-monitor', p, { prompt: 'again' });
   t.not(state(p).session_id, completions[0].session_id);

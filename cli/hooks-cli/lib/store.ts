@@ -22,7 +22,10 @@ export interface DataPaths {
   sessionState: string;
   /** One state file per host session (`sessions/<id>.json`). */
   sessions: string;
+  /** The single-file database of earlier versions (migrated into patternShards on the first fold); its `.lock` guards the database. */
   patternDb: string;
+  /** The pattern database: `index.json` plus 256 shard files of command patterns (see learner.ts). */
+  patternShards: string;
   /** Tool runs not yet folded into the pattern database (see learner.ts). */
   learnJournal: string;
   predictionCache: string;
@@ -45,6 +48,7 @@ export function dataPaths(project: string): DataPaths {
     sessionState: path.join(root, 'session_state.json'),
     sessions: path.join(root, 'sessions'),
     patternDb: path.join(patterns, 'patterns.json'),
+    patternShards: path.join(patterns, 'db'),
     learnJournal: path.join(patterns, 'pending.jsonl'),
     predictionCache: path.join(patterns, 'prediction_cache.json'),
     completions: path.join(logs, 'session_completions.jsonl'),
