@@ -6,9 +6,9 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { analyzeCommand } from '../lib/command-rules';
 import { runHook, type HookContext } from '../lib/hook-runtime';
-import { commandKey, fold, journalRun, shouldFold } from '../lib/learner';
+import { learnKeys } from '../lib/learn-keys';
+import { fold, journalRun, shouldFold } from '../lib/learner';
 import { pruneLogs } from '../lib/retention';
 import { seedAnswer, type HookAnswer } from '../lib/protocol';
 import { estimateTokens, updateState } from '../lib/session';
@@ -68,14 +68,7 @@ function handle(ctx: HookContext): HookAnswer {
   if (settings.shadow_learner.learning_enabled) {
     if (command !== null) {
       // A failing chain is blamed on its last command; a success counts for all of them.
-      const keys = [
-        ...new Set(
-          analyzeCommand(command, { cwd: input.cwd ?? paths.project, project: paths.project, home: process.env.HOME ?? '/' })
-            .invocations.filter((i) => !i.nested)
-            .map((i) => commandKey(i.argv))
-            .filter((k): k is string => k !== null),
-        ),
-      ];
+      const keys = learnKeys(command, input.cwd ?? paths.project, process.env.HOME ?? '/');
       const blamed = success ? keys : keys.slice(-1);
       for (const key of blamed) journalRun(paths, { tool, command: key, success, error, timestamp: iso });
       if (blamed.length === 0) journalRun(paths, { tool, command: null, success, error, timestamp: iso });

@@ -32,7 +32,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Settings } from './settings-schema';
-import { appendJsonLine, isObject, readJson, readJsonLines, tryWithLock, withLock, writeJsonAtomic, type DataPaths } from './store';
+import { appendJsonLine, isObject, readJson, readJsonLines, tryWithLock, unlinkQuiet, withLock, writeJsonAtomic, type DataPaths } from './store';
 
 export interface CommandPattern {
   pattern_id: string;
@@ -151,7 +151,7 @@ export function writeAllShards(paths: DataPaths, db: PatternDb): void {
   for (const [name, content] of shards) {
     const file = path.join(paths.patternShards, name);
     if (Object.keys(content).length > 0) writeJsonAtomic(file, content, false);
-    else fs.rmSync(file, { force: true });
+    else unlinkQuiet(file);
   }
   writeIndex(paths, db, Object.keys(db.command_patterns).length);
 }
@@ -166,7 +166,7 @@ function migrateLegacy(paths: DataPaths): void {
   if (fs.existsSync(path.join(paths.patternShards, INDEX)) || !fs.existsSync(paths.patternDb)) return;
   const db = readLegacyDb(paths);
   writeAllShards(paths, db);
-  fs.rmSync(paths.patternDb, { force: true });
+  unlinkQuiet(paths.patternDb);
 }
 
 const SUBCOMMAND_TOOLS = new Set([
@@ -395,7 +395,7 @@ export function fold(paths: DataPaths, settings: Settings, now: Date): number {
       const runs = files.flatMap((f) => readJsonLines(f).filter(isRun));
       migrateLegacy(paths);
       foldRuns(paths, settings, runs, now);
-      for (const f of files) fs.rmSync(f, { force: true });
+      for (const f of files) unlinkQuiet(f);
       return runs.length;
     },
     Math.max(200, settings.performance.max_hook_execution_time / 2),

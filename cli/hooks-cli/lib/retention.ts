@@ -1,7 +1,7 @@
 /** Deletes daily execution logs, and the state of sessions inactive, for longer than `log_retention_days`. */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { DataPaths } from './store';
+import { unlinkQuiet, type DataPaths } from './store';
 
 export function pruneLogs(paths: DataPaths, retentionDays: number, now: Date): string[] {
   const cutoff = new Date(now.getFullYear(), now.getMonth(), now.getDate() - retentionDays);
@@ -17,7 +17,7 @@ export function pruneLogs(paths: DataPaths, retentionDays: number, now: Date): s
     if (!m) continue;
     const day = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
     if (day < cutoff) {
-      fs.rmSync(path.join(paths.logs, name), { force: true });
+      unlinkQuiet(path.join(paths.logs, name));
       removed.push(name);
     }
   }
@@ -36,7 +36,7 @@ function pruneSessions(paths: DataPaths, cutoffMs: number, removed: string[]): v
     const file = path.join(paths.sessions, name);
     try {
       if (name.endsWith('.json') && fs.statSync(file).mtimeMs < cutoffMs) {
-        fs.rmSync(file, { force: true });
+        unlinkQuiet(file);
         removed.push(`sessions/${name}`);
       }
     } catch {

@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Settings } from './settings-schema';
 import type { BackupRecord, SessionState } from './session';
-import { writeFileAtomic, type DataPaths } from './store';
+import { unlinkQuiet, writeFileAtomic, type DataPaths } from './store';
 import { taskList } from './tasks';
 import { formatDuration } from './time';
 
@@ -87,7 +87,7 @@ export function removeDoc(file: string): void {
   if (existing === null) return;
   const user = userText(existing);
   if (user === existing) return; // no block of ours
-  if (user.trim() === '') fs.rmSync(file, { force: true });
+  if (user.trim() === '') unlinkQuiet(file);
   else writeFileAtomic(file, user.replace(/^\n+/, ''));
 }
 

@@ -14,7 +14,6 @@
  *
  * Every change is a locked read-modify-write with an atomic replace.
  */
-import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { isObject, readJson, withLock, writeJsonAtomic, type DataPaths } from './store';
@@ -76,11 +75,16 @@ const MAX_COMMANDS = 1000;
 const MAX_FAILURES = 50;
 const MAX_RECENT = 20;
 
+/** Six random hex digits. Not node:crypto: loading it (and the streams it pulls in) costs every hook start-up several ms, and uniqueness is all this needs. */
+function randomHex6(): string {
+  return Math.floor(Math.random() * 0x1000000).toString(16).padStart(6, '0');
+}
+
 export function freshState(now: Date, sessionId: string | null): SessionState {
   const iso = now.toISOString();
   return {
     // The second alone is not unique: two sessions (or a session ended and the next begun) can start within one.
-    session_id: sessionId ?? `session_${backupStamp(now)}_${randomBytes(3).toString('hex')}`,
+    session_id: sessionId ?? `session_${backupStamp(now)}_${randomHex6()}`,
     start_time: iso,
     last_activity: iso,
     modified_files: [],

@@ -121,6 +121,18 @@ export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/**
+ * Removes a file if it is there. Not fs.rmSync: in Node 20 that loads its
+ * recursive-removal module on every call, a cost on the hook path.
+ */
+export function unlinkQuiet(file: string): void {
+  try {
+    fs.unlinkSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
+
 let tmpCounter = 0;
 /** Writes `data` as JSON through a temporary file and a rename, so readers see the old or the new file, never half of one. */
 export function writeJsonAtomic(file: string, data: unknown, pretty = true): void {
@@ -134,7 +146,7 @@ export function writeFileAtomic(file: string, text: string): void {
     fs.writeFileSync(tmp, text);
     fs.renameSync(tmp, file);
   } catch (err) {
-    fs.rmSync(tmp, { force: true });
+    unlinkQuiet(tmp);
     throw err;
   }
 }
@@ -225,7 +237,7 @@ function lockAnd<T>(file: string, fn: () => T, waitMs: number, runAnyway: boolea
               /* a third process made a lock meanwhile: it holds it */
             }
           }
-          fs.rmSync(aside, { force: true });
+          unlinkQuiet(aside);
           continue;
         }
       } catch {
@@ -248,7 +260,7 @@ function lockAnd<T>(file: string, fn: () => T, waitMs: number, runAnyway: boolea
   } finally {
     if (fd !== null) {
       fs.closeSync(fd);
-      fs.rmSync(lock, { force: true });
+      unlinkQuiet(lock);
     }
   }
 }
