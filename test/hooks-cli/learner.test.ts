@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { applyRuns, buildPredictions, classifyError, commandKey, confidenceOf, emptyDb, fold, readDb, writeAllShards, type LearnedRun } from '../../cli/hooks-cli/lib/learner';
+import { applyRuns, buildPredictions, classifyError, commandKey, confidenceOf, emptyDb, fold, predictions, readDb, shardOf, writeAllShards, type LearnedRun } from '../../cli/hooks-cli/lib/learner';
 import { defaultSettings } from '../../cli/hooks-cli/lib/settings-schema';
 import { dataPaths, withLock } from '../../cli/hooks-cli/lib/store';
 import { buildInstall, hostInput, readJsonFile, runHook, tempProject, type Project } from '../helpers/hooks';
@@ -282,4 +282,39 @@ t.test('a one-file patterns.json of an earlier version is split into shards by t
   t.notOk(fs.existsSync(paths.patternDb), 'the old file is gone');
   t.same(readDb(paths).command_patterns.make.prediction, { success_count: 1, failure_count: 1, common_errors: ['boom'] });
   t.equal(readDb(paths).tool_failures.Bash, 1);
+});
+
+t.test('a fold that changes no prediction leaves the prediction cache alone, and an expired cache the folds kept true is renewed without reading the database', async (t) => {
+  const p = tempProject(t);
+  const paths = dataPaths(p.dir);
+  const settings = defaultSettings();
+  const ts = new Date().toISOString();
+  const journal = (command: string, success: boolean) => fs.appendFileSync(paths.learnJournal, JSON.stringify({ tool: 'Bash', command, success, error: success ? null : 'boom', timestamp: ts }) + '\n');
+  fs.mkdirSync(path.dirname(paths.learnJournal), { recursive: true });
+  for (let i = 0; i < 6; i++) journal('bad', false);
+  fold(paths, settings, new Date());
+  const cache1 = fs.readFileSync(paths.predictionCache, 'utf8');
+  t.match(JSON.parse(cache1).commands.bad, { failure_rate: 1, evidence_count: 6 });
+  const old = new Date(2000, 0, 1);
+  fs.utimesSync(paths.predictionCache, old, old);
+  journal('good', true);
+  journal('good', true);
+  fold(paths, settings, new Date());
+  t.equal(fs.statSync(paths.predictionCache).mtimeMs, old.getTime(), 'not rewritten: no prediction changed');
+  t.equal(fs.readFileSync(paths.predictionCache, 'utf8'), cache1);
+  // Expired (ttl 1 s, an hour later) with the database changed since: the index says the folds kept the cache true.
+  settings.shadow_learner.cache_ttl_seconds = 1;
+  const unused = Array.from({ length: 256 }, (_, i) => `c-${i.toString(16).padStart(2, '0')}.json`).find((n) => n !== shardOf('bad') && n !== shardOf('good'))!;
+  const shard = path.join(paths.patternShards, unused);
+  fs.writeFileSync(shard, 'not json'); // a full read would set it aside
+  const later = Date.now() + 3_600_000;
+  const got = predictions(paths, settings, later);
+  t.match(got.commands.bad, { evidence_count: 6 });
+  t.equal(got.checked_at, later, 'renewed');
+  t.same(fs.readdirSync(paths.patternShards).filter((f) => f.includes('.corrupt-')), [], 'the database was not read');
+  // A prediction that changes is written through.
+  journal('bad', false);
+  fs.rmSync(shard);
+  fold(paths, settings, new Date());
+  t.equal(JSON.parse(fs.readFileSync(paths.predictionCache, 'utf8')).commands.bad.evidence_count, 7);
 });

@@ -79,7 +79,10 @@ export interface Prediction {
 }
 
 export interface PredictionCache {
+  /** When its content was computed. */
   built_at: number;
+  /** When it was last found still true (its cache_ttl_seconds count from here); built_at when absent. */
+  checked_at?: number;
   /** The thresholds it was built with: a cache built under other settings is rebuilt. */
   thresholds?: string;
   commands: Record<string, Prediction>;
@@ -95,9 +98,13 @@ const isDb = (v: unknown): boolean => isObject(v) && isObject(v.command_patterns
 export function readDb(paths: DataPaths): PatternDb {
   if (!fs.existsSync(path.join(paths.patternShards, INDEX))) return readLegacyDb(paths);
   const index = readIndex(paths);
-  const db: PatternDb = { command_patterns: {}, context_patterns: index.context_patterns, tool_failures: index.tool_failures, updated_at: index.updated_at };
-  for (let i = 0; i < SHARDS; i++) Object.assign(db.command_patterns, readShard(paths, shardName(i)));
-  return db;
+  return { command_patterns: allCommandPatterns(paths), context_patterns: index.context_patterns, tool_failures: index.tool_failures, updated_at: index.updated_at };
+}
+
+function allCommandPatterns(paths: DataPaths): Record<string, CommandPattern> {
+  const all: Record<string, CommandPattern> = {};
+  for (let i = 0; i < SHARDS; i++) Object.assign(all, readShard(paths, shardName(i)));
+  return all;
 }
 
 function readLegacyDb(paths: DataPaths): PatternDb {
@@ -117,6 +124,8 @@ interface DbIndex {
   command_count: number;
   context_patterns: Record<string, ContextPattern>;
   tool_failures: Record<string, number>;
+  /** The built_at of the prediction cache that matches this database (every fold since kept it true), or null. */
+  cache_built_at?: number | null;
 }
 
 const shardName = (i: number) => `c-${i.toString(16).padStart(2, '0')}.json`;
@@ -153,11 +162,11 @@ export function writeAllShards(paths: DataPaths, db: PatternDb): void {
     if (Object.keys(content).length > 0) writeJsonAtomic(file, content, false);
     else unlinkQuiet(file);
   }
-  writeIndex(paths, db, Object.keys(db.command_patterns).length);
+  writeIndex(paths, db, Object.keys(db.command_patterns).length, null);
 }
 
-function writeIndex(paths: DataPaths, db: PatternDb, commandCount: number): void {
-  const index: DbIndex = { version: 1, updated_at: db.updated_at, command_count: commandCount, context_patterns: db.context_patterns, tool_failures: db.tool_failures };
+function writeIndex(paths: DataPaths, db: PatternDb, commandCount: number, cacheBuiltAt: number | null): void {
+  const index: DbIndex = { version: 1, updated_at: db.updated_at, command_count: commandCount, context_patterns: db.context_patterns, tool_failures: db.tool_failures, cache_built_at: cacheBuiltAt };
   writeJsonAtomic(path.join(paths.patternShards, INDEX), index, false);
 }
 
@@ -416,6 +425,8 @@ function foldRuns(paths: DataPaths, settings: Settings, runs: LearnedRun[], now:
   const shards = new Map(names.map((n) => [n, readShard(paths, n)]));
   const db: PatternDb = { command_patterns: {}, context_patterns: index.context_patterns, tool_failures: index.tool_failures, updated_at: index.updated_at };
   for (const content of shards.values()) Object.assign(db.command_patterns, content);
+  const predictedBefore = new Map<string, string>();
+  for (const r of runs) if (r.command && !predictedBefore.has(r.command)) predictedBefore.set(r.command, predictionKey(db.command_patterns[r.command], sl));
   const before = Object.keys(db.command_patterns).length;
   const touched = runs.length > 0 ? applyRunsNoEvict(db, runs) : new Set<string>();
   const count = index.command_count + Object.keys(db.command_patterns).length - before;
@@ -430,25 +441,41 @@ function foldRuns(paths: DataPaths, settings: Settings, runs: LearnedRun[], now:
     evict(whole, sl.max_patterns, Math.floor(sl.max_patterns * 0.95));
     writeAllShards(paths, whole);
     writeJsonAtomic(paths.predictionCache, buildPredictions(whole, sl, now.getTime()), false);
+    writeIndex(paths, whole, Object.keys(whole.command_patterns).length, now.getTime());
     return;
   }
   for (const [name, content] of shards) {
     for (const k of Object.keys(db.command_patterns)) if (shardOf(k) === name) content[k] = db.command_patterns[k];
     writeJsonAtomic(path.join(paths.patternShards, name), content, false);
   }
-  if (runs.length > 0 || !fs.existsSync(path.join(paths.patternShards, INDEX))) writeIndex(paths, db, count);
-  // The cache for the touched keys; rebuilt whole only when it is missing or was built under other thresholds.
-  const cache = readJson<PredictionCache | null>(paths.predictionCache, () => null, (v) => isObject(v) && isObject(v.commands));
-  if (!cache || cache.thresholds !== thresholdsKey(settings)) {
-    writeJsonAtomic(paths.predictionCache, buildPredictions(readDb(paths), sl, now.getTime()), false);
-    return;
+  // The prediction cache changes only when a touched key's prediction does (most runs of known-good commands
+  // change none): then it is read and rewritten; otherwise it is left alone, still true for the database.
+  let cacheBuiltAt = index.cache_built_at ?? null;
+  const changed = [...touched].filter((k) => predictionKey(db.command_patterns[k], sl) !== predictedBefore.get(k));
+  if (changed.length > 0 || cacheBuiltAt === null) {
+    const cache = readJson<PredictionCache | null>(paths.predictionCache, () => null, (v) => isObject(v) && isObject(v.commands));
+    let next: PredictionCache;
+    if (!cache || cache.thresholds !== thresholdsKey(settings) || cacheBuiltAt === null || cache.built_at !== cacheBuiltAt) {
+      // Missing, built under other thresholds, or not known to match: built from the whole database (rare).
+      next = buildPredictions({ ...db, command_patterns: allCommandPatterns(paths) }, sl, now.getTime()); // the touched shards are written already
+    } else {
+      next = { ...cache, built_at: now.getTime(), checked_at: now.getTime() };
+      for (const k of changed) {
+        const pred = predictionOf(db.command_patterns[k], sl);
+        if (pred) next.commands[k] = pred;
+        else delete next.commands[k];
+      }
+    }
+    writeJsonAtomic(paths.predictionCache, next, false);
+    cacheBuiltAt = next.built_at;
   }
-  for (const k of touched) {
-    const pred = predictionOf(db.command_patterns[k], sl);
-    if (pred) cache.commands[k] = pred;
-    else delete cache.commands[k];
-  }
-  writeJsonAtomic(paths.predictionCache, { ...cache, built_at: now.getTime() }, false);
+  if (runs.length > 0 || cacheBuiltAt !== (index.cache_built_at ?? null) || !fs.existsSync(path.join(paths.patternShards, INDEX))) writeIndex(paths, db, count, cacheBuiltAt);
+}
+
+/** A pattern's prediction as a string, to tell whether a fold changed it ('' for none). */
+function predictionKey(p: CommandPattern | undefined, sl: Settings['shadow_learner']): string {
+  const pred = p ? predictionOf(p, sl) : null;
+  return pred ? JSON.stringify(pred) : '';
 }
 
 function isRun(v: unknown): v is LearnedRun {
@@ -463,10 +490,12 @@ function isRun(v: unknown): v is LearnedRun {
 export function predictions(paths: DataPaths, settings: Settings, nowMs: number): PredictionCache {
   if (settings.performance.cache_predictions) {
     const cache = readJson<PredictionCache | null>(paths.predictionCache, () => null, (v) => isObject(v) && isObject(v.commands));
-    if (cache && cache.thresholds === thresholdsKey(settings) && nowMs - cache.built_at < settings.shadow_learner.cache_ttl_seconds * 1000) return cache;
-    // Expired: trust it again only if the database has not changed since it was built.
-    if (cache && cache.thresholds === thresholdsKey(settings) && dbMtime(paths) <= cache.built_at) {
-      const renewed = { ...cache, built_at: nowMs };
+    const checkedAt = cache ? cache.checked_at ?? cache.built_at : 0;
+    if (cache && cache.thresholds === thresholdsKey(settings) && nowMs - checkedAt < settings.shadow_learner.cache_ttl_seconds * 1000) return cache;
+    // Expired: trust it again if the database has not changed since it was last checked, or if every fold
+    // since has kept it true (the index names this cache), without reading the database.
+    if (cache && cache.thresholds === thresholdsKey(settings) && (dbMtime(paths) <= checkedAt || indexCacheBuiltAt(paths) === cache.built_at)) {
+      const renewed = { ...cache, checked_at: nowMs };
       try {
         writeJsonAtomic(paths.predictionCache, renewed, false);
       } catch {
@@ -486,13 +515,22 @@ export function predictions(paths: DataPaths, settings: Settings, nowMs: number)
   return built;
 }
 
+function indexCacheBuiltAt(paths: DataPaths): number | null {
+  try {
+    const v = JSON.parse(fs.readFileSync(path.join(paths.patternShards, INDEX), 'utf8')) as DbIndex;
+    return typeof v.cache_built_at === 'number' ? v.cache_built_at : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Removes every learned pattern (and the journal and cache). */
 export function clearPatterns(paths: DataPaths): void {
   withLock(paths.patternDb, () => {
     fs.rmSync(paths.patternDb, { force: true });
     fs.rmSync(paths.patternShards, { recursive: true, force: true });
     fs.mkdirSync(paths.patternShards, { recursive: true });
-    writeIndex(paths, emptyDb(), 0);
+    writeIndex(paths, emptyDb(), 0, null);
     fs.rmSync(paths.learnJournal, { force: true });
     fs.rmSync(paths.predictionCache, { force: true });
   });
