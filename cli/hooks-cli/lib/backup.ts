@@ -128,9 +128,9 @@ function git(cwd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: num
 }
 
 /** The work tree's top directory, or null when the project is not in one (or git is missing). */
-export function gitTop(project: string): string | null {
+export function gitTop(project: string, timeoutMs = 3000): string | null {
   try {
-    const r = spawnSync('git', ['rev-parse', '--show-toplevel'], { cwd: project, encoding: 'utf8', timeout: 3000, stdio: ['ignore', 'pipe', 'ignore'] });
+    const r = spawnSync('git', ['rev-parse', '--show-toplevel'], { cwd: project, encoding: 'utf8', timeout: Math.max(1, timeoutMs), stdio: ['ignore', 'pipe', 'ignore'] });
     return r.status === 0 ? r.stdout.trim() : null;
   } catch {
     return null;
@@ -157,9 +157,10 @@ export function describeBackup(meta: BackupMeta, when = ''): string {
 }
 
 function gitSnapshot(paths: DataPaths, id: string, reason: string, budget: Budget, deadline: number): Pick<BackupMeta, 'ref' | 'commit' | 'git_root'> {
-  const top = gitTop(paths.project);
-  if (!top) throw new Error('not a git work tree');
   const left = () => deadline - Date.now();
+  const top = gitTop(paths.project, Math.min(3000, left()));
+  budget.checkTime();
+  if (!top) throw new Error('not a git work tree');
   const gitDir = path.resolve(top, git(top, ['rev-parse', '--git-dir'], process.env, left()));
   const tmpIndex = path.join(paths.backups, `.index-${process.pid}-${Date.now()}`);
   const env = { ...process.env, ...GIT_IDENTITY, GIT_INDEX_FILE: tmpIndex };
