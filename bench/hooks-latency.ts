@@ -29,7 +29,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { applyRuns, buildPredictions, emptyDb, writeAllShards } from '../cli/hooks-cli/lib/learner';
+import { applyRuns, buildPredictions, emptyDb, writeAllShards, writePredictionCache } from '../cli/hooks-cli/lib/learner';
 import { dataPaths } from '../cli/hooks-cli/lib/store';
 import { defaultSettings } from '../cli/hooks-cli/lib/settings-schema';
 import { fmtMs, machineLine, percentile } from './bench-helpers';
@@ -86,7 +86,7 @@ function makeProject(full: boolean): string {
     applyRuns(db, runs, s.shadow_learner.max_patterns);
     const paths = dataPaths(dir);
     writeAllShards(paths, db);
-    fs.writeFileSync(paths.predictionCache, JSON.stringify(buildPredictions(db, s.shadow_learner, Date.now())));
+    writePredictionCache(paths, buildPredictions(db, s.shadow_learner, Date.now()));
     const n = Object.keys(db.command_patterns).length + Object.keys(db.context_patterns).length;
     const bytes = fs.readdirSync(paths.patternShards).reduce((sum, f) => sum + fs.statSync(path.join(paths.patternShards, f)).size, 0);
     console.log(`full project: ${n} patterns, ${(bytes / 1e6).toFixed(1)} MB database in ${fs.readdirSync(paths.patternShards).length} files`);

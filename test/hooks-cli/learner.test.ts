@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { applyRuns, buildPredictions, classifyError, commandKey, confidenceOf, emptyDb, fold, predictions, readDb, shardOf, writeAllShards, type LearnedRun } from '../../cli/hooks-cli/lib/learner';
+import { applyRuns, buildPredictions, classifyError, commandKey, confidenceOf, emptyDb, fold, predictions, readDb, readPredictionCache, shardOf, writeAllShards, writePredictionCache, type LearnedRun } from '../../cli/hooks-cli/lib/learner';
 import { defaultSettings } from '../../cli/hooks-cli/lib/settings-schema';
 import { dataPaths, withLock } from '../../cli/hooks-cli/lib/store';
 import { buildInstall, hostInput, readJsonFile, runHook, tempProject, type Project } from '../helpers/hooks';
@@ -109,18 +109,18 @@ t.test('async_logging folds in batches; the prediction cache lives for cache_ttl
   const pending = path.join(p.data, 'patterns', 'pending.jsonl');
   // The first run folded (nothing folded yet); the next two wait in the journal.
   t.equal(fs.readFileSync(pending, 'utf8').trim().split('\n').length, 2, 'two runs waiting for the next fold');
-  const cacheFile = path.join(p.data, 'patterns', 'prediction_cache.json');
+  const paths = dataPaths(p.dir);
   const stale = { built_at: Date.now(), thresholds: '0.8/5', commands: { 'cargo build': { failure_rate: 1, confidence: 0.9, evidence_count: 9, common_error: 'from the cache' } } };
-  fs.writeFileSync(cacheFile, JSON.stringify(stale));
+  writePredictionCache(paths, stale);
   const fresh = await runHook(inst, 'command-validator', p, { tool: 'Bash', parameters: { command: 'cargo build' } });
   t.match(fresh.json.message, /last error: from the cache/, 'a fresh cache is used as it is');
   p.settings({ shadow_learner: { cache_ttl_seconds: 1 } });
-  fs.writeFileSync(cacheFile, JSON.stringify({ ...stale, built_at: Date.now() - 5000 }));
+  writePredictionCache(paths, { ...stale, built_at: Date.now() - 5000 });
   fs.utimesSync(path.join(p.data, 'patterns', 'db', 'index.json'), new Date(), new Date()); // the database changed since
   const expired = await runHook(inst, 'command-validator', p, { tool: 'Bash', parameters: { command: 'cargo build' } });
   t.notMatch(expired.json.message, /from the cache/, 'an expired cache is rebuilt from the database');
   p.settings({ performance: { cache_predictions: false } });
-  fs.writeFileSync(cacheFile, JSON.stringify(stale));
+  writePredictionCache(paths, stale);
   const off = await runHook(inst, 'command-validator', p, { tool: 'Bash', parameters: { command: 'cargo build' } });
   t.notMatch(off.json.message, /from the cache/, 'cache_predictions off: the database is read');
 });
@@ -157,7 +157,8 @@ t.test('corrupt data files are set aside and rebuilt, never a crash', async (t) 
   fs.mkdirSync(path.join(p.data, 'logs'), { recursive: true });
   fs.writeFileSync(path.join(p.data, 'session_state.json'), '{"session_id": "x", "tool_usa');
   fs.writeFileSync(path.join(p.data, 'patterns', 'patterns.json'), '[1,2,3]');
-  fs.writeFileSync(path.join(p.data, 'patterns', 'prediction_cache.json'), 'garbage');
+  fs.mkdirSync(path.join(p.data, 'patterns', 'predictions'), { recursive: true });
+  fs.writeFileSync(path.join(p.data, 'patterns', 'predictions', 'meta.json'), 'garbage');
   p.settings({ performance: { async_logging: false } });
   const r = await runHook(inst, 'session-logger', p, { tool: 'Bash', parameters: { command: 'ls' }, success: true });
   t.equal(r.code, 0);
@@ -244,8 +245,8 @@ t.test('the fold is incremental: with 10,000 patterns it rewrites only the shard
   for (let i = 0; i < 10; i++) runs.push({ tool: `T${i}`, command: null, success: false, error: 'EACCES', timestamp: ts });
   applyRuns(db, runs, settings.shadow_learner.max_patterns);
   writeAllShards(paths, db);
-  fs.writeFileSync(paths.predictionCache, JSON.stringify(buildPredictions(db, settings.shadow_learner, Date.now())));
-  const predicted = Object.keys(JSON.parse(fs.readFileSync(paths.predictionCache, 'utf8')).commands).length;
+  writePredictionCache(paths, buildPredictions(db, settings.shadow_learner, Date.now()));
+  const predicted = Object.keys(readPredictionCache(paths)!.commands).length;
   t.ok(predicted > 4000, `${predicted} predictions before`);
   const old = new Date(2000, 0, 1);
   const shardFiles = fs.readdirSync(paths.patternShards).filter((f) => f.startsWith('c-'));
@@ -258,7 +259,7 @@ t.test('the fold is incremental: with 10,000 patterns it rewrites only the shard
   t.equal(Object.keys(after.command_patterns).length + Object.keys(after.context_patterns).length, 10_000, 'nothing lost');
   t.equal(after.command_patterns.tool1.evidence_count, 8);
   t.equal(after.command_patterns.tool2.evidence_count, 6, 'an untouched pattern as it was');
-  const cache = JSON.parse(fs.readFileSync(paths.predictionCache, 'utf8')).commands;
+  const cache = readPredictionCache(paths)!.commands;
   t.equal(Object.keys(cache).length, predicted, 'the other predictions kept');
   t.same(cache.tool1, { failure_rate: 1, confidence: 0.889, evidence_count: 8, common_error: 'again' }, 'the touched prediction updated');
   // Past max_patterns, one fold reads it all and trims to 95%, so the next new patterns do not each read it all.
@@ -293,15 +294,16 @@ t.test('a fold that changes no prediction leaves the prediction cache alone, and
   fs.mkdirSync(path.dirname(paths.learnJournal), { recursive: true });
   for (let i = 0; i < 6; i++) journal('bad', false);
   fold(paths, settings, new Date());
-  const cache1 = fs.readFileSync(paths.predictionCache, 'utf8');
-  t.match(JSON.parse(cache1).commands.bad, { failure_rate: 1, evidence_count: 6 });
+  const cacheFiles = () => fs.readdirSync(paths.predictionCache).map((f) => path.join(paths.predictionCache, f));
+  const cache1 = JSON.stringify(readPredictionCache(paths));
+  t.match(readPredictionCache(paths)!.commands.bad, { failure_rate: 1, evidence_count: 6 });
   const old = new Date(2000, 0, 1);
-  fs.utimesSync(paths.predictionCache, old, old);
+  for (const f of cacheFiles()) fs.utimesSync(f, old, old);
   journal('good', true);
   journal('good', true);
   fold(paths, settings, new Date());
-  t.equal(fs.statSync(paths.predictionCache).mtimeMs, old.getTime(), 'not rewritten: no prediction changed');
-  t.equal(fs.readFileSync(paths.predictionCache, 'utf8'), cache1);
+  t.same(cacheFiles().map((f) => fs.statSync(f).mtimeMs), cacheFiles().map(() => old.getTime()), 'not rewritten: no prediction changed');
+  t.equal(JSON.stringify(readPredictionCache(paths)), cache1);
   // Expired (ttl 1 s, an hour later) with the database changed since: the index says the folds kept the cache true.
   settings.shadow_learner.cache_ttl_seconds = 1;
   const unused = Array.from({ length: 256 }, (_, i) => `c-${i.toString(16).padStart(2, '0')}.json`).find((n) => n !== shardOf('bad') && n !== shardOf('good'))!;
@@ -316,5 +318,5 @@ t.test('a fold that changes no prediction leaves the prediction cache alone, and
   journal('bad', false);
   fs.rmSync(shard);
   fold(paths, settings, new Date());
-  t.equal(JSON.parse(fs.readFileSync(paths.predictionCache, 'utf8')).commands.bad.evidence_count, 7);
+  t.equal(readPredictionCache(paths)!.commands.bad.evidence_count, 7);
 });

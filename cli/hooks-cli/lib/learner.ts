@@ -362,7 +362,7 @@ export function shouldFold(paths: DataPaths, settings: Settings, nowMs: number):
   if (length === 0) return false;
   let builtAt = 0;
   try {
-    builtAt = fs.statSync(paths.predictionCache).mtimeMs;
+    builtAt = fs.statSync(path.join(paths.predictionCache, PRED_META)).mtimeMs;
   } catch {
     /* never folded */
   }
@@ -440,7 +440,7 @@ function foldRuns(paths: DataPaths, settings: Settings, runs: LearnedRun[], now:
     whole.updated_at = db.updated_at;
     evict(whole, sl.max_patterns, Math.floor(sl.max_patterns * 0.95));
     writeAllShards(paths, whole);
-    writeJsonAtomic(paths.predictionCache, buildPredictions(whole, sl, now.getTime()), false);
+    writePredictionCache(paths, buildPredictions(whole, sl, now.getTime()));
     writeIndex(paths, whole, Object.keys(whole.command_patterns).length, now.getTime());
     return;
   }
@@ -453,21 +453,15 @@ function foldRuns(paths: DataPaths, settings: Settings, runs: LearnedRun[], now:
   let cacheBuiltAt = index.cache_built_at ?? null;
   const changed = [...touched].filter((k) => predictionKey(db.command_patterns[k], sl) !== predictedBefore.get(k));
   if (changed.length > 0 || cacheBuiltAt === null) {
-    const cache = readJson<PredictionCache | null>(paths.predictionCache, () => null, (v) => isObject(v) && isObject(v.commands));
-    let next: PredictionCache;
-    if (!cache || cache.thresholds !== thresholdsKey(settings) || cacheBuiltAt === null || cache.built_at !== cacheBuiltAt) {
+    const meta = readPredMeta(paths);
+    const nowMs = now.getTime();
+    if (!meta || meta.thresholds !== thresholdsKey(settings) || cacheBuiltAt === null || meta.built_at !== cacheBuiltAt) {
       // Missing, built under other thresholds, or not known to match: built from the whole database (rare).
-      next = buildPredictions({ ...db, command_patterns: allCommandPatterns(paths) }, sl, now.getTime()); // the touched shards are written already
+      writePredictionCache(paths, buildPredictions({ ...db, command_patterns: allCommandPatterns(paths) }, sl, nowMs)); // the touched shards are written already
     } else {
-      next = { ...cache, built_at: now.getTime(), checked_at: now.getTime() };
-      for (const k of changed) {
-        const pred = predictionOf(db.command_patterns[k], sl);
-        if (pred) next.commands[k] = pred;
-        else delete next.commands[k];
-      }
+      updatePredictions(paths, new Map(changed.map((k) => [k, predictionOf(db.command_patterns[k], sl)])), { ...meta, built_at: nowMs, checked_at: nowMs });
     }
-    writeJsonAtomic(paths.predictionCache, next, false);
-    cacheBuiltAt = next.built_at;
+    cacheBuiltAt = nowMs;
   }
   if (runs.length > 0 || cacheBuiltAt !== (index.cache_built_at ?? null) || !fs.existsSync(path.join(paths.patternShards, INDEX))) writeIndex(paths, db, count, cacheBuiltAt);
 }
@@ -489,30 +483,102 @@ function isRun(v: unknown): v is LearnedRun {
  */
 export function predictions(paths: DataPaths, settings: Settings, nowMs: number): PredictionCache {
   if (settings.performance.cache_predictions) {
-    const cache = readJson<PredictionCache | null>(paths.predictionCache, () => null, (v) => isObject(v) && isObject(v.commands));
-    const checkedAt = cache ? cache.checked_at ?? cache.built_at : 0;
-    if (cache && cache.thresholds === thresholdsKey(settings) && nowMs - checkedAt < settings.shadow_learner.cache_ttl_seconds * 1000) return cache;
-    // Expired: trust it again if the database has not changed since it was last checked, or if every fold
-    // since has kept it true (the index names this cache), without reading the database.
-    if (cache && cache.thresholds === thresholdsKey(settings) && (dbMtime(paths) <= checkedAt || indexCacheBuiltAt(paths) === cache.built_at)) {
-      const renewed = { ...cache, checked_at: nowMs };
-      try {
-        writeJsonAtomic(paths.predictionCache, renewed, false);
-      } catch {
-        /* read-only: still valid */
+    const meta = readPredMeta(paths);
+    if (meta && meta.thresholds === thresholdsKey(settings)) {
+      const checkedAt = meta.checked_at ?? meta.built_at;
+      if (nowMs - checkedAt < settings.shadow_learner.cache_ttl_seconds * 1000) return { ...meta, commands: lazyPredictions(paths) };
+      // Expired: trust it again if the database has not changed since it was last checked, or if every fold
+      // since has kept it true (the index names this cache), without reading the database.
+      if (dbMtime(paths) <= checkedAt || indexCacheBuiltAt(paths) === meta.built_at) {
+        const renewed = { ...meta, checked_at: nowMs };
+        try {
+          writeJsonAtomic(path.join(paths.predictionCache, PRED_META), renewed, false);
+        } catch {
+          /* read-only: still valid */
+        }
+        return { ...renewed, commands: lazyPredictions(paths) };
       }
-      return renewed;
     }
   }
   const built = buildPredictions(readDb(paths), settings.shadow_learner, nowMs);
   if (settings.performance.cache_predictions) {
     try {
-      writeJsonAtomic(paths.predictionCache, built, false);
+      writePredictionCache(paths, built);
     } catch {
       /* read-only data dir: predictions still work */
     }
   }
   return built;
+}
+
+// ---- the prediction cache: predictions/meta.json and shards of predictions (the database's shard of each key) ----
+
+const PRED_META = 'meta.json';
+type PredMeta = Omit<PredictionCache, 'commands'>;
+
+function readPredMeta(paths: DataPaths): PredMeta | null {
+  return readJson<PredMeta | null>(path.join(paths.predictionCache, PRED_META), () => null, (v) => isObject(v) && typeof v.built_at === 'number');
+}
+
+function readPredShard(paths: DataPaths, name: string): Record<string, Prediction> {
+  return readJson<Record<string, Prediction>>(path.join(paths.predictionCache, name), () => ({}));
+}
+
+/**
+ * The predictions as an object the validator looks keys up in: each lookup
+ * reads only the shard of that key (a few KB), however many predictions there are.
+ */
+function lazyPredictions(paths: DataPaths): Record<string, Prediction> {
+  const shards = new Map<string, Record<string, Prediction>>();
+  const shard = (key: string) => {
+    const name = shardOf(key);
+    let content = shards.get(name);
+    if (!content) shards.set(name, (content = readPredShard(paths, name)));
+    return content;
+  };
+  return new Proxy({} as Record<string, Prediction>, {
+    get: (_t, key) => (typeof key === 'string' && Object.hasOwn(shard(key), key) ? shard(key)[key] : undefined),
+    has: (_t, key) => typeof key === 'string' && Object.hasOwn(shard(key), key),
+  });
+}
+
+/** Writes a whole prediction cache (shards first, the meta file last). */
+export function writePredictionCache(paths: DataPaths, cache: PredictionCache): void {
+  const dir = paths.predictionCache;
+  fs.mkdirSync(dir, { recursive: true });
+  const shards = new Map<string, Record<string, Prediction>>();
+  for (const [k, p] of Object.entries(cache.commands)) {
+    const name = shardOf(k);
+    (shards.get(name) ?? shards.set(name, {}).get(name)!)[k] = p;
+  }
+  for (const name of fs.readdirSync(dir)) if (name.startsWith('c-') && !shards.has(name)) unlinkQuiet(path.join(dir, name));
+  for (const [name, content] of shards) writeJsonAtomic(path.join(dir, name), content, false);
+  const { commands: _omit, ...meta } = cache;
+  writeJsonAtomic(path.join(dir, PRED_META), meta, false);
+}
+
+/** Every prediction in the cache (tests and tools; the validator looks keys up one by one). */
+export function readPredictionCache(paths: DataPaths): PredictionCache | null {
+  const meta = readPredMeta(paths);
+  if (!meta) return null;
+  const commands: Record<string, Prediction> = {};
+  for (let i = 0; i < SHARDS; i++) Object.assign(commands, readPredShard(paths, shardName(i)));
+  return { ...meta, commands };
+}
+
+function updatePredictions(paths: DataPaths, changes: Map<string, Prediction | null>, meta: PredMeta): void {
+  const byShard = new Map<string, string[]>();
+  for (const k of changes.keys()) (byShard.get(shardOf(k)) ?? byShard.set(shardOf(k), []).get(shardOf(k))!).push(k);
+  for (const [name, keys] of byShard) {
+    const content = readPredShard(paths, name);
+    for (const k of keys) {
+      const pred = changes.get(k);
+      if (pred) content[k] = pred;
+      else delete content[k];
+    }
+    writeJsonAtomic(path.join(paths.predictionCache, name), content, false);
+  }
+  writeJsonAtomic(path.join(paths.predictionCache, PRED_META), meta, false);
 }
 
 function indexCacheBuiltAt(paths: DataPaths): number | null {
@@ -532,6 +598,7 @@ export function clearPatterns(paths: DataPaths): void {
     fs.mkdirSync(paths.patternShards, { recursive: true });
     writeIndex(paths, emptyDb(), 0, null);
     fs.rmSync(paths.learnJournal, { force: true });
-    fs.rmSync(paths.predictionCache, { force: true });
+    fs.rmSync(paths.predictionCache, { recursive: true, force: true });
+    unlinkQuiet(path.join(paths.patterns, 'prediction_cache.json')); // an earlier version's
   });
 }

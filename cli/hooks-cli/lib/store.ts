@@ -28,6 +28,7 @@ export interface DataPaths {
   patternShards: string;
   /** Tool runs not yet folded into the pattern database (see learner.ts). */
   learnJournal: string;
+  /** The prediction cache: `meta.json` and shards of predictions (see learner.ts). */
   predictionCache: string;
   completions: string;
   backupLog: string;
@@ -50,7 +51,7 @@ export function dataPaths(project: string): DataPaths {
     patternDb: path.join(patterns, 'patterns.json'),
     patternShards: path.join(patterns, 'db'),
     learnJournal: path.join(patterns, 'pending.jsonl'),
-    predictionCache: path.join(patterns, 'prediction_cache.json'),
+    predictionCache: path.join(patterns, 'predictions'),
     completions: path.join(logs, 'session_completions.jsonl'),
     backupLog: path.join(backups, 'backup.log'),
     hookLog: path.join(logs, 'hooks.log'),
