@@ -320,3 +320,17 @@ t.test('a fold that changes no prediction leaves the prediction cache alone, and
   fold(paths, settings, new Date());
   t.equal(readPredictionCache(paths)!.commands.bad.evidence_count, 7);
 });
+
+t.test('an answer end (host Stop) folds on the logger’s batch schedule; the seed’s session end always folds', async (t) => {
+  const p = tempProject(t);
+  const pending = path.join(p.data, 'patterns', 'pending.jsonl');
+  await logMany(p, 'make', 1, true); // the first run folds (nothing folded yet)
+  await logMany(p, 'make', 3, false, 'make: *** [all] Error 2');
+  t.equal(fs.readFileSync(pending, 'utf8').trim().split('\n').length, 3, 'three runs wait');
+  await runHook(inst, 'session-finalizer', p, hostInput(p, 'Stop', { stop_hook_active: false }));
+  t.equal(fs.readFileSync(pending, 'utf8').trim().split('\n').length, 3, 'an answer end with a fresh fold behind it does not fold');
+  t.equal(readDb(dataPaths(p.dir)).command_patterns.make.evidence_count, 1);
+  await runHook(inst, 'session-finalizer', p, {});
+  t.notOk(fs.existsSync(pending), 'the seed’s session end folded');
+  t.equal(readDb(dataPaths(p.dir)).command_patterns.make.evidence_count, 4);
+});
