@@ -10,15 +10,16 @@
  * JSON), too much to parse and rewrite on every tool call. The logger appends
  * each run to a journal (`patterns/pending.jsonl`); the journal is folded into
  * the database under a lock when it has grown (`async_logging`), at once when
- * `async_logging` is off, at the end of each answer (Stop), and before the CLI
- * reads patterns. The fold is incremental: the database is stored as
+ * `async_logging` is off, at the session's end, and before the CLI reads
+ * patterns. The fold is incremental: the database is stored as
  * `patterns/db/index.json` (context patterns, per-tool failure counts, the
  * pattern count) and 256 shards `c-XX.json` of command patterns, XX from a
  * hash of the key, and a fold reads and rewrites only the shards its runs
  * touch (a few KB each), whatever the size of the whole. Each fold also
- * updates the prediction cache for the keys it touched: only the patterns
- * above the confidence and evidence thresholds, small enough for the command
- * validator to read on every call. (The one-file `patterns.json` of earlier
+ * updates the prediction cache (`patterns/predictions/`: only the patterns
+ * above the confidence and evidence thresholds, sharded the same way) for
+ * the keys whose prediction changed; the validator reads the shard of each
+ * key it looks up. (The one-file `patterns.json` of earlier
  * versions is split into shards by the first fold.)
  *
  * Confidence of a pattern with n observations whose dominant outcome has rate
