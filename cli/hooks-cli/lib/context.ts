@@ -34,46 +34,55 @@ export function transcriptContext(file: string): TranscriptContext | null {
   }
   try {
     const size = fs.fstatSync(fd).size;
-    const len = Math.min(size, TAIL_BYTES);
-    const buf = Buffer.alloc(len);
-    fs.readSync(fd, buf, 0, len, size - len);
-    const lines = buf.toString('utf8').split('\n');
-    if (len < size) lines.shift(); // first line is cut
-    let tokens: number | null = null;
-    let compaction: string | null = null;
-    let found = false;
-    for (let i = lines.length - 1; i >= 0 && (!found || compaction === null); i--) {
-      const line = lines[i];
-      const boundary = line.includes('"compact_boundary"');
-      if (!boundary && (found || !line.includes('"usage"'))) continue;
-      let entry: unknown;
-      try {
-        entry = JSON.parse(line);
-      } catch {
-        continue;
-      }
-      if (!isObject(entry) || entry.isSidechain === true) continue;
-      if (boundary && entry.type === 'system' && entry.subtype === 'compact_boundary') {
-        compaction = typeof entry.uuid === 'string' ? entry.uuid : typeof entry.timestamp === 'string' ? entry.timestamp : `line-${lines.length - i}`;
-        if (!found) {
-          const meta = isObject(entry.compactMetadata) ? entry.compactMetadata : {};
-          const post = meta.postTokens ?? meta.post_tokens;
-          tokens = typeof post === 'number' && Number.isFinite(post) ? post : null;
-          found = true;
-        }
-        continue;
-      }
-      if (found || entry.type !== 'assistant') continue;
-      const usage = isObject(entry.message) ? entry.message.usage : undefined;
-      if (!isObject(usage)) continue;
-      const n = (k: string) => (typeof usage[k] === 'number' ? (usage[k] as number) : 0);
-      tokens = n('input_tokens') + n('cache_creation_input_tokens') + n('cache_read_input_tokens') + n('output_tokens');
-      found = true;
+    // The last usage is nearly always in the last few KB: read 64 KiB first, the whole tail only if needed.
+    for (const tail of [Math.min(TAIL_BYTES, 64 * 1024), TAIL_BYTES]) {
+      const len = Math.min(size, tail);
+      const buf = Buffer.alloc(len);
+      fs.readSync(fd, buf, 0, len, size - len);
+      const found = scanTail(buf.toString('utf8'), len < size);
+      if (found || len === size || tail === TAIL_BYTES) return found;
     }
-    return found || compaction !== null ? { tokens, compaction } : null;
+    return null;
   } finally {
     fs.closeSync(fd);
   }
+}
+
+function scanTail(text: string, cut: boolean): TranscriptContext | null {
+  const lines = text.split('\n');
+  if (cut) lines.shift(); // first line is cut
+  let tokens: number | null = null;
+  let compaction: string | null = null;
+  let found = false;
+  for (let i = lines.length - 1; i >= 0 && (!found || compaction === null); i--) {
+    const line = lines[i];
+    const boundary = line.includes('"compact_boundary"');
+    if (!boundary && (found || !line.includes('"usage"'))) continue;
+    let entry: unknown;
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      continue;
+    }
+    if (!isObject(entry) || entry.isSidechain === true) continue;
+    if (boundary && entry.type === 'system' && entry.subtype === 'compact_boundary') {
+      compaction = typeof entry.uuid === 'string' ? entry.uuid : typeof entry.timestamp === 'string' ? entry.timestamp : `line-${lines.length - i}`;
+      if (!found) {
+        const meta = isObject(entry.compactMetadata) ? entry.compactMetadata : {};
+        const post = meta.postTokens ?? meta.post_tokens;
+        tokens = typeof post === 'number' && Number.isFinite(post) ? post : null;
+        found = true;
+      }
+      continue;
+    }
+    if (found || entry.type !== 'assistant') continue;
+    const usage = isObject(entry.message) ? entry.message.usage : undefined;
+    if (!isObject(usage)) continue;
+    const n = (k: string) => (typeof usage[k] === 'number' ? (usage[k] as number) : 0);
+    tokens = n('input_tokens') + n('cache_creation_input_tokens') + n('cache_read_input_tokens') + n('output_tokens');
+    found = true;
+  }
+  return found || compaction !== null ? { tokens, compaction } : null;
 }
 
 /** The context size from the transcript (see transcriptContext), or null. */
