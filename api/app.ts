@@ -18,9 +18,13 @@ import { DASHBOARD_PATHS, loadDashboard } from './dashboard';
 import { LIVE_STATUS_PATH } from './live-status';
 import { openApiDocument } from './openapi';
 import { configBody, statusBody } from './status-bodies';
+import type { Scanner } from '../firmware/scan';
+import { mountScanRoutes, SCAN_ROUTES } from './scan-routes';
 
 export interface AppDeps {
   positioner: Positioner;
+  /** Scans (POST /scan ...); without it those paths answer 404. */
+  scanner?: Scanner;
 }
 
 const ajv = new Ajv({ allErrors: false, useDefaults: true, coerceTypes: false, strict: true });
@@ -57,7 +61,7 @@ export function buildApp(deps: AppDeps): http.RequestListener {
 }
 
 /** The express app behind buildApp(): every route, its validation and its errors. */
-export function buildExpressApp({ positioner }: AppDeps): express.Express {
+export function buildExpressApp({ positioner, scanner }: AppDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
@@ -104,8 +108,13 @@ export function buildExpressApp({ positioner }: AppDeps): express.Express {
   });
 
   app.post('/stop', (_req, res) => {
-    res.json(positioner.stop());
+    const answer = positioner.stop();
+    // A running scan heard the stop through its claim; a paused one is ended here.
+    scanner?.abort('stopped by POST /stop; the samples so far are kept: POST /scan/resume continues');
+    res.json(answer);
   });
+
+  if (scanner) mountScanRoutes(app, scanner, json);
 
   const dashboard = loadDashboard();
   app.get(DASHBOARD_PATHS, (req, res) => {
@@ -149,6 +158,7 @@ export function buildExpressApp({ positioner }: AppDeps): express.Express {
     '/config': ['GET', 'POST'],
     '/openapi.json': ['GET'],
     [LIVE_STATUS_PATH]: ['GET'],
+    ...(scanner ? SCAN_ROUTES : {}),
     ...Object.fromEntries(DASHBOARD_PATHS.map((p) => [p, ['GET']])),
   };
   for (const [path, methods] of Object.entries(routes)) {

@@ -12,6 +12,8 @@ export const API_ERRORS = {
   API_ERR_NOT_FOUND: 404,
   API_ERR_METHOD_NOT_ALLOWED: 405,
   API_ERR_UPGRADE_REQUIRED: 426,
+  /** A scan command that does not apply now (pause with nothing running, resume a finished scan). */
+  API_ERR_SCAN_STATE: 409,
   API_ERR_INTERNAL: 500,
 } as const;
 

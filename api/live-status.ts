@@ -7,7 +7,10 @@
  *   second), on a timer that runs only while something moves and someone listens;
  * - otherwise: a `status` message on every change the positioner reports
  *   (Positioner.onChange: move, arrival, stop, homing, fault) whose content
- *   differs from the last one sent, and a `config` message when the settings change.
+ *   differs from the last one sent, and a `config` message when the settings change;
+ * - with a scanner: the current scan on connect, a `scan` message on its
+ *   progress (at most every 100 ms, and on every state change) and a `sample`
+ *   message for each new sample.
  *
  * The feed is driven by onChange alone, so any new state or fault the
  * firmware learns to report reaches clients with no change here.
@@ -23,6 +26,8 @@ import type http from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { Positioner } from '../firmware/positioner';
+import type { ScanEvent, Scanner } from '../firmware/scan';
+import { sampleBody, scanBody } from './scan-routes';
 import { configBody, statusBody } from './status-bodies';
 
 export const LIVE_STATUS_PATH = '/ws';
@@ -34,7 +39,13 @@ export interface LiveStatusOptions {
   maxBufferedBytes?: number;
   /** Ping period; a client that has not answered the previous ping is dropped (default 30 s). */
   heartbeatMs?: number;
+  /** Scans to report: a `scan` message on progress (at most every `scanIntervalMs`, and on every state change) and a `sample` message per sample. */
+  scanner?: Scanner;
+  /** Shortest time between two `scan` progress messages of the same state, ms (default 100). */
+  scanIntervalMs?: number;
 }
+
+type MessageType = 'status' | 'config' | 'scan' | 'sample';
 
 interface Client {
   ws: WebSocket;
@@ -52,19 +63,66 @@ export class LiveStatus {
   private readonly unsubscribe: () => void;
   private lastStatusJson = '';
   private lastConfigJson = '';
+  private readonly scanIntervalMs: number;
+  private lastScan: { state: string; atMs: number } | null = null;
+  private scanTrailer: NodeJS.Timeout | null = null;
+  private pendingScanJson: string | null = null;
+  private readonly unsubscribeScan: () => void;
   /** Messages sent and skipped since start (for benchmarks and diagnostics). */
   readonly counters = { sent: 0, skipped: 0 };
+
+  private readonly scanner: Scanner | undefined;
 
   constructor(
     private readonly positioner: Positioner,
     opts: LiveStatusOptions = {},
   ) {
+    this.scanner = opts.scanner;
     this.intervalMs = opts.intervalMs ?? 50;
     this.maxBufferedBytes = opts.maxBufferedBytes ?? 256 * 1024;
     this.unsubscribe = positioner.onChange(() => this.onChange());
     this.heartbeat = setInterval(() => this.ping(), opts.heartbeatMs ?? 30_000);
     this.heartbeat.unref();
     this.lastConfigJson = JSON.stringify(configBody(positioner));
+    this.scanIntervalMs = opts.scanIntervalMs ?? 100;
+    this.unsubscribeScan = opts.scanner?.onEvent((e) => this.onScanEvent(e)) ?? (() => undefined);
+  }
+
+  /**
+   * Scan progress: every state change at once; progress within a state at most
+   * every scanIntervalMs, the latest one sent when the interval ends. Samples
+   * are sent as they come (each is new data, never superseded).
+   */
+  private onScanEvent(event: ScanEvent): void {
+    if (event.type === 'sample') {
+      const json = JSON.stringify({ scan_id: event.scanId, ...sampleBody(event.sample) });
+      this.broadcast('sample', json);
+      return;
+    }
+    const json = JSON.stringify(scanBody(event.scan));
+    const nowMs = Date.now();
+    const last = this.lastScan;
+    if (!last || last.state !== event.scan.state || nowMs - last.atMs >= this.scanIntervalMs) {
+      this.sendScan(json, event.scan.state, nowMs);
+      return;
+    }
+    this.pendingScanJson = json;
+    if (!this.scanTrailer) {
+      this.scanTrailer = setTimeout(() => {
+        this.scanTrailer = null;
+        const pending = this.pendingScanJson;
+        if (pending) this.sendScan(pending, this.lastScan?.state ?? '', Date.now());
+      }, this.scanIntervalMs - (nowMs - last.atMs));
+      this.scanTrailer.unref();
+    }
+  }
+
+  private sendScan(json: string, state: string, atMs: number): void {
+    this.pendingScanJson = null;
+    if (this.scanTrailer) clearTimeout(this.scanTrailer);
+    this.scanTrailer = null;
+    this.lastScan = { state, atMs };
+    this.broadcast('scan', json);
   }
 
   get clientCount(): number {
@@ -92,6 +150,8 @@ export class LiveStatus {
   /** Closes every client (1001 going away) and stops the timers. */
   close(): void {
     this.unsubscribe();
+    this.unsubscribeScan();
+    if (this.scanTrailer) clearTimeout(this.scanTrailer);
     this.stopTicker();
     clearInterval(this.heartbeat);
     for (const c of this.clients) c.ws.close(1001, 'server shutting down');
@@ -116,6 +176,8 @@ export class LiveStatus {
     const status = this.snapshot();
     this.send(client, 'config', this.lastConfigJson);
     this.send(client, 'status', status);
+    const scan = this.scanner?.current();
+    if (scan) this.send(client, 'scan', JSON.stringify(scanBody(scan)));
     if (this.positioner.status().moving) this.startTicker();
   }
 
@@ -158,12 +220,12 @@ export class LiveStatus {
     this.ticker = null;
   }
 
-  private broadcast(type: 'status' | 'config', json: string): void {
+  private broadcast(type: MessageType, json: string): void {
     for (const c of this.clients) this.send(c, type, json);
   }
 
   /** `json` is an object's JSON; the message is that object with type, seq (and sent_at_ms for status) in front. */
-  private send(c: Client, type: 'status' | 'config', json: string): void {
+  private send(c: Client, type: MessageType, json: string): void {
     if (c.ws.readyState !== WebSocket.OPEN) return;
     c.seq += 1;
     if (c.ws.bufferedAmount > this.maxBufferedBytes) {

@@ -10,7 +10,8 @@
 import { version } from '../package.json';
 import { POSITIONER_ERRORS } from '../firmware/errors';
 import { API_ERRORS } from './errors';
-import { configBodySchema, homeBodySchema, moveBodySchema, moveRelativeBodySchema } from './schemas';
+import { configBodySchema, homeBodySchema, moveBodySchema, moveRelativeBodySchema, scanBodySchema } from './schemas';
+import * as scanAnswers from './scan-schemas';
 import * as answers from './response-schemas';
 import { LIVE_STATUS_PATH } from './live-status';
 
@@ -49,7 +50,7 @@ function jsonBody(name: string, required: boolean) {
 }
 
 export function openApiDocument() {
-  const requests = [moveBodySchema, moveRelativeBodySchema, homeBodySchema, configBodySchema].map((s) => component(s as unknown as { $id: string } & Schema));
+  const requests = [moveBodySchema, moveRelativeBodySchema, homeBodySchema, configBodySchema, scanBodySchema].map((s) => component(s as unknown as { $id: string } & Schema));
   return {
     openapi: '3.1.0',
     jsonSchemaDialect: 'https://spec.openapis.org/oas/3.1/dialect/base',
@@ -60,7 +61,7 @@ export function openApiDocument() {
       description: [
         'Angles are in degrees: theta (polar) 0 to 180, phi (azimuth) 0 to 360; phi does not wrap.',
         'Bodies are JSON whatever their Content-Type. Every error is a 4xx/5xx with `{"error": "..."}` and a stable code in the `Positioner-Error-Code` header.',
-        `Live status: a WebSocket at \`${LIVE_STATUS_PATH}\` pushes \`StatusMessage\` (20 a second while moving, and on every change) and \`ConfigMessage\` (on connect and on every change); see docs/api.md.`,
+        `Live status: a WebSocket at \`${LIVE_STATUS_PATH}\` pushes \`StatusMessage\` (20 a second while moving, and on every change), \`ConfigMessage\` (on connect and on every change), and during scans \`ScanMessage\` and \`SampleMessage\`; see docs/api.md.`,
         'Unversioned and unauthenticated: bind it to localhost or a trusted network.',
       ].join('\n\n'),
       license: { name: 'MIT', identifier: 'MIT' },
@@ -118,6 +119,49 @@ export function openApiDocument() {
           responses: { '200': ok('settings applied (the next move uses them)', 'ConfigUpdated'), '400': BAD_REQUEST, '413': TOO_LARGE },
         },
       },
+      '/scan': {
+        get: {
+          operationId: 'getScan',
+          summary: 'The current or last scan: state, points done/total, elapsed and estimated remaining time',
+          responses: { '200': { description: 'the scan, or {"state": "none"} before the first', content: { 'application/json': { schema: { oneOf: [ref('Scan'), ref('NoScan')] } } } } },
+        },
+        post: {
+          operationId: 'startScan',
+          summary: 'Start a radiation-pattern scan: visit the plan\'s points and measure at each (one scan at a time)',
+          description: 'POST /stop aborts it (the samples so far are kept; POST /scan/resume continues). While it runs, motion commands get 503 POS_ERR_BUSY. Progress and each sample are pushed on the live feed.',
+          requestBody: jsonBody('ScanRequest', true),
+          responses: { '201': ok('scan started', 'Scan'), '400': error('a bad plan or source: the message names the field, e.g. plan.theta.step_deg'), '413': TOO_LARGE, '503': BUSY },
+        },
+      },
+      '/scan/pause': {
+        post: {
+          operationId: 'pauseScan',
+          summary: 'Pause the running scan at the next point (line, in sweep mode); the positioner is free while paused',
+          responses: { '200': ok('the scan (state running until the point in progress is measured, then paused)', 'Scan'), '409': error('no scan is running (API_ERR_SCAN_STATE)') },
+        },
+      },
+      '/scan/resume': {
+        post: {
+          operationId: 'resumeScan',
+          summary: 'Resume a paused, aborted or failed scan (also one interrupted by a server restart) at the first point not done',
+          responses: { '200': ok('the scan, running again', 'Scan'), '409': error('no scan to resume, or it is done (API_ERR_SCAN_STATE)'), '503': BUSY },
+        },
+      },
+      '/scan/results': {
+        get: {
+          operationId: 'getScanResults',
+          summary: 'The samples of the current or last scan (or ?id=) as JSON or CSV',
+          parameters: [
+            { name: 'format', in: 'query', required: false, schema: { type: 'string', enum: ['json', 'csv'] }, description: 'json (default) or csv; Accept: text/csv also selects csv' },
+            { name: 'id', in: 'query', required: false, schema: { type: 'string' }, description: 'a scan id (default: the current or last scan)' },
+          ],
+          responses: {
+            '200': { description: 'the results', content: { 'application/json': { schema: ref('ScanResults') }, 'text/csv': { schema: { type: 'string' } } } },
+            '400': BAD_REQUEST,
+            '404': error('no such scan, or none ran yet'),
+          },
+        },
+      },
       '/openapi.json': {
         get: {
           operationId: 'getOpenApi',
@@ -159,6 +203,12 @@ export function openApiDocument() {
         Error: answers.errorSchema,
         StatusMessage: answers.statusMessageSchema,
         ConfigMessage: answers.configMessageSchema,
+        Scan: scanAnswers.scanSchema,
+        NoScan: scanAnswers.noScanSchema,
+        ScanSample: scanAnswers.scanSampleSchema,
+        ScanResults: scanAnswers.scanResultsSchema,
+        ScanMessage: scanAnswers.scanMessageSchema,
+        SampleMessage: scanAnswers.sampleMessageSchema,
       },
       headers: {
         'Positioner-Error-Code': {

@@ -19,7 +19,7 @@ export function createApiServer(deps: AppDeps, opts: { liveStatus?: LiveStatusOp
   const server = http.createServer(buildApp(deps));
   server.keepAliveTimeout = 5000;
   answerClientErrorsWithJson(server);
-  const live = new LiveStatus(deps.positioner, opts.liveStatus);
+  const live = new LiveStatus(deps.positioner, { scanner: deps.scanner, ...opts.liveStatus });
   live.attach(server);
   return {
     server,

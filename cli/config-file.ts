@@ -18,6 +18,7 @@ import Ajv from 'ajv';
 import type { AxisName } from '../hal/axes';
 import { AXES } from '../hal/axes';
 import { defaultConfig, MIN_ACCEL_DEG_S2, MIN_SPEED_DEG_S, type PositionerConfig } from '../firmware/config';
+import { defaultAntennaConfig, type AntennaModelConfig } from '../sim/antenna';
 import { DRIVER_KINDS, defaultSimSettings, type DriverKind, type SimSettings } from './assemble';
 
 const positive = { type: 'number', exclusiveMinimum: 0 } as const;
@@ -49,6 +50,19 @@ const simAxisSchema = {
   },
 } as const;
 
+/** The simulated antenna under test (sim/antenna.ts), the `sim` source of scans. */
+const antennaSchema = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    aperture_width_wl: { type: 'number', exclusiveMinimum: 0, maximum: 100 },
+    aperture_height_wl: { type: 'number', exclusiveMinimum: 0, maximum: 100 },
+    floor_db: { type: 'number', maximum: 0, minimum: -200 },
+    noise_db: { type: 'number', minimum: 0, maximum: 20 },
+    seed: { type: 'integer' },
+  },
+} as const;
+
 export const configFileSchema = {
   type: 'object',
   additionalProperties: false,
@@ -60,7 +74,7 @@ export const configFileSchema = {
     microstepping: { type: 'integer', enum: [1, 2, 4, 8, 16, 32, 64, 128, 256] },
     theta: axisSchema,
     phi: axisSchema,
-    sim: { type: 'object', additionalProperties: false, properties: { theta: simAxisSchema, phi: simAxisSchema } },
+    sim: { type: 'object', additionalProperties: false, properties: { theta: simAxisSchema, phi: simAxisSchema, antenna: antennaSchema } },
     driver: {
       type: 'object',
       additionalProperties: false,
@@ -93,7 +107,7 @@ interface ConfigFile {
   microstepping?: number;
   theta?: AxisFile;
   phi?: AxisFile;
-  sim?: { theta?: SimAxisFile; phi?: SimAxisFile };
+  sim?: { theta?: SimAxisFile; phi?: SimAxisFile; antenna?: { aperture_width_wl?: number; aperture_height_wl?: number; floor_db?: number; noise_db?: number; seed?: number } };
   driver?: DriverFile;
 }
 
@@ -115,11 +129,13 @@ export interface LoadedConfig {
   config: PositionerConfig;
   sim: SimSettings;
   driver: DriverFile;
+  /** The simulated antenna under test (the scans' `sim` source). */
+  antenna: AntennaModelConfig;
 }
 
 /** Reads and checks a config file; with no path, the defaults. */
 export function loadConfig(path?: string): LoadedConfig {
-  if (path === undefined) return { config: defaultConfig(), sim: defaultSimSettings(), driver: {} };
+  if (path === undefined) return { config: defaultConfig(), sim: defaultSimSettings(), driver: {}, antenna: defaultAntennaConfig() };
   let text: string;
   try {
     text = fs.readFileSync(path, 'utf8');
@@ -166,7 +182,14 @@ export function parseConfig(data: unknown, source = 'config'): LoadedConfig {
     set(s?.max_full_step_rate, (v) => (si.maxFullStepRateHz = v));
     set(s?.switch_hysteresis_deg, (v) => (si.switchHysteresisDeg = v));
   }
+  const antenna = defaultAntennaConfig();
+  const a = data.sim?.antenna;
+  set(a?.aperture_width_wl, (v) => (antenna.apertureWidthWl = v));
+  set(a?.aperture_height_wl, (v) => (antenna.apertureHeightWl = v));
+  set(a?.floor_db, (v) => (antenna.floorDb = v));
+  set(a?.noise_db, (v) => (antenna.noiseDb = v));
+  set(a?.seed, (v) => (antenna.seed = v));
   if (config.speedDegS > config.maxSpeedDegS) throw new ConfigFileError(`${source}: speed ${config.speedDegS} is above max_speed ${config.maxSpeedDegS}`);
   if (config.accelDegS2 > config.maxAccelDegS2) throw new ConfigFileError(`${source}: accel ${config.accelDegS2} is above max_accel ${config.maxAccelDegS2}`);
-  return { config, sim, driver: { ...data.driver } };
+  return { config, sim, driver: { ...data.driver }, antenna };
 }

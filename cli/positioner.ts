@@ -7,10 +7,11 @@
  * not complete; 2 usage error; 3 the positioner could not be reached;
  * 130 interrupted (Ctrl-C during --wait, after stopping the motors).
  */
-import yargs, { type Argv } from 'yargs';
+import yargs, { type Argv, type CommandModule } from 'yargs';
 import { baseUrl, ClientError, PositionerClient, type StatusBody } from './client';
 import { progressBar, useColor } from './progress';
 import { ROTCTLD_DEFAULT_PORT } from '../api/rotctld';
+import { scanCommand } from './scan-command';
 
 const EXIT = { ok: 0, failed: 1, usage: 2, unreachable: 3, interrupted: 130 } as const;
 
@@ -155,7 +156,7 @@ async function grblSetupCommand(argv: { serial: string; baud: number; config?: s
   }
 }
 
-async function serve(argv: { host?: string; port?: number; config?: string; 'time-scale': number; home: boolean; quiet: boolean; rotctld?: string; driver?: 'sim' | 'grbl' | 'firmata'; serial?: string; baud?: number; 'trace-serial': boolean }): Promise<void> {
+async function serve(argv: { host?: string; port?: number; config?: string; 'time-scale': number; home: boolean; quiet: boolean; rotctld?: string; driver?: 'sim' | 'grbl' | 'firmata'; serial?: string; baud?: number; 'trace-serial': boolean; 'scan-db'?: string }): Promise<void> {
   // Loaded only here: client commands start faster without express.
   const { startServer } = require('./serve') as typeof import('./serve');
   const host = argv.host ?? process.env.HOST ?? '127.0.0.1';
@@ -170,7 +171,7 @@ async function serve(argv: { host?: string; port?: number; config?: string; 'tim
     const announceRotctld = (address: string) => process.stdout.write(`positioner: Hamlib rotctld protocol on ${address} (rotctl -m 2 -r ${address}; az = phi, el = 90 - theta)\n`);
     const { driver, serial, baud } = argv;
     const traceSerial = argv['trace-serial'] ? (line: string) => process.stderr.write(`${line}\n`) : undefined;
-    const running = await startServer({ host, port, configPath: argv.config, timeScale: argv['time-scale'], home: argv.home, log, announce, rotctldPort, announceRotctld, driver, serial, baud, traceSerial });
+    const running = await startServer({ host, port, configPath: argv.config, timeScale: argv['time-scale'], home: argv.home, log, announce, rotctldPort, announceRotctld, driver, serial, baud, traceSerial, scanDb: argv['scan-db'] });
     const shutdown = (signal: string) => {
       process.stdout.write(`positioner: ${signal}, stopping motors and closing\n`);
       void running.close().then(() => process.exit(0));
@@ -197,7 +198,10 @@ const NUMERIC_ARGS = ['theta', 'phi', 'd_theta', 'd_phi', 'speed', 'accel', 'tim
 
 /** Rejects NaN (`move abc 3`) before it reaches the positioner as `null`, and non-positive time values. */
 function checkNumbers(argv: Record<string, unknown>): true {
+  // `scan --theta 0:180:5` takes ranges, checked by cli/scan-command.ts.
+  const scan = (argv._ as unknown[] | undefined)?.[0] === 'scan';
   for (const name of NUMERIC_ARGS) {
+    if (scan && (name === 'theta' || name === 'phi')) continue;
     const v = argv[name];
     if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v))) throw new UsageError(`${name} must be a number`);
   }
@@ -242,6 +246,7 @@ export function main(args: string[]): Promise<unknown> | unknown {
           .option('baud', { type: 'number', describe: 'serial baud rate (default 115200: grbl 1.1 and ConfigurableFirmata 3.x; 57600 for a 2.x Firmata build)' })
           .option('quiet', { alias: 'q', type: 'boolean', default: false, describe: 'do not log state changes' })
           .option('trace-serial', { type: 'boolean', default: false, describe: 'print every chunk written to and read from the board on stderr (text, or hex for Firmata)' })
+          .option('scan-db', { type: 'string', describe: 'SQLite file keeping scans and their results (default: $POSITIONER_SCAN_DB or ./positioner-scans.db, created at the first scan)' })
           .option('rotctld', { type: 'string', describe: `also serve the Hamlib rotctld protocol (Gpredict, rotctl -m 2) on this TCP port; alone: ${ROTCTLD_DEFAULT_PORT}` }),
       (argv) => serve(argv),
     )
@@ -293,6 +298,7 @@ export function main(args: string[]): Promise<unknown> | unknown {
         await waitForEnd(api, argv, `home ${r.axis}`, start);
       },
     )
+    .command(scanCommand({ client, fail, exit: EXIT }) as unknown as CommandModule)
     .command('stop', 'stop all motors at once', (y) => y, async (argv) => {
       const r = await client(argv).post<{ status: string }>('/stop');
       print(argv, r, r.status);
@@ -310,7 +316,7 @@ export function main(args: string[]): Promise<unknown> | unknown {
         print(argv, r, Object.entries(r).map(([k, v]) => `${k}: ${v}`).join('\n'));
       },
     )
-    .demandCommand(1, 'name a command: serve, status, move, move-rel, home, stop or config')
+    .demandCommand(1, 'name a command: serve, status, move, move-rel, home, stop, config or scan')
     .check(checkNumbers)
     .strict()
     .recommendCommands()

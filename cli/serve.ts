@@ -15,6 +15,9 @@ import type { SimAxis } from '../sim/sim-axis';
 import { createFirmataPositioner, createGrblPositioner, createSimulatedPositioner, DEFAULT_BAUD, type DriverKind } from './assemble';
 import { ConfigFileError, loadConfig } from './config-file';
 import { serialTracer } from './serial-trace';
+import type { Clock } from '../hal/clock';
+import { DEFAULT_SCAN_DB } from '../api/scan-store';
+import { createScanner } from './assemble-scan';
 
 export interface ServeOptions {
   host: string;
@@ -36,6 +39,8 @@ export interface ServeOptions {
   traceSerial?: (line: string) => void;
   /** Also serve the Hamlib rotctld protocol on this TCP port (same host; 0 picks a free one). */
   rotctldPort?: number;
+  /** SQLite file for scans and their results (default POSITIONER_SCAN_DB or ./positioner-scans.db). */
+  scanDb?: string;
   /** Called with host:port once the rotctld server listens. */
   announceRotctld?: (address: string) => void;
 }
@@ -55,7 +60,7 @@ export interface RunningServer {
 }
 
 export async function startServer(opts: ServeOptions): Promise<RunningServer> {
-  const { config, sim, driver: fromFile } = loadConfig(opts.configPath);
+  const { config, sim, driver: fromFile, antenna } = loadConfig(opts.configPath);
   const kind = opts.driver ?? fromFile.type ?? 'sim';
   const serialPath = opts.serial ?? fromFile.serial;
   const baudRate = opts.baud ?? fromFile.baud ?? (kind === 'sim' ? 0 : DEFAULT_BAUD[kind]);
@@ -66,6 +71,8 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
   let release = async () => undefined as void;
   // A board plans and times its own steps: wall time, never sped up.
   const boardClock = new WallClock(1);
+  // Scans wait (settle, dwell, timeouts) on the clock the machine runs on.
+  let scanClock: Clock = boardClock;
   const trace = opts.traceSerial ? serialTracer(opts.traceSerial, boardClock) : undefined;
   if (kind === 'grbl') {
     const grbl = createGrblPositioner(boardClock, config, { path: serialPath!, baudRate, trace });
@@ -78,10 +85,12 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     release = () => firmata.controller.close();
     machine = { ...firmata, hardware: `Firmata board on ${serialPath} at ${baudRate} baud` };
   } else {
-    const simulated = createSimulatedPositioner(new WallClock(opts.timeScale ?? 1), config, sim);
+    scanClock = new WallClock(opts.timeScale ?? 1);
+    const simulated = createSimulatedPositioner(scanClock, config, sim);
     machine = { ...simulated, hardware: 'simulated positioner' };
   }
-  const api = createApiServer({ positioner: machine.positioner });
+  const scans = createScanner({ positioner: machine.positioner, clock: scanClock, dbPath: opts.scanDb ?? process.env.POSITIONER_SCAN_DB ?? DEFAULT_SCAN_DB, antenna });
+  const api = createApiServer({ positioner: machine.positioner, scanner: scans.scanner });
   const { server } = api;
   if (opts.log) logTransitions(machine, opts.log);
   await new Promise<void>((resolve, reject) => {
@@ -103,6 +112,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
       rotctldPort = (await rotctld.listen(opts.rotctldPort, opts.host)).port;
     } catch (error) {
       await api.close();
+      scans.close();
       await release();
       throw error;
     }
@@ -125,6 +135,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     close: async () => {
       machine.positioner.stop();
       await Promise.all([api.close(), rotctld?.close()]);
+      scans.close();
       await release();
     },
   };

@@ -67,6 +67,17 @@ export interface MotionSettings {
   maxAccelDegS2: number;
 }
 
+/**
+ * A hold on the positioner's motion (a scan, firmware/scan.ts): while one is
+ * held, motion commands without it get POS_ERR_BUSY; stop() drops it and
+ * calls its `onStop`, so a stop from anywhere ends the holder's work too.
+ */
+export interface MotionClaim {
+  readonly owner: string;
+  /** Gives the positioner back (no-op once stopped or released). */
+  release(): void;
+}
+
 /** Optional extras a controller may offer (the step controller measures lost steps at homing). */
 interface HomingErrorSource {
   lastHomingErrorSteps(): AxisPair<number | null>;
@@ -78,6 +89,7 @@ export class Positioner {
   private readonly config: PositionerConfig;
   private readonly perDeg: AxisPair<number>;
   private readonly listeners = new Set<() => void>();
+  private claim: { token: MotionClaim; onStop: () => void } | null = null;
 
   constructor(
     private readonly controller: MotionController & Partial<HomingErrorSource>,
@@ -118,8 +130,8 @@ export class Positioner {
     };
   }
 
-  moveTo(thetaDeg: number, phiDeg: number): MoveAccepted {
-    this.assertCanMove();
+  moveTo(thetaDeg: number, phiDeg: number, claim?: MotionClaim): MoveAccepted {
+    this.assertCanMove(claim);
     const target = {
       theta: this.targetSteps('theta', thetaDeg, `theta_deg ${thetaDeg}`),
       phi: this.targetSteps('phi', phiDeg, `phi_deg ${phiDeg}`),
@@ -148,10 +160,38 @@ export class Positioner {
   }
 
   stop(): { status: 'stopped' } {
+    const claim = this.claim;
+    this.claim = null;
     this.controller.stop();
     if (this.state !== 'error' && this.state !== 'connecting') this.state = 'stopped';
     this.changed();
+    claim?.onStop();
     return { status: 'stopped' };
+  }
+
+  /**
+   * Holds the positioner for `owner` (a scan): until released, motion
+   * commands not given the claim are refused with POS_ERR_BUSY naming the
+   * owner. `stop()` drops the claim and calls `onStop`. Refused while busy,
+   * in error, or already claimed.
+   */
+  claimMotion(owner: string, onStop: () => void): MotionClaim {
+    this.assertCanMove();
+    const token: MotionClaim = {
+      owner,
+      release: () => {
+        if (this.claim?.token === token) this.claim = null;
+      },
+    };
+    this.claim = { token, onStop };
+    return token;
+  }
+
+  /** Outputs a pulse on the controller's trigger output (firmware/scan.ts's trigger source); refused when the hardware has none. */
+  pulseOutput(durationMs: number): Promise<void> {
+    const pulse = this.controller.pulseOutput?.bind(this.controller);
+    if (!pulse) return Promise.reject(new PositionerError('POS_ERR_HARDWARE', 'this motion controller has no trigger output; use a source without a trigger pulse'));
+    return pulse(durationMs);
   }
 
   settings(): MotionSettings {
@@ -251,14 +291,17 @@ export class Positioner {
     this.changed();
   }
 
-  private assertNotBusy(): void {
+  private assertNotBusy(claim?: MotionClaim): void {
+    if (this.claim && this.claim.token !== claim) {
+      throw new PositionerError('POS_ERR_BUSY', `positioner is held by a ${this.claim.token.owner}; pause it (POST /scan/pause) or POST /stop to abort it`);
+    }
     if (this.state === 'moving' || this.state === 'homing' || this.controller.busy()) {
       throw new PositionerError('POS_ERR_BUSY', `positioner is busy ${this.state === 'homing' ? 'homing' : 'moving'}; wait for it to finish or POST /stop`);
     }
   }
 
-  private assertCanMove(): void {
-    this.assertNotBusy();
+  private assertCanMove(claim?: MotionClaim): void {
+    this.assertNotBusy(claim);
     if (this.state === 'error') {
       throw new PositionerError('POS_ERR_FAULT', `positioner is in its error state (${this.fault?.message ?? 'unknown fault'}); home the axes (POST /home) to clear it`);
     }

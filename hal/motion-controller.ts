@@ -80,6 +80,14 @@ export interface MotionController {
    */
   stop(): void;
   /**
+   * Optional: a pulse of `durationMs` on the board's trigger output, for
+   * hardware-triggered instruments (a scan's `trigger` source). Ordered with
+   * motion: it starts once every motion commanded before it has ended. The
+   * promise resolves when the output is low again and rejects with a
+   * HalError when the pulse cannot be given. Hardware without an output leaves it out.
+   */
+  pulseOutput?(durationMs: number): Promise<void>;
+  /**
    * Calls `listener` for every fault or reconnection outside a motion; returns
    * the unsubscribe function. Hardware that cannot fail on its own between
    * motions (plain step/dir drivers) never calls it.

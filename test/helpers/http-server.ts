@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import type { Test } from 'tap';
 import { LIVE_STATUS_PATH, type LiveStatus, type LiveStatusOptions } from '../../api/live-status';
 import { createApiServer } from '../../api/server';
+import type { AppDeps } from '../../api/app';
 import type { Positioner } from '../../firmware/positioner';
 import { driverRigs, type DriverRig } from './sim';
 
@@ -62,13 +63,13 @@ function inStepWithTheLine(server: http.Server, rig: DriverRig): void {
 }
 
 /** Serves the API and its live feed (createApiServer, as `positioner serve` does) on 127.0.0.1 and a free port until the test ends. */
-export async function serveApi(t: Test, positioner: Positioner, liveStatus?: LiveStatusOptions): Promise<ApiClient> {
+export async function serveApi(t: Test, positioner: Positioner, liveStatus?: LiveStatusOptions, extra: Omit<AppDeps, 'positioner'> = {}): Promise<ApiClient> {
   const rig = driverRigs.get(positioner);
   if (rig) {
     t.teardown(() => rig.close());
     await rig.ready;
   }
-  const api = createApiServer({ positioner }, { liveStatus });
+  const api = createApiServer({ positioner, ...extra }, { liveStatus });
   const { server } = api;
   if (rig) inStepWithTheLine(server, rig);
   await new Promise<void>((resolve, reject) => {
