@@ -1,5 +1,5 @@
 /**
- * Runs a bundled hook (the very file `build-hooks.ts` writes, byte for byte)
+ * Runs a bundled hook (the very bundle `build-hooks.ts` writes, byte for byte)
  * many times inside one Node process, so a corpus of hundreds of commands can
  * go through the real hook in both input shapes without starting hundreds of
  * processes on a shared 2-core machine. Only the process boundary is stood
@@ -10,6 +10,7 @@
  * command-table.test.ts runs a sample as real child processes.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 
 export interface InProcessResult {
   code: number;
@@ -21,7 +22,11 @@ export interface InProcessResult {
 export type InProcessHook = (input: unknown, env: Record<string, string>) => Promise<InProcessResult>;
 
 export function loadHookInProcess(file: string): InProcessHook {
-  const source = fs.readFileSync(file, 'utf8').replace(/^#!.*\n/, '');
+  // hooks/<name>.js is a loader that runs hooks/lib/<name>.js, a function of (require, __filename); an older
+  // build put the bundle itself in hooks/<name>.js.
+  const bundleFile = path.join(path.dirname(file), 'lib', path.basename(file));
+  const wrapped = fs.existsSync(bundleFile);
+  const source = wrapped ? `return ${fs.readFileSync(bundleFile, 'utf8')}` : fs.readFileSync(file, 'utf8').replace(/^#!.*\n/, '');
   // eslint-disable-next-line @typescript-eslint/no-implied-eval
   const body = new Function('require', 'process', '__filename', '__dirname', 'module', 'exports', 'setTimeout', 'clearTimeout', source);
   return (input, env) =>
@@ -68,7 +73,8 @@ export function loadHookInProcess(file: string): InProcessHook {
       const req = (spec: string) => (spec === 'fs' || spec === 'node:fs' ? fakeFs : require(spec));
       const timer = { unref: () => timer, ref: () => timer };
       try {
-        body(req, fakeProcess, file, file.replace(/\/[^/]*$/, ''), { exports: {} }, {}, () => timer, () => undefined);
+        const ran = body(req, fakeProcess, file, path.dirname(file), { exports: {} }, {}, () => timer, () => undefined);
+        if (wrapped) ran(req, file);
       } catch (err) {
         stderr += String((err as Error).stack);
         finish(-1);
