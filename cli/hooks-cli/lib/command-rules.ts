@@ -14,7 +14,7 @@
  */
 import path from 'node:path';
 import { analyzeCode, inlineCode, langOf } from './inline-code';
-import { parseShell, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
+import { parseShell, printfFormat, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import {
   classifyDelete,
@@ -466,7 +466,7 @@ function stdinText(inv: Invocation): string | null {
   if (!feeder) return null;
   if ((feeder.argv[0] === 'echo' || feeder.argv[0] === 'printf') && !feeder.words.some((w) => w.dynamic)) {
     const args = feeder.argv.slice(1).filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a)));
-    if (feeder.argv[0] === 'printf') return args.length === 1 ? unescapePrintf(args[0]) : /^%s(\\n)?$/.test(args[0] ?? '') ? args.slice(1).join('\n') : unescapePrintf(args.join(' '));
+    if (feeder.argv[0] === 'printf') return printfFormat(args[0] ?? '', args.slice(1));
     return args.join(' ').replace(/\\n/g, '\n');
   }
   if (feeder.argv[0] === 'cat' && feeder.argv.length === 1) for (const r of feeder.redirects) if (r.body !== undefined) return r.body;
@@ -538,7 +538,7 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
     let content: string | null = null;
     if ((name === 'echo' || name === 'printf') && !inv.words.some((w) => w.dynamic)) {
       const args = inv.argv.slice(1).filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a)));
-      content = name === 'printf' ? unescapePrintf(args.join(' ')) : args.join(' ');
+      content = name === 'printf' ? printfFormat(args[0] ?? '', args.slice(1)) : args.join(' ');
     } else if (name === 'cat') content = inv.redirects.find((x) => x.body !== undefined)?.body ?? null;
     const downloaded = DOWNLOADERS.has(name) ? name : null;
     if (content !== null || downloaded) walk.files.set(abs, { content, downloaded });
@@ -1086,9 +1086,9 @@ function xargsItems(inv: Invocation, home: string): { items: Target[]; recursive
   }
   if (f === 'echo' || f === 'printf') {
     const args = operands(feeder.words).filter((w, k) => !(k === 0 && /^-[neE]+$/.test(w.text)));
-    const texts = f === 'printf' ? (args.length <= 1 ? unescapePrintf(args[0]?.text ?? '') : args.slice(1).map((w) => w.text).join(' ')) : args.map((w) => w.text).join(' ');
+    const texts = f === 'printf' ? printfFormat(args[0]?.text ?? '', args.slice(1).map((w) => w.text)) : args.map((w) => w.text).join(' ');
     if (args.some((w) => w.dynamic && !/^[/~]/.test(w.text))) return null;
-    return { items: texts.split(/\s+/).filter((x) => x !== '').map((x) => target(feeder, word(x))), recursive: false };
+    return { items: texts.split(/[\s\0]+/).filter((x) => x !== '').map((x) => target(feeder, word(x))), recursive: false };
   }
   if (f === 'ls') {
     // Bare ls lists everything here (ls | xargs rm = rm *); ls PATHS lists those paths (or, for a
@@ -1554,7 +1554,6 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     }
   }
   // File arguments: curl -d @FILE, -F f=@FILE, -T FILE, --upload-file FILE, wget --post-file FILE, scp/rsync sources.
-  const fileOpts = new Set(['-T', '--upload-file', '--post-file', '--body-file', '--data-binary', '-d', '--data', '--data-raw', '--data-urlencode', '-F', '--form']);
   const remote = args.some((a) => /^[^/\s]*[@]?[\w.-]+:/.test(a) && !/^https?:/.test(a) || /^(s3|gs|az|sftp|rsync):\/\//.test(a));
   const noValue = new Set(['-i', '-F', '-o', '-P', '-S', '-J', '-l', '-p', '-e', '--rsh', '--exclude', '--include', '--password-file']);
   const exempt = new Set<number>();
@@ -1568,7 +1567,9 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     const prev = inv.words[k - 1].text;
     const atFile = /(?:^|=)[@<]([^;,\s]+)/.exec(t)?.[1];
     const eq = /^--(post-file|body-file|upload-file)=(.+)$/.exec(t)?.[2];
-    const path = atFile ?? eq ?? (fileOpts.has(prev) && (prev === '-T' || prev === '--upload-file' || prev === '--post-file' || prev === '--body-file') ? t : null);
+    // -T FILE, also inside a cluster of short options (curl -sT FILE).
+    const uploadOpt = prev === '--upload-file' || prev === '--post-file' || prev === '--body-file' || (name === 'curl' && /^-[a-zA-Z]*T$/.test(prev));
+    const path = atFile ?? eq ?? (uploadOpt ? t : null);
     const candidates = path !== null && path !== undefined ? [path] : ['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil'].includes(name) && remote && !t.startsWith('-') ? [t] : [];
     for (const c of candidates) {
       if (c === '-') continue;

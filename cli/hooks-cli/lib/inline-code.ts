@@ -231,6 +231,8 @@ const SECRET_FRAGMENT = /(\.ssh\/|\.aws\/|(^|\/)\.env(\.|$)|\.netrc|\.npmrc|\.gi
 const NETWORK = /\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram)/;
 
 function preprocess(code: string): string {
+  // __import__('os').system(...) is os.system(...).
+  code = code.replace(/__import__\(\s*(['"])([\w.]+)\1\s*\)/g, '$2');
   // perl's q{...}, qq{...}, q(...), qq(...) are string literals.
   code = code.replace(/\bqq?\s*([{(\[])([^'"{}()[\]]*)[})\]]/g, (_m, _o, body: string) => `"${body}"`);
   // Path helpers around one literal are that literal: path.resolve('/'), os.path.abspath('/'), Path('/'), File.expand_path('~/x').

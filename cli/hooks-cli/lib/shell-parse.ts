@@ -723,9 +723,7 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
       return args.filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a))).join(' ');
     case 'printf': {
       if (args.length === 0) return null;
-      if (args.length === 1) return unescapePrintf(args[0]).replace(/\n+$/, '');
-      if (/^%s(\\n)?$/.test(args[0])) return args.slice(1).join(' ');
-      return null;
+      return printfFormat(args[0], args.slice(1)).replace(/\n+$/, '');
     }
     case 'git':
       if (args.includes('rev-parse') && args.includes('--show-toplevel')) return env.project ?? cwd;
@@ -764,6 +762,16 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
     default:
       return null;
   }
+}
+
+/** printf FORMAT ARGS... for %s, %d, %b and %%, the format reused while arguments remain (as printf does). */
+export function printfFormat(format: string, args: string[]): string {
+  let out = '';
+  let k = 0;
+  do {
+    out += unescapePrintf(format).replace(/%(-?\d*)([sdb%])/g, (_m, _w, c: string) => (c === '%' ? '%' : c === 'b' ? unescapePrintf(args[k++] ?? '') : args[k++] ?? ''));
+  } while (k < args.length && /%-?\d*[sdb]/.test(format));
+  return out;
 }
 
 /** printf's format escapes (\n, \t, \\, octal \0NNN) for a format with no conversions. */
