@@ -1506,6 +1506,13 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
     const v = inv.words.flatMap((w) => varNames(w.text)).find((n) => SECRET_VAR.test(n) || KNOWN_SECRET_VAR.test(n));
     if (v) return `$${v}`;
   }
+  // Interpreter code that opens a secret file prints it (python3 -c "print(open('.../.ssh/id_rsa').read())").
+  const lang = langOf(name);
+  if (lang) {
+    const code = inlineCode(lang, inv.argv).code;
+    const m = code ? /(["'`])([^"'`]*(?:\.ssh\/|\.aws\/|\.netrc|\.git-credentials|\/\.env\b|^\.env\b|\.npmrc|\.kube\/config|id_rsa|id_ed25519)[^"'`]*)\1/.exec(code) : null;
+    if (m) return m[2];
+  }
   if (depth < 3) for (const w of inv.words) for (const sub of w.subs) {
     const found = subProducesSecret(walk, inv, sub, depth + 1);
     if (found) return found;
@@ -1518,7 +1525,13 @@ function subProducesSecret(walk: Walk, inv: Invocation, body: string, depth: num
   const parsed = parseShell(body, parseEnv(walk, inv.cwd));
   for (const c of parsed.commands) {
     const u = unwrap(expandWords(c.words), { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd });
-    if (u.words.length === 0) continue;
+    if (u.words.length === 0) {
+      // $(< FILE) is the file's content.
+      const r = c.redirects.find((x) => x.op === '<' && !x.target.dynamic);
+      const abs = r && inv.cwd !== null ? resolveFrom(inv.cwd, r.target.text) : null;
+      if (isSecret(walk, abs)) return abs;
+      continue;
+    }
     const argv = text(u.words);
     argv[0] = base(argv[0]);
     const sub: Invocation = { argv, words: u.words, redirects: c.redirects, cwd: inv.cwd, elevated: false, viaXargs: false, upstream: [], nested: true };

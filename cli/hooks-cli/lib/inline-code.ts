@@ -207,7 +207,7 @@ function regionText(code: string, [a, b]: [number, number], firstOnly = false): 
 }
 
 const SHELL_CALLS: Record<Lang, RegExp> = {
-  python: /(?:\bos\.(?:system|popen|exec\w*|spawn\w*)|\b\w+\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|pty\.spawn|commands\.getoutput|(?<![.\w])(?:run|call|check_call|check_output|Popen|system|popen|getoutput|execvp?e?|execlp?e?))(?=\s*\()/g,
+  python: /(?:\bos\.(?:system|popen|exec\w*|spawn\w*)|\b\w+\.(?:system|popen)|\b\w+\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|pty\.spawn|commands\.getoutput|(?<![.\w])(?:run|call|check_call|check_output|Popen|system|popen|getoutput|execvp?e?|execlp?e?))(?=\s*\()/g,
   perl: /(?<![\w$@%>.])(?:system|exec|qx)(?=\s*[("'{])/g,
   ruby: /(?<![\w.])(?:system|exec|spawn|IO\.popen|Open3\.\w+|Kernel\.system|Kernel\.exec)(?=\s*[("'])/g,
   js: /\b(?:execSync|exec|execFileSync|execFile|spawnSync|spawn|fork|Bun\.spawn\w*|\$)(?=\s*\()/g,
@@ -277,8 +277,30 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       continue;
     }
     if (lang === 'js' && m[0] === '$' && !/\bzx\b|\$`/.test(code)) continue;
-    const text = regionText(code, argRegion(code, end));
+    const region = argRegion(code, end);
+    const text = regionText(code, region);
     if (text !== null) f.shell.push(text);
+    else {
+      // system($cmd) with $cmd assigned a literal earlier in the code.
+      const ident = /^\s*\$?([A-Za-z_]\w*)\s*(?:[,)]|$)/.exec(code.slice(region[0], region[1]))?.[1];
+      if (ident) f.shell.push(...identValues(code, ident));
+    }
+  }
+  // Code inside a string run by exec/eval/Function/compile/instance_eval is code too (one level).
+  if (!/\u0000nested/.test(source)) {
+    for (const m of code.matchAll(/\b(?:exec|eval|Function|compile|instance_eval|class_eval)\s*\(\s*(['"`])/g)) {
+      const open = m.index + m[0].length - 1;
+      const lit = literals(code, open, code.length)[0];
+      if (lit && lit.value.length > 0) {
+        const inner = analyzeCode(lang, `${lit.value}\n\u0000nested`);
+        f.shell.push(...inner.shell);
+        f.deletes.push(...inner.deletes);
+        f.writes.push(...inner.writes);
+        f.devices.push(...inner.devices);
+        f.reverse ||= inner.reverse;
+        f.exfil ??= inner.exfil;
+      }
+    }
   }
   // Backticks and %x() run shell commands in perl, ruby and php (in JS they are template strings).
   if (lang === 'perl' || lang === 'ruby' || lang === 'php') {
@@ -295,6 +317,9 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   if (del) {
     for (const m of code.matchAll(del)) {
       const region = argRegion(code, m.index + m[0].length);
+      // A keyword argument (rmtree(path='/')) is the argument.
+      const kw = /^\s*\w+\s*=(?!=)\s*/.exec(code.slice(region[0], region[1]));
+      if (kw) region[0] += kw[0].length;
       const lits = literals(code, region[0], region[1]);
       const argText = code.slice(region[0], region[1]);
       const recursive = lang !== 'js' || /rimraf|removeSync|emptyDir|Deno\.remove/.test(m[0]) || /recursive\s*:\s*true/.test(argText);
