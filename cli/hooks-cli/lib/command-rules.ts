@@ -377,7 +377,7 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
     if (!inv) continue;
     // Track cd for the commands that follow (subshell scoping is ignored: the cautious reading).
     if (inv.argv[0] === 'cd' || inv.argv[0] === 'pushd') {
-      const target = inv.words[1];
+      const target = inv.words.slice(1).find((w) => w.text !== '--' && !/^-[LPe@]+$/.test(w.text));
       if (!target || target.text === '~') cwd = walk.env.home;
       else if (target.dynamic || target.text === '-' || cwd === null) cwd = null;
       else cwd = resolveFrom(cwd, target.text);
@@ -479,7 +479,9 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
   recordWrittenFiles(walk, inv);
   if (SHELLS.has(name)) {
     const { script, readsStdin } = shellScript(inv.argv);
-    if (script !== null) collect(walk, script, inv.cwd, depth + 1, true);
+    // sh -c 'rm -rf "$0"' / and bash -c '… $1' _ ~: the words after the script are $0, $1...
+    const after = script !== null ? inv.argv.slice(inv.argv.lastIndexOf(script) + 1) : [];
+    if (script !== null) collect(walk, after.length > 0 ? substitutePositional(script.replace(/"?\$\{?0\}?"?/g, `'${(after[0] ?? '').replace(/'/g, `'\\''`)}'`), after) : script, inv.cwd, depth + 1, true);
     if (readsStdin) {
       const body = stdinText(inv);
       if (body !== null) collect(walk, body, inv.cwd, depth + 1, true);

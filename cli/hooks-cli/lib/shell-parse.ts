@@ -77,6 +77,8 @@ export interface VarValue {
   subs: string[];
   /** Several values (a `for` list): expanded as a brace alternative so every value is checked. */
   list?: boolean;
+  /** The value came from an unquoted glob (for f in /*): it names the paths the glob matches. */
+  glob?: boolean;
 }
 
 type Token =
@@ -157,6 +159,7 @@ function appendValue(w: Word, v: VarValue, inQuotes: boolean): void {
   if (v.subs.length > 0) w.subs.push(...v.subs);
   if (!inQuotes && /\s/.test(v.text)) w.split = true;
   if (v.list) w.brace = true;
+  if (v.glob) w.glob = true;
 }
 
 const DECLARE = new Set(['export', 'local', 'declare', 'typeset', 'readonly']);
@@ -242,6 +245,7 @@ class Lexer {
         dynamic: items.some((w) => w.dynamic),
         subs: items.flatMap((w) => w.subs),
         list: items.length > 1,
+        glob: items.some((w) => w.glob),
       });
     }
     this.forState = 0;
@@ -719,6 +723,11 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
   switch (argv[0]) {
     case 'pwd':
       return cwd;
+    case 'which':
+    case 'type':
+      return operands.length === 1 ? `/usr/bin/${operands[0]}` : null;
+    case 'command':
+      return args[0] === '-v' && operands.length === 1 ? `/usr/bin/${operands[0]}` : null;
     case 'echo':
       return args.filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a))).join(' ');
     case 'printf': {
