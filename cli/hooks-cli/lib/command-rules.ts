@@ -1332,7 +1332,7 @@ function checkGit(walk: Walk, inv: Invocation): void {
         const dst = spec.includes(':') ? spec.slice(spec.indexOf(':') + 1) : spec;
         if (spec.startsWith(':')) return { branch: dst.replace(/^refs\/heads\//, ''), del: true };
         // HEAD, or a branch computed at run time ($(git branch --show-current)), is the current branch.
-        const current = dst === 'HEAD' || dst.includes('$(…)') || dst.startsWith('$');
+        const current = dst === 'HEAD' || dst === '@' || dst.includes('$(…)') || dst.startsWith('$');
         return { branch: (current ? gitCurrentBranch(walk) ?? 'HEAD' : dst).replace(/^refs\/heads\//, ''), del: deleting };
       });
       const protectedDest = dests.find((d) => PROTECTED_BRANCHES.has(d.branch) || d.branch.includes('*'));
