@@ -152,7 +152,17 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
           // sudo -s CMD / sudo -i CMD run CMD through a shell.
           u.script = next.map((w) => w.text).join(' ');
           next = [];
-        }
+        } else if (shellMode) next = [{ ...words[0], text: 'sh' }]; // sudo -s alone: a root shell reading stdin
+        break;
+      }
+      case 'su': {
+        // su [-] [-l] [USER] [-c CMD]: CMD through a shell; without -c, a shell reading stdin.
+        u.elevated = true;
+        const cIdx = words.findIndex((w, k) => k > 0 && (w.text === '-c' || w.text === '--command'));
+        if (cIdx > 0) {
+          u.script = words[cIdx + 1]?.text ?? '';
+          next = [];
+        } else next = [{ ...words[0], text: 'sh' }];
         break;
       }
       case 'env': {
@@ -749,6 +759,7 @@ interface Target {
 /** Unknown parts of a word's text: $VAR, ${...}, an unresolved $(...). */
 const UNKNOWN_PART = /\$\(…\)|\$\{[^}]*\}|\$[A-Za-z_]\w*|\$[0-9#?@*$!-]/g;
 
+const PRECIOUS_NAMES = ['.ssh', '.gnupg', '.aws', '.config', '.kube', '.local', 'Documents', 'Desktop', 'projects'];
 const TOP_LEVEL_NAMES = ['bin', 'boot', 'etc', 'home', 'lib', 'lib64', 'opt', 'root', 'sbin', 'usr', 'var', 'srv', 'dev', 'proc', 'sys'];
 
 function globMatches(glob: string, name: string): boolean {
@@ -1121,6 +1132,12 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
     }
     if (c === 'system' && recursive) {
       block(walk, 'system', describeDelete(c, t.abs), 'system directories are managed by the package manager');
+      return;
+    }
+    // ~/.[a-z]* or ~/D* match .ssh, .config, Documents...: the glob deletes them.
+    const globbed = t.word.glob && path.posix.dirname(t.abs) === env.home ? PRECIOUS_NAMES.find((n) => globMatches(path.posix.basename(t.abs!), n)) : undefined;
+    if (globbed) {
+      block(walk, 'dangerous', `${verb} ${t.word.text} matches ${env.home}/${globbed} and the like: the user's own files, keys or settings, which nothing can bring back`, 'name the exact paths to remove');
       return;
     }
     if (isPreciousHomeDir(t.abs, env) || (recursive && isSecretSource(t.abs, env) && isUnder(t.abs, env.home))) {

@@ -362,8 +362,14 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   // Walking or globbing a tree and deleting what is found: a delete of the tree's root.
   const deleting = /os\.(remove|unlink|rmdir)|rmtree|File\.(delete|unlink)|FileUtils\.rm|unlinkSync|rmSync|\bunlink\b|Deno\.remove/.test(code);
   if (deleting) {
+    // A listing walked with a condition (if f.endswith('.tmp'), select { |f| ... }) deletes only what matches.
+    const selective = /\bif\b|endswith|startswith|fnmatch|\.match\(|\.test\(|suffix|extname|\bselect\b|\bgrep\b|\.filter\(|\bunless\b|=~/.test(code);
     for (const m of code.matchAll(/(?:os\.walk|os\.scandir|os\.listdir|glob\.i?glob|Dir\.glob|Dir\[|Dir\.children|readdirSync|\bglob|Find::find|find\s*\(\s*sub[^,]*,)\s*\(?\s*(['"])([^'"]*)\1/g)) {
-      const root = m[2].replace(/(\/\*\*?)+(\/\*(\.\*)?)?$/, '').replace(/\/\*$/, '') || '/';
+      const isGlob = /glob|Dir\[/.test(m[0]);
+      // A glob's pattern is its own filter: '*.tmp' deletes those, '/**/*' deletes the tree.
+      if (isGlob && !/^(.*\/)?(\*\*\/)*\*$/.test(m[2]) && !/\*\*$/.test(m[2])) continue;
+      if (!isGlob && selective) continue;
+      const root = m[2].replace(/(\/\*\*?)+(\/\*(\.\*)?)?$/, '').replace(/\/?\*$/, '') || (m[2].startsWith('/') ? '/' : '.');
       f.deletes.push({ path: root, recursive: true });
     }
   }
