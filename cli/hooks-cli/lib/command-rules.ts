@@ -78,7 +78,7 @@ const PROTECTED_BRANCHES = new Set(['main', 'master', 'trunk', 'develop', 'devel
 /** Programs that send data over the network. */
 const SENDERS = new Set(['curl', 'wget', 'nc', 'ncat', 'netcat', 'socat', 'telnet', 'scp', 'sftp', 'rsync', 'ssh', 'ftp', 'lftp', 'openssl', 'aws', 'gsutil', 'gcloud', 'az', 'rclone', 'dig', 'nslookup', 'host', 'http', 'https', 'xh', 'httpie', 'smbclient', 'mail', 'mailx', 'sendmail', 'mutt', 'ping', 'whois', 'swaks']);
 /** Programs that print what they read: a secret operand ends up on their output. */
-const READERS = new Set(['cat', 'tac', 'base64', 'base32', 'xxd', 'od', 'hexdump', 'head', 'tail', 'less', 'more', 'tar', 'zip', 'gzip', 'bzip2', 'xz', 'zstd', 'gpg', 'strings', 'sed', 'awk', 'grep', 'egrep', 'jq', 'yq', 'dd', 'cut', 'sort', 'uniq', 'tr', 'openssl', 'cpio', '7z', 'nl', 'paste', 'column', 'ssh-keygen']);
+const READERS = new Set(['sqlite3', 'cat', 'tac', 'base64', 'base32', 'xxd', 'od', 'hexdump', 'head', 'tail', 'less', 'more', 'tar', 'zip', 'gzip', 'bzip2', 'xz', 'zstd', 'gpg', 'strings', 'sed', 'awk', 'grep', 'egrep', 'jq', 'yq', 'dd', 'cut', 'sort', 'uniq', 'tr', 'openssl', 'cpio', '7z', 'nl', 'paste', 'column', 'ssh-keygen']);
 
 const MAX_DEPTH = 6;
 
@@ -543,6 +543,13 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
     const fIdx = inv.argv.findIndex((a, k) => k > 0 && (/^-[a-zA-Z]*f$/.test(a) || a === '--file' || (k === 1 && name === 'tar' && /^[a-zA-Z]*f$/.test(a))));
     const out = name === 'tar' && fIdx > 0 ? inv.words[fIdx + 1] : name === 'zip' || name === '7z' ? ops.find((w) => !['a'].includes(w.text)) : name === 'cp' ? ops[ops.length - 1] : undefined;
     if (out && !out.dynamic && out.text !== '-') walk.secretFiles.add(resolveFrom(inv.cwd, out.text));
+    // openssl enc -in SECRET -out FILE, gpg -o FILE, base64 SECRET -o FILE: the output holds the secret.
+    inv.words.forEach((w, k) => {
+      const next = inv.words[k + 1];
+      if (['-out', '-o', '--output'].includes(w.text) && next && !next.dynamic && next.text !== '-') walk.secretFiles.add(resolveFrom(inv.cwd!, next.text));
+    });
+    // gpg -c FILE writes FILE.gpg.
+    if (name === 'gpg') for (const w of ops) if (isSecret(walk, target(inv, w).abs)) walk.secretFiles.add(`${target(inv, w).abs}.gpg`);
   }
   for (const r of inv.redirects) {
     if (!['>', '>>', '>|'].includes(r.op) || r.target.dynamic) continue;
@@ -984,6 +991,12 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       break;
     case 'visudo':
       block(walk, 'dangerous', 'visudo edits who may run commands as root');
+      break;
+    case 'chattr':
+      for (const w of operands(inv.words).filter((w) => !/^[+-=][a-zA-Z]+$/.test(w.text))) {
+        const t = target(inv, w);
+        if (t.abs !== null && isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `chattr on the system path ${t.abs}`);
+      }
       break;
     case 'setfacl': {
       const recursive = args.some((a) => SHORT(a, 'R') || a === '--recursive');
@@ -1517,6 +1530,8 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
   if ((name === 'export' || name === 'declare' || name === 'typeset') && args.some((a) => a === '-p' || a === '-x')) return 'the environment (tokens and keys)';
   if (name === 'security' && /^(find-(generic|internet)-password|dump-keychain|export)$/.test(args[0] ?? '')) return 'the keychain';
   if (name === 'gpg' && args.some((a) => /^--export-secret/.test(a))) return 'the GPG secret keys';
+  if (name === 'history' || name === 'fc') return 'the shell history';
+  if ((name === 'npm' || name === 'yarn' || name === 'pnpm') && args[0] === 'config' && args[1] === 'get' && /token|auth|password/i.test(args[2] ?? '')) return `the ${name} token`;
   if (name === 'aws' && args[0] === 'configure' && /^(get|export-credentials)$/.test(args[1] ?? '')) return 'the AWS credentials';
   if ((name === 'gh' || name === 'glab') && args[0] === 'auth' && args[1] === 'token') return `the ${name} token`;
   if ((name === 'op' && /^(read|item)$/.test(args[0] ?? '')) || (name === 'pass' && args.length > 0 && args[0] !== 'ls') || (name === 'vault' && /^(read|kv)$/.test(args[0] ?? ''))) return 'a password-manager secret';

@@ -96,7 +96,8 @@ const HOME_SECRETS = [
   '.docker/config.json', '.git-credentials', '.config/gh', '.config/hub', '.pypirc', '.gem/credentials', '.cargo/credentials',
   '.cargo/credentials.toml', '.terraform.d/credentials.tfrc.json', '.azure', '.password-store', '.local/share/keyrings',
   'Library/Keychains', '.config/op', '.vault-token', '.config/rclone', '.boto', '.s3cfg', '.mozilla', '.config/google-chrome',
-  '.bash_history', '.zsh_history', '.psql_history', '.mysql_history',
+  '.bash_history', '.zsh_history', '.psql_history', '.mysql_history', 'Library/Application Support/Google/Chrome', '.config/chromium',
+  'Library/Application Support/Firefox', '.thunderbird',
 ];
 
 /** A file name that holds a secret wherever it is: private keys, .env files, credential files. */
@@ -106,6 +107,7 @@ export function isSecretName(name: string): boolean {
   if (/^\.env(\..*)?$/.test(name)) return !/\.(example|sample|template|dist|defaults?)$/.test(name);
   if (/^id_(rsa|dsa|ecdsa|ed25519)[^.]*$/.test(name) || /^id_\*$/.test(name)) return true;
   if (/^\.(ssh|aws|gnupg|kube|password-store|netrc|git-credentials|pgpass)$/.test(name)) return true;
+  if (/^(Login Data|Cookies|key[34]\.db|logins\.json|cookies\.sqlite)$/.test(name)) return true;
   return /^(credentials(\.json)?|secrets?\.(json|ya?ml|toml)|.*\.(pem|key|p12|pfx|keystore|jks)|\.netrc|\.npmrc|\.pgpass|\.htpasswd|service-account.*\.json)$/.test(name);
 }
 
