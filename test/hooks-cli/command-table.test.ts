@@ -168,6 +168,8 @@ const DANGEROUS: [string, RegExp][] = [
   ['function f { f | f & }; f', /fork bomb/],
   ["bash -c ':(){ :|:& };:'", /fork bomb/],
   // permissions
+  // issue 13: an unknown target at the depth of / is dangerous ("$X/" was a warning)
+  ['rm -rf "$BUILD_DIR/"', /empty or unset/],
   // issue 13: deleting every cron job is blocked (it was a warning)
   ['crontab -r', /every cron job/],
   ['chmod -R 777 /', /whole filesystem/],
@@ -310,7 +312,7 @@ t.test('git push without a refspec is judged by the current branch', async (t) =
 
 t.test('suspicious commands are warned about, with suggestions where there is a better way', async (t) => {
   const cases: [string, RegExp, RegExp | null][] = [
-    ['rm -rf "$BUILD_DIR/"', /only known at run time/, /\[ -n/],
+    ['rm -rf "$BUILD_DIR"', /only known at run time/, /\[ -n/],
     ['git reset --hard', /discards uncommitted/, /stash/],
     ['git clean -fdx', /untracked files/, /clean -n/],
     ['chmod 777 run.sh', /writable by every user/, /chmod 755/],

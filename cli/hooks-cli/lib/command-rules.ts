@@ -1175,7 +1175,9 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
  * A recursive delete whose path holds parts only known at run time. What remains when they are
  * empty decides: `"$X"/*` or `~/$SUB` would delete / or the home directory, so it is refused; a
  * path that comes whole from a command substitution we cannot resolve (`$(cat dirs)`) is refused
- * too. `"$X/"` alone is left to a warning: rm itself refuses to delete / (--preserve-root).
+ * too. `"$X/"` is refused as well (issue 13: an unknown target at the depth of / is dangerous;
+ * GNU rm's --preserve-root is the only thing between it and /, and not every rm has one). `"$X"`
+ * alone, wholly unknown, is a warning.
  */
 function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string): boolean {
   const raw = t.word.text;
@@ -1186,11 +1188,11 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
     block(walk, 'dangerous', `${verb} -r of a path computed by a command substitution that cannot be known before it runs ("${raw}"): it could be /, the home directory or the project`, 'compute the path first, look at it, then delete it by name');
     return true;
   }
-  if (fixed === '' || fixed === '/' || inv.cwd === null && !fixed.startsWith('/')) return false;
+  if (fixed === '' || (inv.cwd === null && !fixed.startsWith('/'))) return false;
   const ifEmpty = target(inv, { ...t.word, text: fixed, dynamic: false });
   if (ifEmpty.abs === null) return false;
   const c = classifyDelete(ifEmpty.abs, walk.env);
-  if (c && c !== 'system' && (ifEmpty.wholeDir || fixed !== '/')) {
+  if (c && c !== 'system') {
     block(walk, 'dangerous', `${verb} -r "${raw}": if ${names.join(', ')} is empty or unset this is a ${describeDelete(c, ifEmpty.abs)}`, `check it first: [ -n "${names[0] ?? '$DIR'}" ] && rm -rf -- "${raw}"`);
     return true;
   }

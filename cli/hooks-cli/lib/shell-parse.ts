@@ -122,6 +122,8 @@ function expandVar(name: string, env: ParseEnv): VarValue | null {
   if (known) return known;
   // $IFS unquoted splits words: rm${IFS}-rf${IFS}/ is rm -rf /.
   if (name === 'IFS') return { text: ' ', dynamic: false, subs: [] };
+  // The temporary directory: wherever it is, it is not /, home or the project.
+  if (name === 'TMPDIR' || name === 'TMP' || name === 'TEMP' || name === 'RUNNER_TEMP') return { text: '/tmp/tmpdir', dynamic: false, subs: [] };
   if (name === 'HOME') return { text: env.home, dynamic: false, subs: [] };
   if (name === 'PWD') return { text: env.cwd, dynamic: false, subs: [] };
   if (name === 'CLAUDE_PROJECT_DIR' && env.project) return { text: env.project, dynamic: false, subs: [] };
