@@ -1603,7 +1603,8 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     }
   }
   // File arguments: curl -d @FILE, -F f=@FILE, -T FILE, --upload-file FILE, wget --post-file FILE, scp/rsync sources.
-  const remote = args.some((a) => /^[^/\s]*[@]?[\w.-]+:/.test(a) && !/^https?:/.test(a) || /^(s3|gs|az|sftp|rsync):\/\//.test(a));
+  // host:path or user@host:path (linear-time pattern: the word may be long).
+  const remote = args.some((a) => (/^(?:[\w.-]+@)?[\w.-]+:/.test(a) && !/^https?:/.test(a)) || /^(s3|gs|az|sftp|rsync):\/\//.test(a));
   const noValue = new Set(['-i', '-F', '-o', '-P', '-S', '-J', '-l', '-p', '-e', '--rsh', '--exclude', '--include', '--password-file']);
   const exempt = new Set<number>();
   inv.words.forEach((w, k) => {
