@@ -82,3 +82,11 @@ t.test('deeply nested substitutions are analysed (resolution is bounded, so this
   t.notOk(verdict(`echo ${'$(echo '.repeat(14)}x${')'.repeat(14)}`).blocked);
   t.ok(verdict(`echo ${'$(echo '.repeat(5)}$(rm -rf /)${')'.repeat(5)}`).blocked);
 });
+
+t.test('inline code too long to read is refused, not waved through', async (t) => {
+  const padding = '#'.repeat(30_000);
+  const v = verdict(`python3 -c "${padding}\nimport shutil; shutil.rmtree('/')"`);
+  t.ok(v.blocked);
+  t.ok(v.reasons.some((r) => /too long to check/.test(r)), v.reasons.join('; '));
+  t.notOk(verdict(`python3 -c "print(${'1+'.repeat(500)}1)"`).blocked, 'a long but ordinary one-liner');
+});

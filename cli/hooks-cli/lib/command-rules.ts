@@ -592,6 +592,7 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
   if (depth > MAX_DEPTH) return;
   const f = analyzeCode(lang, code);
   const who = `${inv.argv[0]} code`;
+  if (f.tooLong) block(walk, 'dangerous', `${who} of ${code.length} characters is too long to check inline`, 'write it to a file, read it, then run the file');
   for (const sh of f.shell) collect(walk, sh, inv.cwd, depth + 1, true);
   for (const d of f.decoded) {
     collect(walk, d, inv.cwd, depth + 1, true);

@@ -12,6 +12,7 @@
  *   reverse   a socket wired to a shell
  *   exfil     a secret file it reads while it also talks to the network
  *   decoded   base64 literals, decoded (hidden code: the caller checks them as code and shell)
+ *   tooLong   longer than MAX_CODE_CHARS: not read (the caller refuses it)
  *
  * Well-known spellings of the home and working directories (os.path.expanduser('~'),
  * Path.home(), os.homedir(), process.env.HOME, $ENV{HOME}, Dir.home, os.getcwd(),
@@ -29,6 +30,8 @@ export interface CodeFindings {
   reverse: boolean;
   exfil: string | null;
   decoded: string[];
+  /** Longer than the analysis reads (MAX_CODE_CHARS): nothing in it was checked. */
+  tooLong: boolean;
 }
 
 export function langOf(name: string): Lang | null {
@@ -262,9 +265,16 @@ function identValues(code: string, id: string): string[] {
   return out;
 }
 
+/** Inline code longer than this is not analysed (and the caller refuses it): real one-liners are far shorter. */
+export const MAX_CODE_CHARS = 20_000;
+
 export function analyzeCode(lang: Lang, source: string): CodeFindings {
-  const f: CodeFindings = { shell: [], deletes: [], devices: [], writes: [], reverse: false, exfil: null, decoded: [] };
-  if (source.length > 100_000) return f;
+  const f: CodeFindings = { shell: [], deletes: [], devices: [], writes: [], reverse: false, exfil: null, decoded: [], tooLong: false };
+  // Some passes scan ahead from each call they find: bounded input keeps the hook inside its budget.
+  if (source.length > MAX_CODE_CHARS) {
+    f.tooLong = true;
+    return f;
+  }
   const code = preprocess(source);
 
   for (const m of code.matchAll(SHELL_CALLS[lang])) {
