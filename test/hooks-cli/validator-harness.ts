@@ -66,6 +66,13 @@ export function loadHookInProcess(file: string): InProcessHook {
         get(target, key) {
           if (key === 'env') return env;
           if (key === 'exit') return (code?: number) => finish(code ?? 0);
+          // The harness gives stdin as a regular file; a hook that turns to process.stdin would wait on the
+          // test runner's own stdin: end the run at once and say so, rather than hang.
+          if (key === 'stdin') {
+            stderr += 'validator-harness: the hook read process.stdin, which this harness does not provide\n';
+            finish(-1);
+            return { on: () => undefined, once: () => undefined, resume: () => undefined, setEncoding: () => undefined };
+          }
           const v = Reflect.get(target, key);
           return typeof v === 'function' ? v.bind(target) : v;
         },
