@@ -122,7 +122,7 @@ export function isSecretSource(p: string, env: PathEnv): boolean {
 /** Shell start-up files: a line written there runs in every future shell of the user. */
 export function isStartupFile(p: string, env: PathEnv): boolean {
   const h = env.home;
-  const names = ['.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv', '.zlogin', '.zlogout', '.kshrc', '.mkshrc', '.cshrc', '.tcshrc', '.inputrc', '.xprofile', '.xinitrc'];
+  const names = ['.bashrc', '.bash_aliases', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv', '.zlogin', '.zlogout', '.kshrc', '.mkshrc', '.cshrc', '.tcshrc', '.inputrc', '.xprofile', '.xinitrc'];
   if (names.some((n) => p === `${h}/${n}`)) return true;
   if (isUnder(p, `${h}/.config/fish`) || isUnder(p, `${h}/.oh-my-zsh/custom`) || isUnder(p, `${h}/.config/autostart`)) return true;
   return /^\/etc\/(profile|bash\.bashrc|bashrc|zshrc|zsh\/.*|profile\.d\/.*|environment)$/.test(p);
