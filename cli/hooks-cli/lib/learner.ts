@@ -361,14 +361,10 @@ export function shouldFold(paths: DataPaths, settings: Settings, nowMs: number):
   if (!settings.performance.async_logging) return true;
   const length = journalLength(paths);
   if (length === 0) return false;
-  let builtAt = 0;
-  try {
-    builtAt = fs.statSync(path.join(paths.predictionCache, PRED_META)).mtimeMs;
-  } catch {
-    /* never folded */
-  }
-  if (nowMs - builtAt < settings.performance.rate_limit_ms) return false;
-  return length >= 25 || nowMs - builtAt >= 30_000;
+  // The last fold: every fold with runs writes the index (the prediction cache only when a prediction changed).
+  const lastFoldMs = dbMtime(paths);
+  if (nowMs - lastFoldMs < settings.performance.rate_limit_ms) return false;
+  return length >= 25 || nowMs - lastFoldMs >= 30_000;
 }
 
 /**
