@@ -12,6 +12,7 @@ const FILES: Record<string, { file: string; type: string }> = {
   '/index.html': { file: 'index.html', type: 'text/html; charset=utf-8' },
   '/dashboard.css': { file: 'dashboard.css', type: 'text/css; charset=utf-8' },
   '/dashboard.js': { file: 'dashboard.js', type: 'text/javascript; charset=utf-8' },
+  '/pattern-plot.js': { file: 'pattern-plot.js', type: 'text/javascript; charset=utf-8' },
 };
 
 export const DASHBOARD_PATHS = Object.keys(FILES);

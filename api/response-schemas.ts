@@ -21,8 +21,13 @@ export const axisStatusSchema = {
       type: ['integer', 'null'],
       description: 'microsteps between where the last re-homing found the switch and where the firmware expected it (lost steps); null until an axis is homed a second time',
     },
+    homing_phase: {
+      enum: ['waiting', 'seek', 'back_off', 'approach', 'done', null],
+      description:
+        "while homing: where this axis's cycle is (waiting behind the other axis, seeking the switch, backing off it, re-approaching slowly, done); null when not homing, or when the hardware does not say (grbl reports nothing during its cycle)",
+    },
   },
-  required: ['homed', 'position_deg', 'position_steps', 'velocity_deg_s', 'homing_error_steps'],
+  required: ['homed', 'position_deg', 'position_steps', 'velocity_deg_s', 'homing_error_steps', 'homing_phase'],
   additionalProperties: false,
 } as const;
 
@@ -45,6 +50,18 @@ const statusProperties = {
   homed: { type: 'boolean', description: 'true once both axes have been homed' },
   state: { type: 'string', enum: STATES, description: 'the state machine: connecting (a serial board not configured yet), idle, moving, homing, stopped or error' },
   fault: { oneOf: [{ type: 'null' }, { $ref: '#/components/schemas/Fault' }], description: 'null, or the fault latched in the error state' },
+  target: {
+    oneOf: [
+      { type: 'null' },
+      {
+        type: 'object',
+        properties: { theta_deg: { type: 'number' }, phi_deg: { type: 'number' } },
+        required: ['theta_deg', 'phi_deg'],
+        additionalProperties: false,
+      },
+    ],
+    description: 'where the move in progress goes (rounded to a microstep, degrees); null when no move runs',
+  },
   axes: {
     type: 'object',
     properties: { theta: { $ref: '#/components/schemas/AxisStatus' }, phi: { $ref: '#/components/schemas/AxisStatus' } },
@@ -52,7 +69,7 @@ const statusProperties = {
     additionalProperties: false,
   },
 } as const;
-const statusRequired = ['theta_deg', 'phi_deg', 'moving', 'homed', 'state', 'fault', 'axes'] as const;
+const statusRequired = ['theta_deg', 'phi_deg', 'moving', 'homed', 'state', 'fault', 'target', 'axes'] as const;
 
 export const statusSchema = {
   type: 'object',

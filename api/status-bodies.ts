@@ -12,6 +12,7 @@ export function statusBody(s: PositionerStatus) {
     position_steps: a.positionSteps,
     velocity_deg_s: a.velocityDegS,
     homing_error_steps: a.homingErrorSteps,
+    homing_phase: a.homingPhase,
   });
   return {
     theta_deg: s.thetaDeg,
@@ -20,6 +21,7 @@ export function statusBody(s: PositionerStatus) {
     homed: s.homed,
     state: s.state,
     fault: s.fault,
+    target: s.target && { theta_deg: s.target.thetaDeg, phi_deg: s.target.phiDeg },
     axes: { theta: axis(s.axes.theta), phi: axis(s.axes.phi) },
   };
 }

@@ -10,17 +10,35 @@ export class ClientError extends Error {
     /** HTTP status, or 0 when the positioner could not be reached. */
     readonly status: number,
     readonly code?: string,
+    /** The API's own `error` text, when the positioner answered with one. */
+    readonly apiError?: string,
   ) {
     super(message);
     this.name = 'ClientError';
   }
 }
 
-/** Accepts `host:port`, `http://host:port` or a full base URL; trailing slashes are dropped. */
-export function baseUrl(host: string | undefined): string {
+/** POSITIONER_HOST or --host that is neither a port, host:port nor a URL: a usage error. */
+export class HostError extends Error {
+  override readonly name = 'HostError';
+}
+
+/**
+ * Accepts a bare port (`8080`, `:8080`: this machine, 127.0.0.1, where `serve`
+ * listens by default), `host:port`, `http://host:port` or a full base URL;
+ * trailing slashes are dropped. `from` names where the value came from.
+ */
+export function baseUrl(host: string | undefined, from = 'POSITIONER_HOST'): string {
   const h = (host && host.trim()) || DEFAULT_HOST;
-  const withScheme = /^[a-z][a-z0-9+.-]*:\/\//i.test(h) ? h : `http://${h}`;
-  const url = new URL(withScheme);
+  const port = /^:?(\d+)$/.exec(h);
+  if (port && !(Number(port[1]) >= 1 && Number(port[1]) <= 65535)) throw new HostError(`${from} '${h}' is not a port from 1 to 65535`);
+  const withScheme = port ? `http://127.0.0.1:${port[1]}` : /^[a-z][a-z0-9+.-]*:\/\//i.test(h) ? h : `http://${h}`;
+  let url: URL;
+  try {
+    url = new URL(withScheme);
+  } catch {
+    throw new HostError(`${from} '${h}' is not a port, host:port or URL (e.g. 8080, 127.0.0.1:8080, http://lab-pc:8080)`);
+  }
   return url.href.replace(/\/+$/, '');
 }
 
@@ -72,8 +90,9 @@ export class PositionerClient {
       throw new ClientError(`${method} ${path}: the server at ${this.base} answered ${res.status} with non-JSON; is POSITIONER_HOST a positioner?`, res.status);
     }
     if (!res.ok) {
-      const msg = (data as { error?: string }).error ?? `HTTP ${res.status}`;
-      throw new ClientError(`${method} ${path} failed (${res.status}): ${msg}`, res.status, res.headers.get('positioner-error-code') ?? undefined);
+      const apiError = (data as { error?: string }).error;
+      const msg = apiError ?? `HTTP ${res.status}`;
+      throw new ClientError(`${method} ${path} failed (${res.status}): ${msg}`, res.status, res.headers.get('positioner-error-code') ?? undefined, apiError);
     }
     return data as T;
   }

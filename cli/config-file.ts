@@ -5,6 +5,7 @@
  *
  * {
  *   "speed": 10, "accel": 20, "max_speed": 60, "max_accel": 500, "microstepping": 16,
+ *   "simultaneous_homing": true,
  *   "theta": { "full_steps_per_rev": 200, "gear_ratio": 36,
  *              "homing": { "seek_speed": 10, "feed_speed": 1, "pull_off": 2 } },
  *   "phi":   { ... as theta, gear_ratio 90 ... },
@@ -72,6 +73,7 @@ export const configFileSchema = {
     max_speed: speed,
     max_accel: accel,
     microstepping: { type: 'integer', enum: [1, 2, 4, 8, 16, 32, 64, 128, 256] },
+    simultaneous_homing: { type: 'boolean' },
     theta: axisSchema,
     phi: axisSchema,
     sim: { type: 'object', additionalProperties: false, properties: { theta: simAxisSchema, phi: simAxisSchema, antenna: antennaSchema } },
@@ -84,6 +86,8 @@ export const configFileSchema = {
         baud: { type: 'integer', minimum: 300, maximum: 4000000 },
         // Firmata: steps/s the board makes on one axis alone (docs/hardware.md "What to expect"; an Uno ~3,600).
         max_step_rate: { type: 'integer', minimum: 100, maximum: 10000000 },
+        // Firmata: the digital pin pulsed by a scan's trigger source (default 17, A3: the CNC shield's coolant enable).
+        trigger_pin: { type: 'integer', minimum: 2, maximum: 127 },
       },
     },
   },
@@ -105,6 +109,7 @@ interface ConfigFile {
   max_speed?: number;
   max_accel?: number;
   microstepping?: number;
+  simultaneous_homing?: boolean;
   theta?: AxisFile;
   phi?: AxisFile;
   sim?: { theta?: SimAxisFile; phi?: SimAxisFile; antenna?: { aperture_width_wl?: number; aperture_height_wl?: number; floor_db?: number; noise_db?: number; seed?: number } };
@@ -117,6 +122,7 @@ export interface DriverFile {
   serial?: string;
   baud?: number;
   max_step_rate?: number;
+  trigger_pin?: number;
 }
 
 export class ConfigFileError extends Error {
@@ -168,6 +174,7 @@ export function parseConfig(data: unknown, source = 'config'): LoadedConfig {
   set(data.max_speed, (v) => (config.maxSpeedDegS = v));
   set(data.max_accel, (v) => (config.maxAccelDegS2 = v));
   set(data.microstepping, (v) => (config.microstepping = v));
+  set(data.simultaneous_homing, (v) => (config.simultaneousHoming = v));
   for (const axis of AXES as readonly AxisName[]) {
     const a = data[axis];
     const c = config.axes[axis];

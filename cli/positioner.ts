@@ -8,7 +8,7 @@
  * 130 interrupted (Ctrl-C during --wait, after stopping the motors).
  */
 import yargs, { type Argv, type CommandModule } from 'yargs';
-import { baseUrl, ClientError, PositionerClient, type StatusBody } from './client';
+import { baseUrl, ClientError, HostError, PositionerClient, type StatusBody } from './client';
 import { progressBar, useColor } from './progress';
 import { ROTCTLD_DEFAULT_PORT } from '../api/rotctld';
 import { scanCommand } from './scan-command';
@@ -25,7 +25,7 @@ const deg = (v: number) => `${v.toFixed(3)}°`;
 
 function describeStatus(s: StatusBody): string {
   const state = s.state ?? (s.moving ? 'moving' : 'idle');
-  const fault = s.fault ? `  fault: ${s.fault.message}` : '';
+  const fault = s.fault ? `  fault: ${inCliWords(s.fault.message)}` : '';
   return `theta ${deg(s.theta_deg)}  phi ${deg(s.phi_deg)}  ${state}  homed: ${s.homed ? 'yes' : 'no'}${fault}`;
 }
 
@@ -40,7 +40,44 @@ function fail(message: string, code: number): never {
 }
 
 function client(argv: Common): PositionerClient {
-  return new PositionerClient(baseUrl(argv.host ?? process.env.POSITIONER_HOST), argv.timeout * 1000);
+  try {
+    return new PositionerClient(argv.host !== undefined ? baseUrl(argv.host, '--host') : baseUrl(process.env.POSITIONER_HOST), argv.timeout * 1000);
+  } catch (e) {
+    if (e instanceof HostError) fail(e.message, EXIT.usage);
+    throw e;
+  }
+}
+
+/**
+ * The API's words for what the CLI calls otherwise: its body fields become the
+ * command's arguments and flags, its endpoints the commands that call them.
+ */
+const CLI_WORDS: [RegExp, string][] = [
+  [/\(POST \/home\)/g, '(`positioner home`)'],
+  [/POST \/home\b/g, '`positioner home`'],
+  [/POST \/stop\b/g, '`positioner stop`'],
+  [/POST \/scan\/resume\b/g, '`positioner scan resume`'],
+  [/POST \/config\b/g, '`positioner config`'],
+  [/POST \/move\/relative\b/g, '`positioner move-rel`'],
+  [/POST \/move\b/g, '`positioner move`'],
+  [/\btheta_deg\b/g, 'THETA'],
+  [/\bphi_deg\b/g, 'PHI'],
+  [/\bd_theta\b/g, 'DTHETA'],
+  [/\bd_phi\b/g, 'DPHI'],
+  [/\bspeed must\b/g, '--speed must'],
+  [/\baccel must\b/g, '--accel must'],
+  // ajv's bounds on the angles: the CLI's arguments are in degrees.
+  [/\b(THETA|PHI|DTHETA|DPHI) must be ([<>]=?) (-?[0-9.]+)/g, '$1 must be $2 $3 degrees'],
+];
+
+export function inCliWords(message: string): string {
+  return CLI_WORDS.reduce((m, [api, cli]) => m.replace(api, cli), message);
+}
+
+/** What a user of the CLI reads for a failed request: the positioner's refusal in the CLI's words, or why it could not be reached. */
+function describeClientError(e: ClientError): string {
+  if (e.status === 0 || e.apiError === undefined) return e.message;
+  return `the positioner refused${e.code ? ` (${e.code})` : ''}: ${inCliWords(e.apiError)}`;
 }
 
 /**
@@ -70,7 +107,7 @@ async function waitForEnd(api: PositionerClient, argv: Common, label: string, st
       }
       if (s.state === 'error') {
         bar?.done(`${label}: failed`);
-        fail(`${s.fault?.message ?? 'the positioner reported an error'}`, EXIT.failed);
+        fail(inCliWords(s.fault?.message ?? 'the positioner reported an error'), EXIT.failed);
       }
       if (s.state === 'stopped') {
         bar?.done(`${label}: stopped at ${detail}`);
@@ -86,14 +123,15 @@ async function waitForEnd(api: PositionerClient, argv: Common, label: string, st
   }
 }
 
-/** `status --watch`: a line per change until Ctrl-C (exit 0); a lost server is an error (exit 3). */
+/**
+ * `status --watch`: a line per change until Ctrl-C, which exits 130 as an
+ * interrupted command does (the shell convention: 128 + SIGINT); a lost
+ * server is an error (exit 3).
+ */
 async function watchStatus(api: PositionerClient, argv: Common): Promise<void> {
-  let stopped = false;
-  process.once('SIGINT', () => {
-    stopped = true;
-  });
+  process.once('SIGINT', () => process.exit(EXIT.interrupted));
   let last = '';
-  while (!stopped) {
+  for (;;) {
     const s = await api.get<StatusBody>('/status');
     const line = argv.json ? JSON.stringify(s) : describeStatus(s);
     if (line !== last) process.stdout.write(`${line}\n`);
@@ -224,8 +262,51 @@ function dropDashDashBeforeNumbers(args: string[]): string[] {
   return i >= 0 && rest.length > 0 && rest.every((a) => number.test(a)) ? [...args.slice(0, i), ...rest] : args;
 }
 
+/** Edit distance with transpositions (optimal string alignment): `--sped` is 1 from `--speed`, `--wiat` 1 from `--wait`. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/**
+ * yargs' strict mode says "Unknown argument: sped" and suggests only
+ * commands; this adds the nearest option of the command ("Did you mean
+ * --speed?"), when one is close (at most 2 edits, and fewer than half the word).
+ */
+function withSuggestions(msg: string, y: Argv | null): string {
+  const unknown = /^Unknown arguments?: (.+)$/.exec(msg);
+  if (!unknown || !y) return msg;
+  const options = Object.keys((y as unknown as { getOptions(): { key: Record<string, unknown> } }).getOptions().key).filter((k) => k.length > 1 && k !== '$0');
+  const hints: string[] = [];
+  for (const word of unknown[1].split(', ')) {
+    const bare = word.replace(/^-+/, '');
+    let best: { name: string; distance: number } | null = null;
+    for (const name of options) {
+      const distance = editDistance(bare, name);
+      if (!best || distance < best.distance) best = { name, distance };
+    }
+    if (best && best.distance <= 2 && best.distance < bare.length / 2) hints.push(`--${best.name}`);
+  }
+  return hints.length > 0 ? `${msg}. Did you mean ${hints.join(', ')}?` : msg;
+}
+
 export function main(args: string[]): Promise<unknown> | unknown {
+  // The parser of the command being run (its options), for "did you mean": a middleware that runs before validation sees it.
+  let current: Argv | null = null;
   return yargs(dropDashDashBeforeNumbers(args))
+    .middleware(
+      ((_argv: unknown, y: unknown) => {
+        current = y as Argv;
+      }) as never,
+      true,
+    )
     .scriptName('positioner')
     .usage('$0 <command> [options]\n\nTwo-axis (theta/phi) positioner: run the firmware in simulation, or drive a running positioner.')
     .option('host', { type: 'string', describe: 'positioner base URL for client commands (default: $POSITIONER_HOST or http://127.0.0.1:8080)' })
@@ -322,11 +403,11 @@ export function main(args: string[]): Promise<unknown> | unknown {
     .recommendCommands()
     .fail((msg, err, y) => {
       if (err && !(err instanceof UsageError)) {
-        if (err instanceof ClientError) fail(err.message, err.status === 0 ? EXIT.unreachable : EXIT.failed);
+        if (err instanceof ClientError) fail(describeClientError(err), err.status === 0 ? EXIT.unreachable : EXIT.failed);
         fail(err.message, EXIT.failed);
       }
       process.stderr.write(`${y.help()}\n`);
-      fail(msg, EXIT.usage);
+      fail(withSuggestions(msg, current), EXIT.usage);
     })
     .help()
     .alias('help', 'h')
@@ -337,7 +418,7 @@ export function main(args: string[]): Promise<unknown> | unknown {
 
 if (require.main === module) {
   Promise.resolve(main(process.argv.slice(2))).catch((e: unknown) => {
-    if (e instanceof ClientError) fail(e.message, e.status === 0 ? EXIT.unreachable : EXIT.failed);
+    if (e instanceof ClientError) fail(describeClientError(e), e.status === 0 ? EXIT.unreachable : EXIT.failed);
     fail(e instanceof Error ? e.message : String(e), EXIT.failed);
   });
 }

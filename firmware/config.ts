@@ -31,6 +31,8 @@ export interface PositionerConfig {
   maxSpeedDegS: number;
   maxAccelDegS2: number;
   microstepping: number;
+  /** Home both axes at the same time (the homing takes as long as the slower axis); false: theta, then phi. */
+  simultaneousHoming: boolean;
   axes: AxisPair<AxisConfig>;
 }
 
@@ -56,6 +58,7 @@ export function defaultConfig(): PositionerConfig {
     maxSpeedDegS: 60,
     maxAccelDegS2: 500,
     microstepping: 16,
+    simultaneousHoming: true,
     axes: {
       theta: { fullStepsPerRev: 200, gearRatio: 36, homing: { seekDegS: 10, feedDegS: 1, pullOffDeg: 2 } },
       phi: { fullStepsPerRev: 200, gearRatio: 90, homing: { seekDegS: 10, feedDegS: 1, pullOffDeg: 2 } },

@@ -24,7 +24,7 @@
 import type { AxisName, AxisPair } from '../hal/axes';
 import { AXES, mapAxes } from '../hal/axes';
 import { HalError } from '../hal/errors';
-import type { ControllerEvent, MotionController, MotionEnd, MotionFault } from '../hal/motion-controller';
+import type { ControllerEvent, HomingPhase, MotionController, MotionEnd, MotionFault } from '../hal/motion-controller';
 import type { PositionerConfig } from './config';
 import { AXIS_RANGE_DEG, MIN_ACCEL_DEG_S2, MIN_SPEED_DEG_S, axisStepsPerDeg } from './config';
 import { PositionerError } from './errors';
@@ -40,6 +40,14 @@ export interface AxisStatus {
   velocityDegS: number;
   /** Microsteps between where the last homing found the switch and where the firmware expected it (lost steps). */
   homingErrorSteps: number | null;
+  /** Where this axis's homing cycle is, null when it is not homing (or the controller cannot tell). */
+  homingPhase: HomingPhase | null;
+}
+
+/** Where the running move goes (the rounded targets the move was accepted with). */
+export interface MoveTarget {
+  thetaDeg: number;
+  phiDeg: number;
 }
 
 export interface PositionerStatus {
@@ -49,6 +57,8 @@ export interface PositionerStatus {
   homed: boolean;
   state: PositionerState;
   fault: MotionFault | null;
+  /** The target of the move in progress; null when no move runs. */
+  target: MoveTarget | null;
   axes: AxisPair<AxisStatus>;
 }
 
@@ -86,6 +96,7 @@ interface HomingErrorSource {
 export class Positioner {
   private state: PositionerState = 'idle';
   private fault: MotionFault | null = null;
+  private target: MoveTarget | null = null;
   private readonly config: PositionerConfig;
   private readonly perDeg: AxisPair<number>;
   private readonly listeners = new Set<() => void>();
@@ -112,12 +123,14 @@ export class Positioner {
     const velocity = this.controller.velocityDegS();
     const homed = this.controller.homed();
     const homingError = this.controller.lastHomingErrorSteps?.() ?? { theta: null, phi: null };
+    const phases = this.state === 'homing' ? (this.controller.homingPhases?.() ?? { theta: null, phi: null }) : { theta: null, phi: null };
     const axes = mapAxes(steps, (s, axis) => ({
       homed: homed[axis],
       positionSteps: s,
       positionDeg: stepsToDeg(s, this.perDeg[axis]),
       velocityDegS: velocity[axis],
       homingErrorSteps: homingError[axis],
+      homingPhase: phases[axis],
     }));
     return {
       thetaDeg: axes.theta.positionDeg,
@@ -126,6 +139,7 @@ export class Positioner {
       homed: homed.theta && homed.phi,
       state: this.state,
       fault: this.fault,
+      target: this.state === 'moving' && this.target ? { ...this.target } : null,
       axes,
     };
   }
@@ -187,6 +201,11 @@ export class Positioner {
     return token;
   }
 
+  /** Who holds the positioner's motion (`scan`), or null. */
+  heldBy(): string | null {
+    return this.claim?.token.owner ?? null;
+  }
+
   /** Outputs a pulse on the controller's trigger output (firmware/scan.ts's trigger source); refused when the hardware has none. */
   pulseOutput(durationMs: number): Promise<void> {
     const pulse = this.controller.pulseOutput?.bind(this.controller);
@@ -222,17 +241,15 @@ export class Positioner {
   }
 
   private startMove(target: AxisPair<number>): MoveAccepted {
+    const targetDeg = { thetaDeg: stepsToDeg(target.theta, this.perDeg.theta), phiDeg: stepsToDeg(target.phi, this.perDeg.phi) };
+    this.target = targetDeg;
     this.begin('moving', () =>
       this.controller.move(
         { targetSteps: target, speedDegS: this.config.speedDegS, accelDegS2: this.config.accelDegS2 },
         (end) => this.onMotionEnd(end, false),
       ),
     );
-    return {
-      status: 'moving',
-      targetThetaDeg: stepsToDeg(target.theta, this.perDeg.theta),
-      targetPhiDeg: stepsToDeg(target.phi, this.perDeg.phi),
-    };
+    return { status: 'moving', targetThetaDeg: targetDeg.thetaDeg, targetPhiDeg: targetDeg.phiDeg };
   }
 
   /**

@@ -13,15 +13,21 @@
  *             switch is still closed afterwards: it is stuck);
  *   APPROACH  back toward it at the slow feed speed until it closes again;
  *   ZERO      that point is position 0.
- * An axis that starts on its switch skips SEEK. Axes home one after another.
+ * An axis that starts on its switch skips SEEK. With `simultaneousHoming` (the
+ * default) both axes run their cycles at the same time, each on its own step
+ * executor, as grbl homes the axes of one HOMING_CYCLE_n together (limits.c
+ * limits_go_home() steps every axis of the cycle mask at once): the homing takes
+ * as long as the slower axis, not the sum of both. Otherwise they home one after
+ * another, in the order given.
  */
 import type { AxisName, AxisPair } from '../hal/axes';
 import { AXES } from '../hal/axes';
 import type { Clock } from '../hal/clock';
 import { HalError } from '../hal/errors';
 import type { HomeSwitch } from '../hal/home-switch';
-import type { ControllerEvent, MotionController, MotionEnd, MotionFault, MoveRequest } from '../hal/motion-controller';
+import type { ControllerEvent, HomingPhase, MotionController, MotionEnd, MotionFault, MoveRequest } from '../hal/motion-controller';
 import type { StepperAxis } from '../hal/stepper-axis';
+import type { OutputPin } from '../hal/output-pin';
 import type { HomingConfig } from './config';
 import { POSITIONER_ERRORS } from './errors';
 import type { MovePlan } from './planner';
@@ -43,6 +49,10 @@ export interface StepControllerOptions {
   travelDeg: AxisPair<number>;
   /** Acceleration used by homing moves, deg/s^2. */
   homingAccelDegS2: () => number;
+  /** The trigger output pulseOutput drives (a scan's trigger source); absent, pulses are refused. */
+  trigger?: OutputPin;
+  /** Home both axes at the same time (default true); false: one after another. */
+  simultaneousHoming?: boolean;
 }
 
 /** The move or homing phase the executor is running now. */
@@ -50,43 +60,55 @@ interface ActiveJob {
   plan: MovePlan;
   axes: readonly AxisName[];
   startUs: number;
-  basePos: AxisPair<number>;
+  executor: StepExecutor;
 }
 
 export class StepMotionController implements MotionController {
-  private readonly executor: StepExecutor;
+  /** One executor per axis: a move runs both axes on theta's; concurrent homing runs each axis on its own. */
+  private readonly executors: AxisPair<StepExecutor>;
   private readonly pos: AxisPair<number> = { theta: 0, phi: 0 };
+  private readonly phase: AxisPair<HomingPhase | null> = { theta: null, phi: null };
   private readonly isHomed: AxisPair<boolean> = { theta: false, phi: false };
   private readonly homingError: AxisPair<number | null> = { theta: null, phi: null };
   private readonly everHomed: AxisPair<boolean> = { theta: false, phi: false };
-  private active: ActiveJob | null = null;
+  /** The jobs running now: one (a move, a sequential homing phase) or one per axis (concurrent homing). */
+  private readonly active = new Set<ActiveJob>();
   private onEnd: ((end: MotionEnd) => void) | null = null;
+  /** Pulses asked for while a motion ran: they start when it ends (ordered with motion, as grbl's M8 is). */
+  private afterMotion: (() => void)[] = [];
 
   constructor(private readonly opts: StepControllerOptions) {
-    this.executor = new StepExecutor(opts.clock);
+    this.executors = { theta: new StepExecutor(opts.clock), phi: new StepExecutor(opts.clock) };
   }
 
   positionSteps(): AxisPair<number> {
-    const job = this.active;
-    if (!job) return { ...this.pos };
-    const out = { ...job.basePos };
-    job.axes.forEach((axis, i) => {
-      out[axis] += job.plan.axes[i].direction * this.executor.issuedSteps(i);
-    });
+    const out = { ...this.pos };
+    // A job's axes are moved by that job only, so their folded position is its base.
+    for (const job of this.active) {
+      job.axes.forEach((axis, i) => {
+        out[axis] = this.pos[axis] + job.plan.axes[i].direction * job.executor.issuedSteps(i);
+      });
+    }
     return out;
   }
 
   velocityDegS(): AxisPair<number> {
     const out = { theta: 0, phi: 0 };
-    const job = this.active;
-    if (!job || job.plan.distanceDeg === 0) return out;
-    const tSec = (this.opts.clock.nowUs() - job.startUs) / 1e6;
-    const pathSpeed = job.plan.pathSpeedAt(tSec);
-    job.axes.forEach((axis, i) => {
-      const ax = job.plan.axes[i];
-      out[axis] = (ax.direction * pathSpeed * ax.distanceDeg) / job.plan.distanceDeg;
-    });
+    for (const job of this.active) {
+      if (job.plan.distanceDeg === 0) continue;
+      const tSec = (this.opts.clock.nowUs() - job.startUs) / 1e6;
+      const pathSpeed = job.plan.pathSpeedAt(tSec);
+      job.axes.forEach((axis, i) => {
+        const ax = job.plan.axes[i];
+        out[axis] = (ax.direction * pathSpeed * ax.distanceDeg) / job.plan.distanceDeg;
+      });
+    }
     return out;
+  }
+
+  /** Per axis: where its homing cycle is (null when it is not homing). */
+  homingPhases(): AxisPair<HomingPhase | null> {
+    return { ...this.phase };
   }
 
   homed(): AxisPair<boolean> {
@@ -105,6 +127,7 @@ export class StepMotionController implements MotionController {
   move(request: MoveRequest, onEnd: (end: MotionEnd) => void): void {
     this.startMotion(onEnd, () =>
       this.runPlan(
+        this.executors.theta,
         AXES,
         AXES.map((axis) => ({ axis, target: request.targetSteps[axis] })),
         request.speedDegS,
@@ -117,18 +140,76 @@ export class StepMotionController implements MotionController {
 
   home(axes: readonly AxisName[], onEnd: (end: MotionEnd) => void): void {
     this.startMotion(onEnd, () => {
-      for (const axis of axes) this.isHomed[axis] = false;
+      for (const axis of axes) {
+        this.isHomed[axis] = false;
+        this.phase[axis] = 'waiting';
+      }
+      if (this.opts.simultaneousHoming ?? true) return this.homeTogether(axes);
       const next = (index: number): void => {
         if (index >= axes.length) return this.end({ outcome: 'completed' });
-        this.homeAxis(axes[index], (end) => (end.outcome === 'completed' ? next(index + 1) : this.end(end)));
+        this.homeAxis(axes[index], this.executors.theta, (end) => (end.outcome === 'completed' ? next(index + 1) : this.end(end)));
       };
       next(0);
     });
   }
 
+  /**
+   * A pulse of `durationMs` on the trigger output, once the motion in
+   * progress (if any) has ended; resolves when the output is low again.
+   */
+  pulseOutput(durationMs: number): Promise<void> {
+    const pin = this.opts.trigger;
+    if (!pin) return Promise.reject(new HalError('OTHER', 'no trigger output is wired to this controller'));
+    const clock = this.opts.clock;
+    return new Promise<void>((resolve, reject) => {
+      const fire = () => {
+        try {
+          pin.write(true, clock.nowUs());
+        } catch (e) {
+          reject(e as Error);
+          return;
+        }
+        clock.setTimerAt(clock.nowUs() + Math.round(durationMs * 1000), () => {
+          try {
+            pin.write(false, clock.nowUs());
+            resolve();
+          } catch (e) {
+            reject(e as Error);
+          }
+        });
+      };
+      if (this.busy()) this.afterMotion.push(fire);
+      else fire();
+    });
+  }
+
+  /**
+   * Every axis runs its own cycle on its own executor; the homing completes when the last one
+   * does. The first axis that fails (or is halted) ends it, and the others are halted with it.
+   */
+  private homeTogether(axes: readonly AxisName[]): void {
+    let left = axes.length;
+    let over = false;
+    for (const axis of axes) {
+      this.homeAxis(axis, this.executors[axis], (end) => {
+        if (over) return;
+        if (end.outcome === 'completed') {
+          if (--left === 0) this.end(end);
+          return;
+        }
+        over = true;
+        for (const other of axes) this.executors[other].halt();
+        this.end(end);
+      });
+      if (over) return;
+    }
+  }
+
   stop(): void {
-    // halt() runs the job's end handler, which ends the move or homing as 'halted'.
-    if (!this.executor.halt() && this.onEnd) this.end({ outcome: 'halted' });
+    // halt() runs each job's end handler, which ends the move or homing as 'halted'.
+    let halted = false;
+    for (const axis of AXES) halted = this.executors[axis].halt() || halted;
+    if (!halted && this.onEnd) this.end({ outcome: 'halted' });
   }
 
   /**
@@ -153,13 +234,17 @@ export class StepMotionController implements MotionController {
   }
 
   private end(end: MotionEnd): void {
+    this.phase.theta = null;
+    this.phase.phi = null;
     const onEnd = this.onEnd;
     this.onEnd = null;
     onEnd?.(end);
+    for (const fire of this.afterMotion.splice(0)) fire();
   }
 
   /** Plans and runs one executor job over `targets`; folds the issued steps into the position when it ends. */
   private runPlan(
+    executor: StepExecutor,
     axes: readonly AxisName[],
     targets: { axis: AxisName; target: number }[],
     speedDegS: number,
@@ -184,8 +269,9 @@ export class StepMotionController implements MotionController {
       return done('failed', error);
     }
     const startUs = this.opts.clock.nowUs();
-    this.active = { plan, axes, startUs, basePos: { ...this.pos } };
-    this.executor.start(
+    const job: ActiveJob = { plan, axes, startUs, executor };
+    this.active.add(job);
+    executor.start(
       {
         startUs,
         axes: axes.map((axis, i) => ({
@@ -198,15 +284,14 @@ export class StepMotionController implements MotionController {
       },
       (outcome, error) => {
         const current = this.positionSteps();
-        this.pos.theta = current.theta;
-        this.pos.phi = current.phi;
-        this.active = null;
+        for (const axis of axes) this.pos[axis] = current[axis];
+        this.active.delete(job);
         done(outcome, error);
       },
     );
   }
 
-  private homeAxis(axis: AxisName, done: (end: MotionEnd) => void): void {
+  private homeAxis(axis: AxisName, executor: StepExecutor, done: (end: MotionEnd) => void): void {
     const cfg = this.opts.homing[axis];
     const perDeg = this.opts.stepsPerDeg[axis];
     const sw = this.opts.hardware[axis].homeSwitch;
@@ -229,20 +314,21 @@ export class StepMotionController implements MotionController {
     };
     /** Moves toward the switch until it closes; reaching `target` without it is a fault. */
     const moveUntilSwitch = (target: number, speedDegS: number, notFound: string, found: () => void): void =>
-      this.runPlan([axis], [{ axis, target }], speedDegS, accel, switchClosed, (outcome, error) => {
+      this.runPlan(executor, [axis], [{ axis, target }], speedDegS, accel, switchClosed, (outcome, error) => {
         if (outcome === 'triggered') return found();
         if (outcome === 'completed') return done(fault('POS_ERR_HOMING_SWITCH_NOT_FOUND', notFound));
         done(outcomeToEnd(outcome, error));
       });
 
     const seek = (): void =>
-      readSwitch((closed) =>
-        closed
-          ? backOff()
-          : moveUntilSwitch(this.pos[axis] - travelSteps, cfg.seekDegS, `${axis}: home switch not found within ${(travelSteps / perDeg).toFixed(1)} deg of travel; check the switch wiring`, backOff),
-      );
-    const backOff = (): void =>
-      this.runPlan([axis], [{ axis, target: this.pos[axis] + pullOffSteps }], cfg.seekDegS, accel, undefined, (outcome, error) => {
+      readSwitch((closed) => {
+        if (closed) return backOff();
+        this.phase[axis] = 'seek';
+        moveUntilSwitch(this.pos[axis] - travelSteps, cfg.seekDegS, `${axis}: home switch not found within ${(travelSteps / perDeg).toFixed(1)} deg of travel; check the switch wiring`, backOff);
+      });
+    const backOff = (): void => {
+      this.phase[axis] = 'back_off';
+      this.runPlan(executor, [axis], [{ axis, target: this.pos[axis] + pullOffSteps }], cfg.seekDegS, accel, undefined, (outcome, error) => {
         if (outcome !== 'completed') return done(outcomeToEnd(outcome, error));
         readSwitch((stillClosed) =>
           stillClosed
@@ -250,9 +336,13 @@ export class StepMotionController implements MotionController {
             : approach(),
         );
       });
-    const approach = (): void =>
+    };
+    const approach = (): void => {
+      this.phase[axis] = 'approach';
       moveUntilSwitch(this.pos[axis] - 2 * pullOffSteps, cfg.feedDegS, `${axis}: home switch not found again on the slow re-approach; check the switch`, setZero);
+    };
     const setZero = (): void => {
+      this.phase[axis] = 'done';
       if (wasHomedBefore) this.homingError[axis] = this.pos[axis];
       this.pos[axis] = 0;
       this.isHomed[axis] = true;

@@ -46,6 +46,13 @@ export type MotionEnd =
   | { outcome: 'halted' }
   | { outcome: 'failed'; fault: MotionFault };
 
+/**
+ * Where an axis is in its homing cycle: queued behind another axis, seeking the
+ * switch, backing off it, re-approaching it slowly, or done (zeroed, waiting for
+ * the other axis).
+ */
+export type HomingPhase = 'waiting' | 'seek' | 'back_off' | 'approach' | 'done';
+
 /** What a controller reports outside a motion. */
 export type ControllerEvent =
   /** The controller failed while no motion ran (or the link is gone); motion commands will fail until it recovers. */
@@ -70,9 +77,14 @@ export interface MotionController {
    * The positioner bounds its speed setting by it; absent, only the config does.
    */
   maxSpeedDegS?(): number;
+  /**
+   * Optional: per axis, where its homing cycle is (null when not homing). Controllers that home
+   * by themselves and report nothing meanwhile (grbl) leave it out.
+   */
+  homingPhases?(): AxisPair<HomingPhase | null>;
   /** Starts a coordinated move; both axes start and arrive together. */
   move(request: MoveRequest, onEnd: (end: MotionEnd) => void): void;
-  /** Homes the axes (in order); on success their positions are 0. */
+  /** Homes the axes (together where the controller can, else in order); on success their positions are 0. */
   home(axes: readonly AxisName[], onEnd: (end: MotionEnd) => void): void;
   /**
    * Stops all motion at once. When this returns no further step is issued;

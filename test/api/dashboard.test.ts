@@ -14,7 +14,7 @@ import { createSimulatedPositioner } from '../../cli/assemble';
 import { defaultConfig } from '../../firmware/config';
 import { WallClock } from '../../sim/wall-clock';
 import { openPage, screenshot } from '../helpers/browser';
-import { serveApi } from '../helpers/http-server';
+import { serveDashboard } from '../helpers/dashboard';
 
 const WAIT = { timeout: 20_000 };
 const text = (page: Page, sel: string) => page.locator(sel).innerText();
@@ -27,10 +27,11 @@ async function plotEnds(page: Page, axis: string): Promise<{ n: number; firstY: 
 }
 
 t.test('the dashboard drives and shows the positioner', async (t) => {
-  const machine = createSimulatedPositioner(new WallClock(10), defaultConfig());
+  const clock = new WallClock(10);
+  const machine = createSimulatedPositioner(clock, defaultConfig());
   const { positioner, sim } = machine;
   t.teardown(() => positioner.stop());
-  const api = await serveApi(t, positioner);
+  const api = await serveDashboard(t, positioner, clock);
   const { page, problems } = await openPage(t);
 
   // Load: live, idle, the config and the position filled in.
@@ -145,8 +146,9 @@ t.test('the dashboard drives and shows the positioner', async (t) => {
 });
 
 t.test('at phone width everything stacks and STOP stays on screen while scrolling', async (t) => {
-  const { positioner } = createSimulatedPositioner(new WallClock(10), defaultConfig());
-  const api = await serveApi(t, positioner);
+  const clock = new WallClock(10);
+  const { positioner } = createSimulatedPositioner(clock, defaultConfig());
+  const api = await serveDashboard(t, positioner, clock);
   const { page, problems } = await openPage(t, { width: 390, height: 760 });
   await page.goto(api.baseUrl + '/');
   await page.waitForFunction(() => document.getElementById('link')?.textContent === 'live', null, WAIT);

@@ -15,8 +15,8 @@ import { SEC, simOnVirtualClock, testDriver } from '../helpers/sim';
 const FIRMATA = testDriver() === 'firmata';
 import { assertJson, serveApi } from '../helpers/http-server';
 
-const STATUS_KEYS = ['theta_deg', 'phi_deg', 'moving', 'homed', 'state', 'fault', 'axes'];
-const AXIS_KEYS = ['homed', 'position_deg', 'position_steps', 'velocity_deg_s', 'homing_error_steps'];
+const STATUS_KEYS = ['theta_deg', 'phi_deg', 'moving', 'homed', 'state', 'fault', 'target', 'axes'];
+const AXIS_KEYS = ['homed', 'position_deg', 'position_steps', 'velocity_deg_s', 'homing_error_steps', 'homing_phase'];
 
 async function setup(tt: Test) {
   const sim = simOnVirtualClock();
@@ -44,13 +44,25 @@ t.test('GET /status reports the seed fields and the additions, all with their ty
     homed: false,
     state: 'idle',
     fault: null,
+    target: null,
     axes: {
-      theta: { homed: false, position_deg: 0, position_steps: 0, velocity_deg_s: 0, homing_error_steps: null },
-      phi: { homed: false, position_deg: 0, position_steps: 0, velocity_deg_s: 0, homing_error_steps: null },
+      theta: { homed: false, position_deg: 0, position_steps: 0, velocity_deg_s: 0, homing_error_steps: null, homing_phase: null },
+      phi: { homed: false, position_deg: 0, position_steps: 0, velocity_deg_s: 0, homing_error_steps: null, homing_phase: null },
     },
   });
   t.same(Object.keys(body.axes.theta), AXIS_KEYS);
   t.same(Object.keys(body.axes.phi), AXIS_KEYS);
+});
+
+t.test('GET /status carries the target of the move in progress (a client opened mid-move sees where it goes), null at rest', async (t) => {
+  const { api, clock, status } = await setup(t);
+  t.equal((await api.post('/move', { theta_deg: 45.5, phi_deg: 91 })).status, 200);
+  await clock.run(SEC);
+  const moving = await status();
+  t.equal(moving.state, 'moving');
+  t.same(moving.target, { theta_deg: 45.5, phi_deg: 91 });
+  await clock.runIdle();
+  t.equal((await status()).target, null, 'null once arrived');
 });
 
 t.test('POST /move answers moving with the targets; /status says moving, then arrives at 90, 180', async (t) => {

@@ -237,7 +237,8 @@ t.test('homing while already sitting on the switch backs off and re-approaches w
 });
 
 t.test('a switch stuck open ends homing in the error state within the axis travel, not a hang', async (t) => {
-  const r = simOnVirtualClock();
+  // Axes one after another, so phi's cycle has not started when theta's fails (together: test/firmware/simultaneous-homing.test.ts).
+  const r = simOnVirtualClock((c) => (c.simultaneousHoming = false));
   r.sim.theta.faults.switch = 'stuck-open';
   r.positioner.home('both');
   const endUs = r.clock.runUntilIdle();

@@ -10,6 +10,7 @@ import t, { type Test } from 'tap';
 import { createFirmataPositioner, createSimFirmataBoard, defaultSimSettings, type SimFirmataMachine, type SimSettings } from '../../cli/assemble';
 import { defaultConfig, type PositionerConfig } from '../../firmware/config';
 import type { FirmataDriverOptions } from '../../hal/firmata-driver';
+import { firmataLoopFor } from '../../sim/firmata-board';
 import { until } from '../helpers/cli';
 import { createLine, LineClock } from '../helpers/line-clock';
 
@@ -35,7 +36,9 @@ async function rig(t: Test, o: RigOptions = {}) {
   const line = createLine<SimFirmataMachine>(clock, BAUD);
   const { positioner, controller: driver } = createFirmataPositioner(clock.background(), config, { path: line.hostPath, baudRate: BAUD, trace: line.trace }, { retryMs: 100, ...o.tuning });
   let send: (data: Buffer) => void = () => undefined;
-  const machine = createSimFirmataBoard(clock, config, simSettings, (data) => send(o.boardSends ? o.boardSends(data) : data));
+  // A board faster than an Uno runs its loop that much faster (as the driver is told).
+  const loop = o.tuning?.maxStepRateStepsS === undefined ? undefined : firmataLoopFor(o.tuning.maxStepRateStepsS);
+  const machine = createSimFirmataBoard(clock, config, simSettings, (data) => send(o.boardSends ? o.boardSends(data) : data), loop);
   clock.setIdleCondition(() => !positioner.status().moving);
   await line.restore();
   const attach = async () => {
@@ -360,4 +363,52 @@ t.test('the line dropped mid-move and reopened: a clear fault, a fresh configura
   t.throws(() => r.positioner.moveTo(1, 1), { code: 'POS_ERR_FAULT' }, 'move before homing again');
   await r.home();
   t.equal(r.positioner.status().fault, null);
+});
+
+t.test('both steppers home at once by default (each cycle commands only its own device): faster than one after the other, each zero at its switch edge', async (t) => {
+  const timeHoming = async (simultaneous: boolean, maxStepRateStepsS?: number) => {
+    const r = await rig(t, {
+      config: (c) => (c.simultaneousHoming = simultaneous),
+      sim: (s) => ((s.axes.theta.powerOnDeg = 60), (s.axes.phi.powerOnDeg = 60)),
+      tuning: maxStepRateStepsS === undefined ? {} : { maxStepRateStepsS },
+    });
+    const phases = new Set<string>();
+    r.positioner.onChange(() => {
+      const a = r.positioner.status().axes;
+      phases.add(`${a.theta.homingPhase}/${a.phi.homingPhase}`);
+    });
+    const startUs = r.clock.nowUs();
+    await r.home();
+    const sec = (r.clock.nowUs() - startUs) / SEC;
+    t.ok(Math.abs(r.sim.theta.truePositionSteps) <= 2, `theta zero at its switch edge (${r.sim.theta.truePositionSteps})`);
+    t.ok(Math.abs(r.sim.phi.truePositionSteps % (360 * 800)) <= 3, `phi zero at its switch edge (${r.sim.phi.truePositionSteps})`);
+    return { sec, phases };
+  };
+  const both = (phases: Set<string>) => [...phases].some((p) => !/waiting|done|null/.test(p));
+  // A board fast enough that homing is not step-rate bound (a 32-bit MCU): half the time.
+  const fastTogether = await timeHoming(true, 200_000);
+  const fastApart = await timeHoming(false, 200_000);
+  const fastRatio = fastTogether.sec / fastApart.sec;
+  t.ok(fastRatio > 0.45 && fastRatio < 0.56, `fast board: together ${fastTogether.sec.toFixed(2)} s, one after the other ${fastApart.sec.toFixed(2)} s (ratio ${fastRatio.toFixed(3)})`);
+  t.ok(both(fastTogether.phases), `both axes were in a homing phase at once (${[...fastTogether.phases].join(' ')})`);
+  t.notOk(both(fastApart.phases), 'one after the other: never both at once');
+  // An Uno: its loop makes ~3,620 steps/s for one stepper, ~2,000 each for two, so the seeks gain little; the slow re-approaches overlap.
+  const unoTogether = await timeHoming(true);
+  const unoApart = await timeHoming(false);
+  t.ok(unoTogether.sec < unoApart.sec * 0.95, `Uno: together ${unoTogether.sec.toFixed(2)} s, one after the other ${unoApart.sec.toFixed(2)} s (ratio ${(unoTogether.sec / unoApart.sec).toFixed(3)})`);
+});
+
+t.test('homing both at once: an axis whose switch is stuck stops the other stepper on the board too', async (t) => {
+  const r = await rig(t, { sim: (s) => (s.axes.phi.powerOnDeg = 300) });
+  r.sim.theta.faults.switch = 'stuck-closed';
+  r.positioner.home('both');
+  await r.clock.runUntil('homing to end', () => r.positioner.status().state !== 'homing', 60 * SEC);
+  const s = r.positioner.status();
+  t.equal(s.fault?.code, 'POS_ERR_HOMING_SWITCH_STUCK');
+  t.ok(r.pulses().phi > 0, 'phi was seeking meanwhile');
+  const atFault = r.pulses();
+  await r.clock.run(1 * SEC);
+  t.ok(r.pulses().phi - atFault.phi <= 2, `phi stopped with theta (${r.pulses().phi - atFault.phi} pulses after)`);
+  t.notOk(r.board.deviceRunning(0) || r.board.deviceRunning(1), 'no stepper runs on the board');
+  t.equal(s.axes.phi.homed, false);
 });
