@@ -33,7 +33,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Settings } from './settings-schema';
-import { appendJsonLine, isObject, readJson, readJsonLines, tryWithLock, unlinkQuiet, withLock, writeJsonAtomic, type DataPaths } from './store';
+import { appendJsonLine, fnv1a, isObject, readJson, readJsonLines, tryWithLock, unlinkQuiet, withLock, writeJsonAtomic, type DataPaths } from './store';
 
 export interface CommandPattern {
   pattern_id: string;
@@ -133,12 +133,7 @@ const shardName = (i: number) => `c-${i.toString(16).padStart(2, '0')}.json`;
 
 /** The shard of a command key: FNV-1a of the key, low 8 bits. */
 export function shardOf(key: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) {
-    h ^= key.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return shardName((h >>> 0) % SHARDS);
+  return shardName(fnv1a(key) % SHARDS);
 }
 
 function readIndex(paths: DataPaths): DbIndex {
