@@ -80,8 +80,10 @@ export function loadHookInProcess(file: string): InProcessHook {
       const req = (spec: string) => (spec === 'fs' || spec === 'node:fs' ? fakeFs : require(spec));
       const timer = { unref: () => timer, ref: () => timer };
       try {
-        const ran = body(req, fakeProcess, file, path.dirname(file), { exports: {} }, {}, () => timer, () => undefined);
-        if (wrapped) ran(req, file);
+        const noTimer = () => timer;
+        const ran = body(req, fakeProcess, file, path.dirname(file), { exports: {} }, {}, noTimer, () => undefined);
+        // The bundle is a function of (require, __filename, process, setTimeout, clearTimeout) (older builds: the first two).
+        if (wrapped) ran(req, file, fakeProcess, noTimer, () => undefined);
       } catch (err) {
         stderr += String((err as Error).stack);
         finish(-1);
