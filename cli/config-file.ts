@@ -56,7 +56,10 @@ const antennaSchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
+    model: { type: 'string', enum: ['horn', 'patch'] },
     aperture_width_wl: { type: 'number', exclusiveMinimum: 0, maximum: 100 },
+    patch_length_wl: { type: 'number', exclusiveMinimum: 0, maximum: 10 },
+    patch_width_wl: { type: 'number', exclusiveMinimum: 0, maximum: 10 },
     aperture_height_wl: { type: 'number', exclusiveMinimum: 0, maximum: 100 },
     floor_db: { type: 'number', maximum: 0, minimum: -200 },
     noise_db: { type: 'number', minimum: 0, maximum: 20 },
@@ -112,7 +115,7 @@ interface ConfigFile {
   simultaneous_homing?: boolean;
   theta?: AxisFile;
   phi?: AxisFile;
-  sim?: { theta?: SimAxisFile; phi?: SimAxisFile; antenna?: { aperture_width_wl?: number; aperture_height_wl?: number; floor_db?: number; noise_db?: number; seed?: number } };
+  sim?: { theta?: SimAxisFile; phi?: SimAxisFile; antenna?: { model?: 'horn' | 'patch'; patch_length_wl?: number; patch_width_wl?: number; aperture_width_wl?: number; aperture_height_wl?: number; floor_db?: number; noise_db?: number; seed?: number } };
   driver?: DriverFile;
 }
 
@@ -191,6 +194,9 @@ export function parseConfig(data: unknown, source = 'config'): LoadedConfig {
   }
   const antenna = defaultAntennaConfig();
   const a = data.sim?.antenna;
+  set(a?.model, (v) => (antenna.model = v));
+  set(a?.patch_length_wl, (v) => (antenna.patchLengthWl = v));
+  set(a?.patch_width_wl, (v) => (antenna.patchWidthWl = v));
   set(a?.aperture_width_wl, (v) => (antenna.apertureWidthWl = v));
   set(a?.aperture_height_wl, (v) => (antenna.apertureHeightWl = v));
   set(a?.floor_db, (v) => (antenna.floorDb = v));

@@ -13,7 +13,9 @@
  *   connecting ── controller connected ──► idle   (a controller behind a link, until its first
  *               └─ fault ──► error ── connected ──► idle       connection; commands: 503)
  *
- * - Motion commands while moving or homing: POS_ERR_BUSY (HTTP 503).
+ * - Motion commands while moving or homing: POS_ERR_BUSY (HTTP 503); also while
+ *   a scan holds the positioner (claimMotion), unless given its claim.
+ *   stop() drops the claim and tells its holder (the scan is aborted).
  * - stop: at any time, immediate; no step is issued once it returns. In the
  *   error state the fault stays latched: only a successful homing clears it.
  * - Limits: no command drives an axis outside theta 0..180 or phi 0..360 (in

@@ -276,6 +276,10 @@ export class Scanner {
   }
 
   private claim(run: Run): MotionClaim {
+    // A board still connecting would fail the first move: refuse the scan as a move would be refused.
+    if (this.deps.positioner.status().state === 'connecting') {
+      throw new PositionerError('POS_ERR_DISCONNECTED', 'the motion controller has not finished connecting; wait until GET /status leaves "connecting", then start the scan');
+    }
     return this.deps.positioner.claimMotion('scan', () => this.finish(run, 'aborted', 'stopped by a stop command (POST /stop); the samples so far are kept: POST /scan/resume continues'));
   }
 

@@ -25,6 +25,18 @@
  * aperture (theta > 90); a real horn's back lobe is some 30-40 dB down, so
  * the power never falls below `floorDb` (and nulls stay finite).
  *
+ * A second model, `patch`: a rectangular microstrip patch of resonant length
+ * L (along x) and width W (along y) over a ground plane, as its two radiating
+ * slots (Balanis, section 14.2, the transmission-line and cavity models: each
+ * radiating edge a uniform magnetic current of length W, the two in phase L
+ * apart; thin substrate). With the patch's broadside on theta 0,
+ *
+ *   |E|^2 ~ (cos^2 phi + cos^2 theta sin^2 phi) * sinc^2((k W / 2) sin theta sin phi)
+ *           * cos^2((k L / 2) sin theta cos phi)
+ *
+ * a broad beam with no side lobes, falling to cos^2(pi L) at the horizon in
+ * the E-plane (phi 0) and to a null there in the H-plane (phi 90).
+ *
  * Power is in dB relative to the peak (0 dB on boresight) before noise.
  * Noise is Gaussian in dB with `noiseDb` standard deviation, drawn from a
  * generator seeded by (seed, point, sample): the same scan gives the same
@@ -32,6 +44,8 @@
  */
 
 export interface AntennaModelConfig {
+  /** The antenna under test: a pyramidal horn's aperture (side lobes and nulls) or a microstrip patch (a broad beam). */
+  model: 'horn' | 'patch';
   /** Aperture width (broad wall, H-plane), wavelengths. */
   apertureWidthWl: number;
   /** Aperture height (narrow wall, E-plane), wavelengths. */
@@ -42,11 +56,16 @@ export interface AntennaModelConfig {
   noiseDb: number;
   /** Seed of the noise. */
   seed: number;
+  /** Patch: resonant length (between the radiating edges, E-plane), free-space wavelengths. */
+  patchLengthWl: number;
+  /** Patch: width (the radiating edges' length, H-plane), free-space wavelengths. */
+  patchWidthWl: number;
 }
 
 export function defaultAntennaConfig(): AntennaModelConfig {
   // A horn of a few wavelengths, like an X-band standard-gain horn at the low end: lobes every 20-30 deg.
-  return { apertureWidthWl: 3, apertureHeightWl: 2.2, floorDb: -45, noiseDb: 0.15, seed: 1 };
+  // The patch: half a wavelength in a substrate of relative permittivity about 2.6 (0.31), a little wider.
+  return { model: 'horn', apertureWidthWl: 3, apertureHeightWl: 2.2, floorDb: -45, noiseDb: 0.15, seed: 1, patchLengthWl: 0.31, patchWidthWl: 0.4 };
 }
 
 const HALF_PI = Math.PI / 2;
@@ -75,6 +94,7 @@ export class SimulatedAntenna {
     const phi = (phiDeg * Math.PI) / 180;
     const floor = this.config.floorDb;
     if (thetaDeg >= 90) return floor;
+    if (this.config.model === 'patch') return Math.max(toDb(this.patchPower(theta, phi)), floor);
     const kaHalf = Math.PI * this.config.apertureWidthWl; // k a / 2 with a in wavelengths
     const kbHalf = Math.PI * this.config.apertureHeightWl;
     const x = kaHalf * Math.sin(theta) * Math.cos(phi);
@@ -83,8 +103,15 @@ export class SimulatedAntenna {
     const eTheta = Math.sin(phi) * common;
     const ePhi = Math.cos(theta) * Math.cos(phi) * common;
     const power = (eTheta * eTheta + ePhi * ePhi) / PEAK_POWER;
-    const db = 10 * Math.log10(Math.max(power, 1e-30));
-    return Math.max(db, floor);
+    return Math.max(toDb(power), floor);
+  }
+
+  /** The patch's relative power (1 on boresight), from the two-slot field in the header. */
+  private patchPower(theta: number, phi: number): number {
+    const element = Math.cos(phi) ** 2 + (Math.cos(theta) * Math.sin(phi)) ** 2;
+    const slot = sinc(Math.PI * this.config.patchWidthWl * Math.sin(theta) * Math.sin(phi));
+    const pair = Math.cos(Math.PI * this.config.patchLengthWl * Math.sin(theta) * Math.cos(phi));
+    return element * slot * slot * pair * pair;
   }
 
   /** One measurement: the pattern plus seeded Gaussian noise, dB, rounded to 0.001 dB (a meter's resolution). */
@@ -93,6 +120,10 @@ export class SimulatedAntenna {
     const noise = this.config.noiseDb > 0 ? this.config.noiseDb * gaussian(this.config.seed, pointIndex, sample) : 0;
     return Math.round((clean + noise) * 1000) / 1000;
   }
+}
+
+function toDb(power: number): number {
+  return 10 * Math.log10(Math.max(power, 1e-30));
 }
 
 /** A standard normal draw from a generator seeded by the three integers (mulberry32, then Box-Muller). */

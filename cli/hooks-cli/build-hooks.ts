@@ -139,13 +139,18 @@ if (cachedData === undefined || script.cachedDataRejected) {
     } catch {}
   });
 }
-script.runInThisContext()(require, __filename);
+script.runInThisContext()(require, __filename, process, setTimeout, clearTimeout);
 `;
 }
 
-/** The bundle as the loader runs it: one function of (require, __filename), __filename being the loader's (the install root is found from it). */
+/**
+ * The bundle as the loader runs it: one function of the loader's require,
+ * __filename (the install root is found from it), process and timers. They
+ * are passed, not taken from the global scope, so whoever runs the loader
+ * with its own (a test running the hook in-process) runs the bundle with them.
+ */
 function wrapForLoader(bundle: string): string {
-  return `(function (require, __filename) {\n${bundle.replace(/^#!.*\n/, '')}\n})`;
+  return `(function (require, __filename, process, setTimeout, clearTimeout) {\n${bundle.replace(/^#!.*\n/, '')}\n})`;
 }
 
 /** Writes hooks/<name>.js (the loaders) and hooks/lib/<name>.js (the bundles) for the four hooks into `outDir`. */

@@ -24,3 +24,9 @@ t.test('unknown or out-of-range antenna keys are refused, naming them', async (t
   t.throws(() => parseConfig({ sim: { antenna: { aperture_height_wl: 0 } } }), { code: 'CLI_ERR_CONFIG_FILE', message: /aperture_height_wl must be > 0/ });
   t.throws(() => parseConfig({ driver: { trigger_pin: 1 } }), /\/driver\/trigger_pin must be >= 2/);
 });
+
+t.test('sim.antenna.model chooses the patch, with its own sizes', async (t) => {
+  const { antenna } = parseConfig({ sim: { antenna: { model: 'patch', patch_length_wl: 0.3, patch_width_wl: 0.45 } } });
+  t.match(antenna, { model: 'patch', patchLengthWl: 0.3, patchWidthWl: 0.45 });
+  t.throws(() => parseConfig({ sim: { antenna: { model: 'dipole' } } }), /\/sim\/antenna\/model must be equal to one of the allowed values/);
+});

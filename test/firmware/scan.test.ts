@@ -15,6 +15,9 @@ import { createSimulatedPositioner } from '../../cli/assemble';
 import { createScanner } from '../../cli/assemble-scan';
 import { SqliteScanStore } from '../../api/scan-store';
 import { defaultConfig } from '../../firmware/config';
+import { Positioner } from '../../firmware/positioner';
+import { HalError } from '../../hal/errors';
+import type { ControllerEvent, MotionController } from '../../hal/motion-controller';
 import { defaultScanSettings, type ScanSettings } from '../../firmware/scan';
 import { MemoryScanStore, type ScanStore } from '../../firmware/scan-store';
 import { planScan } from '../../firmware/scan-plan';
@@ -363,4 +366,37 @@ t.test('trigger then exec: the pulse first, then the command reads the value', a
   t.equal(scanner.current()!.state, 'done');
   t.equal(machine.trigger.pulses().length, 2);
   t.same(store.samples(scanner.current()!.id).map((s) => s.values), [[-7.5], [-7.5]]);
+});
+
+t.test('a board still connecting: the scan is refused (POS_ERR_DISCONNECTED) and nothing is recorded; once connected it runs', async (t) => {
+  let up = false;
+  let listener: ((e: ControllerEvent) => void) | null = null;
+  const controller: MotionController = {
+    connecting: () => !up,
+    positionSteps: () => ({ theta: 0, phi: 0 }),
+    velocityDegS: () => ({ theta: 0, phi: 0 }),
+    homed: () => ({ theta: false, phi: false }),
+    busy: () => false,
+    move: (_r, onEnd) => {
+      if (!up) throw new HalError('DISCONNECTED', 'the board is still connecting');
+      onEnd({ outcome: 'completed' });
+    },
+    home: (_a, onEnd) => onEnd({ outcome: 'completed' }),
+    stop: () => undefined,
+    subscribe: (l) => {
+      listener = l;
+      return () => undefined;
+    },
+  };
+  const clock = new VirtualClock();
+  const positioner = new Positioner(controller, defaultConfig());
+  const store = new MemoryScanStore();
+  const { scanner } = createScanner({ positioner, clock, store, now: NOW });
+  t.throws(() => scanner.start(settings(), {}), { code: 'POS_ERR_DISCONNECTED', message: /has not finished connecting/ });
+  t.equal(store.count(), 0, 'no scan recorded');
+  up = true;
+  listener!({ type: 'connected', message: 'configured' });
+  scanner.start(settings(), {});
+  await runScan(clock, scanner, { sync: true });
+  t.equal(scanner.current()!.state, 'done');
 });

@@ -71,3 +71,20 @@ t.test('noise: seeded and repeatable per point and sample, Gaussian of the confi
   t.ok(Math.abs(mean) < 0.03, `mean error ${mean.toFixed(4)} dB`);
   t.ok(Math.abs(sd - 0.5) < 0.03, `standard deviation ${sd.toFixed(4)} dB`);
 });
+
+t.test('patch: 0 dB on boresight, a broad beam with no side lobe, cos^2(pi L) at the E-plane horizon and a null at the H-plane horizon', async (t) => {
+  const config = { ...defaultAntennaConfig(), model: 'patch' as const, noiseDb: 0, floorDb: -200 };
+  const patch = new SimulatedAntenna(config);
+  t.ok(Math.abs(patch.patternDb(0, 0)) < 1e-9 && Math.abs(patch.patternDb(0, 90)) < 1e-9, 'boresight 0 dB');
+  for (const phi of [0, 90]) {
+    const db = Array.from({ length: 90 }, (_, i) => patch.patternDb(i, phi));
+    t.ok(db.every((v, i) => i === 0 || v <= db[i - 1] + 1e-12), `phi ${phi}: falls steadily from boresight (no side lobe)`);
+  }
+  const horizon = 89.999;
+  const expected = 20 * Math.log10(Math.abs(Math.cos(Math.PI * config.patchLengthWl)));
+  t.ok(Math.abs(patch.patternDb(horizon, 0) - expected) < 0.01, `E-plane at the horizon ${patch.patternDb(horizon, 0).toFixed(2)} dB, expected ${expected.toFixed(2)}`);
+  t.ok(patch.patternDb(horizon, 90) < -60, 'H-plane: a null at the horizon');
+  const half = Array.from({ length: 900 }, (_, i) => i / 10).find((th) => patch.patternDb(th, 90) < -3)!;
+  t.ok(half > 35 && half < 55, `a broad beam: -3 dB at ${half} deg in the H-plane`);
+  t.equal(patch.patternDb(120, 0), -200, 'nothing behind the ground plane but the floor');
+});

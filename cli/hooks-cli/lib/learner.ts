@@ -33,7 +33,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Settings } from './settings-schema';
-import { appendJsonLine, isObject, readJson, readJsonLines, tryWithLock, unlinkQuiet, withLock, writeJsonAtomic, type DataPaths } from './store';
+import { appendJsonLine, fnv1a, isObject, readJson, readJsonLines, tryWithLock, unlinkQuiet, withLock, writeJsonAtomic, type DataPaths } from './store';
 
 export interface CommandPattern {
   pattern_id: string;
@@ -133,12 +133,7 @@ const shardName = (i: number) => `c-${i.toString(16).padStart(2, '0')}.json`;
 
 /** The shard of a command key: FNV-1a of the key, low 8 bits. */
 export function shardOf(key: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < key.length; i++) {
-    h ^= key.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return shardName((h >>> 0) % SHARDS);
+  return shardName(fnv1a(key) % SHARDS);
 }
 
 function readIndex(paths: DataPaths): DbIndex {
@@ -361,14 +356,10 @@ export function shouldFold(paths: DataPaths, settings: Settings, nowMs: number):
   if (!settings.performance.async_logging) return true;
   const length = journalLength(paths);
   if (length === 0) return false;
-  let builtAt = 0;
-  try {
-    builtAt = fs.statSync(path.join(paths.predictionCache, PRED_META)).mtimeMs;
-  } catch {
-    /* never folded */
-  }
-  if (nowMs - builtAt < settings.performance.rate_limit_ms) return false;
-  return length >= 25 || nowMs - builtAt >= 30_000;
+  // The last fold: every fold with runs writes the index (the prediction cache only when a prediction changed).
+  const lastFoldMs = dbMtime(paths);
+  if (nowMs - lastFoldMs < settings.performance.rate_limit_ms) return false;
+  return length >= 25 || nowMs - lastFoldMs >= 30_000;
 }
 
 /**

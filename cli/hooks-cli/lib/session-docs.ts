@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Settings } from './settings-schema';
 import type { BackupRecord, SessionState } from './session';
-import { unlinkQuiet, writeFileAtomic, type DataPaths } from './store';
+import { fnv1a, unlinkQuiet, writeFileAtomic, type DataPaths } from './store';
 import { taskList } from './tasks';
 import { formatDuration } from './time';
 
@@ -38,15 +38,8 @@ export function docPaths(paths: DataPaths, settings: Settings): DocPaths {
   };
 }
 
-/** 32-bit FNV-1a of the text, hex: enough to tell our text from an edited one. */
-function textHash(text: string): string {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    h ^= text.charCodeAt(i);
-    h = Math.imul(h, 0x01000193);
-  }
-  return (h >>> 0).toString(16).padStart(8, '0');
-}
+/** FNV-1a of the text, hex: enough to tell our text from an edited one. */
+const textHash = (text: string) => fnv1a(text).toString(16).padStart(8, '0');
 
 const BEGIN_RE = /<!-- hooks-cli:begin ([0-9a-f]{8}) \(generated; write outside this block\) -->\n/;
 const END = '<!-- hooks-cli:end -->\n';

@@ -122,6 +122,16 @@ export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/** 32-bit FNV-1a of a string's UTF-16 code units: a cheap, stable hash (shard names, edit detection). */
+export function fnv1a(text: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
 /**
  * Removes a file if it is there. Not fs.rmSync: in Node 20 that loads its
  * recursive-removal module on every call, a cost on the hook path.
