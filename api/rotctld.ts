@@ -264,6 +264,13 @@ export class RotctldServer {
 
   /** Starts the move, or keeps the target for when the running move completes. */
   private goTo(session: Session, thetaDeg: number, phiDeg: number): Omit<Reply, 'name'> {
+    // A scan holds the positioner: refuse now rather than keep a target that could never start (and a
+    // tracker that owned it would stop the scan by disconnecting).
+    const holder = this.positioner.heldBy();
+    if (holder) {
+      this.log(`rotctld: ${session.name}: move refused: a ${holder} is running; pause it (POST /scan/pause) or stop it first`);
+      return { lines: [], code: RPRT.ERJCTED };
+    }
     const state = this.positioner.status().state;
     if (state === 'moving') {
       this.pending = { thetaDeg, phiDeg };

@@ -58,11 +58,14 @@ export interface ScanRequestBody {
 }
 
 /** The request body checked and turned into the scanner's settings; the body comes back with every default filled. */
-export function parseScanRequest(raw: unknown): { settings: ScanSettings; request: ScanRequestBody } {
+export function parseScanRequest(raw: unknown, defaultSource: SourceSpec | null = { kind: 'sim' }): { settings: ScanSettings; request: ScanRequestBody } {
   const body = structuredClone(raw === undefined ? {} : raw);
   if (!validateScan(body)) throw new ApiError('API_ERR_INVALID_BODY', describeScanError(validateScan.errors ?? []));
   const request = body as unknown as ScanRequestBody;
   if (request.plan.kind === 'grid') request.plan.order ??= 'serpentine';
+  if (!request.source && !defaultSource) {
+    throw new ApiError('API_ERR_INVALID_BODY', "POST /scan needs 'source' on real hardware: {\"kind\":\"exec\",\"command\":...}, {\"kind\":\"http\",\"url\":...} or {\"kind\":\"trigger\",...} ({\"kind\":\"sim\"} measures the simulated antenna)");
+  }
   request.source = fillSource(request.source ?? { kind: 'sim' }, 'source');
   const settings: ScanSettings = {
     plan: toPlan(request.plan),
@@ -148,7 +151,7 @@ function describeScanError(errors: ErrorObject[]): string {
     case 'enum':
       return `${field} must be one of ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
     case 'discriminator':
-      return p.error === 'mapping' ? `${field}.kind must be one of "grid", "phi_cuts", "theta_cuts", "points"` : `${field}.kind must be a string`;
+      return `${field} needs 'kind': one of "grid", "phi_cuts", "theta_cuts", "points"${p.error === 'mapping' ? ` (got ${JSON.stringify(p.tagValue)})` : ''}`;
     default:
       return `${field} ${e.message ?? 'is invalid'}`;
   }
@@ -214,7 +217,7 @@ function guarded<T>(fn: () => T): T {
 
 export function mountScanRoutes(app: express.Express, scanner: Scanner, json: express.RequestHandler): void {
   app.post('/scan', json, (req, res) => {
-    const { settings, request } = parseScanRequest(req.body);
+    const { settings, request } = parseScanRequest(req.body, scanner.defaultSource());
     const info = guarded(() => scanner.start(settings, request));
     res.status(201).json(scanBody(info));
   });

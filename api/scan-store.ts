@@ -17,6 +17,10 @@ const MIGRATIONS: readonly string[] = [
   CREATE TABLE scans (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     id TEXT NOT NULL UNIQUE,
+    -- written once: a long point list is not rewritten with every sample
+    settings_json TEXT NOT NULL,
+    request_json TEXT NOT NULL,
+    -- the progress: the record without settings and request
     record_json TEXT NOT NULL
   );
   CREATE TABLE scan_samples (
@@ -32,6 +36,22 @@ const MIGRATIONS: readonly string[] = [
   );
   `,
 ];
+
+interface RecordRow {
+  settings_json: string;
+  request_json: string;
+  record_json: string;
+}
+
+function progressJson(record: ScanRecord): string {
+  const { settings: _settings, request: _request, ...progress } = record;
+  return JSON.stringify(progress);
+}
+
+function fromRow(row: RecordRow | undefined): ScanRecord | null {
+  if (!row) return null;
+  return { ...(JSON.parse(row.record_json) as Omit<ScanRecord, 'settings' | 'request'>), settings: JSON.parse(row.settings_json) as ScanRecord['settings'], request: JSON.parse(row.request_json) as unknown };
+}
 
 export const DEFAULT_SCAN_DB = 'positioner-scans.db';
 
@@ -58,24 +78,24 @@ export class SqliteScanStore implements ScanStore {
       })();
     }
     this.stmts = {
-      insert: this.db.prepare('INSERT INTO scans (id, record_json) VALUES (?, ?)'),
+      insert: this.db.prepare('INSERT INTO scans (id, settings_json, request_json, record_json) VALUES (?, ?, ?, ?)'),
       update: this.db.prepare('UPDATE scans SET record_json = ? WHERE id = ?'),
       seq: this.db.prepare('SELECT seq, (SELECT count(*) FROM scan_samples WHERE scan_seq = scans.seq) AS n FROM scans WHERE id = ?'),
       sample: this.db.prepare('INSERT INTO scan_samples (scan_seq, n, point_index, theta_deg, phi_deg, time_s, values_json, error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
-      latest: this.db.prepare('SELECT record_json FROM scans ORDER BY seq DESC LIMIT 1'),
-      get: this.db.prepare('SELECT record_json FROM scans WHERE id = ?'),
+      latest: this.db.prepare('SELECT settings_json, request_json, record_json FROM scans ORDER BY seq DESC LIMIT 1'),
+      get: this.db.prepare('SELECT settings_json, request_json, record_json FROM scans WHERE id = ?'),
       samples: this.db.prepare('SELECT point_index, theta_deg, phi_deg, time_s, values_json, error FROM scan_samples WHERE scan_seq = ? ORDER BY n'),
       count: this.db.prepare('SELECT count(*) AS n FROM scans'),
     };
   }
 
   insert(record: ScanRecord): void {
-    const info = this.stmts.insert.run(record.id, JSON.stringify(record));
+    const info = this.stmts.insert.run(record.id, JSON.stringify(record.settings), JSON.stringify(record.request ?? null), progressJson(record));
     this.seqs.set(record.id, { seq: Number(info.lastInsertRowid), n: 0 });
   }
 
   update(record: ScanRecord): void {
-    this.stmts.update.run(JSON.stringify(record), record.id);
+    this.stmts.update.run(progressJson(record), record.id);
   }
 
   private readonly addSampleTx = (record: ScanRecord, sample: ScanSample): void => {
@@ -103,13 +123,11 @@ export class SqliteScanStore implements ScanStore {
   }
 
   latest(): ScanRecord | null {
-    const row = this.stmts.latest.get() as { record_json: string } | undefined;
-    return row ? (JSON.parse(row.record_json) as ScanRecord) : null;
+    return fromRow(this.stmts.latest.get() as RecordRow | undefined);
   }
 
   get(id: string): ScanRecord | null {
-    const row = this.stmts.get.get(id) as { record_json: string } | undefined;
-    return row ? (JSON.parse(row.record_json) as ScanRecord) : null;
+    return fromRow(this.stmts.get.get(id) as RecordRow | undefined);
   }
 
   samples(id: string): ScanSample[] {

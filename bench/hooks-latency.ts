@@ -7,24 +7,52 @@
  * which are sockets, the JSON input written to stdin and closed) and times
  * spawn to exit. Variants are interleaved round by round, so load changes hit
  * all of them alike; the figure is each variant's median, and the ratio is
- * to `node -e 0` given the same stdin. Two projects: an empty data directory,
- * and a full one (a pattern database of 10,000 patterns, a prediction cache,
- * a long session state). Backups are off (they are measured by their own
- * cost: git, not the hook).
+ * to `node -e 0` given the same stdin. Each variant is also run under
+ * `bash -c '…; times'`, whose children's user+sys CPU time (1 ms steps) is
+ * far less moved by other processes than wall time on a shared machine.
+ * Two projects: an empty data directory, and a full one (a pattern database
+ * of 10,000 patterns, a prediction cache, a long session state). "answer
+ * end" is the finalizer run when an answer ends: the logger's runs of that
+ * answer (ten) wait in the journal and are folded. Backups are off there.
+ *
+ * Then the budget check: a git project and a plain folder, each with a 1 GB
+ * untracked tree (eight 120 MB files, sparse so the disk is spared, and
+ * 2,000 small ones), default settings (backups on): the validator on `rm -rf
+ * build` and the monitor before compaction both take a backup; each run's
+ * time is printed against `max_hook_execution_time`, with what the backup
+ * left out.
  *
  * Run: npm run bench:hooks   (node dist/bench/hooks-latency.js after npm run build)
- * Env: ROUNDS (40)
+ * Env: ROUNDS (30), BIG_ROUNDS (3)
  */
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { applyRuns, buildPredictions, emptyDb } from '../cli/hooks-cli/lib/learner';
+import { applyRuns, buildPredictions, emptyDb, writeAllShards, writePredictionCache } from '../cli/hooks-cli/lib/learner';
+import { dataPaths } from '../cli/hooks-cli/lib/store';
 import { defaultSettings } from '../cli/hooks-cli/lib/settings-schema';
 import { fmtMs, machineLine, percentile } from './bench-helpers';
 
-const ROUNDS = Number(process.env.ROUNDS ?? 40);
+const ROUNDS = Number(process.env.ROUNDS ?? 30);
+const BIG_ROUNDS = Number(process.env.BIG_ROUNDS ?? 3);
 const HOOKS = path.resolve(__dirname, '..', '..', 'cli', 'hooks-cli', 'hooks');
+
+/** One run under bash, returning the children's user+sys CPU ms (bash's `times`, second line). */
+function cpuOnce(args: string[], input: string, env: NodeJS.ProcessEnv, cwd: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('/bin/bash', ['-c', '"$0" "$@"; times', process.execPath, ...args], { cwd, env, stdio: ['pipe', 'pipe', 'ignore'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d));
+    child.on('error', reject);
+    child.on('close', () => {
+      const m = [...out.trim().split('\n').pop()!.matchAll(/(\d+)m([\d.]+)s/g)].map((x) => Number(x[1]) * 60 + Number(x[2]));
+      resolve((m[0] + m[1]) * 1000);
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(input);
+  });
+}
 
 /** Spawns and times one run; stdin is a pipe (a socket, as a Node host gives) or, with `fromFile`, a file holding the input. */
 function runOnce(args: string[], input: string, env: NodeJS.ProcessEnv, cwd: string, fromFile: string | null = null): Promise<number> {
@@ -56,10 +84,12 @@ function makeProject(full: boolean): string {
     for (let i = 0; i < 100; i++) runs.push({ tool: `Tool${i}`, command: null, success: false, error: `EACCES: permission denied ${i}`, timestamp: t });
     const s = defaultSettings();
     applyRuns(db, runs, s.shadow_learner.max_patterns);
-    fs.writeFileSync(path.join(data, 'patterns', 'patterns.json'), JSON.stringify(db));
-    fs.writeFileSync(path.join(data, 'patterns', 'prediction_cache.json'), JSON.stringify(buildPredictions(db, s.shadow_learner, Date.now())));
+    const paths = dataPaths(dir);
+    writeAllShards(paths, db);
+    writePredictionCache(paths, buildPredictions(db, s.shadow_learner, Date.now()));
     const n = Object.keys(db.command_patterns).length + Object.keys(db.context_patterns).length;
-    console.log(`full project: ${n} patterns, ${(fs.statSync(path.join(data, 'patterns', 'patterns.json')).size / 1e6).toFixed(1)} MB database`);
+    const bytes = fs.readdirSync(paths.patternShards).reduce((sum, f) => sum + fs.statSync(path.join(paths.patternShards, f)).size, 0);
+    console.log(`full project: ${n} patterns, ${(bytes / 1e6).toFixed(1)} MB database in ${fs.readdirSync(paths.patternShards).length} files`);
   }
   return dir;
 }
@@ -72,7 +102,7 @@ async function main(): Promise<void> {
   const projects = { empty: makeProject(false), full: makeProject(true) };
   const host = (project: string, event: string, fields: Record<string, unknown>) =>
     JSON.stringify({ session_id: 'bench', transcript_path: path.join(project, 'none.jsonl'), cwd: project, permission_mode: 'default', hook_event_name: event, ...fields });
-  type Variant = { name: string; args: string[]; input: string; project: string; file?: string };
+  type Variant = { name: string; args: string[]; input: string; project: string; file?: string; prepare?: () => void };
   const variants: Variant[] = [];
   for (const [label, project] of Object.entries(projects)) {
     variants.push({ name: `node -e 0 (${label})`, args: ['-e', '0'], input: host(project, 'PreToolUse', {}), project });
@@ -90,6 +120,20 @@ async function main(): Promise<void> {
       project,
     });
     variants.push({ name: `session-finalizer (${label})`, args: [path.join(HOOKS, 'session-finalizer.js')], input: host(project, 'Stop', { stop_hook_active: false }), project });
+    // Answer end: the answer's tool runs (ten) wait in the journal, and the finalizer folds them.
+    const journal = dataPaths(project).learnJournal;
+    let n = 0;
+    variants.push({
+      name: `finalizer, answer end (${label})`,
+      args: [path.join(HOOKS, 'session-finalizer.js')],
+      input: host(project, 'Stop', { stop_hook_active: false }),
+      project,
+      prepare: () => {
+        const t = new Date().toISOString();
+        const lines = Array.from({ length: 10 }, (_, i) => JSON.stringify({ tool: 'Bash', command: `answer${n++ % 500} step${i}`, success: i % 3 !== 0, error: i % 3 === 0 ? 'failed' : null, timestamp: t }));
+        fs.appendFileSync(journal, lines.join('\n') + '\n');
+      },
+    });
   }
   // The same runs with stdin from a file: what the stdin-reading path costs (a socket needs process.stdin).
   for (const label of ['empty'] as const) {
@@ -102,25 +146,99 @@ async function main(): Promise<void> {
   const env = { ...process.env };
   delete env.CLAUDE_PROJECT_DIR;
   const times = new Map<string, number[]>(variants.map((v) => [v.name, []]));
-  // Warm the file cache once.
-  for (const v of variants) await runOnce(v.args, v.input, env, v.project, v.file ?? null);
+  const cpu = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+  // Warm the file cache and write the code caches (the first run of a hook writes its own).
+  for (const v of variants) {
+    v.prepare?.();
+    await runOnce(v.args, v.input, env, v.project, v.file ?? null);
+  }
+  const loadBefore = os.loadavg()[0];
   for (let r = 0; r < ROUNDS; r++) {
     const order = variants.map((_, i) => variants[(i + r) % variants.length]);
-    for (const v of order) times.get(v.name)!.push(await runOnce(v.args, v.input, env, v.project, v.file ?? null));
+    for (const v of order) {
+      v.prepare?.();
+      times.get(v.name)!.push(await runOnce(v.args, v.input, env, v.project, v.file ?? null));
+      if (v.file === undefined) {
+        v.prepare?.();
+        cpu.get(v.name)!.push(await cpuOnce(v.args, v.input, env, v.project));
+      }
+    }
     if ((r + 1) % 10 === 0) process.stderr.write(`round ${r + 1}/${ROUNDS}\n`);
   }
-  console.log(`\n${ROUNDS} rounds, ${machineLine()}\n`);
-  console.log('| hook | data | median | p90 | ratio to node -e 0 |');
-  console.log('| --- | --- | --- | --- | --- |');
+  console.log(`\n${ROUNDS} rounds, ${machineLine()} (at the start: ${loadBefore.toFixed(2)})\n`);
+  console.log('| hook | data | wall median | wall p90 | wall ratio to node -e 0 | CPU median | CPU ratio |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- |');
   for (const label of [...Object.keys(projects), 'empty, stdin file']) {
     const base = percentile(times.get(`node -e 0 (${label})`)!, 50);
+    const baseCpu = percentile(cpu.get(`node -e 0 (${label})`)!, 50);
     for (const v of variants.filter((x) => x.name.endsWith(`(${label})`))) {
       const ts = times.get(v.name)!;
+      const cs = cpu.get(v.name)!;
       const med = percentile(ts, 50);
-      console.log(`| ${v.name.replace(` (${label})`, '')} | ${label} | ${fmtMs(med, 1)} | ${fmtMs(percentile(ts, 90), 1)} | ${(med / base).toFixed(2)}x |`);
+      const cpuCols = cs.length ? `${fmtMs(percentile(cs, 50), 0)} | ${(percentile(cs, 50) / baseCpu).toFixed(2)}x` : '- | -';
+      console.log(`| ${v.name.replace(` (${label})`, '')} | ${label} | ${fmtMs(med, 1)} | ${fmtMs(percentile(ts, 90), 1)} | ${(med / base).toFixed(2)}x | ${cpuCols} |`);
     }
   }
   for (const p of Object.values(projects)) fs.rmSync(p, { recursive: true, force: true });
+  await bigTree(env);
+}
+
+/** A project with a 1 GB untracked tree; `git` makes it a repository with one commit. */
+function makeBigProject(git: boolean): string {
+  const dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'hooks-bench-big-')));
+  fs.writeFileSync(path.join(dir, 'README.md'), '# big\n');
+  fs.mkdirSync(path.join(dir, 'src'));
+  fs.writeFileSync(path.join(dir, 'src', 'app.js'), 'console.log(1)\n');
+  if (git) {
+    const g = (...args: string[]) => spawnSync('git', args, { cwd: dir, env: { ...process.env, GIT_AUTHOR_NAME: 'b', GIT_AUTHOR_EMAIL: 'b@b', GIT_COMMITTER_NAME: 'b', GIT_COMMITTER_EMAIL: 'b@b' }, stdio: 'ignore' });
+    g('init', '-q', '-b', 'main');
+    g('add', '-A');
+    g('commit', '-qm', 'initial');
+  }
+  const build = path.join(dir, 'build');
+  fs.mkdirSync(path.join(build, 'assets'), { recursive: true });
+  for (let i = 0; i < 8; i++) {
+    const fd = fs.openSync(path.join(build, `blob${i}.bin`), 'w');
+    fs.ftruncateSync(fd, 120 * 1024 * 1024); // sparse: 120 MB to every reader, no disk used
+    fs.closeSync(fd);
+  }
+  const small = Buffer.alloc(4096, 'x');
+  for (let i = 0; i < 2000; i++) fs.writeFileSync(path.join(build, 'assets', `chunk${i}.js`), small);
+  fs.writeFileSync(path.join(dir, 'src', 'app.js'), 'console.log(2)\n'); // one real change to back up
+  return dir;
+}
+
+async function bigTree(env: NodeJS.ProcessEnv): Promise<void> {
+  const budgetMs = defaultSettings().performance.max_hook_execution_time;
+  console.log(`\n1 GB untracked tree (8 x 120 MB + 2,000 x 4 KB under build/), default settings, budget ${budgetMs} ms, ${machineLine()}\n`);
+  console.log('| project | hook | run | time | within budget | backup |');
+  console.log('| --- | --- | --- | --- | --- | --- |');
+  for (const git of [true, false]) {
+    const dir = makeBigProject(git);
+    const input = (event: string, fields: Record<string, unknown>) =>
+      JSON.stringify({ session_id: `big-${Math.random()}`, transcript_path: path.join(dir, 'none.jsonl'), cwd: dir, permission_mode: 'default', hook_event_name: event, ...fields });
+    const cases: [string, string, string][] = [
+      ['command-validator', 'rm -rf build', input('PreToolUse', { tool_name: 'Bash', tool_input: { command: 'rm -rf build' }, tool_use_id: 't' })],
+      ['context-monitor', 'PreCompact', input('PreCompact', { trigger: 'auto' })],
+      ['session-logger', 'PostToolUse', input('PostToolUse', { tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: { stdout: 'ok', stderr: '', interrupted: false } })],
+      ['session-finalizer', 'Stop', input('Stop', { stop_hook_active: false })],
+    ];
+    for (const [hook, what, text] of cases) {
+      for (let r = 0; r < BIG_ROUNDS; r++) {
+        // A fresh session each run: the validator backs up at most once a minute per session history.
+        fs.rmSync(path.join(dir, '.hooks_data', 'sessions'), { recursive: true, force: true });
+        fs.rmSync(path.join(dir, '.hooks_data', 'session_state.json'), { force: true });
+        const t0 = process.hrtime.bigint();
+        const r1 = spawnSync(process.execPath, [path.join(HOOKS, `${hook}.js`)], { cwd: dir, env: { ...env, CLAUDE_PROJECT_DIR: dir }, input: text, encoding: 'utf8' });
+        const took = Number(process.hrtime.bigint() - t0) / 1e6;
+        const said = `${r1.stdout}${r1.stderr}`.match(/Backup[^\n"]*/)?.[0] ?? '-';
+        console.log(`| ${git ? 'git' : 'no git'} | ${hook} (${what}) | ${r + 1} | ${fmtMs(took, 0)} | ${took < budgetMs ? 'yes' : 'NO'} | ${said.replace(/\|/g, '/').slice(0, 160)} |`);
+      }
+    }
+    const objects = git ? spawnSync('du', ['-sk', path.join(dir, '.git')], { encoding: 'utf8' }).stdout.split('\t')[0] : null;
+    if (objects) console.log(`| git | .git after the runs | | ${objects} KB | | |`);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 main().catch((err: Error) => {

@@ -21,6 +21,8 @@ export interface ScannerSetup {
   antenna?: AntennaModelConfig;
   /** Wall time for the scan records' dates (default the system's). */
   now?: () => Date;
+  /** False on real hardware: a scan must then name its source (the simulated antenna is still there when asked for). */
+  simulated?: boolean;
 }
 
 export function createScanner(setup: ScannerSetup): { scanner: Scanner; store: ScanStore; close(): void } {
@@ -32,6 +34,7 @@ export function createScanner(setup: ScannerSetup): { scanner: Scanner; store: S
     store,
     source: sourceFactory({ clock: setup.clock, positioner: setup.positioner, antenna }),
     now: setup.now ?? (() => new Date()),
+    defaultSource: setup.simulated === false ? null : { kind: 'sim' },
   });
   return { scanner, store, close: () => store.close() };
 }

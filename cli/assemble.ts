@@ -12,6 +12,7 @@ import { Positioner } from '../firmware/positioner';
 import { StepMotionController } from '../firmware/step-controller';
 import { degToSteps } from '../firmware/units';
 import { SimAxis } from '../sim/sim-axis';
+import { SimOutputPin } from '../sim/trigger-output';
 import { GrblDriver, type GrblDriverOptions } from '../hal/grbl-driver';
 import { SimGrblController, type SimGrblOptions } from '../sim/grbl-controller';
 import { FirmataDriver, type FirmataDriverOptions, type FirmataWiring } from '../hal/firmata-driver';
@@ -46,6 +47,8 @@ export interface SimulatedPositioner {
   controller: StepMotionController;
   /** The simulated hardware, for tests and diagnostics: true positions, lost steps, faults. */
   sim: AxisPair<SimAxis>;
+  /** The simulated trigger output (a scan's trigger source pulses it). */
+  trigger: SimOutputPin;
 }
 
 function stepsPerDegOf(config: PositionerConfig): AxisPair<number> {
@@ -71,8 +74,10 @@ export function buildSimAxes(config: PositionerConfig, simSettings: SimSettings 
 export function createSimulatedPositioner(clock: Clock, config: PositionerConfig, simSettings: SimSettings = defaultSimSettings()): SimulatedPositioner {
   const perDeg = stepsPerDegOf(config);
   const sim = buildSimAxes(config, simSettings);
+  const trigger = new SimOutputPin();
   let positioner: Positioner | null = null;
   const controller = new StepMotionController({
+    trigger,
     clock,
     hardware: mapAxes(sim, (a) => ({ stepper: a.stepper, homeSwitch: a.homeSwitch })),
     stepsPerDeg: perDeg,
@@ -83,7 +88,7 @@ export function createSimulatedPositioner(clock: Clock, config: PositionerConfig
     simultaneousHoming: config.simultaneousHoming,
   });
   positioner = new Positioner(controller, config);
-  return { positioner, controller, sim };
+  return { positioner, controller, sim, trigger };
 }
 
 /** How the firmware reaches its hardware: the built-in simulation, or a board on a serial line. */
@@ -134,6 +139,8 @@ export function grblSettingsFor(config: PositionerConfig): Record<number, number
 export interface SimGrblBoard {
   board: SimGrblController;
   sim: AxisPair<SimAxis>;
+  /** The flood coolant pin (M8/M9), the trigger output. */
+  trigger: SimOutputPin;
   /** Bytes from the serial line (what sim/serial-peer.ts feeds it). */
   receive(data: Buffer): void;
 }
@@ -147,8 +154,9 @@ export function createSimGrblBoard(
   options: Pick<SimGrblOptions, 'build' | 'eepromTiming'> & { settings?: Record<number, number> } = {},
 ): SimGrblBoard {
   const sim = buildSimAxes(config, simSettings);
-  const board = new SimGrblController({ clock, axes: sim, settings: { ...grblSettingsFor(config), ...options.settings }, send, build: options.build, eepromTiming: options.eepromTiming });
-  return { board, sim, receive: (data) => board.receive(data) };
+  const trigger = new SimOutputPin();
+  const board = new SimGrblController({ clock, axes: sim, settings: { ...grblSettingsFor(config), ...options.settings }, send, build: options.build, eepromTiming: options.eepromTiming, coolantOutput: trigger });
+  return { board, sim, trigger, receive: (data) => board.receive(data) };
 }
 
 export interface DriverPositioner<D = GrblDriver> {
@@ -183,6 +191,8 @@ export const FIRMATA_WIRING: FirmataWiring = DEFAULT_FIRMATA_WIRING;
 export interface SimFirmataMachine {
   board: SimFirmataBoard;
   sim: AxisPair<SimAxis>;
+  /** The output on the wiring's trigger pin. */
+  trigger: SimOutputPin;
   receive(data: Buffer): void;
 }
 
@@ -195,8 +205,10 @@ export function createSimFirmataBoard(
   loop?: SimFirmataOptions['loop'],
 ): SimFirmataMachine {
   const sim = buildSimAxes(config, simSettings);
-  const board = new SimFirmataBoard({ clock, axes: sim, wiring: FIRMATA_WIRING, send, loop });
-  return { board, sim, receive: (data) => board.receive(data) };
+  const trigger = new SimOutputPin();
+  const outputs = FIRMATA_WIRING.triggerPin === undefined ? {} : { [FIRMATA_WIRING.triggerPin]: trigger };
+  const board = new SimFirmataBoard({ clock, axes: sim, wiring: FIRMATA_WIRING, send, loop, outputs });
+  return { board, sim, trigger, receive: (data) => board.receive(data) };
 }
 
 /** The firmware on a Firmata board at `serial`; `controller.start()` opens the line and connects in the background. */
@@ -204,8 +216,9 @@ export function createFirmataPositioner(
   clock: Clock,
   config: PositionerConfig,
   serial: SerialSettings,
-  tuning: Pick<FirmataDriverOptions, 'pollMovingMs' | 'pollIdleMs' | 'answerTimeoutMs' | 'retryMs' | 'handshakeTimeoutMs' | 'maxStepRateStepsS' | 'samplingIntervalMs'> = {},
+  tuning: Pick<FirmataDriverOptions, 'pollMovingMs' | 'pollIdleMs' | 'answerTimeoutMs' | 'retryMs' | 'handshakeTimeoutMs' | 'maxStepRateStepsS' | 'samplingIntervalMs'> & { triggerPin?: number } = {},
 ): DriverPositioner<FirmataDriver> {
+  const { triggerPin, ...driverTuning } = tuning;
   let positioner: Positioner | null = null;
   const controller = new FirmataDriver({
     path: serial.path,
@@ -213,12 +226,12 @@ export function createFirmataPositioner(
     trace: serial.trace,
     clock,
     stepsPerDeg: stepsPerDegOf(config),
-    wiring: FIRMATA_WIRING,
+    wiring: { ...FIRMATA_WIRING, triggerPin: triggerPin ?? FIRMATA_WIRING.triggerPin },
     homing: mapAxes(config.axes, (a) => a.homing),
     travelDeg: TRAVEL_DEG,
     homingAccelDegS2: () => positioner?.settings().accelDegS2 ?? config.accelDegS2,
     simultaneousHoming: config.simultaneousHoming,
-    ...tuning,
+    ...driverTuning,
   });
   positioner = new Positioner(controller, config);
   return { positioner, controller };

@@ -86,6 +86,8 @@ export const configFileSchema = {
         baud: { type: 'integer', minimum: 300, maximum: 4000000 },
         // Firmata: steps/s the board makes on one axis alone (docs/hardware.md "What to expect"; an Uno ~3,600).
         max_step_rate: { type: 'integer', minimum: 100, maximum: 10000000 },
+        // Firmata: the digital pin pulsed by a scan's trigger source (default 17, A3: the CNC shield's coolant enable).
+        trigger_pin: { type: 'integer', minimum: 2, maximum: 127 },
       },
     },
   },
@@ -120,6 +122,7 @@ export interface DriverFile {
   serial?: string;
   baud?: number;
   max_step_rate?: number;
+  trigger_pin?: number;
 }
 
 export class ConfigFileError extends Error {

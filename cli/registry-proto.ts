@@ -15,10 +15,12 @@ import fs from 'node:fs';
 import yargs, { type Argv } from 'yargs';
 import { codecFor, messageTypeNames, type Message, type MessageCodec } from '../registry-proto/codec';
 import { CodecError, RegistryError } from '../registry-proto/errors';
+import { assertNoDuplicateKeys, jsonKeyCount } from '../registry-proto/json-reader';
 import type { GetDeviceResponse } from '../registry-proto/messages';
 import type { RegistryStore } from '../registry-proto/server/store';
 import { call, CallError, operation } from '../registry-proto/tool/client';
 import { describe, descriptorSet, listSchema } from '../registry-proto/tool/descriptors';
+import { splitTailscaleDevice, tailscaleDeviceJson, type TailscaleExtras } from '../registry-proto/tailscale-json';
 import { FORMATS, readMessages, writeMessages, type Format } from '../registry-proto/tool/formats';
 import { useColor } from './progress';
 
@@ -81,6 +83,7 @@ interface ConvertArgs {
   out?: string;
   delimited: boolean;
   'ignore-unknown': boolean;
+  'discard-unknown': boolean;
   'emit-defaults': boolean;
   'proto-names': boolean;
   indent: number;
@@ -91,7 +94,7 @@ function convert(argv: ConvertArgs): void {
   const input = readInput(argv.in);
   let messages: Message[];
   try {
-    messages = readMessages(codec, argv.from, input, { delimited: argv.delimited, ignoreUnknownFields: argv['ignore-unknown'] });
+    messages = readMessages(codec, argv.from, input, { delimited: argv.delimited, ignoreUnknownFields: argv['ignore-unknown'], discardUnknown: argv['discard-unknown'] });
   } catch (err) {
     // The commonest slip: JSON or text given to decode. Say so.
     const head = input.subarray(0, 64).toString('utf8').trimStart();
@@ -113,6 +116,7 @@ function withIo<T>(y: Argv<T>) {
     .option('out', { alias: 'o', type: 'string', describe: 'write this file (default: stdout)' })
     .option('delimited', { type: 'boolean', default: false, describe: 'a stream of messages: length-delimited binary, NDJSON (or a JSON array), text separated by lines "---"' })
     .option('ignore-unknown', { type: 'boolean', default: false, describe: 'JSON input: skip unknown fields instead of refusing them' })
+    .option('discard-unknown', { type: 'boolean', default: false, describe: 'binary input: drop fields the schema does not know (kept by default, and written back in binary output; JSON and text output never show them)' })
     .option('emit-defaults', { type: 'boolean', default: false, describe: 'JSON output: also print fields at their default values' })
     .option('proto-names', { type: 'boolean', default: false, describe: 'JSON output: proto field names (last_seen) instead of lowerCamelCase (lastSeen)' })
     .option('indent', { type: 'number', default: 2, describe: 'JSON output of a single message: spaces of indentation (0: one line)' });
@@ -143,11 +147,11 @@ function callRequest(codec: MessageCodec, argv: { data?: string; id?: string; fo
   throw new UsageError(`give the request with -d, e.g. -d '{"id": "27"}', or the id with --id`);
 }
 
-async function serve(argv: { db?: string; host?: string; port?: number }): Promise<void> {
+async function serve(argv: { db?: string; host?: string; port?: number; tailnet?: string }): Promise<void> {
   const port = argv.port ?? (process.env.PORT ? Number(process.env.PORT) : 8090);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535, not ${argv.port ?? process.env.PORT}`);
   const dbFile = argv.db ?? process.env.REGISTRY_DB ?? DEFAULT_DB;
-  const registry = await serverModule().startRegistryServer({ dbFile, host: argv.host ?? process.env.HOST ?? '127.0.0.1', port });
+  const registry = await serverModule().startRegistryServer({ dbFile, host: argv.host ?? process.env.HOST ?? '127.0.0.1', port, tailnet: argv.tailnet ?? process.env.REGISTRY_TAILNET });
   process.stdout.write(`registry-proto: serving ${registry.url} (database ${dbFile}, ${registry.store.deviceCount()} devices)\n`);
   if (registry.store.listApiKeys().every((k) => k.revoked)) {
     process.stderr.write(`registry-proto: no API keys yet, so every request is refused: make one with \`registry-proto keys create --db ${dbFile}\`\n`);
@@ -159,18 +163,6 @@ async function serve(argv: { db?: string; host?: string; port?: number }): Promi
   process.once('SIGTERM', stop);
 }
 
-/** Tailscale's JSON differs from ProtoJSON: mappingVariesByDestIP, and "" for an unknown created time. */
-function fromTailscaleJson(device: unknown): unknown {
-  if (!device || typeof device !== 'object') return device;
-  const d = { ...(device as Record<string, unknown>) };
-  for (const k of ['created', 'lastSeen', 'expires']) if (d[k] === '') delete d[k];
-  const cc = d.clientConnectivity as Record<string, unknown> | undefined;
-  if (cc && typeof cc === 'object' && 'mappingVariesByDestIP' in cc) {
-    const { mappingVariesByDestIP, ...rest } = cc;
-    d.clientConnectivity = { ...rest, mappingVariesByDestIp: mappingVariesByDestIP };
-  }
-  return d;
-}
 
 function importFile(argv: { file: string; db?: string; replace: boolean; tailscale: boolean; 'ignore-unknown': boolean; json: boolean }): void {
   const text = readInput(argv.file).toString('utf8');
@@ -181,12 +173,21 @@ function importFile(argv: { file: string; db?: string; replace: boolean; tailsca
   } catch (err) {
     throw new RegistryError('REG_ERR_IMPORT', `${source} is not JSON: ${(err as Error).message}`);
   }
+  try {
+    assertNoDuplicateKeys(text, jsonKeyCount(parsed));
+  } catch (err) {
+    throw new RegistryError('REG_ERR_IMPORT', `${source}: ${(err as Error).message.replace(/^invalid JSON: /, '')}`);
+  }
   const list = Array.isArray(parsed) ? parsed : (parsed as { devices?: unknown })?.devices;
   if (!Array.isArray(list)) throw new RegistryError('REG_ERR_IMPORT', `${source}: expected {"devices": [...]} or a JSON array of device records`);
   const codec = codecFor<GetDeviceResponse>('registry.v1.GetDeviceResponse');
+  const extras: (TailscaleExtras | undefined)[] = [];
   const devices = list.map((item, i) => {
     try {
-      return codec.fromJson(argv.tailscale ? fromTailscaleJson(item) : item, { ignoreUnknownFields: argv['ignore-unknown'] });
+      // Tailscale's JSON: its spellings, and its own fields kept beside the record (served on API v2).
+      const { protoJson, extras: more } = argv.tailscale ? splitTailscaleDevice(item) : { protoJson: item, extras: undefined };
+      extras.push(more);
+      return codec.fromJson(protoJson, { ignoreUnknownFields: argv['ignore-unknown'] });
     } catch (err) {
       const id = (item as { id?: unknown })?.id;
       throw new RegistryError('REG_ERR_IMPORT', `${source}: device #${i + 1}${typeof id === 'string' ? ` (id ${id})` : ''}: ${(err as Error).message}`);
@@ -194,7 +195,7 @@ function importFile(argv: { file: string; db?: string; replace: boolean; tailsca
   });
   const store = openStore(argv, false);
   try {
-    const r = store.importDevices(devices, { replaceAll: argv.replace });
+    const r = store.importDevices(devices, { replaceAll: argv.replace, extras });
     print(argv, r, `imported ${devices.length} devices into ${store.file}: ${r.added} added, ${r.replaced} replaced${argv.replace ? `, ${r.removed} removed` : ''}`);
   } finally {
     store.close();
@@ -283,7 +284,8 @@ export async function main(args: string[]): Promise<unknown> {
         y
           .option('db', { type: 'string', describe: `database file (default: $REGISTRY_DB or ${DEFAULT_DB}; made if missing)` })
           .option('host', { type: 'string', describe: 'address to listen on (default: $HOST or 127.0.0.1)' })
-          .option('port', { alias: 'p', type: 'number', describe: 'port (default: $PORT or 8090; 0 picks a free one)' }),
+          .option('port', { alias: 'p', type: 'number', describe: 'port (default: $PORT or 8090; 0 picks a free one)' })
+          .option('tailnet', { type: 'string', describe: 'tailnet name for /api/v2/tailnet/{tailnet}/devices besides "-" (default: $REGISTRY_TAILNET)' }),
       (argv) => serve(argv),
     )
     .command('keys', 'manage the API keys of a registry database', (y) =>
@@ -346,21 +348,32 @@ export async function main(args: string[]): Promise<unknown> {
             k
               .positional('file', { type: 'string', demandOption: true })
               .option('replace', { type: 'boolean', default: false, describe: 'also remove the devices the file does not list' })
-              .option('tailscale', { type: 'boolean', default: false, describe: "accept Tailscale's JSON spellings (mappingVariesByDestIP, \"\" for an unknown time)" })
+              .option('tailscale', { type: 'boolean', default: false, describe: "Tailscale's JSON (API v2): its spellings (mappingVariesByDestIP, \"\" for an unknown time) and its own fields (nodeId, tags, tailnetLockKey, tailnetLockError), kept for API v2" })
               .option('ignore-unknown', { type: 'boolean', default: false, describe: 'skip fields the schema does not have instead of refusing the file' }),
           (argv) => importFile(argv),
         )
-        .command('export [file]', 'write every device as {"devices": [...]} ProtoJSON (default: stdout)', (k) => k.positional('file', { type: 'string' }).option('emit-defaults', { type: 'boolean', default: false }), (argv) => {
+        .command(
+          'export [file]',
+          'write every device as {"devices": [...]} ProtoJSON, or Tailscale\'s JSON with --tailscale (default: stdout)',
+          (k) =>
+            k
+              .positional('file', { type: 'string' })
+              .option('emit-defaults', { type: 'boolean', default: false })
+              .option('tailscale', { type: 'boolean', default: false, describe: "Tailscale's JSON as API v2 writes it with ?fields=all (its own fields included)" }),
+          (argv) => {
           const store = openStore(argv, true);
           try {
             const codec = codecFor<GetDeviceResponse>('registry.v1.GetDeviceResponse');
-            const devices = store.listDevices().map((d) => codec.toJson(d, { emitDefaults: argv['emit-defaults'] }));
+            const devices = argv.tailscale
+              ? store.listDevicesWithExtras().map(({ device, extras }) => tailscaleDeviceJson(device, extras, 'all'))
+              : store.listDevices().map((d) => codec.toJson(d, { emitDefaults: argv['emit-defaults'] }));
             writeOutput(argv.file, Buffer.from(`${JSON.stringify({ devices }, null, 2)}\n`), false);
             if (!isStdio(argv.file)) process.stderr.write(`exported ${devices.length} devices to ${argv.file}\n`);
           } finally {
             store.close();
           }
-        })
+        },
+        )
         .demandCommand(1, 'name a devices command: import or export'),
     )
     .demandCommand(1, 'name a command: encode, decode, convert, describe, descriptor-set, call, serve, keys or devices')

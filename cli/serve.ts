@@ -80,7 +80,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     release = () => grbl.controller.close();
     machine = { ...grbl, hardware: `grbl on ${serialPath} at ${baudRate} baud` };
   } else if (kind === 'firmata') {
-    const firmata = createFirmataPositioner(boardClock, config, { path: serialPath!, baudRate, trace }, { maxStepRateStepsS: fromFile.max_step_rate });
+    const firmata = createFirmataPositioner(boardClock, config, { path: serialPath!, baudRate, trace }, { maxStepRateStepsS: fromFile.max_step_rate, triggerPin: fromFile.trigger_pin });
     firmata.controller.start();
     release = () => firmata.controller.close();
     machine = { ...firmata, hardware: `Firmata board on ${serialPath} at ${baudRate} baud` };
@@ -89,7 +89,7 @@ export async function startServer(opts: ServeOptions): Promise<RunningServer> {
     const simulated = createSimulatedPositioner(scanClock, config, sim);
     machine = { ...simulated, hardware: 'simulated positioner' };
   }
-  const scans = createScanner({ positioner: machine.positioner, clock: scanClock, dbPath: opts.scanDb ?? process.env.POSITIONER_SCAN_DB ?? DEFAULT_SCAN_DB, antenna });
+  const scans = createScanner({ positioner: machine.positioner, clock: scanClock, dbPath: opts.scanDb ?? process.env.POSITIONER_SCAN_DB ?? DEFAULT_SCAN_DB, antenna, simulated: kind === 'sim' });
   const api = createApiServer({ positioner: machine.positioner, scanner: scans.scanner });
   const { server } = api;
   if (opts.log) logTransitions(machine, opts.log);

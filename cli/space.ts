@@ -2,8 +2,11 @@
 /**
  * `space`: the notifications and space-events service (seed 002).
  *
- *   space serve          serve the API (PORT, HOST, DATABASE_PATH, VAPID_*, ... from the environment; flags win)
+ *   space [serve]        serve the API (PORT, HOST, DATABASE_PATH, VAPID_*, ... from the environment; flags win)
  *   space vapid-keys     print a new VAPID key pair to put in VAPID_PUBLIC_KEY / VAPID_PRIVATE_KEY
+ *
+ * `serve` is the default command, so `npm run space` (no arguments) serves
+ * and `npm run --silent space -- vapid-keys` reaches the other command.
  *
  * Exit codes: 0 done; 1 the service failed (port in use, database unusable);
  * 2 usage or configuration error.
@@ -77,7 +80,7 @@ async function main(): Promise<void> {
     .scriptName('space')
     .usage('$0 <command> [options]')
     .command(
-      'serve',
+      ['serve', '$0'],
       'serve the notifications and space-events API (default http://127.0.0.1:8090)',
       (y) =>
         y
@@ -88,7 +91,6 @@ async function main(): Promise<void> {
       (argv) => serve(argv),
     )
     .command('vapid-keys', 'generate a VAPID key pair for Web Push', (y) => y.option('json', { type: 'boolean', default: false, describe: 'print JSON' }), (argv) => vapidKeys(argv))
-    .demandCommand(1, 'name a command: serve or vapid-keys')
     .strict()
     .fail((msg, err, y) => {
       if (err) fail(err.message, EXIT.failed);

@@ -201,6 +201,11 @@ export class Positioner {
     return token;
   }
 
+  /** Who holds the positioner's motion (`scan`), or null. */
+  heldBy(): string | null {
+    return this.claim?.token.owner ?? null;
+  }
+
   /** Outputs a pulse on the controller's trigger output (firmware/scan.ts's trigger source); refused when the hardware has none. */
   pulseOutput(durationMs: number): Promise<void> {
     const pulse = this.controller.pulseOutput?.bind(this.controller);

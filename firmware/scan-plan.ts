@@ -113,23 +113,12 @@ export function planScan(plan: ScanPlan): ScanPoint[] {
       });
       break;
     }
-    case 'phi_cuts': {
-      if (plan.phiDeg.length === 0) throw new ScanPlanError('plan.phi_deg', 'must list at least one phi angle');
-      plan.phiDeg.forEach((phi, i) => checkAngle(phi, 'phi', `plan.phi_deg[${i}]`));
-      const thetas = rangeValues(plan.theta, 'theta', 'plan.theta');
-      checkCount(thetas.length * plan.phiDeg.length);
-      // Alternate the sweep direction too: each cut starts where the last one ended.
-      plan.phiDeg.forEach((phiDeg, n) => lines.push((n % 2 === 1 ? [...thetas].reverse() : thetas).map((thetaDeg) => ({ thetaDeg, phiDeg }))));
+    case 'phi_cuts':
+      lines.push(...cutLines('phi', plan.phiDeg, plan.theta));
       break;
-    }
-    case 'theta_cuts': {
-      if (plan.thetaDeg.length === 0) throw new ScanPlanError('plan.theta_deg', 'must list at least one theta angle');
-      plan.thetaDeg.forEach((theta, i) => checkAngle(theta, 'theta', `plan.theta_deg[${i}]`));
-      const phis = rangeValues(plan.phi, 'phi', 'plan.phi');
-      checkCount(phis.length * plan.thetaDeg.length);
-      plan.thetaDeg.forEach((thetaDeg, n) => lines.push((n % 2 === 1 ? [...phis].reverse() : phis).map((phiDeg) => ({ thetaDeg, phiDeg }))));
+    case 'theta_cuts':
+      lines.push(...cutLines('theta', plan.thetaDeg, plan.phi));
       break;
-    }
     case 'points': {
       if (plan.points.length === 0) throw new ScanPlanError('plan.points', 'must list at least one point');
       checkCount(plan.points.length);
@@ -147,6 +136,22 @@ export function planScan(plan: ScanPlan): ScanPoint[] {
     for (const p of line) points.push({ index: points.length, thetaDeg: p.thetaDeg, phiDeg: p.phiDeg, line: lineIndex });
   });
   return points;
+}
+
+/**
+ * Cuts: the other axis swept over `range` at each angle of `fixed` on `fixedAxis`,
+ * alternating direction so that each cut starts where the last one ended.
+ */
+function cutLines(fixedAxis: AxisName, fixed: number[], range: ScanRange): { thetaDeg: number; phiDeg: number }[][] {
+  const sweptAxis: AxisName = fixedAxis === 'phi' ? 'theta' : 'phi';
+  const field = `plan.${fixedAxis}_deg`;
+  if (fixed.length === 0) throw new ScanPlanError(field, `must list at least one ${fixedAxis} angle`);
+  fixed.forEach((deg, i) => checkAngle(deg, fixedAxis, `${field}[${i}]`));
+  const values = rangeValues(range, sweptAxis, `plan.${sweptAxis}`);
+  checkCount(values.length * fixed.length);
+  return fixed.map((at, n) =>
+    (n % 2 === 1 ? [...values].reverse() : values).map((v) => (fixedAxis === 'phi' ? { thetaDeg: v, phiDeg: at } : { thetaDeg: at, phiDeg: v })),
+  );
 }
 
 function checkCount(count: number): void {

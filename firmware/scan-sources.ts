@@ -62,6 +62,16 @@ function withTimeout<T>(clock: Clock, timeoutS: number, what: string, start: () 
   });
 }
 
+/** Kills a command and everything it started (it runs in its own process group). */
+function killGroup(proc: ChildProcess | null): void {
+  if (!proc?.pid || proc.exitCode !== null || proc.signalCode !== null) return;
+  try {
+    process.kill(-proc.pid, 'SIGKILL');
+  } catch {
+    proc.kill('SIGKILL');
+  }
+}
+
 export class ExecSource implements MeasurementSource {
   private readonly running = new Set<ChildProcess>();
 
@@ -85,6 +95,8 @@ export class ExecSource implements MeasurementSource {
           const proc = spawn(lone ? this.command : '/bin/sh', lone ? args : ['-c', this.command, 'sh', ...args], {
             env: { ...process.env, THETA_DEG: args[0], PHI_DEG: args[1], POINT_INDEX: args[2], SAMPLE_INDEX: String(point.sample) },
             stdio: ['ignore', 'pipe', 'pipe'],
+            // Its own process group, so a timeout kills the whole command line (`sh -c 'sleep 30; ...'` too).
+            detached: true,
           });
           child = proc;
           this.running.add(proc);
@@ -110,12 +122,12 @@ export class ExecSource implements MeasurementSource {
             resolve(values);
           });
         }),
-      () => (child as ChildProcess | null)?.kill('SIGKILL'),
+      () => killGroup(child),
     );
   }
 
   close(): void {
-    for (const proc of this.running) proc.kill('SIGKILL');
+    for (const proc of this.running) killGroup(proc);
     this.running.clear();
   }
 }

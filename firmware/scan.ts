@@ -79,6 +79,11 @@ export interface ScanSettings {
   name: string | null;
 }
 
+/** Settings for `plan` with the API's defaults: step mode, settle 0.2 s, one sample, the simulated antenna. */
+export function defaultScanSettings(plan: ScanPlan, over: Partial<ScanSettings> = {}): ScanSettings {
+  return { plan, mode: 'step', settleS: 0.2, dwellS: 0, samples: 1, sampleIntervalS: 0.1, source: { kind: 'sim' }, onError: 'continue', name: null, ...over };
+}
+
 /** A scan as reported (GET /scan): its record plus the estimate of what is left. */
 export interface ScanInfo extends Omit<ScanRecord, 'settings' | 'nextIndex' | 'samplesRecorded'> {
   /** Estimated seconds left (elapsed per point so far times points left); null before the first point. */
@@ -95,6 +100,8 @@ export interface ScannerDeps {
   source(spec: SourceSpec): MeasurementSource;
   /** Wall time for the record's dates (injected: the firmware reads no clock of its own). */
   now(): Date;
+  /** The source of a request that names none: the simulated antenna in simulation; null on real hardware (a source must be named). */
+  defaultSource?: SourceSpec | null;
 }
 
 interface Run {
@@ -119,8 +126,8 @@ interface Run {
 
 /** The scanner: at most one scan at a time, over one positioner. */
 export class Scanner {
+  /** The running or paused scan; once it ends (or after a restart) the store has it. */
   private run: Run | null = null;
-  /** The last scan when no run object exists (after a restart, or once a scan ended). */
   private readonly listeners = new Set<(event: ScanEvent) => void>();
   private lastPositionerState: PositionerState;
   private measuring: Promise<void> | null = null;
@@ -136,6 +143,11 @@ export class Scanner {
       last.endedAt = deps.now().toISOString();
       deps.store.update(last);
     }
+  }
+
+  /** The source used when a request names none (null: one must be named). */
+  defaultSource(): SourceSpec | null {
+    return this.deps.defaultSource === undefined ? { kind: 'sim' } : this.deps.defaultSource;
   }
 
   onEvent(listener: (event: ScanEvent) => void): () => void {
@@ -301,9 +313,9 @@ export class Scanner {
     }
     if (state === 'idle' && run.phase === 'moving') {
       run.phase = 'settling';
-      run.timer = this.deps.clock.setTimerAt(this.deps.clock.nowUs() + toUs(run.record.settings.settleS), () => this.afterSettle(run));
+      run.timer = this.deps.clock.setTimerAt(this.deps.clock.nowUs() + toUs(run.record.settings.settleS), () => this.guard(run, () => this.afterSettle(run)));
     } else if (state === 'idle' && run.phase === 'sweeping') {
-      this.endSweepLine(run);
+      this.guard(run, () => this.endSweepLine(run));
     }
   }
 
@@ -351,7 +363,7 @@ export class Scanner {
     if (dwellUs > 0) {
       run.timer = this.deps.clock.setTimerAt(this.deps.clock.nowUs() + dwellUs, () => {
         run.timer = null;
-        this.measureSample(run, point, k, taken);
+        this.guard(run, () => this.measureSample(run, point, k, taken));
       });
     } else {
       this.measureSample(run, point, k, taken);
@@ -372,9 +384,12 @@ export class Scanner {
     };
     const result = this.measure(run, { index: point.index, thetaDeg: point.thetaDeg, phiDeg: point.phiDeg, sample: k });
     if (result instanceof Promise) {
-      const done = result.then(next).finally(() => {
-        if (this.measuring === done) this.measuring = null;
-      });
+      const done: Promise<void> = result
+        .then(next)
+        .catch((e: unknown) => this.finish(run, 'failed', `the scan could not go on after point ${point.index}: ${errorText(e)}`))
+        .finally(() => {
+          if (this.measuring === done) this.measuring = null;
+        });
       this.measuring = done;
     } else {
       next(result);
@@ -415,6 +430,18 @@ export class Scanner {
     this.emitScan(run.record);
   }
 
+  /**
+   * Runs a step of the scan from a timer or an event: an exception (the store's disk is full, a
+   * listener threw) ends the scan failed, saying why, instead of escaping into the clock's loop.
+   */
+  private guard(run: Run, fn: () => void): void {
+    try {
+      fn();
+    } catch (e) {
+      this.finish(run, 'failed', `the scan stopped on an internal error: ${errorText(e)}`);
+    }
+  }
+
   // Sweep mode -----------------------------------------------------------
 
   private startSweep(run: Run): void {
@@ -431,8 +458,10 @@ export class Scanner {
     run.timer = this.deps.clock.setTimerAt(this.deps.clock.nowUs() + intervalUs, () => {
       run.timer = null;
       if (run.record.state !== 'running' || run.phase !== 'sweeping') return;
-      this.sweepSample(run);
-      this.armSweepTimer(run);
+      this.guard(run, () => {
+        this.sweepSample(run);
+        this.armSweepTimer(run);
+      });
     });
   }
 
@@ -448,13 +477,18 @@ export class Scanner {
     };
     if (result instanceof Promise) {
       const epoch = run.epoch;
-      const p: Promise<void> = result.then((r) => {
-        run.inFlight.delete(p);
-        if (run.epoch === epoch) save(r);
-        if (run.inFlight.size === 0 && run.phase === 'idle' && run.record.state === 'running' && run.epoch === epoch) this.advance(run);
-      });
+      const p: Promise<void> = result
+        .then((r) => {
+          run.inFlight.delete(p);
+          if (run.epoch === epoch) save(r);
+          if (run.inFlight.size === 0 && run.phase === 'idle' && run.record.state === 'running' && run.epoch === epoch) this.advance(run);
+        })
+        .catch((e: unknown) => this.finish(run, 'failed', `the sweep could not go on: ${errorText(e)}`));
       run.inFlight.add(p);
-      this.measuring = Promise.all([...run.inFlight]).then(() => undefined);
+      const all: Promise<void> = Promise.all([...run.inFlight]).then(() => {
+        if (this.measuring === all) this.measuring = null;
+      });
+      this.measuring = all;
     } else {
       save(result);
     }
@@ -505,7 +539,11 @@ export class Scanner {
     run.record.error = error;
     run.record.endedAt = this.deps.now().toISOString();
     this.run = null;
-    this.deps.store.update(run.record);
+    try {
+      this.deps.store.update(run.record);
+    } catch (e) {
+      run.record.error = `${error ?? state}; and its end could not be saved: ${errorText(e)}`;
+    }
     this.emitScan(run.record);
   }
 

@@ -27,6 +27,7 @@ import { HalError } from '../hal/errors';
 import type { HomeSwitch } from '../hal/home-switch';
 import type { ControllerEvent, HomingPhase, MotionController, MotionEnd, MotionFault, MoveRequest } from '../hal/motion-controller';
 import type { StepperAxis } from '../hal/stepper-axis';
+import type { OutputPin } from '../hal/output-pin';
 import type { HomingConfig } from './config';
 import { POSITIONER_ERRORS } from './errors';
 import type { MovePlan } from './planner';
@@ -48,6 +49,8 @@ export interface StepControllerOptions {
   travelDeg: AxisPair<number>;
   /** Acceleration used by homing moves, deg/s^2. */
   homingAccelDegS2: () => number;
+  /** The trigger output pulseOutput drives (a scan's trigger source); absent, pulses are refused. */
+  trigger?: OutputPin;
   /** Home both axes at the same time (default true); false: one after another. */
   simultaneousHoming?: boolean;
 }
@@ -71,6 +74,8 @@ export class StepMotionController implements MotionController {
   /** The jobs running now: one (a move, a sequential homing phase) or one per axis (concurrent homing). */
   private readonly active = new Set<ActiveJob>();
   private onEnd: ((end: MotionEnd) => void) | null = null;
+  /** Pulses asked for while a motion ran: they start when it ends (ordered with motion, as grbl's M8 is). */
+  private afterMotion: (() => void)[] = [];
 
   constructor(private readonly opts: StepControllerOptions) {
     this.executors = { theta: new StepExecutor(opts.clock), phi: new StepExecutor(opts.clock) };
@@ -149,6 +154,36 @@ export class StepMotionController implements MotionController {
   }
 
   /**
+   * A pulse of `durationMs` on the trigger output, once the motion in
+   * progress (if any) has ended; resolves when the output is low again.
+   */
+  pulseOutput(durationMs: number): Promise<void> {
+    const pin = this.opts.trigger;
+    if (!pin) return Promise.reject(new HalError('OTHER', 'no trigger output is wired to this controller'));
+    const clock = this.opts.clock;
+    return new Promise<void>((resolve, reject) => {
+      const fire = () => {
+        try {
+          pin.write(true, clock.nowUs());
+        } catch (e) {
+          reject(e as Error);
+          return;
+        }
+        clock.setTimerAt(clock.nowUs() + Math.round(durationMs * 1000), () => {
+          try {
+            pin.write(false, clock.nowUs());
+            resolve();
+          } catch (e) {
+            reject(e as Error);
+          }
+        });
+      };
+      if (this.busy()) this.afterMotion.push(fire);
+      else fire();
+    });
+  }
+
+  /**
    * Every axis runs its own cycle on its own executor; the homing completes when the last one
    * does. The first axis that fails (or is halted) ends it, and the others are halted with it.
    */
@@ -204,6 +239,7 @@ export class StepMotionController implements MotionController {
     const onEnd = this.onEnd;
     this.onEnd = null;
     onEnd?.(end);
+    for (const fire of this.afterMotion.splice(0)) fire();
   }
 
   /** Plans and runs one executor job over `targets`; folds the issued steps into the position when it ends. */

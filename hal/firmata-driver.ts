@@ -67,6 +67,8 @@ export interface FirmataWiring {
   switchPin: AxisPair<number>;
   /** Digital inputs wired to the drivers' open-drain nFAULT outputs (internal pull-up; low = driver in fault). */
   faultPin: AxisPair<number>;
+  /** Optional digital output pulsed as a measurement trigger (pulseOutput; a scan's trigger source). */
+  triggerPin?: number;
 }
 
 export interface FirmataDriverOptions {
@@ -169,6 +171,10 @@ export class FirmataDriver implements MotionController {
   private readonly listeners = new Set<(e: ControllerEvent) => void>();
   private reader: FirmataReader | null = null;
   private phase: Phase = 'connecting';
+  /** The trigger pin is in OUTPUT mode (set at the first pulse after each configuration: a system reset clears it). */
+  private triggerConfigured = false;
+  /** Trigger pulses waiting for the motion in progress to end. */
+  private afterMotion: (() => void)[] = [];
   private firstOpenPending = true;
   private everReady = false;
   private lostSinceReady = false;
@@ -287,6 +293,33 @@ export class FirmataDriver implements MotionController {
     return this.motion !== null;
   }
 
+  /**
+   * A trigger pulse on `wiring.triggerPin`: SET_PIN_MODE OUTPUT the first time after each
+   * configuration (DigitalOutputFirmata::handlePinMode() drives it low), then SET_DIGITAL_PIN_VALUE
+   * high, and low again `durationMs` later on the driver's clock. Firmata has no queue of its own:
+   * a pulse asked for during a motion starts when the motion ends.
+   */
+  pulseOutput(durationMs: number): Promise<void> {
+    const pin = this.opts.wiring.triggerPin;
+    if (pin === undefined) return Promise.reject(new HalError('OTHER', 'no trigger pin is wired: set "driver": {"trigger_pin": N} in the config file'));
+    if (this.phase !== 'ready') return Promise.reject(new HalError('DISCONNECTED', `the Firmata board on ${this.opts.path} is not connected (${this.phase}); the trigger pulse was not given`));
+    return new Promise<void>((resolve) => {
+      const fire = () => {
+        if (!this.triggerConfigured) {
+          this.write(cmd.setPinMode(pin, PIN_MODE.OUTPUT));
+          this.triggerConfigured = true;
+        }
+        this.write(cmd.setDigitalPinValue(pin, true));
+        this.opts.clock.setTimerAt(this.opts.clock.nowUs() + Math.round(durationMs * 1000), () => {
+          this.write(cmd.setDigitalPinValue(pin, false));
+          resolve();
+        });
+      };
+      if (this.motion) this.afterMotion.push(fire);
+      else fire();
+    });
+  }
+
   subscribe(listener: (e: ControllerEvent) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -375,6 +408,7 @@ export class FirmataDriver implements MotionController {
     this.segment.phi = null;
     motion.onEnd(end);
     this.schedulePoll();
+    for (const fire of this.afterMotion.splice(0)) fire();
   }
 
   /**
@@ -741,6 +775,7 @@ export class FirmataDriver implements MotionController {
   private configure(): void {
     this.stats.configurations++;
     this.phase = 'configuring';
+    this.triggerConfigured = false;
     this.resetDevices();
     const { wiring } = this.opts;
     const inputs = AXES.flatMap((axis) => [wiring.switchPin[axis], wiring.faultPin[axis]]);

@@ -104,6 +104,8 @@ export const firmataCommand = {
   reportVersion: (): number[] => [FIRMATA.REPORT_VERSION],
   samplingInterval: (ms: number): number[] => [FIRMATA.START_SYSEX, FIRMATA.SAMPLING_INTERVAL, ms & 0x7f, (ms >> 7) & 0x7f, FIRMATA.END_SYSEX],
   setPinMode: (pin: number, mode: number): number[] => [FIRMATA.SET_PIN_MODE, pin, mode],
+  /** SET_DIGITAL_PIN_VALUE: one output pin high (1) or low (0). */
+  setDigitalPinValue: (pin: number, high: boolean): number[] => [FIRMATA.SET_DIGITAL_PIN_VALUE, pin, high ? 1 : 0],
   reportDigital: (port: number, on: boolean): number[] => [FIRMATA.REPORT_DIGITAL | port, on ? 1 : 0],
   /** A step/dir driver (interface 0x10: one "wire", whole steps) with an explicit "no pin inverted" byte. */
   stepperConfigDriver: (device: number, stepPin: number, dirPin: number): number[] => accelSysex(ACCEL.CONFIG, device, 0x10, stepPin, dirPin, 0x00),

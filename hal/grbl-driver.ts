@@ -381,6 +381,32 @@ export class GrblDriver implements MotionController {
     });
   }
 
+  /**
+   * A trigger pulse on grbl's flood coolant output: `M8`, `G4 P<s>`, `M9`, streamed in order. grbl runs
+   * each only once every motion queued before it has ended (gcode.c gc_execute_line() step 8 calls
+   * coolant_control.c coolant_sync(), which starts with protocol_buffer_synchronize(); mc_dwell() likewise),
+   * so the pulse is ordered with motion in grbl's own planner. grbl dwells in 50 ms steps (nuts_bolts.c
+   * delay_sec(), config.h DWELL_TIME_STEP): a pulse lasts durationMs rounded up to a multiple of 50 ms.
+   * Resolves on the `ok` of `M9` (the output is off again).
+   */
+  pulseOutput(durationMs: number): Promise<void> {
+    if (this.phase !== 'ready') return Promise.reject(new HalError('DISCONNECTED', `grbl on ${this.opts.path} is not connected (${this.phase}); the trigger pulse was not given`));
+    return new Promise<void>((resolve, reject) => {
+      let failed = false;
+      const check = (what: string) => (answer: Answer) => {
+        if (answer.ok || failed) return;
+        failed = true;
+        reject(new HalError('PROTOCOL', `grbl on ${this.opts.path} refused ${what} (error:${answer.error}: ${describeError(answer.error)})`));
+      };
+      this.sendLine('M8', check('M8 (coolant on, the trigger)'));
+      this.sendLine(`G4P${compactNumber(durationMs / 1000, 3)}`, check('the trigger dwell'));
+      this.sendLine('M9', (answer) => {
+        check('M9 (coolant off)')(answer);
+        if (answer.ok && !failed) resolve();
+      });
+    });
+  }
+
   home(axes: readonly AxisName[], onEnd: (end: MotionEnd) => void): void {
     this.startMotion(() => {
       const motion: Motion = { kind: 'home', onEnd, unit: { theta: 0, phi: 0 } };

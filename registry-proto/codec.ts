@@ -20,12 +20,27 @@
 import protobuf from 'protobufjs';
 import protojson from 'protobufjs/ext/protojson';
 import textformat from 'protobufjs/ext/textformat';
+import { compiledDecoder, INVALID, UNSUPPORTED } from './binary-decoder';
+import { compiledEncoder } from './binary-encoder';
 import { CodecError } from './errors';
 import { fullName, messageTypes, staticClassOf, type StaticMessageClass } from './messages';
-import { shortestFloat, writeJson, type JsonWriteOptions } from './json-writer';
+import { assertNoDuplicateKeys, compiledReader, jsonKeyCount, mayHoldLoneSurrogate, type ReadContext } from './json-reader';
+import { shortestFloat, stringifyJson, writeJson, type JsonWriteOptions } from './json-writer';
 import { checkWire, wireRules, type TypeRules } from './wire-check';
 
 export type { JsonWriteOptions };
+
+export interface BinaryReadOptions {
+  /**
+   * Drop fields the schema does not know. By default they are kept (as
+   * protobuf requires of a parser): each decoded message holds them, as their
+   * wire bytes, in a non-enumerable `$unknowns` list (the pbjs static code's),
+   * and encode() writes them back after the known fields, so a
+   * decode/encode round trip keeps what a newer schema added. JSON and the
+   * text format never print them (the ProtoJSON spec drops them).
+   */
+  discardUnknown?: boolean;
+}
 
 export interface JsonReadOptions {
   /** Skip object members that name no field instead of refusing them. */
@@ -39,6 +54,8 @@ export class MessageCodec<T extends object = Message> {
   readonly name: string;
   private readonly rules: TypeRules;
   private readonly cls: StaticMessageClass;
+  private readonly fused: ReturnType<typeof compiledDecoder>;
+  private readonly encodeFast: ReturnType<typeof compiledEncoder>;
 
   constructor(readonly type: protobuf.Type) {
     this.name = fullName(type);
@@ -46,22 +63,44 @@ export class MessageCodec<T extends object = Message> {
     const cls = staticClassOf(type);
     if (!cls) throw new Error(`no generated code for ${this.name}: run npm run registry:generate`);
     this.cls = cls;
+    this.fused = compiledDecoder(type);
+    this.encodeFast = compiledEncoder(type);
   }
 
-  /** Binary encoding of `message`. */
+  /** Binary encoding of `message` (binary-encoder.ts where the type has a generated encoder, else pbjs). */
   encode(message: T): Uint8Array {
+    if (this.encodeFast) return this.encodeFast(message as Message);
     return this.cls.encode(message).finish();
   }
 
-  /** Decodes binary input; throws CodecError REG_ERR_WIRE on malformed bytes. */
-  decode(bytes: Uint8Array): T {
-    checkWire(this.rules, bytes);
-    return this.decodeChecked(bytes, 0, bytes.length);
+  /** Decodes binary input (unknown fields kept unless `discardUnknown`); throws CodecError REG_ERR_WIRE on malformed bytes. */
+  decode(bytes: Uint8Array, options: BinaryReadOptions = {}): T {
+    return this.decodeOnePass(bytes, 0, bytes.length, options);
   }
 
-  private decodeChecked(bytes: Uint8Array, start: number, end: number): T {
+  /**
+   * The one-pass decoder (binary-decoder.ts) where the type has one; on bytes
+   * it refuses, wire-check.ts says why (path and offset). The pbjs decode
+   * after the wire check stays for other types and for values it leaves to
+   * pbjs (int64 beyond 2^53).
+   */
+  private decodeOnePass(bytes: Uint8Array, start: number, end: number, options: BinaryReadOptions): T {
+    if (this.fused) {
+      try {
+        return this.fused(bytes, start, end, options.discardUnknown !== true) as T;
+      } catch (err) {
+        if (err !== INVALID && err !== UNSUPPORTED) throw err;
+      }
+    }
+    checkWire(this.rules, bytes, start, end);
+    return this.decodeChecked(bytes, start, end, options);
+  }
+
+  private decodeChecked(bytes: Uint8Array, start: number, end: number, options: BinaryReadOptions): T {
     try {
       const reader = protobuf.Reader.create(start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end));
+      // protobufjs discards unknown fields by default (Reader.discardUnknown); the spec says keep them.
+      reader.discardUnknown = options.discardUnknown === true;
       return this.cls.decode(reader) as T;
     } catch (err) {
       // checkWire accepted the bytes, so this is a limit of the decoder (e.g. depth).
@@ -81,16 +120,16 @@ export class MessageCodec<T extends object = Message> {
   }
 
   /** Decodes a whole length-delimited stream; the error names the message index and the byte offset. */
-  decodeDelimited(bytes: Uint8Array): T[] {
+  decodeDelimited(bytes: Uint8Array, options: BinaryReadOptions = {}): T[] {
     const out: T[] = [];
     for (const { start, end } of delimitedFrames(bytes)) {
       try {
-        checkWire(this.rules, bytes, start, end);
+        out.push(this.decodeOnePass(bytes, start, end, options));
       } catch (err) {
         const e = err as CodecError;
+        if (!(e instanceof CodecError) || !e.message.includes('at byte offset')) throw err;
         throw new CodecError('REG_ERR_WIRE', `message #${out.length + 1} (starting at byte ${start}): ${e.message}`, { field: e.field, offset: e.offset });
       }
-      out.push(this.decodeChecked(bytes, start, end));
     }
     return out;
   }
@@ -110,15 +149,22 @@ export class MessageCodec<T extends object = Message> {
     } catch (err) {
       throw new CodecError('REG_ERR_ENCODE', `${this.name}: cannot write as JSON: ${(err as Error).message}`);
     }
-    return shapeJson(this.type, json, options);
+    return shapeJson(this.type, json, options, message as Message);
   }
 
   toJsonString(message: T, options: JsonWriteOptions & { indent?: number } = {}): string {
-    return JSON.stringify(this.toJson(message, options), null, options.indent);
+    return stringifyJson(this.toJson(message, options), options.indent);
   }
 
-  /** Reads a parsed ProtoJSON value; throws CodecError REG_ERR_JSON naming the field. */
+  /** Reads a parsed ProtoJSON value (the reader compiled for the type, json-reader.ts); throws CodecError REG_ERR_JSON naming the field. */
   fromJson(json: unknown, options: JsonReadOptions = {}): T {
+    const reader = compiledReader(this.type);
+    if (reader) return reader(json, { ignoreUnknownFields: options.ignoreUnknownFields === true, checkStrings: true, keys: 0 }, 0) as T;
+    return this.fromJsonReflective(json, options);
+  }
+
+  /** ProtoJSON through protobufjs/ext/protojson (every type; the reference for the compiled reader). */
+  fromJsonReflective(json: unknown, options: JsonReadOptions = {}): T {
     let reflected: protobuf.Message<object>;
     try {
       reflected = protojson.fromJson(this.type, json, { ignoreUnknownFields: options.ignoreUnknownFields === true });
@@ -130,7 +176,7 @@ export class MessageCodec<T extends object = Message> {
     return this.fromReflected(reflected, 'REG_ERR_JSON');
   }
 
-  /** Reads ProtoJSON text; broken JSON is REG_ERR_JSON_SYNTAX with the position. */
+  /** Reads ProtoJSON text; broken JSON is REG_ERR_JSON_SYNTAX with the position, a key given twice in one object REG_ERR_JSON naming it. */
   fromJsonString(text: string, options: JsonReadOptions = {}): T {
     let json: unknown;
     try {
@@ -140,7 +186,22 @@ export class MessageCodec<T extends object = Message> {
       const at = /position (\d+)/.exec(message);
       throw new CodecError('REG_ERR_JSON_SYNTAX', `not JSON: ${message}`, { offset: at ? Number(at[1]) : undefined });
     }
-    return this.fromJson(json, options);
+    const reader = compiledReader(this.type);
+    if (!reader) {
+      assertNoDuplicateKeys(text, jsonKeyCount(json));
+      return this.fromJsonReflective(json, options);
+    }
+    const ctx: ReadContext = { ignoreUnknownFields: options.ignoreUnknownFields === true, checkStrings: mayHoldLoneSurrogate(text), keys: 0 };
+    let message: T;
+    try {
+      message = reader(json, ctx, 0) as T;
+    } catch (err) {
+      // A key given twice explains more than what its last value did wrong.
+      assertNoDuplicateKeys(text, jsonKeyCount(json));
+      throw err;
+    }
+    assertNoDuplicateKeys(text, ctx.keys);
+    return message;
   }
 
   /** Protobuf text format (proto field names, one field per line). */
@@ -228,8 +289,12 @@ function defaultJson(field: protobuf.Field): unknown {
   }
 }
 
-/** Applies JsonWriteOptions and float printing to the JSON that protojson made for `type`. */
-function shapeJson(type: protobuf.Type, json: unknown, options: JsonWriteOptions): unknown {
+/**
+ * Applies JsonWriteOptions and float printing to the JSON that protojson made
+ * for `type`. `message` (the value written) restores a float or double -0,
+ * which protojson drops as if it were the default.
+ */
+function shapeJson(type: protobuf.Type, json: unknown, options: JsonWriteOptions, message?: Message): unknown {
   // Well-known types have their own JSON forms (a Timestamp is a string).
   if (type.fullName.startsWith(WKT_PREFIX) || json === null || typeof json !== 'object' || Array.isArray(json)) return json;
   const input = json as Record<string, unknown>;
@@ -237,28 +302,34 @@ function shapeJson(type: protobuf.Type, json: unknown, options: JsonWriteOptions
   for (const field of type.fieldsArray) {
     const has = Object.prototype.hasOwnProperty.call(input, field.jsonName);
     const hasPresence = !field.repeated && !(field instanceof protobuf.MapField) && (field.resolvedType instanceof protobuf.Type || field.optional && field.options?.proto3_optional === true || field.partOf !== null);
-    if (!has && !(options.emitDefaults && !hasPresence)) continue;
     const key = options.protoNames ? (field.protoName ?? field.name) : field.jsonName;
-    out[key] = has ? shapeValue(field, input[field.jsonName], options) : defaultJson(field);
+    const value = message?.[field.name];
+    if (!has && (field.type === 'float' || field.type === 'double') && !field.repeated && Object.is(value, -0)) {
+      out[key] = -0;
+      continue;
+    }
+    if (!has && !(options.emitDefaults && !hasPresence)) continue;
+    out[key] = has ? shapeValue(field, input[field.jsonName], options, value) : defaultJson(field);
   }
   // Extensions and anything the loop does not know stay as protojson wrote them.
   for (const [k, v] of Object.entries(input)) if (!type.fieldsArray.some((f) => f.jsonName === k)) out[k] = v;
   return out;
 }
 
-function shapeValue(field: protobuf.Field, value: unknown, options: JsonWriteOptions): unknown {
-  const one = (v: unknown): unknown => {
-    if (field.resolvedType instanceof protobuf.Type) return shapeJson(field.resolvedType, v, options);
-    if (field.type === 'float' && typeof v === 'number') return shortestFloat(v);
+function shapeValue(field: protobuf.Field, value: unknown, options: JsonWriteOptions, source: unknown): unknown {
+  const one = (v: unknown, from: unknown): unknown => {
+    if (field.resolvedType instanceof protobuf.Type) return shapeJson(field.resolvedType, v, options, from as Message | undefined);
+    if (field.type === 'float' && typeof v === 'number') return shortestFloat(Object.is(from, -0) ? -0 : v);
+    if (field.type === 'double' && Object.is(from, -0)) return -0;
     return v;
   };
   if (field instanceof protobuf.MapField) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = one(v);
+    for (const [k, v] of Object.entries(value as Record<string, unknown>)) out[k] = one(v, (source as Record<string, unknown> | undefined)?.[k]);
     return out;
   }
-  if (field.repeated && Array.isArray(value)) return value.map(one);
-  return one(value);
+  if (field.repeated && Array.isArray(value)) return value.map((v, i) => one(v, (source as unknown[] | undefined)?.[i]));
+  return one(value, source);
 }
 
 /**

@@ -26,6 +26,8 @@ export const REGISTRY_ERRORS = {
   REG_ERR_UNAUTHENTICATED: 401,
   /** A route that is not an IP prefix in canonical form. */
   REG_ERR_INVALID_ROUTE: 400,
+  /** More routes than a device may have (MAX_ROUTES_PER_DEVICE in server/routes.ts). */
+  REG_ERR_TOO_MANY_ROUTES: 400,
   /** A request body the operation does not take (e.g. an id that differs from the path). */
   REG_ERR_BAD_REQUEST: 400,
   /** Accept names neither JSON nor protobuf. */

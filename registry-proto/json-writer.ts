@@ -43,20 +43,54 @@ interface FieldPlan {
 
 export type CompiledWriter = (message: Record<string, unknown>, options: JsonWriteOptions) => Record<string, Json>;
 
-const FLOAT_MAX = 3.4028234663852886e38;
 const TIMESTAMP_MIN_S = -62_135_596_800;
 const TIMESTAMP_MAX_S = 253_402_300_799;
 
-/** Shortest decimal that reads back as the same float32 (as protoc prints floats), never above FLT_MAX. */
+/**
+ * Shortest decimal that reads back as the same float32, as protoc, Go and buf
+ * print floats: 12.3 (not 12.300000190734863), FLT_MAX as 3.4028235e+38 (it
+ * rounds back to FLT_MAX; json-reader.ts accepts it), -0 kept as -0.
+ */
 export function shortestFloat(value: number): number {
-  if (!Number.isFinite(value) || Math.fround(value) !== value) return value;
+  if (!Number.isFinite(value) || Math.fround(value) !== value || value === 0) return value;
   for (let digits = 1; digits <= 9; digits++) {
     const candidate = Number(value.toPrecision(digits));
-    // 3.4028235e38 rounds to FLT_MAX, but protobufjs's ProtoJSON reader refuses it as out of range.
-    if (Math.fround(candidate) === value && Math.abs(candidate) <= FLOAT_MAX) return candidate;
+    if (Math.fround(candidate) === value) return candidate;
   }
   return value;
 }
+
+/** Set when a writer printed -0, which JSON.stringify would turn into 0 (see stringifyJson). */
+let negativeZeroWritten = false;
+const signedZero = (v: number): number => {
+  if (Object.is(v, -0)) negativeZeroWritten = true;
+  return v;
+};
+
+/**
+ * JSON text of a written message. JSON.stringify prints -0 as 0, losing the
+ * sign ProtoJSON keeps (protoc and Go print -0); when a writer wrote a -0,
+ * this prints the value itself, -0 included.
+ */
+export function stringifyJson(value: unknown, indent?: number, wroteNegativeZero = negativeZeroWritten): string {
+  if (!wroteNegativeZero) return JSON.stringify(value, null, indent);
+  const pad = indent ? ' '.repeat(indent) : '';
+  const walk = (v: unknown, at: string): string => {
+    if (typeof v === 'number') return Object.is(v, -0) ? '-0' : JSON.stringify(v);
+    if (v === null || typeof v !== 'object') return JSON.stringify(v);
+    const inner = at + pad;
+    const nl = pad ? `\n${inner}` : '';
+    const end = pad ? `\n${at}` : '';
+    const sep = pad ? ': ' : ':';
+    if (Array.isArray(v)) return v.length === 0 ? '[]' : `[${nl}${v.map((x) => walk(x, inner)).join(`,${nl}`)}${end}]`;
+    const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined);
+    return entries.length === 0 ? '{}' : `{${nl}${entries.map(([k, x]) => `${JSON.stringify(k)}${sep}${walk(x, inner)}`).join(`,${nl}`)}${end}}`;
+  };
+  return walk(value, '');
+}
+
+/** The default of a float or double: 0, but not -0 (its sign is data, kept as protoc keeps it). */
+const isZero = (v: unknown): boolean => v === 0 && !Object.is(v, -0);
 
 const nonFinite = (v: number): Json => (Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity');
 
@@ -67,9 +101,9 @@ function scalarPlan(type: string): { value: Value; isDefault: (v: unknown) => bo
     case 'bool':
       return { value: (v) => v, isDefault: (v) => v === false, defaultJson: () => false };
     case 'float':
-      return { value: (v) => (Number.isFinite(v) ? shortestFloat(v as number) : nonFinite(v as number)), isDefault: (v) => v === 0, defaultJson: () => 0 };
+      return { value: (v) => (Number.isFinite(v) ? signedZero(shortestFloat(v as number)) : nonFinite(v as number)), isDefault: isZero, defaultJson: () => 0 };
     case 'double':
-      return { value: (v) => (Number.isFinite(v) ? v : nonFinite(v as number)), isDefault: (v) => v === 0, defaultJson: () => 0 };
+      return { value: (v) => (Number.isFinite(v) ? signedZero(v as number) : nonFinite(v as number)), isDefault: isZero, defaultJson: () => 0 };
     case 'int32':
     case 'uint32':
     case 'sint32':
@@ -209,6 +243,7 @@ export function writeJson(type: protobuf.Type, message: Record<string, unknown>,
   if (!writer) return undefined;
   const saved = currentOptions;
   currentOptions = options;
+  negativeZeroWritten = false;
   try {
     return writer(message, options);
   } finally {

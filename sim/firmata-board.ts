@@ -34,6 +34,7 @@
 import type { AxisName, AxisPair } from '../hal/axes';
 import { AXES } from '../hal/axes';
 import type { Clock, TimerHandle } from '../hal/clock';
+import type { OutputPin } from '../hal/output-pin';
 import { ACCEL, decodeCustomFloat, decodeInt32, encodeInt32, FIRMATA, PIN_MODE, toSevenBitPairs } from '../hal/firmata-protocol';
 import { AccelStepperModel } from './accel-stepper';
 import type { SimAxis } from './sim-axis';
@@ -83,6 +84,8 @@ export interface SimFirmataWiring {
   switchPin: AxisPair<number>;
   /** Digital input wired to each driver's open-drain nFAULT output (DRV8825): reads 0 with the pull-up while the driver is in fault. */
   faultPin: AxisPair<number>;
+  /** Digital output pulsed as a measurement trigger (SET_DIGITAL_PIN_VALUE), wired to `outputs[triggerPin]`. */
+  triggerPin?: number;
 }
 
 export const DEFAULT_FIRMATA_WIRING: SimFirmataWiring = {
@@ -90,6 +93,8 @@ export const DEFAULT_FIRMATA_WIRING: SimFirmataWiring = {
   dirPin: { theta: 5, phi: 6 },
   switchPin: { theta: 9, phi: 10 },
   faultPin: { theta: 11, phi: 12 },
+  // A3 (D17): the CNC shield's coolant-enable pin, free with Firmata: the measurement trigger.
+  triggerPin: 17,
 };
 
 export interface SimFirmataOptions {
@@ -97,6 +102,8 @@ export interface SimFirmataOptions {
   axes: AxisPair<SimAxis>;
   wiring?: SimFirmataWiring;
   send: (data: Buffer) => void;
+  /** Outputs wired to digital pins, by pin number (a trigger line to an instrument). */
+  outputs?: Record<number, OutputPin>;
   /** The MCU's loop timing (default the Uno's, measured); see `firmataLoopFor`. */
   loop?: { loopUs: number; stepUs: number };
 }
@@ -160,6 +167,7 @@ export class SimFirmataBoard {
   private readonly group: (Group | null)[] = new Array(MAX_GROUPS).fill(null);
   private readonly groupStepperCount: number[] = new Array(MAX_GROUPS).fill(0);
   private readonly pinMode: number[] = new Array(PIN_COUNT).fill(PIN_MODE.OUTPUT);
+  private readonly outputLevel: boolean[] = new Array(PIN_COUNT).fill(false);
   private readonly portConfigInputs: number[] = [0, 0, 0];
   private readonly reportPins: boolean[] = [false, false, false];
   private readonly previousPins: number[] = [0, 0, 0];
@@ -378,6 +386,8 @@ export class SimFirmataBoard {
     switch (command) {
       case FIRMATA.SET_PIN_MODE:
         return this.setPinMode(data[0], data[1]);
+      case FIRMATA.SET_DIGITAL_PIN_VALUE:
+        return this.setPinValue(data[0], data[1]);
       case FIRMATA.REPORT_DIGITAL:
         return this.reportDigital(channel, data[0]);
       default:
@@ -443,9 +453,33 @@ export class SimFirmataBoard {
     this.stats.heapUsedBytes = this.leakedBytes + live;
   }
 
+  /**
+   * DigitalOutputFirmata.cpp handleSetPinValueCallback(): a digital pin in OUTPUT mode is written
+   * (digitalWrite, Firmata.setPinState); in any other mode the message does nothing.
+   */
+  private setPinValue(pin: number, value: number): void {
+    if (pin >= PIN_COUNT || this.pinMode[pin] !== PIN_MODE.OUTPUT) return;
+    this.writePin(pin, value !== 0);
+  }
+
+  /** digitalWrite() on an output: the level, and the edge on the wired output (the trigger line). */
+  private writePin(pin: number, high: boolean): void {
+    if (this.outputLevel[pin] === high) return;
+    this.outputLevel[pin] = high;
+    const out = this.opts.outputs?.[pin];
+    out?.write(high, this.opts.clock.nowUs());
+  }
+
+  /** The level the board drives on an output pin. */
+  pinLevel(pin: number): boolean {
+    return this.outputLevel[pin] ?? false;
+  }
+
   /** FirmataClass::setPinMode() -> the features' handlePinMode(). */
   private setPinMode(pin: number, mode: number): void {
     if (pin >= PIN_COUNT || this.pinMode[pin] === PIN_MODE_IGNORE) return;
+    // DigitalOutputFirmata::handlePinMode(): OUTPUT mode starts low (digitalWrite LOW, then pinMode OUTPUT).
+    if (mode === PIN_MODE.OUTPUT) this.writePin(pin, false);
     this.pinMode[pin] = mode;
     // DigitalInputFirmata::handlePinMode(): INPUT and PULLUP pins are inputs of their port; any other mode clears the bit.
     const port = pin >> 3;

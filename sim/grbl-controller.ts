@@ -16,12 +16,13 @@
  * planner joins consecutive blocks at speed; the positioner's driver sends
  * one move at a time); only the G-code the driver and a user at a terminal
  * need is understood (G0 G1 G4 G17 G21 G40 G53 G54 G90 G91 G94, F X Y Z P N,
- * M2 M5 M9 M30); above the 30 kHz step-rate ceiling a block runs at the
+ * M2 M5 M8 M9 M30); above the 30 kHz step-rate ceiling a block runs at the
  * ceiling (the real firmware misbehaves there: hal/grbl-protocol.ts
  * MAX_STEP_RATE_HZ); the status report carries MPos/WPos, Bf, FS, Pn, WCO, Ov.
  */
 import type { AxisPair } from '../hal/axes';
 import type { Clock, TimerHandle } from '../hal/clock';
+import type { OutputPin } from '../hal/output-pin';
 import { MAX_STEP_RATE_HZ, RT_FEED_HOLD, RT_RESET, RT_RESUME, RT_STATUS, RX_BUFFER_BYTES } from '../hal/grbl-protocol';
 import { Profile } from './grbl-profile';
 import type { SimAxis } from './sim-axis';
@@ -37,6 +38,14 @@ const BYTE_US = 1e6 * 10 / 115200;
 const ALARM_PAUSE_US = 500_000;
 /** ATmega328P datasheet: an EEPROM erase+write takes 3.4 ms; eeprom.c eeprom_put_char() waits for it with interrupts off. */
 const EEPROM_BYTE_US = 3400;
+/** config.h DWELL_TIME_STEP: nuts_bolts.c delay_sec() dwells in whole steps of 50 ms. */
+const DWELL_TIME_STEP_MS = 50;
+
+/** nuts_bolts.c delay_sec(): ceil(1000 / DWELL_TIME_STEP * seconds) steps of DWELL_TIME_STEP ms (in float, as the AVR computes it). */
+function dwellUs(seconds: number): number {
+  return Math.ceil(Math.fround(Math.fround(1000 / DWELL_TIME_STEP_MS) * Math.fround(seconds))) * DWELL_TIME_STEP_MS * 1000;
+}
+
 /** How often the simulated stepper catches up with its step times (each step keeps its exact time). */
 const TICK_US = 1000;
 
@@ -66,6 +75,8 @@ export interface SimGrblOptions {
   build?: SimGrblBuild;
   /** Model the EEPROM write time and the USART overrun it causes (default true, as the chip). */
   eepromTiming?: boolean;
+  /** The flood coolant pin (M8/M9; D-A3 on a CNC shield), used as a measurement trigger output. */
+  coolantOutput?: OutputPin;
 }
 
 type SimState = 'Idle' | 'Run' | 'Hold' | 'Home' | 'Alarm';
@@ -156,6 +167,7 @@ export class SimGrblController {
   private lastRxUs = -Infinity;
   private eepromWindow: { startUs: number; endUs: number; kept: number[] } | null = null;
   private modal = { rapid: true, relative: false, feedMmMin: 0 };
+  private coolantFlood = false;
   private wcoCounter = 0;
   private ovrCounter = 0;
 
@@ -397,6 +409,7 @@ export class SimGrblController {
     const seen = new Set<string>();
     let motion: 'G0' | 'G1' | null = null;
     let dwell = false;
+    let coolant: boolean | null = null;
     let machine = false;
     let relative = this.modal.relative;
     const axis: (number | undefined)[] = [undefined, undefined, undefined];
@@ -415,7 +428,8 @@ export class SimGrblController {
         else if (value === 91) relative = true;
         else if (![17, 21, 40, 54, 94].includes(value)) return 20;
       } else if (letter === 'M') {
-        if (![2, 5, 9, 30].includes(value)) return 20;
+        if (![2, 5, 8, 9, 30].includes(value)) return 20;
+        if (value === 8 || value === 9) coolant = value === 8;
       } else if (letter === 'F') {
         if (value < 0) return 4;
         feed = value;
@@ -433,6 +447,20 @@ export class SimGrblController {
     this.modal.relative = relative;
     this.modal.rapid = rapid;
     if (feed !== null) this.modal.feedMmMin = feed;
+    if (coolant !== null && coolant !== this.coolantFlood) {
+      // gcode.c gc_execute_line() step 8: a coolant word that changes the state calls coolant_sync()
+      // (coolant_control.c): protocol_buffer_synchronize(), so the output switches only once every motion
+      // queued before it has ended, then coolant_set_state() drives the flood pin; the `ok` follows.
+      // A word that changes nothing does not synchronise. (Simplification: motion or a dwell on the same line
+      // as a coolant change is not run; the driver sends M8 and M9 on lines of their own.)
+      const on = coolant;
+      this.busy = 'sync';
+      this.afterSync(() => {
+        this.setCoolant(on);
+        this.answerSync();
+      });
+      return null;
+    }
     if (dwell) {
       // motion_control.c mc_dwell(): protocol_buffer_synchronize(), then the dwell.
       this.busy = 'sync';
@@ -440,7 +468,7 @@ export class SimGrblController {
         if (p! <= 0) return this.answerSync();
         this.busy = 'dwell';
         const gen = this.generation;
-        this.opts.clock.setTimerAt(this.now() + p! * 1e6, () => gen === this.generation && this.answerSync());
+        this.opts.clock.setTimerAt(this.now() + dwellUs(p!), () => gen === this.generation && this.answerSync());
       });
       return null;
     }
@@ -454,6 +482,18 @@ export class SimGrblController {
     this.blocks.push({ targetSteps: target, rateMmMin: rapid ? null : feedNow });
     this.plannedSteps = target;
     return 0;
+  }
+
+  /** coolant_control.c coolant_set_state() / coolant_stop(): the flood output (M8 on, M9 off), wired to `coolantOutput`. */
+  private setCoolant(on: boolean): void {
+    if (on === this.coolantFlood) return;
+    this.coolantFlood = on;
+    this.opts.coolantOutput?.write(on, this.now());
+  }
+
+  /** True while the flood coolant output (M8) is on: the trigger line of a scan's trigger source. */
+  coolantOn(): boolean {
+    return this.coolantFlood;
   }
 
   private answerSync(): void {
@@ -801,6 +841,8 @@ export class SimGrblController {
     this.plannerWait = null;
     this.eepromWindow = null;
     this.reportPending = false;
+    // motion_control.c mc_reset(): spindle_stop() and coolant_stop() on every reset and alarm.
+    this.setCoolant(false);
   }
 
   /**
@@ -884,6 +926,8 @@ export class SimGrblController {
     else {
       this.ovrCounter = busy ? 19 : 9;
       text += '|Ov:100,100,100';
+      // report.c report_realtime_status(): with the overrides, the accessory state: F for flood coolant on.
+      if (this.coolantFlood) text += '|A:F';
     }
     this.sendLine(`${text}>`);
   }

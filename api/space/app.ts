@@ -4,7 +4,9 @@
  * buildSpaceApp() never listens: api/space/serve.ts and the tests bind it.
  * Inputs are checked in api/space/validation.ts; every error answer is
  * `{"error": "...", "code": "SPACE_ERR_..."}` with the status of the
- * catalogue in api/space/errors.ts.
+ * catalogue in api/space/errors.ts. It also serves the subscribe page
+ * (api/space/web/) at `/` unless turned off, and answers pages on the
+ * origins listed in CORS_ORIGINS (api/space/cors.ts).
  */
 import type http from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
@@ -14,9 +16,11 @@ import { SpaceError, type SpaceErrorCode } from './errors';
 import type { EventRefresher } from './events/refresher';
 import { FEED_PATH } from './ws-feed';
 import type { Clock } from './clock';
+import { Cors } from './cors';
 import { checkCategoryConfig } from './rules';
 import type { Store } from './store';
 import { parseId, parsePage, parsePreference, parseSubscribe } from './validation';
+import { loadPage, PAGE_PATHS } from './web/assets';
 
 export interface SpaceAppDeps {
   store: Store;
@@ -25,9 +29,16 @@ export interface SpaceAppDeps {
   clock: Clock;
   /** The VAPID public key, or null when push is not configured. */
   vapidPublicKey: string | null;
+  /** Serve the subscribe page at `/` (default true; SUBSCRIBE_PAGE=off turns it off). */
+  page?: boolean;
+  /** Origins allowed to call the API from their own pages (CORS); default none. */
+  corsOrigins?: readonly string[];
 }
 
 const BODY_LIMIT = '16kb';
+
+/** The command the 503 for missing VAPID keys names (test/space/cli.test.ts runs it as npm would). */
+export const VAPID_KEYS_COMMAND = 'npm run --silent space -- vapid-keys';
 
 function categoryParam(raw: string): string {
   if (!isCategory(raw)) throw new SpaceError('SPACE_ERR_INVALID', `unknown category "${raw}"; see GET /api/notifications/preferences docs for the list (docs/space.md)`);
@@ -44,6 +55,8 @@ export function buildSpaceApp(deps: SpaceAppDeps): express.Express {
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
+  const cors = new Cors(deps.corsOrigins ?? []);
+  app.use(cors.headers());
   // Bodies are JSON whatever their Content-Type; an empty body reads as none.
   const json = express.json({ type: () => true, limit: BODY_LIMIT, strict: true });
 
@@ -51,7 +64,7 @@ export function buildSpaceApp(deps: SpaceAppDeps): express.Express {
 
   app.get('/api/notifications/vapid-key', (_req, res) => {
     if (!deps.vapidPublicKey) {
-      throw new SpaceError('SPACE_ERR_VAPID_NOT_CONFIGURED', 'push is not configured: set VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY and VAPID_SUBJECT (`npm run --silent space -- vapid-keys` makes a pair)');
+      throw new SpaceError('SPACE_ERR_VAPID_NOT_CONFIGURED', `push is not configured: set VAPID_PUBLIC_KEY, VAPID_PRIVATE_KEY and VAPID_SUBJECT; make a pair with \`${VAPID_KEYS_COMMAND}\` in the repository (\`space vapid-keys\` where the package is installed)`);
     }
     res.json({ public_key: deps.vapidPublicKey });
   });
@@ -103,8 +116,12 @@ export function buildSpaceApp(deps: SpaceAppDeps): express.Express {
   });
 
   app.get('/api/notifications', (req, res) => {
-    const { limit, offset } = parsePage(req.query as Record<string, unknown>);
-    res.json(store.listNotifications(limit, offset));
+    const { limit, offset, beforeId } = parsePage(req.query as Record<string, unknown>);
+    const page = store.notificationPageJson(limit, beforeId === null ? { offset } : { beforeId });
+    // A full page may have more behind it: the next page by keyset, whichever way this one was asked for.
+    if (page.count === limit) res.setHeader('Link', `</api/notifications?limit=${limit}&before_id=${page.lastId}>; rel="next"`);
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.end(page.json);
   });
 
   app.get('/api/notifications/unread-count', (_req, res) => {
@@ -171,6 +188,16 @@ export function buildSpaceApp(deps: SpaceAppDeps): express.Express {
     res.json({ refreshing: events.running, sources: events.status(), last_refresh: events.lastRefresh });
   });
 
+  // --- the subscribe page (api/space/web/) ---------------------------------
+
+  const page = deps.page === false ? null : loadPage();
+  if (page) {
+    app.get(PAGE_PATHS, (req, res) => {
+      const asset = page.get(req.path)!;
+      res.set(asset.headers).send(asset.body);
+    });
+  }
+
   // --- everything else -----------------------------------------------------
 
   const routes: Record<string, string[]> = {
@@ -189,16 +216,23 @@ export function buildSpaceApp(deps: SpaceAppDeps): express.Express {
     '/api/events/astronauts': ['GET'],
     '/api/events/refresh': ['POST'],
     '/api/events/status': ['GET'],
+    ...(page ? Object.fromEntries(PAGE_PATHS.map((p) => [p, ['GET']])) : {}),
   };
   for (const [path, methods] of Object.entries(routes)) {
     app.all(path, (req, res) => {
+      if (cors.preflight(req, res, methods)) return;
       res.setHeader('Allow', methods.join(', '));
       throw new SpaceError('SPACE_ERR_METHOD_NOT_ALLOWED', `${req.method} is not allowed on ${req.path}; use ${methods.join(' or ')}`);
     });
   }
 
   app.use((req) => {
-    const hint = req.path === FEED_PATH ? ' (the live feed needs a WebSocket upgrade)' : '; see docs/space.md for the API';
+    const hint =
+      req.path === FEED_PATH
+        ? ' (the live feed needs a WebSocket upgrade)'
+        : !page && PAGE_PATHS.includes(req.path)
+          ? `; the subscribe page is ${deps.page === false ? 'turned off (SUBSCRIBE_PAGE=off)' : 'not installed (api/space/web/ is missing)'}; the API is under /api (docs/space.md)`
+          : '; see docs/space.md for the API';
     throw new SpaceError('SPACE_ERR_NOT_FOUND', `no such endpoint: ${req.method} ${req.path}${hint}`);
   });
 

@@ -4,6 +4,7 @@
  */
 import { checkVapid, DEFAULT_PUSH_OPTIONS, type PushOptions, type VapidConfig } from './push';
 import { DEFAULT_UPSTREAMS, type UpstreamConfig } from './events/refresher';
+import { originProblem } from './cors';
 
 export interface SpaceConfig {
   host: string;
@@ -16,6 +17,14 @@ export interface SpaceConfig {
   refreshMinutes: number;
   /** Seconds between scheduler ticks (lead times, digest). */
   tickSeconds: number;
+  /** Days a notification log entry is kept (0 = for ever). */
+  retentionDays: number;
+  /** Seconds between maintenance runs (retention, WAL checkpoint). */
+  maintenanceSeconds: number;
+  /** Serve the subscribe page at `/` (SUBSCRIBE_PAGE, default on). */
+  page: boolean;
+  /** Origins of pages hosted elsewhere that may call the API (CORS_ORIGINS, exact matches). */
+  corsOrigins: string[];
 }
 
 export class ConfigError extends Error {
@@ -30,6 +39,8 @@ export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_DATABASE_PATH = 'space.db';
 /** Six hours: SOCRATES updates twice a day and Launch Library 2's free tier allows about 15 calls an hour. */
 export const DEFAULT_REFRESH_MINUTES = 360;
+/** A year of history; older entries are deleted by the maintenance run. */
+export const DEFAULT_RETENTION_DAYS = 365;
 
 function int(env: NodeJS.ProcessEnv, name: string, dflt: number, min: number, max: number): number {
   const raw = env[name];
@@ -66,6 +77,23 @@ function vapidFrom(env: NodeJS.ProcessEnv): VapidConfig | null {
   return v;
 }
 
+function onOff(env: NodeJS.ProcessEnv, name: string, dflt: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return dflt;
+  if (['on', 'true', '1', 'yes'].includes(raw)) return true;
+  if (['off', 'false', '0', 'no'].includes(raw)) return false;
+  throw new ConfigError(`${name} must be on or off, got "${env[name]}"`);
+}
+
+function origins(env: NodeJS.ProcessEnv, name: string): string[] {
+  const list = (env[name] ?? '').split(',').map((o) => o.trim()).filter(Boolean);
+  for (const o of list) {
+    const problem = originProblem(o);
+    if (problem) throw new ConfigError(`${name}: ${problem}`);
+  }
+  return list;
+}
+
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SpaceConfig {
   return {
     host: env.HOST?.trim() || DEFAULT_HOST,
@@ -77,6 +105,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SpaceConfig
       concurrency: int(env, 'PUSH_CONCURRENCY', DEFAULT_PUSH_OPTIONS.concurrency, 1, 1000),
       timeoutMs: int(env, 'PUSH_TIMEOUT_MS', DEFAULT_PUSH_OPTIONS.timeoutMs, 100, 120_000),
       maxAttempts: int(env, 'PUSH_MAX_ATTEMPTS', DEFAULT_PUSH_OPTIONS.maxAttempts, 1, 10),
+      encryptThreads: int(env, 'PUSH_ENCRYPT_THREADS', DEFAULT_PUSH_OPTIONS.encryptThreads, 0, 16),
     },
     upstream: {
       socratesUrl: url(env, 'SOCRATES_URL', DEFAULT_UPSTREAMS.socratesUrl),
@@ -90,5 +119,9 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): SpaceConfig
     },
     refreshMinutes: int(env, 'EVENTS_REFRESH_MINUTES', DEFAULT_REFRESH_MINUTES, 0, 7 * 1440),
     tickSeconds: 60,
+    retentionDays: int(env, 'NOTIFICATION_RETENTION_DAYS', DEFAULT_RETENTION_DAYS, 0, 36_500),
+    maintenanceSeconds: 300,
+    page: onOff(env, 'SUBSCRIBE_PAGE', true),
+    corsOrigins: origins(env, 'CORS_ORIGINS'),
   };
 }

@@ -76,6 +76,27 @@ export const MIGRATIONS: readonly string[] = [
 
   CREATE TABLE scheduler_state (key TEXT PRIMARY KEY, value TEXT NOT NULL);
   `,
+  // 2: retention (by sent_at), read-all as a mark instead of a row-by-row update, the unread count as a counter.
+  `
+  CREATE INDEX notifications_sent_at ON notifications(sent_at);
+  CREATE INDEX sent_events_sent_at ON sent_events(sent_at);
+
+  -- POST read-all records one mark: every entry with id <= up_to_id that had no read_at reads as read at the mark's
+  -- read_at (the first mark at or above its id). Entries read one by one keep their own read_at.
+  CREATE TABLE read_all_marks (up_to_id INTEGER PRIMARY KEY, read_at TEXT NOT NULL);
+
+  -- Unread entries above the last mark, kept by triggers so GET unread-count reads one row.
+  CREATE TABLE log_counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+  INSERT INTO log_counters (name, value) SELECT 'unread', count(*) FROM notifications WHERE read_at IS NULL;
+  CREATE TRIGGER notifications_unread_insert AFTER INSERT ON notifications WHEN NEW.read_at IS NULL
+  BEGIN UPDATE log_counters SET value = value + 1 WHERE name = 'unread'; END;
+  CREATE TRIGGER notifications_unread_read AFTER UPDATE OF read_at ON notifications
+    WHEN OLD.read_at IS NULL AND NEW.read_at IS NOT NULL AND OLD.id > coalesce((SELECT max(up_to_id) FROM read_all_marks), 0)
+  BEGIN UPDATE log_counters SET value = value - 1 WHERE name = 'unread'; END;
+  CREATE TRIGGER notifications_unread_delete AFTER DELETE ON notifications
+    WHEN OLD.read_at IS NULL AND OLD.id > coalesce((SELECT max(up_to_id) FROM read_all_marks), 0)
+  BEGIN UPDATE log_counters SET value = value - 1 WHERE name = 'unread'; END;
+  `,
 ];
 
 export class SchemaTooNewError extends Error {
@@ -98,6 +119,27 @@ export function migrate(db: Db, migrations: readonly string[] = MIGRATIONS): num
   return migrations.length;
 }
 
+/**
+ * The write-ahead log is truncated to this size after a checkpoint (SQLite's
+ * own checkpoint resets it to the start but otherwise leaves the file at its
+ * largest size).
+ */
+export const JOURNAL_SIZE_LIMIT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Copies the whole WAL into the database and truncates it to zero bytes.
+ * SQLite's automatic checkpoint (every 1000 pages) runs only when a write
+ * statement is stepped to its end (sqlite3_step returning SQLITE_DONE), and
+ * it cannot restart the log while a reader holds an old snapshot; this call,
+ * from the service's maintenance timer, bounds the file whatever happened.
+ * Returns the pages the log held and the pages copied (busy: a reader kept
+ * part of it; the next run catches up).
+ */
+export function checkpoint(db: Db): { busy: boolean; logPages: number; checkpointedPages: number } {
+  const [r] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+  return { busy: r.busy === 1, logPages: r.log, checkpointedPages: r.checkpointed };
+}
+
 /** Opens (creating its folder if needed) and migrates the database at `file` (':memory:' for none). */
 export function openDatabase(file: string): Db {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
@@ -106,6 +148,11 @@ export function openDatabase(file: string): Db {
     db.pragma('journal_mode = WAL');
     // Safe with WAL (no corruption on a crash); a power cut may drop the last commits instead of every commit waiting for fsync.
     db.pragma('synchronous = NORMAL');
+    db.pragma(`journal_size_limit = ${JOURNAL_SIZE_LIMIT_BYTES}`);
+    // Reads of history pages anywhere in a year of log: through a memory map and a 16 MB page cache rather than a
+    // read() into SQLite's default 2 MB cache per page missed.
+    db.pragma('mmap_size = 268435456');
+    db.pragma('cache_size = -16000');
   }
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');

@@ -25,6 +25,7 @@ import type { Conjunction, Neo } from './events/types';
 import { MAX_PAYLOAD_BYTES, type PushSender, type PushSummary } from './push';
 import { belowAltitude, conjunctionConfig, inQuietHours, neoConfig, openLeadTimes } from './rules';
 import type { NewNotification, NotificationEntry, PreferenceOut, Store } from './store';
+import { PAYLOAD_ICON } from './web/assets';
 
 export interface Candidate extends NewNotification {
   /** Elevation of a pass, for pass-type categories. */
@@ -51,10 +52,22 @@ export interface PushPayload {
   location_id: number | null;
   sent_at: string;
   data: unknown;
+  /** Where a click on the notification leads: `data.url` when the notification names one, else the subscribe page on this entry (relative: resolved against the service worker's scope, so it works behind a proxy's path prefix). */
+  url: string;
+  /** The notification icon, relative like `url` (api/space/web/icon.png). */
+  icon: string;
+}
+
+/** `data.url` when it is an http(s) URL or a path on this origin (not `//host`), else the page on the entry. */
+function clickUrl(id: number, data: unknown): string {
+  const u = (data as { url?: unknown } | null)?.url;
+  if (typeof u === 'string' && u.length <= 1000 && (/^https?:\/\/[^\s]+$/i.test(u) || /^\/(?![/\\])\S*$/.test(u))) return u;
+  return `./?notification=${id}`;
 }
 
 /** The push payload of a log entry, shortened (data dropped, then body cut) to stay under MAX_PAYLOAD_BYTES. */
 export function pushPayload(e: NotificationEntry): string {
+  const data = JSON.parse(e.data_json) as unknown;
   const p: PushPayload = {
     notification_id: e.id,
     category: e.category,
@@ -62,7 +75,9 @@ export function pushPayload(e: NotificationEntry): string {
     body: e.body,
     location_id: e.location_id,
     sent_at: e.sent_at,
-    data: JSON.parse(e.data_json) as unknown,
+    data,
+    url: clickUrl(e.id, data),
+    icon: PAYLOAD_ICON,
   };
   let text = JSON.stringify(p);
   if (Buffer.byteLength(text) <= MAX_PAYLOAD_BYTES) return text;
@@ -84,6 +99,43 @@ function leadText(minutes: number): string {
   if (minutes % 1440 === 0) return `${minutes / 1440} d`;
   if (minutes % 60 === 0) return `${minutes / 60} h`;
   return `${minutes} min`;
+}
+
+/**
+ * The digest's counts. A source that holds only the offline sample (or
+ * nothing) is not counted as tracked: the text says so and names the sample
+ * count as such, and `data` gives null for it and lists it in `sample_sources`.
+ */
+export function digestNotification(events: EventRefresher, unread: number): Candidate {
+  const conj = events.conjunctions();
+  const neos = events.neos();
+  const astro = events.astronauts();
+  const real = (s: { origin: string | null }) => s.origin === 'upstream';
+  const sampleSources = [['conjunctions', conj], ['neos', neos], ['astronauts', astro]].filter(([, s]) => !real(s as { origin: string | null })).map(([n]) => n as string);
+  const none = (what: string, n: number) => `no ${what} data from upstream yet${n > 0 ? ` (${n} made-up sample entries shown)` : ''}`;
+  const conjN = conj.data?.length ?? 0;
+  const neoList = neos.data ?? [];
+  const hazardous = neoList.filter((n) => n.is_potentially_hazardous).length;
+  const people = astro.data?.astronauts.length ?? 0;
+  const parts = [
+    real(conj) ? `${conjN} conjunctions tracked` : none('conjunction', conjN),
+    real(neos) ? `${neoList.length} near-Earth object approaches (${hazardous} potentially hazardous)` : none('near-Earth object', neoList.length),
+    real(astro) ? `${people} people in space` : none('crew', people),
+  ];
+  return {
+    category: 'daily_digest',
+    title: 'Daily space digest',
+    body: `${parts.join(', ')}. ${unread} unread notifications.`,
+    data: {
+      conjunctions: real(conj) ? conjN : null,
+      neos: real(neos) ? neoList.length : null,
+      hazardous_neos: real(neos) ? hazardous : null,
+      astronauts: real(astro) ? people : null,
+      unread,
+      sample_sources: sampleSources,
+    },
+    location_id: null,
+  };
 }
 
 export class Notifier {
@@ -194,23 +246,7 @@ export class Notifier {
     cron.stop();
     if (!due || due.getTime() > now.getTime()) return [];
     this.store.setState(DIGEST_STATE_KEY, now.toISOString());
-    const conj = events.conjunctions().data ?? [];
-    const neos = events.neos().data ?? [];
-    const astro = events.astronauts().data;
-    const hazardous = neos.filter((n) => n.is_potentially_hazardous).length;
-    const unread = this.store.unreadCount();
-    const body =
-      `${conj.length} conjunctions tracked, ${neos.length} near-Earth object approaches (${hazardous} potentially hazardous), ` +
-      `${astro?.astronauts.length ?? 0} people in space. ${unread} unread notifications.`;
-    return [
-      await this.deliver({
-        category: 'daily_digest',
-        title: 'Daily space digest',
-        body,
-        data: { conjunctions: conj.length, neos: neos.length, hazardous_neos: hazardous, astronauts: astro?.astronauts.length ?? 0, unread },
-        location_id: null,
-      }),
-    ];
+    return [await this.deliver(digestNotification(events, this.store.unreadCount()))];
   }
 
   private wanted(category: string): PreferenceOut | undefined {

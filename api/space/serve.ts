@@ -2,7 +2,8 @@
  * The service assembled and listening: database, push sender, notifier,
  * event refresher, live feed and the timers that drive them (an event
  * refresh every `refreshMinutes`, a delivery tick every `tickSeconds` for
- * lead times and the digest). At start an empty or stale event cache is
+ * lead times and the digest, and maintenance every `maintenanceSeconds`:
+ * log retention and a WAL checkpoint). At start an empty or stale event cache is
  * refreshed from the upstreams; what stays empty gets the offline sample.
  */
 import http from 'node:http';
@@ -10,11 +11,11 @@ import type { AddressInfo } from 'node:net';
 import { answerClientErrorsWithJson, buildSpaceApp } from './app';
 import { systemClock, type Clock, type Sleep } from './clock';
 import type { SpaceConfig } from './config';
-import { openDatabase, type Db } from './db';
+import { checkpoint, openDatabase, type Db } from './db';
 import { Notifier } from './delivery';
 import { EventRefresher } from './events/refresher';
 import { PushSender } from './push';
-import { Store } from './store';
+import { Store, type PruneResult } from './store';
 import { LiveFeed } from './ws-feed';
 
 export interface ServiceOptions {
@@ -38,7 +39,24 @@ export interface SpaceService {
   initialRefresh: Promise<unknown>;
   /** One delivery tick now (what the timer does every tickSeconds). */
   tick(): Promise<void>;
+  /** One maintenance run now (what the timer does every maintenanceSeconds): retention, then a WAL checkpoint. */
+  maintain(): MaintenanceReport;
   close(): Promise<void>;
+}
+
+export interface MaintenanceReport {
+  pruned: PruneResult;
+  checkpoint: ReturnType<typeof checkpoint>;
+}
+
+/** Event notification keys are kept this long: far longer than upstream data looks ahead (a week), so their events have passed. */
+export const EVENT_KEY_RETENTION_DAYS = 30;
+
+/** Log retention (0 days: none) and event-key retention by the clock, then a WAL checkpoint that truncates the log file. */
+export function maintainDatabase(db: Db, store: Store, now: Date, retentionDays: number): MaintenanceReport {
+  const daysAgo = (d: number) => new Date(now.getTime() - d * 86_400_000);
+  const pruned = store.pruneBefore(retentionDays > 0 ? daysAgo(retentionDays) : null, daysAgo(EVENT_KEY_RETENTION_DAYS));
+  return { pruned, checkpoint: checkpoint(db) };
 }
 
 export async function startSpaceService(config: SpaceConfig, opts: ServiceOptions = {}): Promise<SpaceService> {
@@ -65,7 +83,7 @@ export async function startSpaceService(config: SpaceConfig, opts: ServiceOption
     await tick();
   });
 
-  const server = http.createServer(buildSpaceApp({ store, notifier, events, clock, vapidPublicKey: config.vapid?.publicKey ?? null }));
+  const server = http.createServer(buildSpaceApp({ store, notifier, events, clock, vapidPublicKey: config.vapid?.publicKey ?? null, page: config.page, corsOrigins: config.corsOrigins }));
   server.keepAliveTimeout = 5000;
   answerClientErrorsWithJson(server);
   feed.attach(server);
@@ -91,6 +109,20 @@ export async function startSpaceService(config: SpaceConfig, opts: ServiceOption
     if (config.refreshMinutes > 0) timers.push(setInterval(() => void events.refresh().done.catch(() => {}), config.refreshMinutes * 60_000));
     timers.push(setInterval(() => void tick(), config.tickSeconds * 1000));
   }
+  const maintain = () => maintainDatabase(db, store, clock.now(), config.retentionDays);
+  maintain();
+  if (opts.timers !== false) {
+    timers.push(
+      setInterval(() => {
+        try {
+          const r = maintain();
+          if (r.pruned.notifications > 0) log(`maintenance: removed ${r.pruned.notifications} log entries older than ${config.retentionDays} days`);
+        } catch (e) {
+          log(`maintenance failed: ${(e as Error).message}`);
+        }
+      }, config.maintenanceSeconds * 1000),
+    );
+  }
 
   return {
     url: `http://${host}:${address.port}`,
@@ -102,6 +134,7 @@ export async function startSpaceService(config: SpaceConfig, opts: ServiceOption
     feed,
     initialRefresh,
     tick,
+    maintain,
     close: async () => {
       for (const t of timers) clearInterval(t);
       feed.close();
@@ -112,6 +145,7 @@ export async function startSpaceService(config: SpaceConfig, opts: ServiceOption
       // A refresh or tick still running finishes before the database closes under it.
       await events.whenIdle();
       await (ticking ?? Promise.resolve());
+      await push.close();
       db.close();
     },
   };

@@ -103,6 +103,19 @@ interface NotificationRow extends Omit<NotificationEntry, 'push_sent'> {
   push_sent: number;
 }
 
+/**
+ * One page (`tail`: its WHERE/ORDER/LIMIT), each entry as the API's JSON
+ * object text. An entry without a read_at of its own looks up its read-all
+ * mark only when it is at or below the last mark (the max is computed once).
+ */
+function pageRowsSql(tail: string): string {
+  const readAt = `coalesce(n.read_at, CASE WHEN n.id <= (SELECT max(up_to_id) FROM read_all_marks) THEN ${MARK_READ_AT('n.id')} END)`;
+  return `SELECT json_object('id', n.id, 'category', n.category, 'title', n.title, 'body', n.body, 'data_json', n.data_json,
+    'location_id', n.location_id, 'sent_at', n.sent_at, 'read_at', ${readAt},
+    'push_sent', json(CASE WHEN n.push_sent = 1 THEN 'true' ELSE 'false' END)) FROM notifications n ${tail}`;
+}
+
+
 function preferenceOut(r: PreferenceRow): PreferenceOut {
   return {
     id: r.id,
@@ -125,6 +138,19 @@ function notificationOut(r: NotificationRow): NotificationEntry {
 
 const SUBSCRIPTION_COLUMNS = 'id, endpoint, is_active = 1 AS is_active, created_at';
 
+/** The read-all mark covering an entry (the first at or above its id): its read_at, or null. */
+const MARK_READ_AT = (idColumn: string) => `(SELECT m.read_at FROM read_all_marks m WHERE m.up_to_id >= ${idColumn} ORDER BY m.up_to_id LIMIT 1)`;
+
+/** A log entry as the API shows it: read_at is its own, else that of the read-all that covered it. */
+const NOTIFICATION_COLUMNS = `n.id, n.category, n.title, n.body, n.data_json, n.location_id, n.sent_at,
+  coalesce(n.read_at, ${MARK_READ_AT('n.id')}) AS read_at, n.push_sent`;
+
+/** What one maintenance run removed. */
+export interface PruneResult {
+  notifications: number;
+  eventKeys: number;
+}
+
 export class Store {
   private readonly q;
 
@@ -135,9 +161,9 @@ export class Store {
          VALUES (?, ?, ?, ?, 1, ?, ?)
          ON CONFLICT(endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth,
            user_agent = coalesce(excluded.user_agent, user_agent), is_active = 1, updated_at = excluded.updated_at,
-           failure_count = 0, last_error = NULL
-         RETURNING ${SUBSCRIPTION_COLUMNS}`,
+           failure_count = 0, last_error = NULL`,
       ),
+      subscriptionByEndpoint: db.prepare<[string]>(`SELECT ${SUBSCRIPTION_COLUMNS} FROM subscriptions WHERE endpoint = ?`),
       deactivateSubscription: db.prepare<[string, number]>('UPDATE subscriptions SET is_active = 0, updated_at = ? WHERE id = ?'),
       activeTargets: db.prepare('SELECT id, endpoint, p256dh, auth FROM subscriptions WHERE is_active = 1 ORDER BY id'),
       subscriptionHealth: db.prepare<[number]>(`SELECT ${SUBSCRIPTION_COLUMNS}, failure_count, last_error, last_success_at FROM subscriptions WHERE id = ?`),
@@ -152,8 +178,7 @@ export class Store {
          VALUES (@location_id, @category, @is_enabled, @lead_times, @schedule_cron, @min_altitude, @timezone, @config, @quiet_start, @quiet_end, @updated_at)
          ON CONFLICT(coalesce(location_id, 0), category) DO UPDATE SET is_enabled = excluded.is_enabled, lead_times = excluded.lead_times,
            schedule_cron = excluded.schedule_cron, min_altitude = excluded.min_altitude, timezone = excluded.timezone, config = excluded.config,
-           quiet_start = excluded.quiet_start, quiet_end = excluded.quiet_end, updated_at = excluded.updated_at
-         RETURNING *`,
+           quiet_start = excluded.quiet_start, quiet_end = excluded.quiet_end, updated_at = excluded.updated_at`,
       ),
       listPreferences: db.prepare('SELECT * FROM preferences ORDER BY location_id IS NOT NULL, location_id, category'),
       preferencesOf: db.prepare<[string]>('SELECT * FROM preferences WHERE category = ? ORDER BY location_id IS NOT NULL, location_id'),
@@ -161,13 +186,26 @@ export class Store {
       deletePreference: db.prepare<[number, string]>('DELETE FROM preferences WHERE coalesce(location_id, 0) = ? AND category = ?'),
 
       insertNotification: db.prepare<[string, string, string, string, number | null, string, number]>(
-        `INSERT INTO notifications (category, title, body, data_json, location_id, sent_at, push_sent) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+        'INSERT INTO notifications (category, title, body, data_json, location_id, sent_at, push_sent) VALUES (?, ?, ?, ?, ?, ?, ?)',
       ),
-      markPushSent: db.prepare<[number]>('UPDATE notifications SET push_sent = 1 WHERE id = ? RETURNING *'),
-      listNotifications: db.prepare<[number, number]>('SELECT * FROM notifications ORDER BY id DESC LIMIT ? OFFSET ?'),
-      unreadCount: db.prepare('SELECT count(*) AS n FROM notifications WHERE read_at IS NULL'),
-      markRead: db.prepare<[string, number]>('UPDATE notifications SET read_at = coalesce(read_at, ?) WHERE id = ?'),
-      markAllRead: db.prepare<[string]>('UPDATE notifications SET read_at = ? WHERE read_at IS NULL'),
+      markPushSent: db.prepare<[number]>('UPDATE notifications SET push_sent = 1 WHERE id = ?'),
+      notification: db.prepare<[number]>(`SELECT ${NOTIFICATION_COLUMNS} FROM notifications n WHERE id = ?`),
+      // Both walk the rowid backwards from the newest (or from before_id): no sort, no scan of what is skipped by the keyset.
+      listNotifications: db.prepare<[number, number]>(`SELECT ${NOTIFICATION_COLUMNS} FROM notifications n ORDER BY id DESC LIMIT ? OFFSET ?`),
+      listNotificationsBefore: db.prepare<[number, number]>(`SELECT ${NOTIFICATION_COLUMNS} FROM notifications n WHERE id < ? ORDER BY id DESC LIMIT ?`),
+      pageRows: db.prepare<[number, number]>(pageRowsSql('ORDER BY n.id DESC LIMIT ? OFFSET ?')).pluck(),
+      pageRowsBefore: db.prepare<[number, number]>(pageRowsSql('WHERE n.id < ? ORDER BY n.id DESC LIMIT ?')).pluck(),
+      unreadCount: db.prepare("SELECT value AS n FROM log_counters WHERE name = 'unread'"),
+      markRead: db.prepare<[string, number]>(`UPDATE notifications SET read_at = coalesce(read_at, ${MARK_READ_AT('notifications.id')}, ?) WHERE id = ?`),
+      lastMark: db.prepare('SELECT coalesce(max(up_to_id), 0) AS id FROM read_all_marks'),
+      newestId: db.prepare('SELECT coalesce(max(id), 0) AS id FROM notifications'),
+      addMark: db.prepare<[number, string]>('INSERT INTO read_all_marks (up_to_id, read_at) VALUES (?, ?)'),
+      resetUnread: db.prepare("UPDATE log_counters SET value = 0 WHERE name = 'unread'"),
+      pruneNotifications: db.prepare<[string]>('DELETE FROM notifications WHERE sent_at < ?'),
+      oldestId: db.prepare('SELECT min(id) AS id FROM notifications'),
+      pruneMarks: db.prepare<[number]>('DELETE FROM read_all_marks WHERE up_to_id < ?'),
+      pruneAllMarks: db.prepare('DELETE FROM read_all_marks'),
+      pruneEventKeys: db.prepare<[string]>('DELETE FROM sent_events WHERE sent_at < ?'),
 
       source: db.prepare<[string]>('SELECT * FROM event_sources WHERE source = ?'),
       saveSourceData: db.prepare<[string, string, string, string, string]>(
@@ -195,7 +233,10 @@ export class Store {
   /** Creates the subscription, or reactivates it and replaces its keys when the endpoint is known. */
   upsertSubscription(s: { endpoint: string; p256dh: string; auth: string; user_agent: string | null }, now: Date): SubscriptionOut {
     const t = now.toISOString();
-    const row = this.q.upsertSubscription.get(s.endpoint, s.p256dh, s.auth, s.user_agent, t, t) as Omit<SubscriptionOut, 'is_active'> & { is_active: number };
+    // .run() and a SELECT, not INSERT ... RETURNING read with .get(): .get() resets the statement before it is
+    // stepped to its end, and SQLite's automatic WAL checkpoint only runs when a write is (see db.ts checkpoint()).
+    this.q.upsertSubscription.run(s.endpoint, s.p256dh, s.auth, s.user_agent, t, t);
+    const row = this.q.subscriptionByEndpoint.get(s.endpoint) as Omit<SubscriptionOut, 'is_active'> & { is_active: number };
     return { ...row, is_active: row.is_active === 1 };
   }
 
@@ -236,7 +277,7 @@ export class Store {
   // --- preferences ---------------------------------------------------------
 
   savePreference(locationId: number | null, category: string, f: PreferenceFields, now: Date): PreferenceOut {
-    const row = this.q.upsertPreference.get({
+    this.q.upsertPreference.run({
       location_id: locationId,
       category,
       is_enabled: f.is_enabled ? 1 : 0,
@@ -248,8 +289,8 @@ export class Store {
       quiet_start: f.quiet_start,
       quiet_end: f.quiet_end,
       updated_at: now.toISOString(),
-    }) as PreferenceRow;
-    return preferenceOut(row);
+    });
+    return preferenceOut(this.q.preference.get(locationId ?? 0, category) as PreferenceRow);
   }
 
   /** Every preference: global first, then by location, then by category. */
@@ -274,30 +315,79 @@ export class Store {
   // --- notification log ----------------------------------------------------
 
   logNotification(n: NewNotification, pushSent: boolean, now: Date): NotificationEntry {
-    const row = this.q.insertNotification.get(n.category, n.title, n.body, JSON.stringify(n.data ?? null), n.location_id, now.toISOString(), pushSent ? 1 : 0);
-    return notificationOut(row as NotificationRow);
+    const data_json = JSON.stringify(n.data ?? null);
+    const sent_at = now.toISOString();
+    const r = this.q.insertNotification.run(n.category, n.title, n.body, data_json, n.location_id, sent_at, pushSent ? 1 : 0);
+    return { id: Number(r.lastInsertRowid), category: n.category, title: n.title, body: n.body, data_json, location_id: n.location_id, sent_at, read_at: null, push_sent: pushSent };
   }
 
   markPushSent(id: number): NotificationEntry {
-    return notificationOut(this.q.markPushSent.get(id) as NotificationRow);
+    this.q.markPushSent.run(id);
+    return notificationOut(this.q.notification.get(id) as NotificationRow);
   }
 
-  /** Newest first. */
+  /** Newest first, skipping `offset` (the seed's paging: the cost grows with the offset). */
   listNotifications(limit: number, offset: number): NotificationEntry[] {
     return (this.q.listNotifications.all(limit, offset) as NotificationRow[]).map(notificationOut);
   }
 
+  /** Newest first among the entries older than `beforeId` (keyset paging: the same cost on every page). */
+  listNotificationsBefore(beforeId: number, limit: number): NotificationEntry[] {
+    return (this.q.listNotificationsBefore.all(beforeId, limit) as NotificationRow[]).map(notificationOut);
+  }
+
+  /**
+   * A page of the log as the JSON text GET /api/notifications answers, each
+   * entry written by SQLite (json_object) and joined here, so no row becomes
+   * a JavaScript object to be serialised again: the hot path of the history.
+   * `lastId` is the id of the page's last (oldest) entry, for the next keyset page.
+   */
+  notificationPageJson(limit: number, page: { offset: number } | { beforeId: number }): { json: string; count: number; lastId: number | null } {
+    const rows = ('beforeId' in page ? this.q.pageRowsBefore.all(page.beforeId, limit) : this.q.pageRows.all(limit, page.offset)) as string[];
+    const last = rows.length > 0 ? /^\{"id":(\d+),/.exec(rows[rows.length - 1]) : null;
+    return { json: `[${rows.join(',')}]`, count: rows.length, lastId: last ? Number(last[1]) : null };
+  }
+
+  /** From a counter the triggers of migration 2 keep: no scan of the log. */
   unreadCount(): number {
     return (this.q.unreadCount.get() as { n: number }).n;
   }
 
-  /** Sets read_at (kept if already read); false when the id is unknown. */
+  /** Sets read_at (kept if already read, directly or by a read-all); false when the id is unknown. */
   markRead(id: number, now: Date): boolean {
     return this.q.markRead.run(now.toISOString(), id).changes === 1;
   }
 
-  markAllRead(now: Date): number {
-    return this.q.markAllRead.run(now.toISOString()).changes;
+  /**
+   * Every entry so far reads as read at `now`, without touching them: one
+   * mark up to the newest id (entries already read keep their read_at).
+   */
+  markAllRead(now: Date): void {
+    this.db.transaction(() => {
+      const newest = (this.q.newestId.get() as { id: number }).id;
+      if (newest > (this.q.lastMark.get() as { id: number }).id) this.q.addMark.run(newest, now.toISOString());
+      this.q.resetUnread.run();
+    })();
+  }
+
+  /**
+   * Retention: removes log entries sent before `logBefore` (none when null:
+   * kept for ever) with the read-all marks that then cover no entry, and the
+   * event keys recorded before `eventKeysBefore` (their events have passed:
+   * upstream data looks a week ahead at most).
+   */
+  pruneBefore(logBefore: Date | null, eventKeysBefore: Date): PruneResult {
+    return this.db.transaction(() => {
+      let notifications = 0;
+      if (logBefore) {
+        notifications = this.q.pruneNotifications.run(logBefore.toISOString()).changes;
+        const oldest = (this.q.oldestId.get() as { id: number | null }).id;
+        // A mark covers the ids above the previous mark: one below the oldest entry left covers nothing now.
+        if (oldest === null) this.q.pruneAllMarks.run();
+        else this.q.pruneMarks.run(oldest);
+      }
+      return { notifications, eventKeys: this.q.pruneEventKeys.run(eventKeysBefore.toISOString()).changes };
+    })();
   }
 
   // --- event cache ---------------------------------------------------------

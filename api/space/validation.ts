@@ -190,10 +190,17 @@ function queryInt(raw: unknown, name: string, dflt: number, min: number, max: nu
   return n;
 }
 
-/** `limit` (default 50, 1..200) and `offset` (default 0); above the maximum is refused, not clamped. */
-export function parsePage(query: Record<string, unknown>): { limit: number; offset: number } {
-  return {
-    limit: queryInt(query.limit, 'limit', LIMITS.pageDefault, 1, LIMITS.pageMax),
-    offset: queryInt(query.offset, 'offset', 0, 0, Number.MAX_SAFE_INTEGER),
-  };
+/**
+ * `limit` (default 50, 1..200) and either `offset` (default 0, the seed's
+ * paging) or `before_id` (keyset paging: the entries older than that id);
+ * above the maximum is refused, not clamped.
+ */
+export function parsePage(query: Record<string, unknown>): { limit: number; offset: number; beforeId: number | null } {
+  const limit = queryInt(query.limit, 'limit', LIMITS.pageDefault, 1, LIMITS.pageMax);
+  const offset = queryInt(query.offset, 'offset', 0, 0, Number.MAX_SAFE_INTEGER);
+  const beforeId = query.before_id === undefined ? null : queryInt(query.before_id, 'before_id', 0, 1, Number.MAX_SAFE_INTEGER);
+  if (beforeId !== null && query.offset !== undefined) {
+    throw new SpaceError('SPACE_ERR_INVALID', 'use before_id or offset, not both: before_id pages by id (the id of the last entry of the previous page)');
+  }
+  return { limit, offset, beforeId };
 }

@@ -14,9 +14,9 @@ import readline from 'node:readline';
 import yargs from 'yargs';
 import { BackupError, createBackup, listBackups, restoreBackup } from './lib/backup';
 import { formatPercent } from './lib/context';
-import { hostSettingsPath, mergeHooks, readHostSettings, removeOurHooks, renderTemplate, toHostHooks, HOOK_FILES, type Scope } from './lib/install';
+import { hostSettingsPath, InstallScopeError, mergeHooks, readHostSettings, removeOurHooks, renderTemplate, toHostHooks, HOOK_FILES, type Scope } from './lib/install';
 import { clearPatterns, fold, readDb } from './lib/learner';
-import { readState } from './lib/session';
+import { listSessions, readState, type SessionState } from './lib/session';
 import { loadSettings, SettingsError } from './lib/settings';
 import type { Settings } from './lib/settings-schema';
 import { dataPaths, readJsonLines, writeFileAtomic, writeJsonAtomic, type DataPaths } from './lib/store';
@@ -68,44 +68,78 @@ function out(argv: Common, data: unknown, text: () => string): void {
   process.stdout.write(argv.json ? JSON.stringify(data, null, 2) + '\n' : text() + '\n');
 }
 
-function status(argv: Common): void {
-  const paths = projectOf(argv);
-  const settings = settingsFor(paths);
-  if (!fs.existsSync(paths.sessionState)) {
-    throw new CliError(1, `no session data in ${paths.root}: the hooks have not run in this project yet (install them with hooks-cli install, or pass --project-dir)`);
-  }
-  let s;
-  try {
-    s = readState(paths);
-  } catch (err) {
-    throw new CliError(1, `cannot read ${paths.sessionState}: ${(err as Error).message}`);
-  }
-  if (!s) throw new CliError(1, `${paths.sessionState} was unreadable and has been set aside; the next hook run starts a new session`);
-  const end = s.ended_at ? Date.parse(s.ended_at) : Date.now();
+function sessionSummary(s: SessionState, cm: Settings['context_monitor'], nowMs: number) {
+  const end = s.ended_at ? Date.parse(s.ended_at) : nowMs;
   const durationMs = end - Date.parse(s.start_time);
-  const executions = Object.values(s.tool_usage).reduce((a, b) => a + b, 0);
-  const cm = settings.context_monitor;
   const recommendation = s.context.usage >= cm.emergency_threshold ? 'urgent' : s.context.usage >= cm.backup_threshold ? 'recommended' : 'not needed';
-  const data = {
+  return {
     session_id: s.session_id,
     start_time: s.start_time,
+    last_activity: s.last_activity,
     duration_seconds: Math.round(durationMs / 1000),
     ended: s.ended_at !== null,
     context_usage: s.context.usage,
-    tool_executions: executions,
+    tool_executions: Object.values(s.tool_usage).reduce((a, b) => a + b, 0),
     files_modified: s.modified_files.length,
     commands_executed: s.commands_executed.length,
     backup_recommendation: recommendation,
     backups: s.backup_history.length,
   };
-  out(argv, data, () =>
+}
+
+/**
+ * The current session (the one with the latest activity; `--session ID`
+ * another), or with `--all` every session recorded in the project (several
+ * terminals can run sessions in one project at once).
+ */
+function status(argv: Common & { all: boolean; session?: string }): void {
+  const paths = projectOf(argv);
+  const settings = settingsFor(paths);
+  const cm = settings.context_monitor;
+  if (!fs.existsSync(paths.sessionState) && !fs.existsSync(paths.sessions)) {
+    throw new CliError(1, `no session data in ${paths.root}: the hooks have not run in this project yet (install them with hooks-cli install, or pass --project-dir)`);
+  }
+  if (argv.all) {
+    let all: SessionState[];
+    try {
+      all = listSessions(paths);
+    } catch (err) {
+      throw new CliError(1, `cannot read the sessions in ${paths.sessions}: ${(err as Error).message}`);
+    }
+    const rows = all.map((x) => sessionSummary(x, cm, Date.now()));
+    out(argv, { current: rows[0]?.session_id ?? null, sessions: rows }, () =>
+      rows.length === 0
+        ? 'No sessions recorded.'
+        : [
+            bold(`${rows.length} session${rows.length === 1 ? '' : 's'} (latest activity first)`),
+            ...rows.map(
+              (r, i) =>
+                `${i === 0 ? '* ' : '  '}${r.session_id}  last activity ${r.last_activity}${r.ended ? ' (ended)' : ''}  context ${formatPercent(r.context_usage)}  ${r.tool_executions} tool runs  ${r.backups} backups`,
+            ),
+          ].join('\n'),
+    );
+    return;
+  }
+  let s;
+  try {
+    s = readState(paths, new Date(), argv.session ?? null);
+  } catch (err) {
+    throw new CliError(1, `cannot read ${argv.session ? `session ${argv.session}` : paths.sessionState}: ${(err as Error).message}`);
+  }
+  if (!s && argv.session) throw new CliError(1, `no session ${argv.session} in ${paths.root}; hooks-cli status --all lists them`);
+  if (!s) throw new CliError(1, `${paths.sessionState} was unreadable and has been set aside; the next hook run starts a new session`);
+  const data = sessionSummary(s, cm, Date.now());
+  const others = argv.session ? 0 : listSessions(paths).length - 1;
+  const recommendation = data.backup_recommendation;
+  out(argv, { ...data, other_sessions: Math.max(0, others) }, () =>
     [
-      `${bold('Session')}: ${s.session_id} (${formatDuration(durationMs)}${s.ended_at ? ', ended' : ''})`,
+      `${bold('Session')}: ${s.session_id} (${formatDuration(data.duration_seconds * 1000)}${s.ended_at ? ', ended' : ''})`,
       `Context usage: ${formatPercent(s.context.usage)}`,
-      `Tool executions: ${executions}`,
+      `Tool executions: ${data.tool_executions}`,
       `Files modified: ${s.modified_files.length}`,
       `Commands executed: ${s.commands_executed.length}`,
       `Backup: ${recommendation === 'not needed' ? 'not needed' : `${recommendation} (context above ${formatPercent(recommendation === 'urgent' ? cm.emergency_threshold : cm.backup_threshold)})`}; ${s.backup_history.length} taken this session`,
+      ...(others > 0 ? [`Other sessions in this project: ${others} (hooks-cli status --all)`] : []),
     ].join('\n'),
   );
 }
@@ -239,7 +273,15 @@ function installCmd(argv: Common & { scope: Scope; 'settings-file'?: string; 'dr
   const paths = projectOf(argv);
   const settings = settingsFor(paths);
   const timeoutSec = Math.ceil(settings.performance.max_hook_execution_time / 1000) + 5;
-  const ours = toHostHooks(renderTemplate(readTemplate(root), root), timeoutSec);
+  // A project-scope file is committed: its commands name the install relative to the project, for every clone.
+  const shared = argv.scope === 'project' && !argv['settings-file'];
+  let ours;
+  try {
+    ours = toHostHooks(renderTemplate(readTemplate(root), root, shared ? paths.project : null), timeoutSec);
+  } catch (err) {
+    if (err instanceof InstallScopeError) throw new CliError(1, err.message);
+    throw err;
+  }
   const file = settingsTarget(argv);
   const host = readHostSettings(file);
   const merged = mergeHooks(host, ours);
@@ -301,7 +343,15 @@ export async function main(args: string[]): Promise<number> {
     .usage('$0 <command> [options]\n\nInspect and manage the data of the hooks-cli hooks in a project (.hooks_data/), and install the hooks into Claude Code.')
     .option('project-dir', { type: 'string', default: process.env.CLAUDE_PROJECT_DIR || process.cwd(), defaultDescription: '$CLAUDE_PROJECT_DIR or the current directory', describe: 'the guarded project (holds .hooks_data/)' })
     .option('json', { type: 'boolean', default: false, describe: 'print data as JSON' })
-    .command('status', 'session ID and duration, context usage, tool executions, files modified, commands, backup recommendation', {}, run(status))
+    .command(
+      'status',
+      'session ID and duration, context usage, tool executions, files modified, commands, backup recommendation',
+      (y) =>
+        y
+          .option('all', { type: 'boolean', default: false, describe: 'list every session recorded in the project, latest activity first' })
+          .option('session', { type: 'string', describe: 'show this session instead of the one with the latest activity' }),
+      run(status),
+    )
     .command('list-backups', 'list backups: ID, time, reason', {}, run(listBackupsCmd))
     .command(
       'patterns',

@@ -10,6 +10,8 @@ export interface RegistryServerOptions {
   dbFile: string;
   host: string;
   port: number;
+  /** The tailnet name API v2 answers to besides `-` (see RegistryAppDeps). */
+  tailnet?: string;
 }
 
 export interface RunningRegistry {
@@ -21,7 +23,7 @@ export interface RunningRegistry {
 
 export async function startRegistryServer(opts: RegistryServerOptions): Promise<RunningRegistry> {
   const store = new RegistryStore(opts.dbFile);
-  const server = http.createServer(buildRegistryApp({ store }));
+  const server = http.createServer(buildRegistryApp({ store, tailnet: opts.tailnet }));
   server.on('clientError', (err: NodeJS.ErrnoException, socket) => {
     if (err.code === 'ECONNRESET' || !socket.writable) return socket.destroy();
     const body = JSON.stringify({ message: `malformed HTTP request (${err.code ?? err.message})` });

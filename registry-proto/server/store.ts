@@ -23,9 +23,10 @@ import Database from 'better-sqlite3';
 import { codecFor } from '../codec';
 import { RegistryError } from '../errors';
 import type { GetDeviceResponse } from '../messages';
+import type { TailscaleExtras } from '../tailscale-json';
 import { normaliseRoutes } from './routes';
 
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 const device = codecFor<GetDeviceResponse>('registry.v1.GetDeviceResponse');
 
 export interface Routes {
@@ -79,9 +80,16 @@ export class RegistryStore {
     this.migrate();
     this.stmt = {
       get: this.db.prepare<[string], { record: Buffer }>('SELECT record FROM devices WHERE id = ?'),
+      // API v2 names a device by id or by Tailscale's nodeId.
+      resolve: this.db.prepare<[string, string], { id: string }>('SELECT id FROM devices WHERE id = ? UNION ALL SELECT id FROM devices WHERE node_id = ? LIMIT 1'),
+      extras: this.db.prepare<[string], { tailscale: string | null }>('SELECT tailscale FROM devices WHERE id = ?'),
+      allWithExtras: this.db.prepare<[], { record: Buffer; tailscale: string | null }>('SELECT record, tailscale FROM devices ORDER BY id'),
+      update: this.db.prepare<[Buffer, string]>('UPDATE devices SET record = ? WHERE id = ?'),
       external: this.db.prepare<[string], { is_external: number }>('SELECT is_external FROM devices WHERE id = ?'),
       delete: this.db.prepare<[string]>('DELETE FROM devices WHERE id = ?'),
-      put: this.db.prepare<[string, number, Buffer]>('INSERT INTO devices (id, is_external, record) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET is_external = excluded.is_external, record = excluded.record'),
+      put: this.db.prepare<[string, number, Buffer, string | null, string | null]>(
+        'INSERT INTO devices (id, is_external, record, node_id, tailscale) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET is_external = excluded.is_external, record = excluded.record, node_id = excluded.node_id, tailscale = excluded.tailscale',
+      ),
       all: this.db.prepare<[], { record: Buffer }>('SELECT record FROM devices ORDER BY id'),
       count: this.db.prepare<[], { n: number }>('SELECT count(*) AS n FROM devices'),
       key: this.db.prepare<[string], { hash: Buffer; expires_ms: number | null; revoked: number }>('SELECT hash, expires_ms, revoked FROM api_keys WHERE id = ?'),
@@ -112,6 +120,16 @@ export class RegistryStore {
           revoked INTEGER NOT NULL DEFAULT 0
         ) STRICT;
         PRAGMA user_version = 1;
+        COMMIT;`);
+    }
+    if (version < 2) {
+      // Version 2: Tailscale-only fields (API v2), its nodeId queryable.
+      this.db.exec(`
+        BEGIN IMMEDIATE;
+        ALTER TABLE devices ADD COLUMN node_id TEXT;
+        ALTER TABLE devices ADD COLUMN tailscale TEXT;
+        CREATE UNIQUE INDEX devices_node_id ON devices (node_id) WHERE node_id IS NOT NULL;
+        PRAGMA user_version = 2;
         COMMIT;`);
     }
   }
@@ -153,21 +171,40 @@ export class RegistryStore {
    * semantics: the list is the new whole; routes the device does not
    * advertise may be enabled ahead of time). Returns both lists after.
    */
-  enableRoutes(id: string, routes: readonly string[]): Routes {
-    const enabled = normaliseRoutes(routes);
+  enableRoutes(id: string, routes: readonly string[], options: { checked?: boolean } = {}): Routes {
+    // `checked`: the caller ran normaliseRoutes (the server does, in chunks, before the transaction).
+    const enabled = options.checked ? [...routes] : normaliseRoutes(routes);
     return this.db
       .transaction(() => {
         const d = this.getDevice(id);
         if (!d) throw notFound(id);
         d.enabledRoutes = enabled;
-        this.writeDevice(d);
+        // Only the record changes: the Tailscale-only fields stay as they are.
+        this.stmt.update.run(Buffer.from(device.encode(d)), id);
         return routesOf(d);
       })
       .immediate();
   }
 
-  private writeDevice(d: GetDeviceResponse): void {
-    this.stmt.put.run(d.id ?? '', d.isExternal ? 1 : 0, Buffer.from(device.encode(d)));
+  private writeDevice(d: GetDeviceResponse, extras?: TailscaleExtras): void {
+    const hasExtras = extras !== undefined && Object.keys(extras).length > 0;
+    this.stmt.put.run(d.id ?? '', d.isExternal ? 1 : 0, Buffer.from(device.encode(d)), extras?.nodeId ?? null, hasExtras ? JSON.stringify(extras) : null);
+  }
+
+  /** The id of the device named `idOrNodeId` (its id, or its Tailscale nodeId), or undefined. */
+  resolveDeviceId(idOrNodeId: string): string | undefined {
+    return this.stmt.resolve.get(idOrNodeId, idOrNodeId)?.id;
+  }
+
+  /** The Tailscale-only fields stored with a device (empty when none were imported). */
+  getTailscaleExtras(id: string): TailscaleExtras {
+    const text = this.stmt.extras.get(id)?.tailscale;
+    return text ? (JSON.parse(text) as TailscaleExtras) : {};
+  }
+
+  /** Every device with its Tailscale-only fields, by id. */
+  listDevicesWithExtras(): { device: GetDeviceResponse; extras: TailscaleExtras }[] {
+    return this.stmt.allWithExtras.all().map(({ record, tailscale }) => ({ device: device.decode(record), extras: tailscale ? (JSON.parse(tailscale) as TailscaleExtras) : {} }));
   }
 
   /**
@@ -175,22 +212,27 @@ export class RegistryStore {
    * `replaceAll`, devices not in `devices` are removed. Every device needs an
    * id; ids must be unique; routes must be canonical prefixes.
    */
-  importDevices(devices: readonly GetDeviceResponse[], options: { replaceAll?: boolean } = {}): { added: number; replaced: number; removed: number } {
+  importDevices(devices: readonly GetDeviceResponse[], options: { replaceAll?: boolean; extras?: readonly (TailscaleExtras | undefined)[] } = {}): { added: number; replaced: number; removed: number } {
     const seen = new Set<string>();
+    const nodeIds = new Map<string, string>();
     devices.forEach((d, i) => {
       const where = `device #${i + 1}${d.id ? ` (id ${d.id})` : ''}`;
       if (!d.id) throw new RegistryError('REG_ERR_IMPORT', `${where}: has no id`);
       if (seen.has(d.id)) throw new RegistryError('REG_ERR_IMPORT', `${where}: the id appears twice in the file`);
       seen.add(d.id);
+      const nodeId = options.extras?.[i]?.nodeId;
+      if (nodeId !== undefined) {
+        if (nodeIds.has(nodeId)) throw new RegistryError('REG_ERR_IMPORT', `${where}: nodeId ${nodeId} is also device ${nodeIds.get(nodeId)}'s`);
+        nodeIds.set(nodeId, d.id);
+      }
       try {
-        normaliseRoutes(d.enabledRoutes ?? []);
-        normaliseRoutes(d.advertisedRoutes ?? []);
+        normaliseRoutes(d.enabledRoutes ?? [], 'enabled routes');
+        normaliseRoutes(d.advertisedRoutes ?? [], 'advertised routes');
       } catch (err) {
         throw new RegistryError('REG_ERR_IMPORT', `${where}: ${(err as Error).message}`);
       }
     });
-    return this.db
-      .transaction(() => {
+    const run = this.db.transaction(() => {
         let removed = 0;
         if (options.replaceAll) {
           for (const { record } of this.stmt.all.all()) {
@@ -200,14 +242,20 @@ export class RegistryStore {
         }
         let added = 0;
         let replaced = 0;
-        for (const d of devices) {
+        devices.forEach((d, i) => {
           if (this.stmt.external.get(d.id!)) replaced++;
           else added++;
-          this.writeDevice(d);
-        }
+          this.writeDevice(d, options.extras?.[i]);
+        });
         return { added, replaced, removed };
-      })
-      .immediate();
+      });
+    try {
+      return run.immediate();
+    } catch (err) {
+      // A nodeId that another device (not in the file) already has.
+      if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE') throw new RegistryError('REG_ERR_IMPORT', `a nodeId in the file belongs to another device already: ${(err as Error).message}`);
+      throw err;
+    }
   }
 
   /** Every device, by id. */

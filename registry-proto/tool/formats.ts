@@ -9,12 +9,12 @@
  *   text    the protobuf text format; in a stream, messages are separated by a
  *           line `---` (never valid text format, so never ambiguous)
  */
-import type { JsonReadOptions, JsonWriteOptions, Message, MessageCodec } from '../codec';
+import type { BinaryReadOptions, JsonReadOptions, JsonWriteOptions, Message, MessageCodec } from '../codec';
 
 export const FORMATS = ['binary', 'json', 'text'] as const;
 export type Format = (typeof FORMATS)[number];
 
-export interface ReadOptions extends JsonReadOptions {
+export interface ReadOptions extends JsonReadOptions, BinaryReadOptions {
   delimited?: boolean;
 }
 
@@ -28,7 +28,7 @@ const TEXT_SEPARATOR = /^---[ \t]*$/m;
 
 /** Parses `input` as `format`; throws CodecError with where the fault is (message # for streams). */
 export function readMessages(codec: MessageCodec, format: Format, input: Buffer, options: ReadOptions = {}): Message[] {
-  if (format === 'binary') return options.delimited ? codec.decodeDelimited(input) : [codec.decode(input)];
+  if (format === 'binary') return options.delimited ? codec.decodeDelimited(input, options) : [codec.decode(input, options)];
   const text = input.toString('utf8');
   if (format === 'text') {
     const parts = options.delimited ? text.split(TEXT_SEPARATOR).filter((p) => p.trim() !== '') : [text];

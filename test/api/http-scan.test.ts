@@ -18,6 +18,7 @@ import { createScanner } from '../../cli/assemble-scan';
 import { SqliteScanStore } from '../../api/scan-store';
 import { MemoryScanStore, type ScanStore } from '../../firmware/scan-store';
 import { SimulatedAntenna, defaultAntennaConfig } from '../../sim/antenna';
+import type { SimOutputPin } from '../../sim/trigger-output';
 import { assertError, assertJson, serveApi } from '../helpers/http-server';
 import type { LineClock } from '../helpers/line-clock';
 import { runScan, runScanOnLine } from '../helpers/scan';
@@ -26,9 +27,9 @@ import { simOnVirtualClock, testDriver } from '../helpers/sim';
 const DRIVER = testDriver();
 const GRID = { kind: 'grid', theta: { start_deg: 0, stop_deg: 10, step_deg: 5 }, phi: { start_deg: 0, stop_deg: 10, step_deg: 5 } };
 
-async function setup(t: Test, store: ScanStore = new MemoryScanStore()) {
+async function setup(t: Test, store: ScanStore = new MemoryScanStore(), simulated = true) {
   const sim = simOnVirtualClock();
-  const { scanner } = createScanner({ positioner: sim.positioner, clock: sim.clock, store, now: () => new Date('2026-11-24T05:00:00Z') });
+  const { scanner } = createScanner({ positioner: sim.positioner, clock: sim.clock, store, now: () => new Date('2026-11-24T05:00:00Z'), simulated });
   const api = await serveApi(t, sim.positioner, undefined, { scanner });
   const clock = sim.clock;
   /** Runs the scan to its end (or pause/abort) on the virtual time line. */
@@ -106,7 +107,8 @@ t.test('a bad plan is refused with 400 naming the field; nothing moves', async (
   await refuse({ plan: { ...GRID, phi: { start_deg: 0, stop_deg: 400, step_deg: 5 } } }, /^plan\.phi\.stop_deg must be between 0 and 360/);
   await refuse({ plan: { ...GRID, theta: { start_deg: 0, stop_deg: 10 } } }, /plan\.theta needs 'step_deg'/);
   await refuse({ plan: { ...GRID, colour: 'red' } }, /unknown field 'colour' in plan/);
-  await refuse({ plan: { kind: 'spiral' } }, /plan\.kind must be one of "grid"/);
+  await refuse({ plan: { kind: 'spiral' } }, /plan needs 'kind': one of "grid", "phi_cuts", "theta_cuts", "points" \(got "spiral"\)/);
+  await refuse({ plan: { theta: GRID.theta } }, /plan needs 'kind'/);
   await refuse({ plan: GRID, settle_s: -1 }, /settle_s must be >= 0/);
   await refuse({ plan: GRID, mode: 'fast' }, /mode must be one of "step", "sweep"/);
   await refuse({ plan: GRID, source: { kind: 'exec' } }, /source\.command is required/);
@@ -214,6 +216,8 @@ t.test('the WebSocket carries scan progress and every sample', async (t) => {
   const scans = messages.filter((m) => m.type === 'scan');
   const samples = messages.filter((m) => m.type === 'sample');
   t.equal(scans[0].state, 'running', 'the start');
+  // Nine samples in no wall time: progress is sent on each state change and at most every 100 ms, not per sample.
+  t.ok(scans.length <= 4, `progress messages are throttled: ${scans.length} for 9 samples`);
   t.match(scans.at(-1), { state: 'done', points_done: 9 }, 'the end');
   t.same(samples.map((s) => s.index), [0, 1, 2, 3, 4, 5, 6, 7, 8], 'one sample message per point');
   t.same(Object.keys(samples[0]), ['type', 'seq', 'scan_id', 'index', 'theta_deg', 'phi_deg', 'time_s', 'values', 'error']);
@@ -225,4 +229,86 @@ t.test('the WebSocket carries scan progress and every sample', async (t) => {
   for (const m of samples) t.ok(validateSample(m), `sample message matches SampleMessage ${JSON.stringify(validateSample.errors)}`);
   const seqs = messages.map((m) => m.seq);
   t.same(seqs, seqs.map((_, i) => seqs[0] + i), 'seq counts every message');
+
+  // A client that connects later gets the scan once, right after the status.
+  const late = new WebSocket(api.wsUrl);
+  t.teardown(() => late.terminate());
+  const first: Record<string, any>[] = [];
+  late.on('message', (data) => first.push(JSON.parse(String(data)) as Record<string, any>));
+  for (let i = 0; i < 200 && first.length < 3; i++) await new Promise((r) => setTimeout(r, 25));
+  t.same(first.slice(0, 3).map((m) => m.type), ['config', 'status', 'scan']);
+  t.match(first[2], { state: 'done', points_done: 9 });
+});
+
+t.test('trigger source: a pulse on the board output at each point, once the positioner stands at it', async (t) => {
+  const rig = await setup(t);
+  const { api, clock, scanner, sim } = rig;
+  const trigger = (rig as unknown as { trigger: SimOutputPin }).trigger;
+  const perDeg = { theta: 320, phi: 800 };
+  const powerOn = { theta: sim.theta.truePositionSteps, phi: sim.phi.truePositionSteps };
+  // Where the shaft really is at each rising edge, in the firmware's frame (degrees from power-on).
+  const atEdges: [number, number][] = [];
+  trigger.onEdge = (high) => {
+    if (high) atEdges.push([(sim.theta.truePositionSteps - powerOn.theta) / perDeg.theta, (sim.phi.truePositionSteps - powerOn.phi) / perDeg.phi]);
+  };
+  const points = [{ theta_deg: 0, phi_deg: 0 }, { theta_deg: 4, phi_deg: 2 }, { theta_deg: 1, phi_deg: 3 }];
+  const res = await api.post('/scan', { plan: { kind: 'points', points }, settle_s: 0.05, source: { kind: 'trigger', pulse_ms: 10 } });
+  t.equal(res.status, 201, res.text);
+  if (DRIVER === 'sim') await runScan(clock, scanner, { clockDriven: true });
+  else await runScanOnLine(clock as LineClock, scanner, { clockDriven: true, sliceUs: 5e3 });
+  const done = (await api.get('/scan')).body as Record<string, any>;
+  t.match(done, { state: 'done', points_done: 3, points_failed: 0 }, String(done.error));
+  const pulses = trigger.pulses();
+  t.equal(pulses.length, 3, 'one pulse per point');
+  // grbl dwells in 50 ms steps (nuts_bolts.c delay_sec()): a 10 ms pulse lasts 50 ms there.
+  const expectedUs = DRIVER === 'grbl' ? 50_000 : 10_000;
+  for (const p of pulses) t.ok(Math.abs(p.endUs - p.startUs - expectedUs) <= 2_000, `pulse of ${(p.endUs - p.startUs) / 1000} ms (expected ${expectedUs / 1000} ms)`);
+  t.same(atEdges.map(([a, b]) => [Math.round(a * 1e3) / 1e3, Math.round(b * 1e3) / 1e3]), points.map((p) => [p.theta_deg, p.phi_deg]), 'each pulse is given at its point');
+  t.equal(trigger.high, false, 'the output is low at the end');
+  const results = (await api.get('/scan/results')).body as { samples: { values: number[]; error: null }[] };
+  t.same(results.samples.map((s) => [s.values, s.error]), [[[], null], [[], null], [[], null]], 'a bare trigger leaves the values empty');
+});
+
+t.test('sweep: samples taken while moving along each cut, stamped with the position read at the sample time', async (t) => {
+  const { api, finish } = await setup(t);
+  const res = await api.post('/scan', { plan: { kind: 'phi_cuts', phi_deg: [0, 10], theta: { start_deg: 0, stop_deg: 20, step_deg: 10 } }, mode: 'sweep', sample_interval_s: 0.2, settle_s: 0.1 });
+  t.equal(res.status, 201, res.text);
+  await finish();
+  const done = (await api.get('/scan')).body as Record<string, any>;
+  t.match(done, { state: 'done', points_done: 6, points_total: 6 }, String(done.error));
+  const { samples } = (await api.get('/scan/results')).body as { samples: { index: number; theta_deg: number; phi_deg: number; time_s: number; values: number[] }[] };
+  t.ok(samples.length >= 10, `samples along both 20 deg sweeps: ${samples.length}`);
+  t.same(samples.map((s) => s.index), samples.map((_, i) => i), 'numbered in order');
+  for (let i = 1; i < samples.length; i++) t.ok(samples[i].time_s >= samples[i - 1].time_s, `time runs on at sample ${i}`);
+  const cut0 = samples.filter((s) => s.phi_deg === 0);
+  t.ok(cut0.some((s) => s.theta_deg > 0.5 && s.theta_deg < 19.5 && Math.abs(s.theta_deg - 10) > 0.5), 'samples between the grid points: taken while moving');
+  t.ok(cut0.every((s, i) => i === 0 || s.theta_deg >= cut0[i - 1].theta_deg - 1e-9), 'theta rises along the first cut');
+  const antenna = new SimulatedAntenna(defaultAntennaConfig());
+  for (const s of samples.slice(0, 5)) t.same(s.values, [antenna.measureDb(s.theta_deg, s.phi_deg, s.index, 0)], `sample ${s.index} is the antenna at its stamped position`);
+});
+
+t.test('an exec source that fails on some points: those rows carry the error (CSV-quoted), the others the numbers it printed', async (t) => {
+  const { api, clock, scanner } = await setup(t);
+  const command = 'if [ "$POINT_INDEX" = 1 ]; then echo "VNA: no lock, retry" >&2; exit 2; fi; echo "S21 $THETA_DEG dB"';
+  const res = await api.post('/scan', { plan: { kind: 'points', points: [{ theta_deg: 0, phi_deg: 0 }, { theta_deg: 2, phi_deg: 0 }, { theta_deg: 4, phi_deg: 0 }] }, settle_s: 0.05, source: { kind: 'exec', command } });
+  t.equal(res.status, 201, res.text);
+  t.same((res.body as { request: { source: unknown } }).request.source, { kind: 'exec', command, timeout_s: 10 }, 'the default timeout filled in');
+  if (DRIVER === 'sim') await runScan(clock, scanner);
+  else await runScanOnLine(clock as LineClock, scanner, { sliceUs: 20e3 });
+  const done = (await api.get('/scan')).body as Record<string, any>;
+  t.match(done, { state: 'done', points_done: 3, points_failed: 1 });
+  const { samples } = (await api.get('/scan/results')).body as { samples: { values: number[]; error: string | null }[] };
+  t.same(samples.map((s) => s.values), [[21, 0], [], [21, 4]], 'every number printed (S21 too)');
+  t.match(samples[1].error, /exited with status 2: VNA: no lock, retry/);
+  const csv = (await api.get('/scan/results?format=csv')).text.trim().split('\n');
+  t.equal(csv[0], 'index,theta_deg,phi_deg,time_s,value_1,value_2,error', 'two value columns');
+  t.match(csv[2], /^1,2,0,[\d.]+,,,"the command .* exited with status 2: VNA: no lock, retry"$/, 'the failed row: empty values, the error quoted (it has a comma)');
+});
+
+t.test('on real hardware a scan must name its source; the simulated antenna is there when asked for', async (t) => {
+  const { api } = await setup(t, new MemoryScanStore(), false);
+  const res = await api.post('/scan', { plan: GRID });
+  assertError(t, res, 400, 'API_ERR_INVALID_BODY', 'no source');
+  t.match((res.body as { error: string }).error, /needs 'source' on real hardware/);
+  t.equal((await api.post('/scan', { plan: GRID, source: { kind: 'sim' } })).status, 201);
 });

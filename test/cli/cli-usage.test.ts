@@ -38,7 +38,7 @@ const lastLine = (text: string) => text.trim().split('\n').pop() ?? '';
 
 t.test('usage errors exit 2 with the usage on stderr, and send nothing', async (t) => {
   const cases: Array<[string[], RegExp]> = [
-    [[], /error: name a command: serve, status, move, move-rel, home, stop or config/],
+    [[], /error: name a command: serve, status, move, move-rel, home, stop, config or scan/],
     [['frobnicate'], /error: Unknown argument: frobnicate/],
     [['stauts'], /error: Did you mean status\?/],
     [['move', '10'], /error: Not enough non-option arguments: got 1, need at least 2/],

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { buildCli, cliEnv, http, runCli, startServe, type ServeRun } from '../helpers/cli';
+import { buildCli, cliEnv, http, runCli, spawnCli, startServe, until, type ServeRun } from '../helpers/cli';
 
 const cli = buildCli(t);
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'scan-cli-'));
@@ -67,4 +67,26 @@ t.test('refusals name the CLI flags and units; exit 2 for usage, 1 for a refused
   const unknown = await pos(['scan', '--source', 'vna']);
   t.equal(unknown.code, 2);
   t.match(unknown.stderr, /--source is sim, exec CMD, http URL or trigger/);
+});
+
+t.test('Ctrl-C during scan --wait stops the positioner (the scan is aborted), writes what was measured, exits 130; scan resume continues', async (t) => {
+  const out = path.join(dir, 'partial.csv');
+  const run = spawnCli(t, cli, ['scan', '--theta', '0:10:1', '--phi', '0:0:1', '--settle', '0.3', '--wait', '--out', out], { env: cliEnv({ POSITIONER_HOST: server.hostPort }), timeoutMs: 60_000 });
+  // The CLI prints this line just before it starts following the scan (and catching SIGINT).
+  await until('the CLI to follow the scan', async () => /: 11 points/.test(run.stderr()), 20_000);
+  await until('two points of this scan measured', async () => {
+    const s = (await http(`${server.url}/scan`)).body;
+    return s.points_total === 11 && s.state === 'running' && s.points_done >= 2;
+  }, 20_000);
+  run.child.kill('SIGINT');
+  const r = await run.done;
+  t.equal(r.code, 130, r.stderr);
+  t.match(r.stderr, /interrupted at \d+\/11 points; positioner stopped/);
+  const scan = (await http(`${server.url}/scan`)).body;
+  t.equal(scan.state, 'aborted');
+  const rows = fs.readFileSync(out, 'utf8').trim().split('\n');
+  t.equal(rows.length - 1, scan.points_done, 'the CSV holds the points measured before the stop');
+  const resumed = await pos(['scan', 'resume', '--wait']);
+  t.equal(resumed.code, 0, resumed.stderr);
+  t.match(resumed.stderr, /done, 11\/11 points/);
 });

@@ -6,6 +6,8 @@
  * sample time, and an exec source that fails or hangs on some points.
  */
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
@@ -13,8 +15,7 @@ import { createSimulatedPositioner } from '../../cli/assemble';
 import { createScanner } from '../../cli/assemble-scan';
 import { SqliteScanStore } from '../../api/scan-store';
 import { defaultConfig } from '../../firmware/config';
-import { PositionerError } from '../../firmware/errors';
-import type { ScanSettings } from '../../firmware/scan';
+import { defaultScanSettings, type ScanSettings } from '../../firmware/scan';
 import { MemoryScanStore, type ScanStore } from '../../firmware/scan-store';
 import { planScan } from '../../firmware/scan-plan';
 import { SimulatedAntenna, defaultAntennaConfig } from '../../sim/antenna';
@@ -31,18 +32,7 @@ function rig(store: ScanStore = new MemoryScanStore()) {
 }
 
 function settings(over: Partial<ScanSettings> = {}): ScanSettings {
-  return {
-    plan: { kind: 'grid', theta: { startDeg: 0, stopDeg: 20, stepDeg: 10 }, phi: { startDeg: 0, stopDeg: 20, stepDeg: 10 }, order: 'serpentine' },
-    mode: 'step',
-    settleS: 0.2,
-    dwellS: 0,
-    samples: 1,
-    sampleIntervalS: 0.1,
-    source: { kind: 'sim' },
-    onError: 'continue',
-    name: null,
-    ...over,
-  };
+  return defaultScanSettings({ kind: 'grid', theta: { startDeg: 0, stopDeg: 20, stepDeg: 10 }, phi: { startDeg: 0, stopDeg: 20, stepDeg: 10 }, order: 'serpentine' }, over);
 }
 
 function tmpDb(t: Test): string {
@@ -233,7 +223,8 @@ t.test('exec source with on_error stop: the first failing point ends the scan fa
 
 t.test('exec source that hangs: the timeout (a clock timer) kills it and marks the point', async (t) => {
   const { clock, scanner, store } = rig();
-  const command = 'if [ "$POINT_INDEX" = 1 ]; then exec sleep 30; fi; echo -3';
+  // Not `exec sleep`: the shell stays, with its child, and the timeout must kill both (the pipe closes only then).
+  const command = 'if [ "$POINT_INDEX" = 1 ]; then sleep 30; echo 1; fi; echo -3';
   scanner.start(settings({ plan: { kind: 'points', points: [{ thetaDeg: 0, phiDeg: 0 }, { thetaDeg: 1, phiDeg: 0 }, { thetaDeg: 2, phiDeg: 0 }] }, source: { kind: 'exec', command, timeoutS: 5 } }), {});
   // Run until point 1's command is running, then let 5 s of scan time pass.
   while (store.samples(scanner.current()!.id).length < 1 || !scanner.pendingMeasurement()) {
@@ -265,4 +256,111 @@ t.test('a positioner fault during a scan ends it failed, with the fault in words
   t.match(info.error, /faulted: .*overcurrent/);
   const kept = store.samples(info.id).length;
   t.ok(kept >= 2 && kept < 9, `the samples before the fault are kept: ${kept}`);
+});
+
+t.test('http source: the point POSTed as JSON, the numbers of the JSON answer recorded; an error answer or a non-JSON body marks the point', async (t) => {
+  const seen: unknown[] = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      const point = JSON.parse(body) as { index: number; theta_deg: number; phi_deg: number };
+      seen.push(point);
+      if (point.index === 1) return void res.writeHead(500).end('{"error":"VNA not ready"}');
+      if (point.index === 2) return void res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(point.index === 0 ? { s21_db: -20.5, phase_deg: 45 } : { values: [point.theta_deg, -3] }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  t.teardown(() => server.close());
+  const { port } = server.address() as AddressInfo;
+  const { clock, scanner, store } = rig();
+  const points = [0, 1, 2, 3].map((i) => ({ thetaDeg: i, phiDeg: 0 }));
+  scanner.start(settings({ plan: { kind: 'points', points }, source: { kind: 'http', url: `http://127.0.0.1:${port}/measure`, timeoutS: 5 } }), {});
+  await runScan(clock, scanner);
+  const samples = store.samples(scanner.current()!.id);
+  t.same(seen[0], { theta_deg: 0, phi_deg: 0, index: 0, sample: 0 }, 'the point as JSON');
+  t.same(samples.map((s) => s.values), [[-20.5, 45], [], [], [3, -3]]);
+  t.match(samples[1].error, /answered HTTP 500: .*VNA not ready/);
+  t.match(samples[2].error, /not JSON/);
+  t.equal(scanner.current()!.pointsFailed, 2);
+});
+
+t.test('trigger source on the simulated backend: a pulse on the trigger output at each point, after the motion has ended', async (t) => {
+  const clock = new VirtualClock();
+  const machine = createSimulatedPositioner(clock, defaultConfig());
+  const { scanner, store } = createScanner({ positioner: machine.positioner, clock, store: new MemoryScanStore(), now: NOW });
+  const busyAtEdge: boolean[] = [];
+  machine.trigger.onEdge = () => busyAtEdge.push(machine.controller.busy());
+  scanner.start(settings({ plan: { kind: 'points', points: [{ thetaDeg: 0, phiDeg: 0 }, { thetaDeg: 5, phiDeg: 5 }] }, source: { kind: 'trigger', pulseMs: 10, then: null } }), {});
+  await runScan(clock, scanner, { clockDriven: true });
+  t.equal(scanner.current()!.state, 'done');
+  const pulses = machine.trigger.pulses();
+  t.equal(pulses.length, 2, 'one pulse per point');
+  for (const p of pulses) t.equal(p.endUs - p.startUs, 10_000, 'a 10 ms pulse');
+  t.same(busyAtEdge, [false, false, false, false], 'every edge while no motion runs');
+  t.equal(machine.trigger.high, false, 'the output ends low');
+  t.same(store.samples(scanner.current()!.id).map((s) => [s.values, s.error]), [[[], null], [[], null]], 'a bare trigger leaves the value empty, with no error');
+});
+
+t.test('a stop while paused aborts the scan; it can still be resumed', async (t) => {
+  const { clock, positioner, scanner, store } = rig();
+  scanner.start(settings(), {});
+  while (scanner.current()!.pointsDone < 2) clock.advanceBy(0.1e6);
+  scanner.pause();
+  clock.runUntilIdle();
+  t.equal(scanner.current()!.state, 'paused');
+  positioner.stop();
+  const aborted = scanner.current()!;
+  t.equal(aborted.state, 'aborted');
+  t.match(aborted.error, /while paused/);
+  scanner.resume();
+  await runScan(clock, scanner, { sync: true });
+  t.same(store.samples(aborted.id).map((s) => s.index), [0, 1, 2, 3, 4, 5, 6, 7, 8]);
+});
+
+t.test('a store that fails (disk full) ends the scan failed with the reason; nothing escapes into the clock', async (t) => {
+  class FullDisk extends MemoryScanStore {
+    override addSample(record: Parameters<MemoryScanStore['addSample']>[0], sample: Parameters<MemoryScanStore['addSample']>[1]): void {
+      if (this.samples(record.id).length >= 3) throw new Error('SQLITE_FULL: database or disk is full');
+      super.addSample(record, sample);
+    }
+  }
+  const { clock, positioner, scanner, store } = rig(new FullDisk());
+  scanner.start(settings(), {});
+  t.doesNotThrow(() => clock.runUntilIdle(), 'the clock runs on');
+  const info = scanner.current()!;
+  t.equal(info.state, 'failed');
+  t.match(info.error, /internal error: SQLITE_FULL/);
+  t.equal(store.samples(info.id).length, 3, 'the samples saved before are there');
+  t.doesNotThrow(() => positioner.moveTo(1, 1), 'the positioner is free');
+});
+
+t.test('an exec sweep: measurements answered later are recorded in order, and the scan ends', async (t) => {
+  const { clock, scanner, store } = rig();
+  scanner.start(settings({ mode: 'sweep', plan: { kind: 'theta_cuts', thetaDeg: [10], phi: { startDeg: 0, stopDeg: 4, stepDeg: 2 } }, sampleIntervalS: 0.2, source: { kind: 'exec', command: 'echo "$PHI_DEG"', timeoutS: 5 } }), {});
+  await runScan(clock, scanner);
+  const info = scanner.current()!;
+  t.equal(info.state, 'done', String(info.error));
+  const samples = store.samples(info.id);
+  t.ok(samples.length >= 3, `samples: ${samples.length}`);
+  for (const s of samples) t.same(s.values, [s.phiDeg], `sample ${s.index}: the command saw its stamped position`);
+});
+
+t.test('trigger then exec: the pulse first, then the command reads the value', async (t) => {
+  const clock = new VirtualClock();
+  const machine = createSimulatedPositioner(clock, defaultConfig());
+  const { scanner, store } = createScanner({ positioner: machine.positioner, clock, store: new MemoryScanStore(), now: NOW });
+  const plan = { kind: 'points' as const, points: [{ thetaDeg: 3, phiDeg: 0 }, { thetaDeg: 6, phiDeg: 0 }] };
+  scanner.start(settings({ plan, source: { kind: 'trigger', pulseMs: 20, then: { kind: 'exec', command: 'echo "-7.5"', timeoutS: 5 } } }), {});
+  // The pulse ends on the clock; the command then runs outside it: drive both.
+  while (scanner.active()) {
+    const pending = scanner.pendingMeasurement();
+    if (pending) await Promise.race([pending, new Promise((r) => setTimeout(r, 5))]);
+    const next = clock.nextTimerUs();
+    if (next !== null && (!scanner.pendingMeasurement() || machine.trigger.high)) clock.advanceTo(next);
+  }
+  t.equal(scanner.current()!.state, 'done');
+  t.equal(machine.trigger.pulses().length, 2);
+  t.same(store.samples(scanner.current()!.id).map((s) => s.values), [[-7.5], [-7.5]]);
 });

@@ -55,9 +55,8 @@ function scalarArbitrary(type: string): fc.Arbitrary<unknown> {
     case 'bool':
       return fc.boolean();
     case 'float':
-      // float32 values with NaN and ±Infinity. Not -0: binary keeps it, but ProtoJSON
-      // and the text format print it as the default 0 (docs/registry-proto.md, limits).
-      return fc.float().filter((v) => !Object.is(v, -0));
+      // float32 values with NaN, ±Infinity, -0 (kept in every encoding) and FLT_MAX.
+      return fc.float();
     case 'double':
       return fc.double();
     case 'int32':

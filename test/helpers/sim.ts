@@ -98,7 +98,7 @@ function driverOnLineClock(kind: 'grbl' | 'firmata', config: PositionerConfig, s
       await line.dispose();
     },
   });
-  return { clock: clock as VirtualClock, config, positioner, controller, sim: machine.sim, board: machine.board };
+  return { clock: clock as VirtualClock, config, positioner, controller, sim: machine.sim, board: machine.board, trigger: machine.trigger };
 }
 
 export const SEC = 1e6;

@@ -63,8 +63,8 @@ t.test('patterns: top 10 by default, --limit N, --json; exit 1 when the database
   t.equal(one.json.command_patterns.length, 1);
   t.equal(one.json.command_patterns[0].trigger.command, 'npm test');
   t.equal(one.json.totals.command_patterns, 2);
-  fs.rmSync(path.join(p.data, 'patterns', 'patterns.json'));
-  fs.mkdirSync(path.join(p.data, 'patterns', 'patterns.json'));
+  fs.rmSync(path.join(p.data, 'patterns', 'db', 'index.json'));
+  fs.mkdirSync(path.join(p.data, 'patterns', 'db', 'index.json'));
   const broken = await runCli(inst, p, ['patterns']);
   t.equal(broken.code, 1);
   t.match(broken.stderr, /cannot access the patterns database/);

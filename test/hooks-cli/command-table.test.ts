@@ -168,6 +168,8 @@ const DANGEROUS: [string, RegExp][] = [
   ['function f { f | f & }; f', /fork bomb/],
   ["bash -c ':(){ :|:& };:'", /fork bomb/],
   // permissions
+  // issue 13: deleting every cron job is blocked (it was a warning)
+  ['crontab -r', /every cron job/],
   ['chmod -R 777 /', /whole filesystem/],
   ['chmod 777 /', /whole filesystem/],
   ['sudo chmod -R 777 /', /whole filesystem/],
@@ -316,7 +318,6 @@ t.test('suspicious commands are warned about, with suggestions where there is a 
     ['git push -f origin feature', /overwrites the remote branch/, /--force-with-lease/],
     ['sudo apt-get install -y jq', /root privileges/, null],
     ['kill -9 1234', /no chance to clean up/, /SIGTERM/],
-    ['crontab -r', /every cron job/, /crontab -l/],
     ['docker system prune -af', /for good/, null],
     ['rm -rf /opt/other-app', /outside the project/, null],
     ['cat ~/.ssh/id_rsa', /secret file/, null],

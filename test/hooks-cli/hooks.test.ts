@@ -181,18 +181,18 @@ t.test('session-finalizer, seed shape: the message, LAST_SESSION.md, ACTIVE_TODO
   const r = await runHook(inst, 'session-finalizer', p, {});
   t.equal(r.code, 0);
   t.same(r.json, { allow: true, message: 'Session finalized. Modified 1 files, used 3 tools.' });
-  const last = p.read('LAST_SESSION.md');
-  t.match(last, /^# Last session/);
+  const last = p.read('.hooks_data/LAST_SESSION.md');
+  t.match(last, /^<!-- hooks-cli:begin [0-9a-f]{8} \(generated; write outside this block\) -->\n# Last session/);
   t.match(last, /- `a.txt`/);
   t.match(last, /Status: ended normally/);
-  const active = p.read('ACTIVE_TODOS.md');
+  const active = p.read('.hooks_data/ACTIVE_TODOS.md');
   t.match(active, /## Pending\n\n- \[ \] Ship it/);
   t.match(active, /## Completed\n\n- \[x\] Write tests/);
-  t.notOk(fs.existsSync(path.join(p.dir, 'RECOVERY_GUIDE.md')), 'no recovery guide for a normal end');
+  t.notOk(fs.existsSync(path.join(p.data, 'RECOVERY_GUIDE.md')), 'no recovery guide for a normal end');
   const completions = fs.readFileSync(path.join(p.data, 'logs', 'session_completions.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   t.equal(completions.length, 1);
   t.match(completions[0], { files_modified: 1, tools_used: 3, tool_executions: 3, interrupted: false });
-  t.ok(fs.existsSync(path.join(p.data, 'patterns', 'patterns.json')), 'patterns saved');
+  t.ok(fs.existsSync(path.join(p.data, 'patterns', 'db', 'index.json')), 'patterns saved');
   // The next seed-shaped run starts a new session.
   await runHook(inst, 'context-monitor', p, { prompt: 'again' });
   t.not(state(p).session_id, completions[0].session_id);
@@ -204,10 +204,10 @@ t.test('session-finalizer, host shape: silent; RECOVERY_GUIDE.md when the last c
   const r = await runHook(inst, 'session-finalizer', p, hostInput(p, 'Stop', { stop_hook_active: false }));
   t.equal(r.code, 0);
   t.equal(r.stdout, '', 'nothing on stdout: the host would show it after every answer');
-  const guide = p.read('RECOVERY_GUIDE.md');
+  const guide = p.read('.hooks_data/RECOVERY_GUIDE.md');
   t.match(guide, /the last tool run failed/);
   t.match(guide, /`npm test`: Command failed: 2 tests failed/);
-  t.match(p.read('LAST_SESSION.md'), /Status: interrupted/);
+  t.match(p.read('.hooks_data/LAST_SESSION.md'), /Status: interrupted/);
   // Stop fires after every answer: the session goes on.
   await runHook(inst, 'session-logger', p, hostInput(p, 'PostToolUse', { tool_name: 'Read', tool_input: { file_path: 'x' }, tool_response: {} }));
   t.equal(state(p).session_id, 'sess-1');

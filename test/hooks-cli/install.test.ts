@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { isOurCommand, mergeHooks, removeOurHooks, renderTemplate, toHostHooks } from '../../cli/hooks-cli/lib/install';
+import { failClosed, isOurCommand, mergeHooks, removeOurHooks, renderTemplate, toHostHooks } from '../../cli/hooks-cli/lib/install';
 import { buildInstall, hostInput, readJsonFile, runCli, tempDir, tempProject, type Install, type Project } from '../helpers/hooks';
 
 const built = buildInstall(t);
@@ -32,7 +32,9 @@ t.test('the template is the spec’s shape and renders into the host’s shape, 
   t.same(Object.keys(tpl.hooks.PostToolUse), ['*']);
   t.match(tpl.hooks.Stop, /\{\{INSTALL_PATH\}\}\/hooks\/session-finalizer\.js/);
   const host = toHostHooks(renderTemplate(TEMPLATE, "/opt/it's here"), 10);
-  t.same(host.PreToolUse, [{ matcher: 'Bash', hooks: [{ type: 'command', command: `node '/opt/it'\\''s here'/hooks/command-validator.js`, timeout: 10 }] }]);
+  t.same(host.PreToolUse, [{ matcher: 'Bash', hooks: [{ type: 'command', command: failClosed(`node '/opt/it'\\''s here'/hooks/command-validator.js`), timeout: 10 }] }]);
+  t.match(host.PreToolUse[0].hooks[0].command, /^node '\/opt\/it'\\''s here'\/hooks\/command-validator\.js; s=\$\?; case \$s in 0\|2\) exit \$s;; esac; echo "hooks-cli: the PreToolUse guard could not run .*" >&2; exit 2$/);
+  t.equal(host.UserPromptSubmit[0].hooks[0].command, `node '/opt/it'\\''s here'/hooks/context-monitor.js`, 'only PreToolUse fails closed');
   t.same(host.UserPromptSubmit, [{ hooks: [{ type: 'command', command: `node '/opt/it'\\''s here'/hooks/context-monitor.js`, timeout: 10 }] }]);
   t.equal(host.PreCompact[0].hooks[0].command, host.UserPromptSubmit[0].hooks[0].command);
   t.same(host.PostToolUseFailure, host.PostToolUse);
@@ -69,6 +71,7 @@ function runShell(command: string, input: unknown, p: Project): Promise<{ code: 
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    child.stdin.on('error', () => undefined); // a hook that cannot start never reads it
     child.stdin.end(JSON.stringify(input));
   });
 }
@@ -119,8 +122,8 @@ t.test('install into .claude/settings.local.json, then the hooks run from it as 
   const state = readJsonFile(path.join(p.data, 'session_state.json'));
   t.same(state.tool_usage, { Bash: 2 });
   t.equal(state.backup_history[0].reason, 'before context compaction (auto)');
-  t.match(p.read('LAST_SESSION.md'), /Session: sess-1/);
-  t.match(p.read('RECOVERY_GUIDE.md'), /the last tool run failed/);
+  t.match(p.read('.hooks_data/LAST_SESSION.md'), /Session: sess-1/);
+  t.match(p.read('.hooks_data/RECOVERY_GUIDE.md'), /the last tool run failed/);
   t.equal(p.git('status', '--porcelain', '--', '.hooks_data'), '', '.hooks_data never shows up in git status');
 
   const un = await runCli(inst, p, ['uninstall']);
@@ -134,7 +137,9 @@ t.test('install into .claude/settings.local.json, then the hooks run from it as 
 t.test('install: --scope project and user, --settings-file, --dry-run; a broken settings file is left alone (exit 1)', async (t) => {
   const p = tempProject(t);
   const proj = await runCli(inst, p, ['install', '--scope', 'project', '--json']);
-  t.equal(proj.json.settings_file, path.join(p.dir, '.claude', 'settings.json'));
+  t.equal(proj.code, 1, 'an install outside the project cannot be named in a shared settings file');
+  t.match(proj.stderr, /is outside the project .* would not exist on a teammate's clone; add hooks-cli to the project .* or install with --scope local/);
+  t.notOk(fs.existsSync(path.join(p.dir, '.claude', 'settings.json')), 'nothing written');
   const user = await runCli(inst, p, ['install', '--scope', 'user']);
   t.equal(user.code, 0);
   t.ok(fs.existsSync(path.join(p.home, '.claude', 'settings.json')), 'HOME/.claude/settings.json');
@@ -155,4 +160,48 @@ t.test('install: --scope project and user, --settings-file, --dry-run; a broken 
   const unbuilt = await runCli({ ...inst, root: bare, cli: path.join(bare, 'hooks-cli.js') }, p, ['install']);
   t.equal(unbuilt.code, 1);
   t.match(unbuilt.stderr, /the hook scripts are not built .* run npm run build/);
+});
+
+t.test('install --scope project names the install relative to $CLAUDE_PROJECT_DIR: the hooks run from a teammate’s clone; a guard that cannot start blocks (exit 2)', async (t) => {
+  const p = tempProject(t, { git: true });
+  const root = path.join(p.dir, 'tools', 'hooks-cli');
+  fs.cpSync(built.root, root, { recursive: true, verbatimSymlinks: true });
+  const inProject: Install = { root, cli: path.join(root, 'hooks-cli.js'), hook: (name) => path.join(root, 'hooks', `${name}.js`) };
+  const r = await runCli(inProject, p, ['install', '--scope', 'project']);
+  t.equal(r.code, 0, r.stderr);
+  const text = fs.readFileSync(path.join(p.dir, '.claude', 'settings.json'), 'utf8');
+  t.notMatch(text, new RegExp(p.dir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')), 'no machine-specific path in the shared file');
+  const settings = JSON.parse(text);
+  const pre = commandFor(settings, 'PreToolUse', 'Bash');
+  t.match(pre, /^node "\$CLAUDE_PROJECT_DIR"\/tools\/hooks-cli\/hooks\/command-validator\.js; /);
+  t.match(commandFor(settings, 'Stop'), /^node "\$CLAUDE_PROJECT_DIR"\/tools\/hooks-cli\/hooks\/session-finalizer\.js$/);
+
+  // A teammate's clone, somewhere else: the same commands work there.
+  const clone = tempProject(t);
+  fs.rmSync(clone.dir, { recursive: true });
+  fs.cpSync(p.dir, clone.dir, { recursive: true, verbatimSymlinks: true });
+  fs.rmSync(path.join(clone.dir, '.hooks_data'), { recursive: true, force: true });
+  const block = await runShell(pre, hostInput(clone, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'rm -rf /' } }), clone);
+  t.equal(block.code, 2, 'blocked in the clone');
+  t.match(block.stderr, /⛔ Command blocked/);
+  const ok = await runShell(pre, hostInput(clone, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'ls -la' } }), clone);
+  t.equal(ok.code, 0, ok.stderr);
+  t.ok(fs.existsSync(path.join(clone.dir, '.hooks_data')), 'the clone’s own data folder');
+
+  // The clone without the hook scripts (not built yet): the guard fails closed, with a reason.
+  fs.rmSync(path.join(clone.dir, 'tools', 'hooks-cli', 'hooks'), { recursive: true });
+  const missing = await runShell(pre, hostInput(clone, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'ls' } }), clone);
+  t.equal(missing.code, 2, 'exit 2 (blocks), not 1 (which the host ignores)');
+  t.match(missing.stderr, /hooks-cli: the PreToolUse guard could not run \(exit 1; .*\); the call is blocked until it runs/);
+  // No node on PATH: 127 from the shell becomes 2 as well.
+  const noNode = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+    const child = spawn('/bin/sh', ['-c', pre], { cwd: p.dir, env: { ...p.env(), PATH: '/nonexistent' }, stdio: ['pipe', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('close', (code) => resolve({ code, stderr }));
+    child.stdin.on('error', () => undefined); // the shell may exit before reading it
+    child.stdin.end('{}');
+  });
+  t.equal(noNode.code, 2);
+  t.match(noNode.stderr, /could not run \(exit 127;/);
 });

@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { applyRuns, buildPredictions, classifyError, commandKey, confidenceOf, emptyDb, fold, type LearnedRun } from '../../cli/hooks-cli/lib/learner';
+import { applyRuns, buildPredictions, classifyError, commandKey, confidenceOf, emptyDb, fold, predictions, readDb, readPredictionCache, shardOf, writeAllShards, writePredictionCache, type LearnedRun } from '../../cli/hooks-cli/lib/learner';
 import { defaultSettings } from '../../cli/hooks-cli/lib/settings-schema';
 import { dataPaths, withLock } from '../../cli/hooks-cli/lib/store';
 import { buildInstall, hostInput, readJsonFile, runHook, tempProject, type Project } from '../helpers/hooks';
@@ -87,7 +87,7 @@ t.test('learned failures reach the validator as 🚨 predictions; learning_enabl
   const p = tempProject(t);
   p.settings({ performance: { async_logging: false } });
   await logMany(p, 'npm run migrate', 5, false);
-  const db = readJsonFile(path.join(p.data, 'patterns', 'patterns.json'));
+  const db = readDb(dataPaths(p.dir));
   t.equal(db.command_patterns['npm run'].prediction.failure_count, 5);
   const r = await runHook(inst, 'command-validator', p, hostInput(p, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'npm run migrate' } }));
   t.equal(r.code, 0, 'a prediction warns, never blocks');
@@ -98,7 +98,7 @@ t.test('learned failures reach the validator as 🚨 predictions; learning_enabl
   const q = tempProject(t);
   q.settings({ performance: { async_logging: false }, shadow_learner: { learning_enabled: false } });
   await logMany(q, 'npm run migrate', 5, false);
-  t.notOk(fs.existsSync(path.join(q.data, 'patterns', 'patterns.json')), 'nothing learned');
+  t.notOk(fs.existsSync(path.join(q.data, 'patterns', 'db')), 'nothing learned');
   t.notOk(fs.existsSync(path.join(q.data, 'patterns', 'pending.jsonl')));
   t.ok(fs.readdirSync(path.join(q.data, 'logs')).some((f) => f.startsWith('executions_')), 'still logged');
 });
@@ -109,18 +109,18 @@ t.test('async_logging folds in batches; the prediction cache lives for cache_ttl
   const pending = path.join(p.data, 'patterns', 'pending.jsonl');
   // The first run folded (nothing folded yet); the next two wait in the journal.
   t.equal(fs.readFileSync(pending, 'utf8').trim().split('\n').length, 2, 'two runs waiting for the next fold');
-  const cacheFile = path.join(p.data, 'patterns', 'prediction_cache.json');
+  const paths = dataPaths(p.dir);
   const stale = { built_at: Date.now(), thresholds: '0.8/5', commands: { 'cargo build': { failure_rate: 1, confidence: 0.9, evidence_count: 9, common_error: 'from the cache' } } };
-  fs.writeFileSync(cacheFile, JSON.stringify(stale));
+  writePredictionCache(paths, stale);
   const fresh = await runHook(inst, 'command-validator', p, { tool: 'Bash', parameters: { command: 'cargo build' } });
   t.match(fresh.json.message, /last error: from the cache/, 'a fresh cache is used as it is');
   p.settings({ shadow_learner: { cache_ttl_seconds: 1 } });
-  fs.writeFileSync(cacheFile, JSON.stringify({ ...stale, built_at: Date.now() - 5000 }));
-  fs.utimesSync(path.join(p.data, 'patterns', 'patterns.json'), new Date(), new Date()); // the database changed since
+  writePredictionCache(paths, { ...stale, built_at: Date.now() - 5000 });
+  fs.utimesSync(path.join(p.data, 'patterns', 'db', 'index.json'), new Date(), new Date()); // the database changed since
   const expired = await runHook(inst, 'command-validator', p, { tool: 'Bash', parameters: { command: 'cargo build' } });
   t.notMatch(expired.json.message, /from the cache/, 'an expired cache is rebuilt from the database');
   p.settings({ performance: { cache_predictions: false } });
-  fs.writeFileSync(cacheFile, JSON.stringify(stale));
+  writePredictionCache(paths, stale);
   const off = await runHook(inst, 'command-validator', p, { tool: 'Bash', parameters: { command: 'cargo build' } });
   t.notMatch(off.json.message, /from the cache/, 'cache_predictions off: the database is read');
 });
@@ -144,7 +144,7 @@ t.test('50 hooks at once on one data directory: no lost log line, no lost count,
   t.equal(s.commands_executed.length, 25);
   // Fold what the journal still holds, then every run must be in the database.
   await runHook(inst, 'session-finalizer', p, {});
-  const db = readJsonFile(path.join(p.data, 'patterns', 'patterns.json'));
+  const db = readDb(dataPaths(p.dir));
   t.equal(db.command_patterns.echo.evidence_count, 25, 'every Bash run learned once');
   const failures = Object.values(db.context_patterns as Record<string, { evidence_count: number }>).reduce((n, c) => n + c.evidence_count, 0);
   t.equal(failures, 10, 'every failure learned once');
@@ -157,7 +157,8 @@ t.test('corrupt data files are set aside and rebuilt, never a crash', async (t) 
   fs.mkdirSync(path.join(p.data, 'logs'), { recursive: true });
   fs.writeFileSync(path.join(p.data, 'session_state.json'), '{"session_id": "x", "tool_usa');
   fs.writeFileSync(path.join(p.data, 'patterns', 'patterns.json'), '[1,2,3]');
-  fs.writeFileSync(path.join(p.data, 'patterns', 'prediction_cache.json'), 'garbage');
+  fs.mkdirSync(path.join(p.data, 'patterns', 'predictions'), { recursive: true });
+  fs.writeFileSync(path.join(p.data, 'patterns', 'predictions', 'meta.json'), 'garbage');
   p.settings({ performance: { async_logging: false } });
   const r = await runHook(inst, 'session-logger', p, { tool: 'Bash', parameters: { command: 'ls' }, success: true });
   t.equal(r.code, 0);
@@ -166,7 +167,7 @@ t.test('corrupt data files are set aside and rebuilt, never a crash', async (t) 
   t.same(s.tool_usage, { Bash: 1 }, 'state rebuilt');
   t.ok(fs.readdirSync(p.data).some((f) => /^session_state\.json\.corrupt-\d+$/.test(f)), 'the corrupt state kept aside');
   t.ok(fs.readdirSync(path.join(p.data, 'patterns')).some((f) => /^patterns\.json\.corrupt-\d+$/.test(f)), 'the corrupt database kept aside');
-  t.equal(readJsonFile(path.join(p.data, 'patterns', 'patterns.json')).command_patterns.ls.evidence_count, 1);
+  t.equal(readDb(dataPaths(p.dir)).command_patterns.ls.evidence_count, 1);
   t.match(fs.readFileSync(path.join(p.data, 'logs', 'hooks.log'), 'utf8'), /session_state\.json was not valid; moved to/);
   const v = await runHook(inst, 'command-validator', p, { tool: 'Bash', parameters: { command: 'rm -rf /' } });
   t.equal(v.code, 1, 'the validator still works');
@@ -219,7 +220,7 @@ t.test('a journal a killed fold had moved aside is folded by the next fold; a bu
   fs.writeFileSync(`${paths.learnJournal}.4194303.folding`, `${JSON.stringify(run('make'))}\n${JSON.stringify(run('make'))}\n`);
   fs.writeFileSync(paths.learnJournal, `${JSON.stringify(run('make'))}\n`);
   t.equal(fold(paths, settings, new Date()), 3, 'the orphan and the journal, both');
-  t.equal(readJsonFile(paths.patternDb).command_patterns.make.evidence_count, 3);
+  t.equal(readDb(paths).command_patterns.make.evidence_count, 3);
   t.same(fs.readdirSync(path.dirname(paths.learnJournal)).filter((f) => f.endsWith('.folding')), [], 'no orphan left');
 
   // The database's lock held by a live process: no fold without it (it could overwrite the holder's), the journal stays.
@@ -230,5 +231,106 @@ t.test('a journal a killed fold had moved aside is folded by the next fold; a bu
   t.ok(fs.existsSync(paths.learnJournal), 'the journal is kept for the next fold');
   fs.rmSync(`${paths.patternDb}.lock`);
   t.equal(fold(paths, settings, new Date()), 1);
-  t.equal(readJsonFile(paths.patternDb).command_patterns.make.evidence_count, 4);
+  t.equal(readDb(paths).command_patterns.make.evidence_count, 4);
+});
+
+t.test('the fold is incremental: with 10,000 patterns it rewrites only the shards its runs touch, and keeps the rest and their predictions', async (t) => {
+  const p = tempProject(t);
+  const paths = dataPaths(p.dir);
+  const settings = defaultSettings();
+  const ts = new Date().toISOString();
+  const db = emptyDb();
+  const runs: LearnedRun[] = [];
+  for (let i = 0; i < 9_990; i++) for (let k = 0; k < 6; k++) runs.push({ tool: 'Bash', command: `tool${i}`, success: i % 2 === 0, error: i % 2 ? `error ${i}` : null, timestamp: ts });
+  for (let i = 0; i < 10; i++) runs.push({ tool: `T${i}`, command: null, success: false, error: 'EACCES', timestamp: ts });
+  applyRuns(db, runs, settings.shadow_learner.max_patterns);
+  writeAllShards(paths, db);
+  writePredictionCache(paths, buildPredictions(db, settings.shadow_learner, Date.now()));
+  const predicted = Object.keys(readPredictionCache(paths)!.commands).length;
+  t.ok(predicted > 4000, `${predicted} predictions before`);
+  const old = new Date(2000, 0, 1);
+  const shardFiles = fs.readdirSync(paths.patternShards).filter((f) => f.startsWith('c-'));
+  for (const f of shardFiles) fs.utimesSync(path.join(paths.patternShards, f), old, old);
+  fs.writeFileSync(paths.learnJournal, [{ command: 'tool1' }, { command: 'tool1' }, { command: 'tool7' }].map((r) => JSON.stringify({ tool: 'Bash', success: false, error: 'again', timestamp: ts, ...r })).join('\n') + '\n');
+  t.equal(fold(paths, settings, new Date()), 3);
+  const rewritten = shardFiles.filter((f) => fs.statSync(path.join(paths.patternShards, f)).mtimeMs > old.getTime());
+  t.ok(rewritten.length >= 1 && rewritten.length <= 2, `rewrote ${rewritten.length} of ${shardFiles.length} shards`);
+  const after = readDb(paths);
+  t.equal(Object.keys(after.command_patterns).length + Object.keys(after.context_patterns).length, 10_000, 'nothing lost');
+  t.equal(after.command_patterns.tool1.evidence_count, 8);
+  t.equal(after.command_patterns.tool2.evidence_count, 6, 'an untouched pattern as it was');
+  const cache = readPredictionCache(paths)!.commands;
+  t.equal(Object.keys(cache).length, predicted, 'the other predictions kept');
+  t.same(cache.tool1, { failure_rate: 1, confidence: 0.889, evidence_count: 8, common_error: 'again' }, 'the touched prediction updated');
+  // Past max_patterns, one fold reads it all and trims to 95%, so the next new patterns do not each read it all.
+  fs.writeFileSync(paths.learnJournal, JSON.stringify({ tool: 'Bash', command: 'brand-new', success: false, error: 'x', timestamp: ts }) + '\n');
+  fold(paths, settings, new Date());
+  const trimmed = readDb(paths);
+  t.equal(Object.keys(trimmed.command_patterns).length + Object.keys(trimmed.context_patterns).length, 9_500);
+});
+
+t.test('a one-file patterns.json of an earlier version is split into shards by the first fold', async (t) => {
+  const p = tempProject(t);
+  const paths = dataPaths(p.dir);
+  const db = emptyDb();
+  const ts = new Date().toISOString();
+  applyRuns(db, [{ tool: 'Bash', command: 'make', success: false, error: 'boom', timestamp: ts }], 100);
+  fs.mkdirSync(path.dirname(paths.patternDb), { recursive: true });
+  fs.writeFileSync(paths.patternDb, JSON.stringify(db));
+  t.equal(readDb(paths).command_patterns.make.evidence_count, 1, 'read as it is before any fold');
+  fs.writeFileSync(paths.learnJournal, JSON.stringify({ tool: 'Bash', command: 'make', success: true, error: null, timestamp: ts }) + '\n');
+  fold(paths, defaultSettings(), new Date());
+  t.notOk(fs.existsSync(paths.patternDb), 'the old file is gone');
+  t.same(readDb(paths).command_patterns.make.prediction, { success_count: 1, failure_count: 1, common_errors: ['boom'] });
+  t.equal(readDb(paths).tool_failures.Bash, 1);
+});
+
+t.test('a fold that changes no prediction leaves the prediction cache alone, and an expired cache the folds kept true is renewed without reading the database', async (t) => {
+  const p = tempProject(t);
+  const paths = dataPaths(p.dir);
+  const settings = defaultSettings();
+  const ts = new Date().toISOString();
+  const journal = (command: string, success: boolean) => fs.appendFileSync(paths.learnJournal, JSON.stringify({ tool: 'Bash', command, success, error: success ? null : 'boom', timestamp: ts }) + '\n');
+  fs.mkdirSync(path.dirname(paths.learnJournal), { recursive: true });
+  for (let i = 0; i < 6; i++) journal('bad', false);
+  fold(paths, settings, new Date());
+  const cacheFiles = () => fs.readdirSync(paths.predictionCache).map((f) => path.join(paths.predictionCache, f));
+  const cache1 = JSON.stringify(readPredictionCache(paths));
+  t.match(readPredictionCache(paths)!.commands.bad, { failure_rate: 1, evidence_count: 6 });
+  const old = new Date(2000, 0, 1);
+  for (const f of cacheFiles()) fs.utimesSync(f, old, old);
+  journal('good', true);
+  journal('good', true);
+  fold(paths, settings, new Date());
+  t.same(cacheFiles().map((f) => fs.statSync(f).mtimeMs), cacheFiles().map(() => old.getTime()), 'not rewritten: no prediction changed');
+  t.equal(JSON.stringify(readPredictionCache(paths)), cache1);
+  // Expired (ttl 1 s, an hour later) with the database changed since: the index says the folds kept the cache true.
+  settings.shadow_learner.cache_ttl_seconds = 1;
+  const unused = Array.from({ length: 256 }, (_, i) => `c-${i.toString(16).padStart(2, '0')}.json`).find((n) => n !== shardOf('bad') && n !== shardOf('good'))!;
+  const shard = path.join(paths.patternShards, unused);
+  fs.writeFileSync(shard, 'not json'); // a full read would set it aside
+  const later = Date.now() + 3_600_000;
+  const got = predictions(paths, settings, later);
+  t.match(got.commands.bad, { evidence_count: 6 });
+  t.equal(got.checked_at, later, 'renewed');
+  t.same(fs.readdirSync(paths.patternShards).filter((f) => f.includes('.corrupt-')), [], 'the database was not read');
+  // A prediction that changes is written through.
+  journal('bad', false);
+  fs.rmSync(shard);
+  fold(paths, settings, new Date());
+  t.equal(readPredictionCache(paths)!.commands.bad.evidence_count, 7);
+});
+
+t.test('an answer end (host Stop) folds on the logger’s batch schedule; the seed’s session end always folds', async (t) => {
+  const p = tempProject(t);
+  const pending = path.join(p.data, 'patterns', 'pending.jsonl');
+  await logMany(p, 'make', 1, true); // the first run folds (nothing folded yet)
+  await logMany(p, 'make', 3, false, 'make: *** [all] Error 2');
+  t.equal(fs.readFileSync(pending, 'utf8').trim().split('\n').length, 3, 'three runs wait');
+  await runHook(inst, 'session-finalizer', p, hostInput(p, 'Stop', { stop_hook_active: false }));
+  t.equal(fs.readFileSync(pending, 'utf8').trim().split('\n').length, 3, 'an answer end with a fresh fold behind it does not fold');
+  t.equal(readDb(dataPaths(p.dir)).command_patterns.make.evidence_count, 1);
+  await runHook(inst, 'session-finalizer', p, {});
+  t.notOk(fs.existsSync(pending), 'the seed’s session end folded');
+  t.equal(readDb(dataPaths(p.dir)).command_patterns.make.evidence_count, 4);
 });

@@ -15,6 +15,31 @@ const device = codecFor<GetDeviceResponse>('registry.v1.GetDeviceResponse');
 const { cli, file, run } = registryCli(t);
 const deviceJson = () => device.toJsonString(sampleDevice());
 
+t.test("devices import --tailscale keeps Tailscale's own fields; export --tailscale writes what API v2 serves; duplicate keys are refused", async (t) => {
+  const db = file('ts-io.db');
+  const tsDevice = {
+    addresses: ['100.70.1.2'], id: '61', nodeId: 'nAbc9CNTRL', user: 'lin@example.test', name: 'edge.example.ts.net', hostname: 'edge',
+    clientVersion: '1.70.0', updateAvailable: false, os: 'linux', tags: ['tag:edge'], created: '2024-01-02T03:04:05Z', lastSeen: '2024-06-01T00:00:00.5Z',
+    keyExpiryDisabled: false, expires: '2025-01-02T03:04:05Z', authorized: true, isExternal: false, machineKey: 'mkey:ab', nodeKey: 'nodekey:cd',
+    blocksIncomingConnections: false, tailnetLockKey: 'tlpub:ef', tailnetLockError: '', enabledRoutes: ['10.1.0.0/16'], advertisedRoutes: ['10.1.0.0/16'],
+    clientConnectivity: { endpoints: ['192.0.2.1:41641'], derp: '', mappingVariesByDestIP: true, latency: { Paris: { preferred: true, latencyMs: 7.5 } }, clientSupports: { hairPinning: false, ipv6: true, pcp: false, pmp: false, udp: true, upnp: false } },
+  };
+  fs.writeFileSync(file('ts-in.json'), JSON.stringify({ devices: [tsDevice] }));
+  const imp = await run(['devices', 'import', file('ts-in.json'), '--db', db, '--tailscale']);
+  t.equal(imp.code, 0, imp.stderr);
+  const exp = await run(['devices', 'export', '--db', db, '--tailscale']);
+  t.equal(exp.code, 0, exp.stderr);
+  t.same(JSON.parse(exp.stdout.toString()).devices, [tsDevice], 'every field back as Tailscale wrote it, nodeId, tags and the tailnet lock key included');
+  fs.writeFileSync(file('ts-bad.json'), JSON.stringify({ devices: [{ ...tsDevice, tags: 'tag:edge' }] }));
+  const bad = await run(['devices', 'import', file('ts-bad.json'), '--db', db, '--tailscale']);
+  t.equal(bad.code, 2);
+  t.match(bad.stderr, /device #1 \(id 61\): tags: expected an array of strings/);
+  fs.writeFileSync(file('dup.json'), '{"devices": [{"id": "62", "id": "63"}]}');
+  const dup = await run(['devices', 'import', file('dup.json'), '--db', db]);
+  t.equal(dup.code, 2);
+  t.match(dup.stderr, /key "id" appears twice in the object at devices\[0\]/);
+});
+
 t.test('devices import/export round-trip; a bad file changes nothing', async (t) => {
   const db = file('io.db');
   fs.writeFileSync(file('devices.json'), JSON.stringify({ devices: [device.toJson(sampleDevice('1')), device.toJson(sampleDevice('2'))] }));

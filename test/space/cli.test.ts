@@ -4,9 +4,10 @@
  * and finds its data again on the next start; bad configuration exits 2
  * with a message, a busy port exits 1.
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { buildCli, cliEnv, freePort, http, runCli, startServe } from '../helpers/cli';
+import { buildCli, cliEnv, freePort, http, runCli, spawnCli, startServe, until } from '../helpers/cli';
 import { DEAD_UPSTREAMS } from '../helpers/space';
 
 const cli = buildCli(t, 'space');
@@ -19,6 +20,33 @@ t.test('vapid-keys prints a pair, as env lines or JSON', async (t) => {
   t.equal(Buffer.from(keys.private_key, 'base64url').length, 32);
   const env = await runCli(t, cli, ['vapid-keys']);
   t.match(env.stdout, /^VAPID_PUBLIC_KEY=[A-Za-z0-9_-]{87}\nVAPID_PRIVATE_KEY=[A-Za-z0-9_-]{43}\nVAPID_SUBJECT=mailto:/);
+});
+
+t.test('the 503 for missing VAPID keys names a command that works, run as npm runs it', async (t) => {
+  const running = await startServe(t, cli, ['--quiet', '--port', '0'], cliEnv({ ...DEAD_UPSTREAMS, DATABASE_PATH: path.join(t.testdir(), 'h.db') }));
+  const r = await http(`${running.url}/api/notifications/vapid-key`);
+  t.equal(r.status, 503);
+  const hint = /`npm run --silent (\S+) -- ([^`]+)`/.exec(r.body.error as string);
+  t.ok(hint, `the error names an npm command: ${r.body.error}`);
+  if (!hint) return;
+  // What npm runs: the script's last step (after the build) with the arguments after `--` appended.
+  const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  const script = pkg.scripts[hint[1]];
+  t.type(script, 'string', `package.json has the script "${hint[1]}"`);
+  const words = script.split('&&').at(-1)!.trim().split(/\s+/);
+  t.strictSame(words.slice(0, 2), ['node', 'dist/cli/space.js'], 'the script runs the space CLI');
+  const keys = await runCli(t, cli, [...words.slice(2), ...hint[2].trim().split(/\s+/)]);
+  t.equal(keys.code, 0, `exit 0 (stderr: ${keys.stderr})`);
+  t.match(keys.stdout, /^VAPID_PUBLIC_KEY=[A-Za-z0-9_-]{87}\nVAPID_PRIVATE_KEY=[A-Za-z0-9_-]{43}\n/, 'a key pair to paste');
+});
+
+t.test('serve is the default command: `space` with no command serves (what `npm run space` runs)', async (t) => {
+  const run = spawnCli(t, cli, ['--quiet', '--port', '0'], { env: cliEnv({ ...DEAD_UPSTREAMS, DATABASE_PATH: path.join(t.testdir(), 'd.db') }), preload: [cli.watchdog], timeoutMs: 120_000 });
+  await until('the serving line', () => /serving http:\/\/\S+/.test(run.stdout()), 20_000);
+  const url = /serving (http:\/\/\S+?:\d+)/.exec(run.stdout())![1];
+  t.equal((await http(`${url}/api/notifications/unread-count`)).status, 200);
+  run.child.kill('SIGTERM');
+  t.equal((await run.done).code, 0);
 });
 
 t.test('serve: PORT, HOST, DATABASE_PATH and VAPID keys from the environment; data kept across restarts', async (t) => {

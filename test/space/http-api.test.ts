@@ -5,6 +5,7 @@
 import crypto from 'node:crypto';
 import t from 'tap';
 import { GLOBAL_CATEGORIES, LOCATION_CATEGORIES } from '../../api/space/categories';
+import { ManualClock } from '../../api/space/clock';
 import { assertSpaceError, startService } from '../helpers/space';
 
 /** A subscription body as a browser's PushSubscription.toJSON() gives it. */
@@ -251,6 +252,70 @@ t.test('notification log: newest first, paging, limits, read state', async (t) =
   t.strictSame((await api.post('/api/notifications/read-all')).body, { ok: true });
   t.strictSame((await api.get('/api/notifications/unread-count')).body, { count: 0 });
   t.equal(service.store.listNotifications(1, 256)[0].read_at, readAt, 'read-all leaves earlier read_at alone');
+});
+
+t.test('notification log: keyset paging with before_id walks the whole log, Link names the next page', async (t) => {
+  const { api, service } = await startService(t);
+  const ids: number[] = [];
+  for (let i = 0; i < 125; i++) ids.push(service.store.logNotification({ category: 'launch', title: `n${i}`, body: 'b', data: null, location_id: null }, false, new Date()).id);
+  const newestFirst = [...ids].reverse();
+
+  const first = await api.get('/api/notifications?limit=50');
+  t.equal(first.headers.get('link'), `</api/notifications?limit=50&before_id=${newestFirst[49]}>; rel="next"`);
+  const seen: number[] = first.body.map((n: { id: number }) => n.id);
+  let next = first.headers.get('link');
+  while (next) {
+    const url = /^<([^>]+)>; rel="next"$/.exec(next)![1];
+    const page = await api.get(url);
+    t.equal(page.status, 200);
+    seen.push(...page.body.map((n: { id: number }) => n.id));
+    next = page.headers.get('link');
+  }
+  t.strictSame(seen, newestFirst, 'every entry once, newest first, following Link');
+  t.strictSame(
+    (await api.get(`/api/notifications?before_id=${ids[10]}&limit=3`)).body.map((n: { id: number }) => n.id),
+    [ids[9], ids[8], ids[7]],
+  );
+  t.strictSame((await api.get(`/api/notifications?before_id=${ids[0]}`)).body, [], 'nothing older than the oldest');
+  t.equal((await api.get(`/api/notifications?before_id=${ids[0]}`)).headers.get('link'), null, 'and no next page');
+  t.equal((await api.get('/api/notifications?limit=50&offset=100')).headers.get('link'), null, 'a short offset page has no next page');
+  t.equal((await api.get('/api/notifications?limit=50&offset=50')).headers.get('link'), `</api/notifications?limit=50&before_id=${newestFirst[99]}>; rel="next"`, 'a full offset page links on by keyset');
+  for (const q of ['before_id=0', 'before_id=-3', 'before_id=x', `before_id=${ids[5]}&offset=0`]) {
+    assertSpaceError(t, await api.get(`/api/notifications?${q}`), 422, 'SPACE_ERR_INVALID', q);
+  }
+});
+
+t.test('notification log: the page JSON written by SQLite (json_object) is byte for byte what JSON.stringify gives', async (t) => {
+  const clock = new ManualClock('2026-11-21T12:00:00Z');
+  const { api, service } = await startService(t, { clock });
+  const odd = ['quote " and backslash \\', 'tab\tnew\nline', 'é ✓ 🚀', '\u2028\u2029', '\u0000\u001f', '</script>'];
+  for (const [i, text] of odd.entries()) {
+    const e = service.store.logNotification({ category: 'launch', title: text, body: `b ${text}`, data: { text, n: [1.5, null, true] }, location_id: i % 2 ? 2147483647 : null }, i % 3 === 0, clock.now());
+    if (i === 2) service.store.markRead(e.id, clock.now());
+  }
+  await api.post('/api/notifications/read-all');
+  service.store.logNotification({ category: 'test', title: 'after', body: 'b', data: null, location_id: null }, false, clock.now());
+  const page = await api.get('/api/notifications?limit=200');
+  t.equal(page.text, JSON.stringify(service.store.listNotifications(200, 0)));
+  t.match(page.headers.get('content-type'), /^application\/json; charset=utf-8/);
+  const keyset = await api.get('/api/notifications?limit=3&before_id=5');
+  t.equal(keyset.text, JSON.stringify(service.store.listNotificationsBefore(5, 3)));
+  t.equal(keyset.body.length, 3);
+});
+
+t.test('notification log queries: pages walk the rowid, the unread count reads a counter (no scan of the log)', async (t) => {
+  const { service } = await startService(t);
+  const plan = (sql: string) => (service.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all() as Array<{ detail: string }>).map((r) => r.detail);
+  const before = plan('SELECT id FROM notifications n WHERE id < 500 ORDER BY id DESC LIMIT 50');
+  t.match(before[0], /^SEARCH n USING INTEGER PRIMARY KEY \(rowid<\?\)/, before.join('; '));
+  t.notOk(before.some((d) => /TEMP B-TREE/.test(d)), 'no sort');
+  const first = plan('SELECT id FROM notifications n ORDER BY id DESC LIMIT 50');
+  t.match(first[0], /^SCAN n$/, 'walks the table in rowid order (stops at LIMIT)');
+  t.notOk(first.some((d) => /TEMP B-TREE/.test(d)), 'no sort');
+  const mark = plan('SELECT m.read_at FROM read_all_marks m WHERE m.up_to_id >= 7 ORDER BY m.up_to_id LIMIT 1');
+  t.match(mark[0], /USING INTEGER PRIMARY KEY \(rowid>\?\)/, 'the read-all mark of an entry is one lookup');
+  const retention = plan("DELETE FROM notifications WHERE sent_at < '2025-01-01'");
+  t.match(retention.join('; '), /USING (COVERING )?INDEX notifications_sent_at/, 'retention finds old entries by index');
 });
 
 t.test('POST /api/notifications/test with no subscription: logged, sent_count 0', async (t) => {

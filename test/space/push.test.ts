@@ -85,10 +85,29 @@ t.test('POST /api/notifications/test: every active subscription decrypts the pay
       location_id: null,
       sent_at: entry.sent_at,
       data: JSON.parse(entry.data_json),
+      url: `./?notification=${entry.id}`,
+      icon: './icon.png',
     });
   }
   t.strictSame(await pushService.received(c.clientHash), [], 'nothing to the deactivated subscription');
   t.type(service.store.subscriptionHealth(a.id)?.last_success_at, 'string');
+});
+
+t.test('a fan-out to 20 subscriptions is encrypted on worker threads and every one decrypts it; on the event loop the same', async (t) => {
+  const { api, service, config } = await startService(t);
+  const sender = service.notifier['push'];
+  t.ok(sender.options.encryptThreads >= 1, 'at least one encryption thread by default');
+  const subs = [];
+  for (let i = 0; i < 20; i++) subs.push(await subscribeVia(api, config.vapid!.publicKey));
+  for (const threads of [2, 0]) {
+    sender.options.encryptThreads = threads;
+    const r = await api.post('/api/notifications/test');
+    t.equal(r.body.sent_count, 20, `${threads} threads: all accepted`);
+    for (const s of subs) {
+      const got = await pushService.received(s.clientHash);
+      t.equal(JSON.parse(got[got.length - 1]).notification_id, r.body.notification_id, `${threads} threads: decrypted by the push service`);
+    }
+  }
 });
 
 t.test('410 from the push service deactivates the subscription and counts the failure', async (t) => {

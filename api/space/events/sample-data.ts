@@ -2,8 +2,9 @@
  * Offline sample data, loaded when a source's cache is empty and its
  * upstream does not answer, so the service shows something with no network.
  * Made-up objects and people (not real catalogue entries); times are placed
- * relative to `now` so the sample never lies in the past. Every record says
- * it is a sample in its name or biography.
+ * relative to `now` so the sample never lies in the past. Every name a
+ * client shows (object, asteroid, person, agency, craft) starts with SAMPLE,
+ * so a list, a count or a notification built from it cannot pass for real data.
  */
 import type { AstronautData, Conjunction, Neo } from './types';
 
@@ -30,9 +31,9 @@ export function sampleConjunctions(now: Date): Conjunction[] {
 
 export function sampleNeos(now: Date): Neo[] {
   const rows: Array<[string, string, number, number, number, boolean, number, number, number]> = [
-    ['9000001', '(SAMPLE 2026 AB1)', 24.1, 31, 70, false, 30, 7.42, 1_204_000],
-    ['9000002', '(SAMPLE 2026 CD7)', 19.6, 251, 562, true, 52, 18.9, 6_930_000],
-    ['9000003', '(SAMPLE 2026 EF3)', 27.8, 6, 13, false, 80, 5.05, 402_000],
+    ['9000001', 'SAMPLE (2026 AB1)', 24.1, 31, 70, false, 30, 7.42, 1_204_000],
+    ['9000002', 'SAMPLE (2026 CD7)', 19.6, 251, 562, true, 52, 18.9, 6_930_000],
+    ['9000003', 'SAMPLE (2026 EF3)', 27.8, 6, 13, false, 80, 5.05, 402_000],
   ];
   return rows.map(([id, name, h, dmin, dmax, hazardous, inHours, speed, km]) => {
     const at = hours(now, inHours);
@@ -55,9 +56,9 @@ export function sampleNeos(now: Date): Neo[] {
 export function sampleAstronauts(): AstronautData {
   const bio = 'Sample record shown while no upstream has answered; refresh when online for the real crew.';
   const astronauts = [
-    { id: 900001, name: 'Ada Sample', agency: 'Sample Space Agency', nationality: 'Nowhere', craft: 'Sample Station' },
-    { id: 900002, name: 'Boris Example', agency: 'Sample Space Agency', nationality: 'Elsewhere', craft: 'Sample Station' },
-    { id: 900003, name: 'Chen Placeholder', agency: 'Demo Orbital Office', nationality: 'Somewhere', craft: 'Demo Capsule' },
+    { id: 900001, name: 'SAMPLE Astronaut A', agency: 'SAMPLE Space Agency', nationality: 'Sample', craft: 'SAMPLE Station' },
+    { id: 900002, name: 'SAMPLE Astronaut B', agency: 'SAMPLE Space Agency', nationality: 'Sample', craft: 'SAMPLE Station' },
+    { id: 900003, name: 'SAMPLE Astronaut C', agency: 'SAMPLE Orbital Office', nationality: 'Sample', craft: 'SAMPLE Capsule' },
   ].map((a) => ({ ...a, profile_image: '', bio }));
-  return { astronauts, crafts: ['Demo Capsule', 'Sample Station'] };
+  return { astronauts, crafts: ['SAMPLE Capsule', 'SAMPLE Station'] };
 }

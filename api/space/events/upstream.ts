@@ -29,7 +29,8 @@ export interface FetchOptions {
 
 const DEFAULT_THROTTLE_MS = 3600_000;
 
-export async function fetchText(url: string, opts: FetchOptions): Promise<string> {
+/** The answer of a GET whose status and declared size are acceptable; its body is still unread. */
+async function openUpstream(url: string, opts: FetchOptions): Promise<Response> {
   let res: Response;
   try {
     res = await fetch(url, {
@@ -37,10 +38,7 @@ export async function fetchText(url: string, opts: FetchOptions): Promise<string
       signal: AbortSignal.timeout(opts.timeoutMs),
     });
   } catch (e) {
-    const err = e as Error;
-    if (err.name === 'TimeoutError') throw new Error(`${new URL(url).host} did not answer within ${opts.timeoutMs} ms`);
-    const cause = (err.cause as { code?: string; message?: string } | undefined) ?? {};
-    throw new Error(`${new URL(url).host} unreachable: ${cause.code ?? cause.message ?? err.message}`);
+    throw fetchError(e, url, opts);
   }
   if (res.status === 429) {
     await res.body?.cancel();
@@ -56,9 +54,54 @@ export async function fetchText(url: string, opts: FetchOptions): Promise<string
     await res.body?.cancel();
     throw new Error(`${new URL(url).host} answer is too large (${declared} bytes, limit ${opts.maxBytes})`);
   }
-  const text = await res.text();
+  return res;
+}
+
+function fetchError(e: unknown, url: string, opts: FetchOptions): Error {
+  const err = e as Error;
+  if (err.name === 'TimeoutError') return new Error(`${new URL(url).host} did not answer within ${opts.timeoutMs} ms`);
+  const cause = (err.cause as { code?: string; message?: string } | undefined) ?? {};
+  return new Error(`${new URL(url).host} unreachable: ${cause.code ?? cause.message ?? err.message}`);
+}
+
+export async function fetchText(url: string, opts: FetchOptions): Promise<string> {
+  const res = await openUpstream(url, opts);
+  const text = await res.text().catch((e: unknown) => {
+    throw fetchError(e, url, opts);
+  });
   if (text.length > opts.maxBytes) throw new Error(`${new URL(url).host} answer is too large (limit ${opts.maxBytes} bytes)`);
   return text;
+}
+
+/**
+ * The answer's text as it arrives, chunk by chunk (UTF-8 decoded across
+ * chunk boundaries), for parsers that read a large file without holding it
+ * or blocking the event loop; the size cap and timeout apply while reading.
+ */
+export async function* fetchTextChunks(url: string, opts: FetchOptions): AsyncGenerator<string> {
+  const res = await openUpstream(url, opts);
+  if (!res.body) return;
+  const decoder = new TextDecoder('utf-8');
+  let bytes = 0;
+  const reader = res.body.getReader();
+  try {
+    for (;;) {
+      let r: ReadableStreamReadResult<Uint8Array>;
+      try {
+        r = await reader.read();
+      } catch (e) {
+        throw fetchError(e, url, opts);
+      }
+      if (r.done) break;
+      bytes += r.value.byteLength;
+      if (bytes > opts.maxBytes) throw new Error(`${new URL(url).host} answer is too large (limit ${opts.maxBytes} bytes)`);
+      yield decoder.decode(r.value, { stream: true });
+    }
+    const tail = decoder.decode();
+    if (tail) yield tail;
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
 }
 
 export async function fetchJson(url: string, opts: FetchOptions): Promise<unknown> {

@@ -1,30 +1,40 @@
 /**
  * session-finalizer: Stop hook. Writes LAST_SESSION.md and ACTIVE_TODOS.md
- * (and RECOVERY_GUIDE.md when the session looks interrupted), folds the
- * learner's journal into the pattern database, appends the completion
+ * (and RECOVERY_GUIDE.md while the session looks interrupted, removing it
+ * once it has recovered) where `session_docs` says, keeping what the user or
+ * the model wrote in them; folds the learner's journal into the pattern
+ * database (always at the seed's session end; on the logger's batch
+ * schedule at the host's answer ends), appends the completion
  * record and prunes old logs. The host fires Stop after every answer, so
  * this is idempotent: each run rewrites the documents with the session so
  * far. Always exits 0.
  */
 import { runHook, type HookContext } from '../lib/hook-runtime';
-import { fold } from '../lib/learner';
+import { fold, shouldFold } from '../lib/learner';
 import { seedAnswer, type HookAnswer } from '../lib/protocol';
 import { pruneLogs } from '../lib/retention';
-import { activeTodosMd, interruption, lastSessionMd, recoveryGuideMd } from '../lib/session-docs';
+import { activeTodosMd, docPaths, excludeFromGit, interruption, lastSessionMd, recoveryGuideMd, removeDoc, writeDoc } from '../lib/session-docs';
 import { updateState, type SessionState } from '../lib/session';
-import { appendJsonLine, writeFileAtomic } from '../lib/store';
+import { appendJsonLine } from '../lib/store';
 
 function handle(ctx: HookContext): HookAnswer {
   const { input, settings, paths, now } = ctx;
-  if (settings.shadow_learner.learning_enabled) fold(paths, settings, now);
+  // The seed's Stop ends the session: fold everything. The host's Stop ends an answer, after every one: fold on
+  // the logger's schedule (about 25 runs or 30 s, at once with async_logging off), so most answers end without one.
+  if (settings.shadow_learner.learning_enabled && (input.protocol === 'seed' || shouldFold(paths, settings, now.getTime()))) fold(paths, settings, now);
   const s: SessionState = updateState(paths, now, input.sessionId, (st) => {
     st.ended_at = now.toISOString();
     return JSON.parse(JSON.stringify(st)) as SessionState;
   });
   const intr = interruption(s, settings.context_monitor.emergency_threshold);
-  writeFileAtomic(paths.lastSession, lastSessionMd(s, now, intr));
-  writeFileAtomic(paths.activeTodos, activeTodosMd(s, now));
-  if (intr.interrupted) writeFileAtomic(paths.recoveryGuide, recoveryGuideMd(s, now, intr));
+  const docs = docPaths(paths, settings);
+  if (settings.session_docs.exclude_from_git) {
+    for (const line of excludeFromGit(paths, docs)) ctx.log('INFO', `listed ${line} in .git/info/exclude`);
+  }
+  writeDoc(docs.lastSession, lastSessionMd(s, now, intr));
+  writeDoc(docs.activeTodos, activeTodosMd(s, now));
+  if (intr.interrupted) writeDoc(docs.recoveryGuide, recoveryGuideMd(s, now, intr));
+  else removeDoc(docs.recoveryGuide);
   const tools = Object.keys(s.tool_usage).length;
   appendJsonLine(paths.completions, {
     session_id: s.session_id,

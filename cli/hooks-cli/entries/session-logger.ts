@@ -2,32 +2,24 @@
  * session-logger: PostToolUse (and PostToolUseFailure) hook for every tool.
  * Appends the run to the daily execution log, folds it into the session
  * state (tool counts, commands, modified files, failures, the assistant's
- * task list) and hands it to the shadow learner. Always exits 0.
+ * task list: TodoWrite, or TaskCreate/TaskUpdate) and hands it to the shadow learner. Always exits 0.
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { analyzeCommand } from '../lib/command-rules';
 import { runHook, type HookContext } from '../lib/hook-runtime';
-import { commandKey, fold, journalRun, shouldFold } from '../lib/learner';
+import { learnKeys } from '../lib/learn-keys';
+import { fold, journalRun, shouldFold } from '../lib/learner';
 import { pruneLogs } from '../lib/retention';
 import { seedAnswer, type HookAnswer } from '../lib/protocol';
-import { estimateTokens, type TodoItem, updateState } from '../lib/session';
-import { appendJsonLine, executionLogPath, isObject } from '../lib/store';
+import { estimateTokens, updateState } from '../lib/session';
+import { appendJsonLine, executionLogPath } from '../lib/store';
+import { applyTaskTool, todosOf } from '../lib/tasks';
 
 const FILE_TOOLS = new Set(['Write', 'Edit', 'MultiEdit', 'NotebookEdit']);
 
 function responseText(resp: unknown): string {
   if (resp === undefined || resp === null) return '';
   return typeof resp === 'string' ? resp : JSON.stringify(resp);
-}
-
-function todosOf(toolInput: Record<string, unknown>): TodoItem[] | null {
-  if (!Array.isArray(toolInput.todos)) return null;
-  return toolInput.todos.filter(isObject).map((t) => ({
-    content: String(t.content ?? ''),
-    status: String(t.status ?? 'pending'),
-    ...(typeof t.activeForm === 'string' ? { activeForm: t.activeForm } : {}),
-  }));
 }
 
 function handle(ctx: HookContext): HookAnswer {
@@ -48,6 +40,7 @@ function handle(ctx: HookContext): HookAnswer {
     if (command !== null) s.commands_executed.push({ command, timestamp: iso });
     if (file && !s.modified_files.includes(file)) s.modified_files.push(file);
     if (todos) s.todos = todos;
+    if (success && (tool === 'TaskCreate' || tool === 'TaskUpdate')) s.tasks = applyTaskTool(s.tasks, tool, ti, input.toolResponse);
     if (!success) s.failures.push({ tool, command, error: error!.slice(0, 500), timestamp: iso });
     s.recent_results.push({ tool, command, success });
     s.context.tool_calls++;
@@ -75,14 +68,7 @@ function handle(ctx: HookContext): HookAnswer {
   if (settings.shadow_learner.learning_enabled) {
     if (command !== null) {
       // A failing chain is blamed on its last command; a success counts for all of them.
-      const keys = [
-        ...new Set(
-          analyzeCommand(command, { cwd: input.cwd ?? paths.project, project: paths.project, home: process.env.HOME ?? '/' })
-            .invocations.filter((i) => !i.nested)
-            .map((i) => commandKey(i.argv))
-            .filter((k): k is string => k !== null),
-        ),
-      ];
+      const keys = learnKeys(command, input.cwd ?? paths.project, process.env.HOME ?? '/');
       const blamed = success ? keys : keys.slice(-1);
       for (const key of blamed) journalRun(paths, { tool, command: key, success, error, timestamp: iso });
       if (blamed.length === 0) journalRun(paths, { tool, command: null, success, error, timestamp: iso });

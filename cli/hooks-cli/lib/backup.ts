@@ -3,14 +3,21 @@
  *
  * Git (when `git_enabled` and the project is in a work tree): a snapshot
  * commit built with a temporary index (a copy of the real one, so staged
- * changes are kept and unchanged files are not re-hashed), `git add -A` for
- * unstaged and untracked files, `write-tree`, `commit-tree` with HEAD as
- * parent, and a ref `refs/hooks-cli/backups/<id>`. The user's branch, index
- * and `git status` are untouched.
+ * changes are kept and unchanged files are not re-hashed), the changed and
+ * untracked files that git does not ignore (`git status`: what `git add -A`
+ * would add) added to it, `write-tree`, `commit-tree` with HEAD as parent,
+ * and a ref `refs/hooks-cli/backups/<id>`. The user's branch, index and `git
+ * status` are untouched.
  *
  * Filesystem (when git is absent or off, and `filesystem_backup_enabled`):
- * a copy of the project without `.git`, `.hooks_data` and `node_modules`
- * in `.hooks_data/backups/<id>/files/`.
+ * a copy of the project without `.git`, `.hooks_data`, `node_modules` and
+ * what the `.gitignore` files ignore, in `.hooks_data/backups/<id>/files/`.
+ *
+ * Bounds (a hook waits for its backup, and `.git` keeps what is added):
+ * files bigger than `max_file_size_mb` are left out and named; when the rest
+ * adds up to more than `max_total_size_mb` no backup is taken; a backup
+ * taking longer than `max_backup_time_ms` (or than the hook has left) is
+ * abandoned. Each case is recorded and said in the hook's message.
  *
  * Each backup has `.hooks_data/backups/<id>/metadata.json` and a line in
  * `backups/backup.log` (tab-separated: time, id, method, ok|failed, reason,
@@ -45,6 +52,47 @@ export interface BackupMeta {
   git_root?: string;
   error?: string;
   session_id?: string | null;
+  /** Files left out for being over `max_file_size_mb` (the first few), and how many in all. */
+  skipped_files?: { path: string; size_bytes: number }[];
+  skipped_count?: number;
+}
+
+export interface BackupLimits {
+  maxFileBytes: number;
+  maxTotalBytes: number;
+}
+
+/** Raised when a bound is reached: the backup is not taken, and the message says why and which setting to change. */
+class LimitError extends Error {}
+
+const MB = 1024 * 1024;
+const fmtMb = (bytes: number) => `${(bytes / MB).toFixed(1)} MB`;
+const SKIPPED_NAMED = 5;
+const RAISE = 'Change it in .hooks_data/settings.json (backup_manager), or list big build output in .gitignore';
+
+/** Sorts a candidate file into the backup or the skipped list; throws LimitError when the total goes over. */
+class Budget {
+  total = 0;
+  skipped: { path: string; size_bytes: number }[] = [];
+  constructor(
+    private readonly limits: BackupLimits,
+    private readonly deadline: number,
+    private readonly maxTimeMs: number,
+  ) {}
+  take(rel: string, size: number): boolean {
+    if (size > this.limits.maxFileBytes) {
+      this.skipped.push({ path: rel, size_bytes: size });
+      return false;
+    }
+    this.total += size;
+    if (this.total > this.limits.maxTotalBytes) {
+      throw new LimitError(`the files to back up add up to more than backup_manager.max_total_size_mb (${fmtMb(this.limits.maxTotalBytes)}); no backup taken. ${RAISE}`);
+    }
+    return true;
+  }
+  checkTime(): void {
+    if (Date.now() > this.deadline) throw new LimitError(`the backup took longer than its ${this.maxTimeMs} ms (backup_manager.max_backup_time_ms or the hook's time left); abandoned. ${RAISE}`);
+  }
 }
 
 export class BackupError extends Error {
@@ -70,17 +118,19 @@ const GIT_IDENTITY = {
   GIT_COMMITTER_EMAIL: 'hooks-cli@localhost',
 };
 
-function git(cwd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): string {
-  const r = spawnSync('git', args, { cwd, env, encoding: 'utf8', timeout: Math.max(100, timeoutMs), stdio: ['ignore', 'pipe', 'pipe'] });
+function git(cwd: string, args: string[], env: NodeJS.ProcessEnv, timeoutMs: number, input?: string, raw = false): string {
+  if (timeoutMs <= 0) throw new LimitError(`no time left for git ${args[0]} within backup_manager.max_backup_time_ms (or the hook's time left); backup abandoned. ${RAISE}`);
+  const r = spawnSync('git', args, { cwd, env, encoding: 'utf8', timeout: timeoutMs, maxBuffer: 256 * MB, input, stdio: [input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+  if (r.error && (r.error as NodeJS.ErrnoException).code === 'ETIMEDOUT') throw new LimitError(`git ${args[0]} took longer than the ${timeoutMs} ms left (backup_manager.max_backup_time_ms); backup abandoned. ${RAISE}`);
   if (r.error) throw r.error;
   if (r.status !== 0) throw new Error(`git ${args[0]}: ${(r.stderr || r.stdout).trim() || `exit ${r.status}`}`);
-  return r.stdout.trim();
+  return raw ? r.stdout : r.stdout.trim();
 }
 
 /** The work tree's top directory, or null when the project is not in one (or git is missing). */
-export function gitTop(project: string): string | null {
+export function gitTop(project: string, timeoutMs = 3000): string | null {
   try {
-    const r = spawnSync('git', ['rev-parse', '--show-toplevel'], { cwd: project, encoding: 'utf8', timeout: 3000, stdio: ['ignore', 'pipe', 'ignore'] });
+    const r = spawnSync('git', ['rev-parse', '--show-toplevel'], { cwd: project, encoding: 'utf8', timeout: Math.max(1, timeoutMs), stdio: ['ignore', 'pipe', 'ignore'] });
     return r.status === 0 ? r.stdout.trim() : null;
   } catch {
     return null;
@@ -93,10 +143,24 @@ function metaPath(paths: DataPaths, id: string): string {
 
 const COPY_SKIP = new Set(['.git', '.hooks_data', 'node_modules']);
 
-function gitSnapshot(paths: DataPaths, id: string, reason: string, deadline: number): Pick<BackupMeta, 'ref' | 'commit' | 'git_root'> {
-  const top = gitTop(paths.project);
-  if (!top) throw new Error('not a git work tree');
+/** One line for the hook's message: the backup taken (and what it left out), or why none was. */
+export function describeBackup(meta: BackupMeta, when = ''): string {
+  const at = when ? ` ${when}` : '';
+  if (!meta.success) return `Backup${at} not taken: ${meta.error ?? 'unknown error'}`;
+  let line = `Backup ${meta.backup_id} taken${at}.`;
+  if (meta.skipped_files?.length) {
+    const named = meta.skipped_files.map((f) => `${f.path} (${fmtMb(f.size_bytes)})`).join(', ');
+    const more = (meta.skipped_count ?? 0) > meta.skipped_files.length ? ` and ${meta.skipped_count! - meta.skipped_files.length} more` : '';
+    line += ` Left out, over backup_manager.max_file_size_mb: ${named}${more}.`;
+  }
+  return line;
+}
+
+function gitSnapshot(paths: DataPaths, id: string, reason: string, budget: Budget, deadline: number): Pick<BackupMeta, 'ref' | 'commit' | 'git_root'> {
   const left = () => deadline - Date.now();
+  const top = gitTop(paths.project, Math.min(3000, left()));
+  budget.checkTime();
+  if (!top) throw new Error('not a git work tree');
   const gitDir = path.resolve(top, git(top, ['rev-parse', '--git-dir'], process.env, left()));
   const tmpIndex = path.join(paths.backups, `.index-${process.pid}-${Date.now()}`);
   const env = { ...process.env, ...GIT_IDENTITY, GIT_INDEX_FILE: tmpIndex };
@@ -104,12 +168,31 @@ function gitSnapshot(paths: DataPaths, id: string, reason: string, deadline: num
     const realIndex = process.env.GIT_INDEX_FILE ? path.resolve(top, process.env.GIT_INDEX_FILE) : path.join(gitDir, 'index');
     if (fs.existsSync(realIndex)) fs.copyFileSync(realIndex, tmpIndex);
     const dataRel = path.relative(top, paths.root) || '.hooks_data';
-    git(top, ['add', '-A', '--', '.', `:(exclude)${dataRel}`], env, left());
+    // What `git add -A` would add (changed tracked files, untracked files git does not ignore), sized first.
+    const listing = git(top, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--no-renames', '--ignore-submodules=all', '--', '.', `:(exclude)${dataRel}`], env, left(), undefined, true);
+    const toAdd: string[] = [];
+    for (const entry of listing.split('\0')) {
+      if (entry.length < 4) continue;
+      const xy = entry.slice(0, 2);
+      const rel = entry.slice(3);
+      if (xy !== '??' && xy[1] === ' ') continue; // staged only: already in the index copy
+      let size = 0;
+      try {
+        const st = fs.lstatSync(path.join(top, rel));
+        size = st.isFile() ? st.size : 0;
+      } catch {
+        size = 0; // deleted: staging the deletion costs nothing
+      }
+      budget.checkTime();
+      if (budget.take(rel, size)) toAdd.push(rel);
+    }
+    if (toAdd.length > 0) git(top, ['--literal-pathspecs', 'add', '-A', '--pathspec-from-file=-', '--pathspec-file-nul'], env, left(), toAdd.join('\0'));
     const tree = git(top, ['write-tree'], env, left());
     let head: string | null = null;
     try {
       head = git(top, ['rev-parse', '--verify', '-q', 'HEAD'], env, left());
-    } catch {
+    } catch (err) {
+      if (err instanceof LimitError) throw err;
       head = null; // no commit yet
     }
     const commit = git(top, ['commit-tree', tree, ...(head ? ['-p', head] : []), '-m', `hooks-cli ${id}: ${reason}`], env, left());
@@ -118,19 +201,110 @@ function gitSnapshot(paths: DataPaths, id: string, reason: string, deadline: num
     return { ref, commit, git_root: top };
   } finally {
     fs.rmSync(tmpIndex, { force: true });
+    fs.rmSync(`${tmpIndex}.lock`, { force: true }); // left by a git killed at the deadline
   }
 }
 
-function fsCopy(paths: DataPaths, id: string): void {
+/**
+ * The `.gitignore` rules of one folder as a matcher of paths relative to it
+ * (git's syntax, as `gitignore(5)` gives it: `#` comments, `!` negation, a
+ * trailing `/` for folders only, a leading or inner `/` anchoring to the
+ * folder, `*`, `?`, `[...]` and `**`). Used where git is not: a project that
+ * is not a repository still has its build output named in `.gitignore`.
+ */
+export function gitignoreMatcher(text: string): (rel: string, isDir: boolean) => boolean | null {
+  const rules: { re: RegExp; negate: boolean; dirOnly: boolean }[] = [];
+  for (let line of text.split(/\r?\n/)) {
+    if (line === '' || line.startsWith('#')) continue;
+    line = line.replace(/(?<!\\)\s+$/, '');
+    let negate = false;
+    if (line.startsWith('!')) {
+      negate = true;
+      line = line.slice(1);
+    }
+    const dirOnly = line.endsWith('/');
+    if (dirOnly) line = line.slice(0, -1);
+    if (line === '') continue;
+    const anchored = line.includes('/');
+    if (line.startsWith('/')) line = line.slice(1);
+    let re = '';
+    for (let i = 0; i < line.length; i++) {
+      const c = line[i];
+      if (c === '*' && line[i + 1] === '*') {
+        const slash = line[i + 2] === '/';
+        re += slash ? '(?:.*/)?' : '.*';
+        i += slash ? 2 : 1;
+      } else if (c === '*') re += '[^/]*';
+      else if (c === '?') re += '[^/]';
+      else if (c === '[') {
+        const end = line.indexOf(']', i + 1);
+        if (end < 0) re += '\\[';
+        else {
+          re += '[' + line.slice(i + 1, end).replace(/^!/, '^').replace(/\\/g, '\\\\') + ']';
+          i = end;
+        }
+      } else if (c === '\\' && i + 1 < line.length) re += line[++i].replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+      else re += c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+    }
+    rules.push({ re: new RegExp(anchored ? `^${re}$` : `(?:^|/)${re}$`), negate, dirOnly });
+  }
+  return (rel, isDir) => {
+    let verdict: boolean | null = null;
+    for (const r of rules) if ((!r.dirOnly || isDir) && r.re.test(rel)) verdict = !r.negate;
+    return verdict;
+  };
+}
+
+type Matcher = { base: string; match: (rel: string, isDir: boolean) => boolean | null };
+
+/** The files a filesystem backup copies (relative paths), walking the project with the `.gitignore` files met on the way. */
+function filesToCopy(paths: DataPaths, budget: Budget): { files: string[]; links: string[] } {
+  const files: string[] = [];
+  const links: string[] = [];
+  const walk = (rel: string, matchers: Matcher[]) => {
+    budget.checkTime();
+    const abs = path.join(paths.project, rel);
+    let here = matchers;
+    try {
+      here = [...matchers, { base: rel, match: gitignoreMatcher(fs.readFileSync(path.join(abs, '.gitignore'), 'utf8')) }];
+    } catch {
+      /* no .gitignore here */
+    }
+    for (const e of fs.readdirSync(abs, { withFileTypes: true })) {
+      const childRel = rel ? `${rel}/${e.name}` : e.name;
+      if (COPY_SKIP.has(e.name)) continue;
+      const isDir = e.isDirectory();
+      let ignored = false;
+      for (const m of here) {
+        const v = m.match(m.base ? childRel.slice(m.base.length + 1) : childRel, isDir);
+        if (v !== null) ignored = v;
+      }
+      if (ignored) continue;
+      if (isDir) walk(childRel, here);
+      else if (e.isSymbolicLink()) links.push(childRel);
+      else if (e.isFile() && budget.take(childRel, fs.statSync(path.join(abs, e.name)).size)) files.push(childRel);
+    }
+  };
+  walk('', []);
+  return { files, links };
+}
+
+function fsCopy(paths: DataPaths, id: string, budget: Budget): void {
+  const { files, links } = filesToCopy(paths, budget);
   const dest = path.join(paths.backups, id, 'files');
-  fs.mkdirSync(dest, { recursive: true });
-  for (const entry of fs.readdirSync(paths.project)) {
-    if (COPY_SKIP.has(entry)) continue;
-    fs.cpSync(path.join(paths.project, entry), path.join(dest, entry), {
-      recursive: true,
-      verbatimSymlinks: true,
-      filter: (src) => !COPY_SKIP.has(path.basename(src)),
-    });
+  try {
+    for (const rel of files) {
+      budget.checkTime();
+      fs.mkdirSync(path.dirname(path.join(dest, rel)), { recursive: true });
+      fs.copyFileSync(path.join(paths.project, rel), path.join(dest, rel));
+    }
+    for (const rel of links) {
+      fs.mkdirSync(path.dirname(path.join(dest, rel)), { recursive: true });
+      fs.symlinkSync(fs.readlinkSync(path.join(paths.project, rel)), path.join(dest, rel));
+    }
+  } catch (err) {
+    fs.rmSync(dest, { recursive: true, force: true }); // never a half copy that looks whole
+    throw err;
   }
 }
 
@@ -161,8 +335,11 @@ function claimBackupId(paths: DataPaths, now: Date): string {
  * claimBackupId).
  */
 export function createBackup(paths: DataPaths, settings: Settings, reason: string, now: Date, budgetMs: number, sessionId: string | null = null): BackupMeta {
-  const deadline = Date.now() + budgetMs;
   const bm = settings.backup_manager;
+  const maxTimeMs = Math.max(1, Math.min(bm.max_backup_time_ms, budgetMs));
+  const deadline = Date.now() + maxTimeMs;
+  const limits = { maxFileBytes: bm.max_file_size_mb * MB, maxTotalBytes: bm.max_total_size_mb * MB };
+  let budget = new Budget(limits, deadline, maxTimeMs);
   let id: string;
   try {
     id = claimBackupId(paths, now);
@@ -172,23 +349,31 @@ export function createBackup(paths: DataPaths, settings: Settings, reason: strin
   }
   const meta: BackupMeta = { backup_id: id, timestamp: now.toISOString(), reason, success: false, method: 'none', session_id: sessionId };
   const errors: string[] = [];
+  let bounded = false;
   if (bm.git_enabled) {
     try {
-      Object.assign(meta, gitSnapshot(paths, id, reason, deadline));
+      Object.assign(meta, gitSnapshot(paths, id, reason, budget, deadline));
       meta.method = 'git';
       meta.success = true;
     } catch (err) {
-      errors.push(`git: ${(err as Error).message}`);
+      bounded = err instanceof LimitError;
+      errors.push(bounded ? (err as Error).message : `git: ${(err as Error).message}`);
     }
   }
-  if (!meta.success && bm.filesystem_backup_enabled) {
+  // A bound reached by git would be reached by a copy too (and a copy costs more): no second try.
+  if (!meta.success && !bounded && bm.filesystem_backup_enabled) {
+    budget = new Budget(limits, deadline, maxTimeMs);
     try {
-      fsCopy(paths, id);
+      fsCopy(paths, id, budget);
       meta.method = 'filesystem';
       meta.success = true;
     } catch (err) {
       errors.push(`filesystem: ${(err as Error).message}`);
     }
+  }
+  if (budget.skipped.length > 0) {
+    meta.skipped_count = budget.skipped.length;
+    meta.skipped_files = [...budget.skipped].sort((a, b) => b.size_bytes - a.size_bytes).slice(0, SKIPPED_NAMED);
   }
   if (!meta.success) meta.error = errors.length ? errors.join('; ') : 'git and filesystem backups are both disabled';
   writeJsonAtomic(metaPath(paths, id), meta);

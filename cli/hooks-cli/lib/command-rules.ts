@@ -13,9 +13,24 @@
  *   system     -> system_files_protection      (block or warning)
  */
 import path from 'node:path';
-import { parseShell, type Redirect, type SimpleCommand, type Word } from './shell-parse';
+import { analyzeCode, inlineCode, langOf } from './inline-code';
+import { parseShell, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
-import { classifyDelete, describeDelete, isDiskDevice, isSecretPath, isSystemPath, isUnder, resolveFrom, type PathEnv } from './paths-classify';
+import {
+  classifyDelete,
+  describeDelete,
+  isDiskDevice,
+  isHomeCache,
+  isPreciousHomeDir,
+  isSecretName,
+  isSecretPath,
+  isSecretSource,
+  isStartupFile,
+  isSystemPath,
+  isUnder,
+  resolveFrom,
+  type PathEnv,
+} from './paths-classify';
 
 export type Check = 'dangerous' | 'suspicious' | 'traversal' | 'system';
 
@@ -34,6 +49,8 @@ export interface Invocation {
   cwd: string | null;
   elevated: boolean;
   viaXargs: boolean;
+  /** xargs -I REPL: the string replaced by each input item. */
+  xargsReplace?: string;
   /** Invocations earlier in the same pipeline (their output is this one's input). */
   upstream: Invocation[];
   /** The text of an inline script when this is `sh -c`, `eval` and the like. */
@@ -57,7 +74,11 @@ const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'ash', 'mksh', 'busy
 const INTERPRETERS = new Set(['python', 'python2', 'python3', 'perl', 'ruby', 'node', 'php', 'lua']);
 const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'http', 'https', 'aria2c', 'lwp-download', 'lynx']);
 const DECODERS = new Set(['base64', 'base32', 'xxd', 'openssl', 'gunzip', 'zcat', 'rev', 'tr']);
-const PROTECTED_BRANCHES = new Set(['main', 'master']);
+const PROTECTED_BRANCHES = new Set(['main', 'master', 'trunk', 'develop', 'development', 'production', 'prod', 'release', 'stable', 'live', 'default', 'gh-pages']);
+/** Programs that send data over the network. */
+const SENDERS = new Set(['curl', 'wget', 'nc', 'ncat', 'netcat', 'socat', 'telnet', 'scp', 'sftp', 'rsync', 'ssh', 'ftp', 'lftp', 'openssl', 'aws', 'gsutil', 'gcloud', 'az', 'rclone', 'dig', 'nslookup', 'host', 'http', 'https', 'xh', 'httpie', 'smbclient', 'mail', 'mailx', 'sendmail', 'mutt', 'ping', 'whois', 'swaks']);
+/** Programs that print what they read: a secret operand ends up on their output. */
+const READERS = new Set(['cat', 'tac', 'base64', 'base32', 'xxd', 'od', 'hexdump', 'head', 'tail', 'less', 'more', 'tar', 'zip', 'gzip', 'bzip2', 'xz', 'zstd', 'gpg', 'strings', 'sed', 'awk', 'grep', 'egrep', 'jq', 'yq', 'dd', 'cut', 'sort', 'uniq', 'tr', 'openssl', 'cpio', '7z', 'nl', 'paste', 'column', 'ssh-keygen']);
 
 const MAX_DEPTH = 6;
 
@@ -73,6 +94,7 @@ interface Unwrapped {
   words: Word[];
   elevated: boolean;
   viaXargs: boolean;
+  xargsReplace?: string;
   /** A script to analyse in place of (or besides) the command: sh -c, eval, env -S, watch. */
   script: string | null;
   /** The wrapper only asks about the command (command -v, type): nothing runs. */
@@ -157,6 +179,7 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
           } else break;
         }
         if (!next) next = words.slice(j);
+        if (next.length === 0) next = null; // bare `env` prints the environment: it is the command
         break;
       }
       case 'command':
@@ -215,6 +238,15 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
       }
       case 'xargs': {
         u.viaXargs = true;
+        for (let k = 1; k < words.length && words[k].text.startsWith('-'); k++) {
+          const t = words[k].text;
+          if (t === '-I') u.xargsReplace = words[k + 1]?.text;
+          else if (t.startsWith('-I')) u.xargsReplace = t.slice(2);
+          else if (t === '-i' || t === '--replace') u.xargsReplace = '{}';
+          else if (t.startsWith('--replace=')) u.xargsReplace = t.slice(10);
+          else if (t.startsWith('-i')) u.xargsReplace = t.slice(2);
+          if (XARGS_ARG_OPTS.has(t)) k++;
+        }
         next = words.slice(skipOptions(words, 1, XARGS_ARG_OPTS));
         break;
       }
@@ -245,9 +277,11 @@ function shellScript(argv: string[]): { script: string | null; readsStdin: boole
     if (/^[-+][a-zA-Z]+$/.test(t)) {
       if (t.startsWith('-') && t.includes('c')) cFlag = true;
       if (t.startsWith('-') && t.includes('s') && !cFlag) return { script: null, readsStdin: true };
+      if (/[oO]/.test(t)) i++; // -euo pipefail: the option name follows
       continue;
     }
     if (t.startsWith('--')) continue;
+    if (t === '-' && !cFlag) return { script: null, readsStdin: true };
     return cFlag ? { script: t, readsStdin: false } : { script: null, readsStdin: false };
   }
   return { script: null, readsStdin: !cFlag };
@@ -276,14 +310,33 @@ interface Walk {
   out: Invocation[];
   findings: Finding[];
   critical: string | null;
+  /** Variables assigned on the line so far (shared by every nested parse). */
+  vars: Map<string, VarValue>;
+  /** Files the line writes before running them: their text, or that a download wrote them. */
+  files: Map<string, { content: string | null; downloaded: string | null }>;
+  /** The line opens a network socket (/dev/tcp, /dev/udp). */
+  netSocket: boolean;
+  /** A secret the line reads (for the socket check above). */
+  secretRead: string | null;
+  /** Files the line filled with secrets (tar czf k.tgz ~/.ssh, cp ~/.aws/credentials /tmp/c), which then count as secrets. */
+  secretFiles: Set<string>;
 }
 
 /** Analyses a command line. */
 export function analyzeCommand(command: string, env: AnalyzeEnv): Analysis {
-  const walk: Walk = { env, out: [], findings: [], critical: null };
+  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set() };
   collect(walk, command, env.cwd, 0, false);
   for (const inv of walk.out) checkInvocation(walk, inv);
+  if (walk.netSocket && walk.secretRead) {
+    block(walk, 'dangerous', `the command reads the secret ${walk.secretRead} and opens a network socket (/dev/tcp): that sends the secret away`, 'secrets stay on this machine; ask the user to share what is needed');
+  }
+  checkLine(walk);
   return { findings: dedupe(walk.findings), invocations: walk.out, critical: walk.critical };
+}
+
+/** The parser's view of the line's environment. */
+function parseEnv(walk: Walk, cwd: string | null): ParseEnv {
+  return { home: walk.env.home, cwd: cwd ?? walk.env.cwd, project: walk.env.project, vars: walk.vars };
 }
 
 function dedupe(fs: Finding[]): Finding[] {
@@ -301,13 +354,25 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
     walk.findings.push({ check: 'suspicious', level: 'warn', reason: `commands nested more than ${MAX_DEPTH} levels deep were not all checked` });
     return;
   }
-  const parsed = parseShell(script, { home: walk.env.home, cwd: startCwd ?? walk.env.cwd });
+  const parsed = parseShell(script, parseEnv(walk, startCwd));
   for (const name of parsed.forkBombs) {
     walk.findings.push({ check: 'dangerous', level: 'block', reason: `fork bomb: function ${name} starts copies of itself without end` });
   }
   let cwd = startCwd;
   const byPipeline = new Map<number, Invocation[]>();
+  const calls: SimpleCommand[] = [];
   for (const cmd of parsed.commands) {
+    // A call of a function defined on the line runs its body with $1... set to the call's words.
+    const fn = parsed.functions.find((f) => f.name === cmd.words[0]?.text && !cmd.words[0].quoted);
+    if (fn && depth < MAX_DEPTH) {
+      const args = cmd.words.slice(1).map((w) => w.text);
+      for (const body of parsed.commands.slice(fn.start, fn.end)) {
+        if (body.words[0]?.text === fn.name) continue;
+        calls.push({ ...body, words: body.words.map((w) => withPositional(w, args)), pipeline: body.pipeline + 500_000 });
+      }
+    }
+  }
+  for (const cmd of [...parsed.commands, ...calls]) {
     const inv = toInvocation(walk, cmd, cwd, depth, nested);
     if (!inv) continue;
     // Track cd for the commands that follow (subshell scoping is ignored: the cautious reading).
@@ -327,72 +392,307 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
   }
 }
 
+/** A word of a function body with the positional parameters of one call put in. */
+function withPositional(w: Word, args: string[]): Word {
+  if (!w.dynamic || !/\$\{?[1-9@*]/.test(w.text)) return w;
+  const textOut = w.text.replace(/\$\{?([1-9@*])\}?/g, (_, n: string) => (n === '@' || n === '*' ? args.join(' ') : args[Number(n) - 1] ?? ''));
+  return { ...w, text: textOut, dynamic: (textOut.match(UNKNOWN_PART) ?? []).length > 0 };
+}
+
+/** Word splitting of unquoted expansions (`$CMD` holding `rm -rf /`) and brace expansion (`{/,~}`). */
+function expandWords(words: Word[]): Word[] {
+  if (!words.some((w) => w.split || w.brace)) return words;
+  const out: Word[] = [];
+  for (const w of words) {
+    const texts = w.brace ? braceExpand(w.text) : [w.text];
+    for (const t of texts) {
+      const parts = w.split ? t.split(/\s+/).filter((x) => x !== '') : [t];
+      for (const x of parts) out.push({ ...w, text: x, split: false, brace: false, glob: w.glob || /[*?[]/.test(x) });
+    }
+  }
+  return out;
+}
+
+/** Bash brace expansion of `a{b,c}d` (nested, at most 64 results); `{}` and `{x}` stay as they are. */
+export function braceExpand(text: string, budget = 64): string[] {
+  let depth = 0;
+  let open = -1;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === '{') {
+      if (depth++ === 0) open = i;
+    } else if (c === '}' && depth > 0) {
+      if (--depth === 0) {
+        const inner = text.slice(open + 1, i);
+        const alts: string[] = [];
+        let d = 0;
+        let last = 0;
+        for (let k = 0; k < inner.length; k++) {
+          if (inner[k] === '{') d++;
+          else if (inner[k] === '}') d--;
+          else if (inner[k] === ',' && d === 0) {
+            alts.push(inner.slice(last, k));
+            last = k + 1;
+          }
+        }
+        alts.push(inner.slice(last));
+        if (alts.length < 2) continue;
+        const pre = text.slice(0, open);
+        const rest = braceExpand(text.slice(i + 1), budget);
+        const out: string[] = [];
+        for (const a of alts) for (const ea of braceExpand(a, budget)) for (const r of rest) if (out.length < budget) out.push(pre + ea + r);
+        return out;
+      }
+    }
+  }
+  return [text];
+}
+
 function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth: number, nested: boolean): Invocation | null {
-  const u = unwrap(cmd.words, { home: walk.env.home, cwd: cwd ?? walk.env.cwd });
+  const u = unwrap(expandWords(cmd.words), { home: walk.env.home, cwd: cwd ?? walk.env.cwd });
   const runCwd = u.chdir !== null && cwd !== null ? resolveFrom(cwd, u.chdir) : cwd;
   if (u.script !== null) collect(walk, u.script, runCwd, depth + 1, true);
   if (u.query || (u.words.length === 0 && cmd.redirects.length === 0)) return null;
   const words = u.words.map((w, k) => (k === 0 && w.text.startsWith('\\') ? { ...w, text: w.text.slice(1) } : w));
   const argv = text(words);
   if (argv[0]?.includes('/') && !argv[0].startsWith('./')) argv[0] = base(argv[0]);
-  return { argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, upstream: [], nested };
+  return { argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, upstream: [], nested };
 }
 
-/** Scripts inside an invocation: sh -c, eval, source of a substitution, heredocs into a shell, echo | sh, find -exec. */
+/** Text an invocation reads on stdin, when the line says: a here-document or here-string, or static `echo`/`printf`/`cat <<EOF` output piped in. */
+function stdinText(inv: Invocation): string | null {
+  for (const r of inv.redirects) if (r.body !== undefined) return r.body;
+  const feeder = inv.upstream[inv.upstream.length - 1];
+  if (!feeder) return null;
+  if ((feeder.argv[0] === 'echo' || feeder.argv[0] === 'printf') && !feeder.words.some((w) => w.dynamic)) {
+    const args = feeder.argv.slice(1).filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a)));
+    if (feeder.argv[0] === 'printf') return args.length === 1 ? unescapePrintf(args[0]) : /^%s(\\n)?$/.test(args[0] ?? '') ? args.slice(1).join('\n') : unescapePrintf(args.join(' '));
+    return args.join(' ').replace(/\\n/g, '\n');
+  }
+  if (feeder.argv[0] === 'cat' && feeder.argv.length === 1) for (const r of feeder.redirects) if (r.body !== undefined) return r.body;
+  return null;
+}
+
+/** Scripts inside an invocation: sh -c, eval, source of a substitution, heredocs into a shell, echo | sh, find -exec, inline interpreter code, files written earlier on the line, a container's command. */
 function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: number): void {
   const name = inv.argv[0];
+  recordWrittenFiles(walk, inv);
   if (SHELLS.has(name)) {
     const { script, readsStdin } = shellScript(inv.argv);
     if (script !== null) collect(walk, script, inv.cwd, depth + 1, true);
     if (readsStdin) {
-      for (const r of cmd.redirects) if (r.body !== undefined) collect(walk, r.body, inv.cwd, depth + 1, true);
-      // echo 'script' | sh: the echoed text is the script.
-      const feeder = inv.upstream[inv.upstream.length - 1];
-      if (feeder && (feeder.argv[0] === 'echo' || feeder.argv[0] === 'printf') && !feeder.words.some((w) => w.dynamic)) {
-        const body = feeder.argv.slice(1).filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a))).join(' ');
-        collect(walk, body.replace(/\\n/g, '\n'), inv.cwd, depth + 1, true);
-      }
-    }
+      const body = stdinText(inv);
+      if (body !== null) collect(walk, body, inv.cwd, depth + 1, true);
+    } else if (script === null) runScriptFile(walk, inv, scriptOperand(inv.argv), depth, null);
   } else if (name === 'eval') {
     collect(walk, inv.argv.slice(1).join(' '), inv.cwd, depth + 1, true);
   } else if (name === 'find') {
     findExec(walk, inv, depth);
+  } else if (name === 'source' || name === '.') {
+    runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
+  } else if (name === 'docker' || name === 'podman' || name === 'nerdctl') {
+    containerRun(walk, inv, depth);
+  }
+  const lang = langOf(name ?? '');
+  if (lang) {
+    const { code, readsStdin } = inlineCode(lang, inv.argv);
+    const text = code ?? (readsStdin ? stdinText(inv) : null);
+    if (text !== null) checkCode(walk, inv, lang, text, depth);
+    // Code that runs what it reads on stdin (exec(sys.stdin.read()), eval(STDIN.read)): the piped text is code too.
+    if (code !== null && /\b(exec|eval)\s*\(?[^;\n]*(stdin|STDIN|<STDIN>|readFileSync\(\s*(0|['"]\/dev\/stdin['"]))/.test(code)) {
+      const piped = stdinText(inv);
+      if (piped !== null) checkCode(walk, inv, lang, piped, depth);
+    }
+    else if (!readsStdin) runScriptFile(walk, inv, scriptOperand(inv.argv), depth, lang);
+  } else if (/^(\.{0,2}\/|~)/.test(inv.words[0]?.text ?? '')) {
+    runScriptFile(walk, inv, inv.words[0].text, depth, null);
   }
 }
 
+/** The first operand of a shell or interpreter: the script file it runs. */
+function scriptOperand(argv: string[]): string | null {
+  for (let i = 1; i < argv.length; i++) {
+    const a = argv[i];
+    if (a === '-m') return null;
+    if (a.startsWith('-')) continue;
+    return a;
+  }
+  return null;
+}
+
+/** `echo 'rm -rf /' > x.sh`, `curl -o x.sh URL`: what the line writes into files it may run next. */
+function recordWrittenFiles(walk: Walk, inv: Invocation): void {
+  if (inv.cwd === null) return;
+  const name = inv.argv[0];
+  // Secrets copied into other files stay secrets.
+  if (producesSecret(walk, inv) !== null || (name === 'cp' || name === 'tar' || name === 'zip' || name === '7z') && operands(inv.words).some((w) => isSecret(walk, target(inv, w).abs))) {
+    for (const r of inv.redirects) if (['>', '>>', '>|', '&>'].includes(r.op) && !r.target.dynamic) walk.secretFiles.add(resolveFrom(inv.cwd, r.target.text));
+    const ops = operands(inv.words, new Set(['-C', '-T', '-X']));
+    const fIdx = inv.argv.findIndex((a, k) => k > 0 && (/^-[a-zA-Z]*f$/.test(a) || a === '--file' || (k === 1 && name === 'tar' && /^[a-zA-Z]*f$/.test(a))));
+    const out = name === 'tar' && fIdx > 0 ? inv.words[fIdx + 1] : name === 'zip' || name === '7z' ? ops.find((w) => !['a'].includes(w.text)) : name === 'cp' ? ops[ops.length - 1] : undefined;
+    if (out && !out.dynamic && out.text !== '-') walk.secretFiles.add(resolveFrom(inv.cwd, out.text));
+  }
+  for (const r of inv.redirects) {
+    if (!['>', '>>', '>|'].includes(r.op) || r.target.dynamic) continue;
+    const abs = resolveFrom(inv.cwd, r.target.text);
+    let content: string | null = null;
+    if ((name === 'echo' || name === 'printf') && !inv.words.some((w) => w.dynamic)) {
+      const args = inv.argv.slice(1).filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a)));
+      content = name === 'printf' ? unescapePrintf(args.join(' ')) : args.join(' ');
+    } else if (name === 'cat') content = inv.redirects.find((x) => x.body !== undefined)?.body ?? null;
+    const downloaded = DOWNLOADERS.has(name) ? name : null;
+    if (content !== null || downloaded) walk.files.set(abs, { content, downloaded });
+  }
+  if (DOWNLOADERS.has(name)) {
+    const outOpt = name === 'curl' ? ['-o', '--output'] : ['-O', '--output-document'];
+    inv.words.forEach((w, k) => {
+      const next = inv.words[k + 1];
+      if (outOpt.includes(w.text) && next && next.text !== '-' && !next.dynamic) walk.files.set(resolveFrom(inv.cwd!, next.text), { content: null, downloaded: name });
+      const eq = /^--output(-document)?=(.+)$/.exec(w.text);
+      if (eq) walk.files.set(resolveFrom(inv.cwd!, eq[2]), { content: null, downloaded: name });
+    });
+  }
+}
+
+/** Runs a file the same line wrote: its text is checked as a script; a fresh download is refused. */
+function runScriptFile(walk: Walk, inv: Invocation, file: string | null, depth: number, lang: ReturnType<typeof langOf>): void {
+  if (!file || inv.cwd === null) return;
+  const abs = resolveFrom(inv.cwd, file.replace(/^~(?=\/|$)/, walk.env.home));
+  const known = walk.files.get(abs);
+  if (!known) return;
+  if (known.downloaded) {
+    block(walk, 'dangerous', `runs ${file}, which ${known.downloaded} downloaded on the same line: unreviewed code`, `download first, read it, then run it in a separate step: ${known.downloaded} … -o ${file} && less ${file}`);
+  } else if (known.content !== null) {
+    if (lang) checkCode(walk, inv, lang, known.content, depth);
+    else collect(walk, known.content, inv.cwd, depth + 1, true);
+  }
+}
+
+/** Inline interpreter code: deletes, shell commands, devices, reverse shells, secrets sent away, hidden (base64) code. */
+function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typeof langOf>>, code: string, depth: number): void {
+  if (depth > MAX_DEPTH) return;
+  const f = analyzeCode(lang, code);
+  const who = `${inv.argv[0]} code`;
+  for (const sh of f.shell) collect(walk, sh, inv.cwd, depth + 1, true);
+  for (const d of f.decoded) {
+    collect(walk, d, inv.cwd, depth + 1, true);
+    checkCode(walk, inv, lang, d, depth + 1);
+  }
+  for (const d of f.deletes) {
+    const w: Word = { text: d.path.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: /[*?]/.test(d.path), subs: [], quoted: true };
+    checkDelete(walk, inv, target(inv, w), d.recursive, who);
+  }
+  for (const dev of f.devices) block(walk, 'dangerous', `${who} writes onto the disk device ${dev}`, 'check the device with lsblk first and write to an image file instead');
+  for (const w of f.writes) checkWrite(walk, inv, target(inv, { text: w.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true }), who);
+  if (f.reverse) block(walk, 'dangerous', `${who} connects a socket to a shell: a reverse shell`);
+  if (f.exfil) block(walk, 'dangerous', `${who} reads the secret ${f.exfil} and talks to the network: that can send the secret away`, 'secrets stay on this machine; ask the user to share what is needed');
+}
+
+/** docker/podman run: host paths mounted into the container, and what the container then runs on them. */
+function containerRun(walk: Walk, inv: Invocation, depth: number): void {
+  const args = inv.argv.slice(1);
+  let i = 0;
+  while (i < args.length && args[i].startsWith('-')) i += ['-H', '--host', '--context', '-c', '--config', '--log-level', '-l'].includes(args[i]) ? 2 : 1;
+  const sub = args[i] === 'container' ? args[i + 1] : args[i];
+  if (sub !== 'run' && sub !== 'create') return;
+  let j = args[i] === 'container' ? i + 2 : i + 1;
+  const mounts: { host: string; inside: string; ro: boolean }[] = [];
+  let privileged = false;
+  let hostPid = false;
+  const valueOpts = new Set(['-e', '--env', '--name', '-p', '--publish', '-w', '--workdir', '--network', '--net', '-u', '--user', '--entrypoint', '--env-file', '-l', '--label', '--platform', '--memory', '-m', '--cpus', '--restart', '--hostname', '-h', '--add-host', '--device', '--cap-add', '--cap-drop', '--security-opt', '--ulimit', '--pid', '--ipc', '--uts', '--userns', '--tmpfs', '--shm-size', '--gpus', '--log-driver', '--expose', '--link', '--dns', '--mount', '-v', '--volume', '--volumes-from', '--pull', '--stop-signal', '--health-cmd', '--init-path']);
+  const addVolume = (spec: string) => {
+    const parts = spec.split(':');
+    if (parts.length < 2) return;
+    const [src, dst, opt] = parts;
+    if (!src.startsWith('/') && !src.startsWith('.') && !src.startsWith('~')) return; // a named volume
+    mounts.push({ host: resolveFrom(inv.cwd ?? walk.env.cwd, src.replace(/^~(?=\/|$)/, walk.env.home)), inside: dst, ro: (opt ?? '').split(',').includes('ro') });
+  };
+  for (; j < args.length; j++) {
+    const a = args[j];
+    if (!a.startsWith('-')) break;
+    const eq = a.indexOf('=');
+    const key = eq > 0 ? a.slice(0, eq) : a;
+    const val = eq > 0 ? a.slice(eq + 1) : args[j + 1];
+    if (key === '--privileged') privileged = true;
+    if ((key === '--pid' || key === '--ipc' || key === '--userns') && val === 'host') hostPid = true;
+    if (key === '-v' || key === '--volume') addVolume(val ?? '');
+    if (key === '--mount') {
+      const src = /(?:^|,)(?:source|src)=([^,]+)/.exec(val ?? '')?.[1];
+      const dst = /(?:^|,)(?:target|dst|destination)=([^,]+)/.exec(val ?? '')?.[1];
+      if (src && dst) addVolume(`${src}:${dst}${/(^|,)readonly/.test(val ?? '') ? ':ro' : ''}`);
+    }
+    if (eq < 0 && valueOpts.has(key)) j++;
+  }
+  const command = args.slice(j + 1);
+  const who = `${inv.argv[0]} run`;
+  for (const m of mounts) {
+    if (m.host === '/' || m.host === '/var/run/docker.sock' || m.host === '/run/docker.sock' || m.host.endsWith('/podman.sock')) {
+      block(walk, 'dangerous', `${who} mounts the host's ${m.host === '/' ? 'root filesystem' : 'container engine socket'} into a container: whatever runs there controls the machine`, 'mount only the project directory, e.g. -v "$PWD":/app');
+    } else if (!m.ro && isSystemPath(m.host, walk.env.home) && !isUnder(m.host, '/tmp') && !/^\/etc\/(localtime|timezone|hosts|resolv\.conf|machine-id|ssl\/certs)$/.test(m.host)) {
+      block(walk, 'dangerous', `${who} mounts the system path ${m.host} writable into a container`, 'mount it read-only (:ro) or mount only the project directory');
+    }
+  }
+  if (privileged && (hostPid || mounts.some((m) => m.host === '/dev') || command.includes('nsenter'))) {
+    block(walk, 'dangerous', `${who} --privileged with the host's processes or devices: a container escape`);
+  } else if (privileged) warn(walk, 'suspicious', `${who} --privileged gives the container full access to the host`);
+  if (command.length === 0) return;
+  // The container's command, with its paths mapped back to the host paths mounted there.
+  let script = command.map((a) => (/^[\w@%+=:,./~-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+  for (const m of mounts) {
+    if (m.inside === '/' || !m.inside.startsWith('/')) continue;
+    const esc = m.inside.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    script = script.replace(new RegExp(`(^|[\\s'"=:@])${esc}(?=/|\\s|$|['"])`, 'g'), `$1${m.host}`);
+  }
+  collect(walk, script, walk.env.cwd, depth + 1, true);
+}
+
 /** find ROOTS... tests... -exec CMD {} ; : each -exec command runs with {} as a found path. */
-function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; exprStart: number } {
+function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; exprStart: number; namePattern: string | null } {
   let i = 1;
   while (i < inv.words.length && /^-[HLP]$|^-O\d$|^-D$/.test(inv.words[i].text)) i += inv.words[i].text === '-D' ? 2 : 1;
   const roots: Word[] = [];
   while (i < inv.words.length && !/^[-(!]/.test(inv.words[i].text)) roots.push(inv.words[i++]);
-  const tests = inv.argv.slice(i);
-  const filtered = tests.some((a) => /^-(i?name|i?path|i?regex|i?wholename|newer\w*|[amc](time|min)|size|empty|user|group|perm|links|inum|samefile|mindepth|lname)$/.test(a));
-  return { roots: roots.length > 0 ? roots : [{ text: '.', dynamic: false, glob: false, subs: [], quoted: false }], filtered, exprStart: i };
+  // find / -path /proc -prune -o -delete: what follows the last -o applies to everything else.
+  const all = inv.argv.slice(i);
+  const lastOr = Math.max(all.lastIndexOf('-o'), all.lastIndexOf('-or'));
+  const tests = lastOr >= 0 && all.slice(lastOr).some((a) => a === '-delete' || /^-(exec|execdir|ok|okdir)$/.test(a)) ? all.slice(lastOr + 1) : all;
+  // A test that matches everything (-name '*', -regex '.*') is no filter; -mindepth, -type, -maxdepth are none either.
+  const filtered = tests.some((a, k) => /^-(i?name|i?path|i?regex|i?wholename|newer\w*|[amc](time|min)|size|empty|user|group|perm|links|inum|samefile|lname|nouser|nogroup)$/.test(a) && !MATCH_ALL.has(tests[k + 1] ?? ''));
+  const namePattern = tests.find((a, k) => /^-i?name$/.test(tests[k - 1] ?? '') && !MATCH_ALL.has(a)) ?? null;
+  return { roots: roots.length > 0 ? roots : [{ text: '.', dynamic: false, glob: false, subs: [], quoted: false }], filtered, exprStart: i, namePattern };
 }
 
+/** Patterns of -name/-path/-regex that every file matches. */
+const MATCH_ALL = new Set(['*', '.*', '*.*', '.[!.]*', '.??*', '**', '*/*', '.*/*', '^.*$', '.+', '^.*', '.*$']);
+
 function findExec(walk: Walk, inv: Invocation, depth: number): void {
-  const { roots, filtered } = findRoots(inv);
+  const { roots, filtered, namePattern } = findRoots(inv);
+  // A filter that names secrets (-name 'id_*', '.env*') makes {} a secret for the exfiltration check.
+  const secretFilter = namePattern !== null && isSecretName(namePattern);
   for (let i = 1; i < inv.words.length; i++) {
     if (!/^-(exec|execdir|ok|okdir)$/.test(inv.argv[i])) continue;
     let j = i + 1;
     const words: Word[] = [];
     while (j < inv.words.length && inv.argv[j] !== ';' && inv.argv[j] !== '+') words.push(inv.words[j++]);
     for (const root of roots) {
+      // A literal -name (.git, node_modules) or a secret pattern says what {} is; another filter leaves it unknown.
+      const named = namePattern !== null && (secretFilter || !/[*?[]/.test(namePattern));
+      const found = named ? `${root.text.replace(/\/$/, '')}/${namePattern}` : filtered ? `${root.text}/…` : root.text;
       const replaced = words.map((w) =>
-        w.text.includes('{}')
-          ? { ...w, text: w.text.replace(/\{\}/g, filtered ? `${root.text}/…` : root.text), dynamic: w.dynamic || root.dynamic || filtered }
-          : w,
+        w.text.includes('{}') ? { ...w, text: w.text.replace(/\{\}/g, found), dynamic: w.dynamic || root.dynamic || (filtered && !named), glob: w.glob || root.glob } : w,
       );
       const sub = unwrap(replaced, { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd });
       if (sub.script !== null) collect(walk, sub.script, inv.cwd, depth + 1, true);
       if (sub.words.length === 0) continue;
-      const child: Invocation = { ...inv, argv: text(sub.words), words: sub.words, redirects: [], elevated: inv.elevated || sub.elevated, viaXargs: false, upstream: [], nested: true };
+      // find enumerates the whole tree: rm on what an unfiltered find lists deletes the tree, -r or not.
+      const childWords = !filtered && /^(rm|unlink|shred|srm)$/.test(base(sub.words[0].text)) ? [sub.words[0], { ...sub.words[0], text: '-r', glob: false }, ...sub.words.slice(1)] : sub.words;
+      const child: Invocation = { ...inv, argv: text(childWords), words: childWords, redirects: [], elevated: inv.elevated || sub.elevated, viaXargs: false, upstream: [], nested: true };
       child.argv[0] = base(child.argv[0]);
       walk.out.push(child);
       if (SHELLS.has(child.argv[0])) {
         const { script } = shellScript(child.argv);
-        if (script !== null) collect(walk, script, inv.cwd, depth + 1, true);
+        // sh -c 'rm -rf "$1"' _ {}: the positional parameters are the words after the script.
+        if (script !== null) collect(walk, substitutePositional(script, child.argv.slice(child.argv.indexOf(script) + 1)), inv.cwd, depth + 1, true);
       }
     }
     i = j;
@@ -439,8 +739,33 @@ interface Target {
   wholeDir: boolean;
 }
 
+/** Unknown parts of a word's text: $VAR, ${...}, an unresolved $(...). */
+const UNKNOWN_PART = /\$\(…\)|\$\{[^}]*\}|\$[A-Za-z_]\w*|\$[0-9#?@*$!-]/g;
+
+const TOP_LEVEL_NAMES = ['bin', 'boot', 'etc', 'home', 'lib', 'lib64', 'opt', 'root', 'sbin', 'usr', 'var', 'srv', 'dev', 'proc', 'sys'];
+
+function globMatches(glob: string, name: string): boolean {
+  let re = '^';
+  for (let i = 0; i < glob.length; i++) {
+    const c = glob[i];
+    if (c === '*') re += '.*';
+    else if (c === '?') re += '.';
+    else if (c === '[') {
+      const j = glob.indexOf(']', i + 2);
+      if (j < 0) return false;
+      re += `[${glob.slice(i + 1, j).replace(/^!/, '^').replace(/\\/g, '\\\\')}]`;
+      i = j;
+    } else re += c.replace(/[.+^${}()|\\]/g, '\\$&');
+  }
+  try {
+    return new RegExp(`${re}$`).test(name);
+  } catch {
+    return false;
+  }
+}
+
 function target(inv: Invocation, w: Word): Target {
-  if (w.text.startsWith('$(…)') || (w.dynamic && /^\$\{?[A-Za-z_]/.test(w.text))) return { word: w, abs: null, wholeDir: false };
+  if (w.text.startsWith('$(…)') || (w.dynamic && /^\$\{?[A-Za-z_0-9@*]/.test(w.text))) return { word: w, abs: null, wholeDir: false };
   let p = w.text;
   let wholeDir = false;
   if (w.glob) {
@@ -448,9 +773,12 @@ function target(inv: Invocation, w: Word): Target {
     const g = segs.findIndex((s) => /[*?[]/.test(s));
     if (g >= 0) {
       const globSeg = segs[g];
-      wholeDir = g === segs.length - 1 && /^(\*|\.\*|\.\[!.\]\*|\*\.\*|\.?\*\/?)$/.test(globSeg);
+      wholeDir = g === segs.length - 1 && /^(\*|\.\*|\.\[[!^]\.\]\*|\.\?\*|\.\?\?\*|\*\.\*|\.?\*\/?)$/.test(globSeg);
       p = segs.slice(0, g).join('/') || (p.startsWith('/') ? '/' : '.');
-      if (!wholeDir) p = `${p}/${globSeg}`;
+      // A glob right under / that matches top-level directories (/???, /e*, /[a-z]*) deletes them.
+      const top = p === '/' && !wholeDir ? TOP_LEVEL_NAMES.find((n) => globMatches(globSeg, n)) : undefined;
+      if (top) p = `/${top}`;
+      else if (!wholeDir) p = `${p}/${globSeg}`;
     }
   }
   if (!p.startsWith('/') && inv.cwd === null) return { word: w, abs: null, wholeDir };
@@ -469,14 +797,17 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkSubstitutionsRun(walk, inv);
 
   if (inv.elevated) warn(walk, 'suspicious', `runs with root privileges (sudo ${name})`);
+  if (SENDERS.has(name)) checkExfiltration(walk, inv);
+  checkServices(walk, inv);
 
   switch (name) {
     case 'rm':
     case 'srm': {
       const recursive = args.some((a) => SHORT(a, 'rR') || a === '--recursive');
       if (args.includes('--no-preserve-root')) block(walk, 'dangerous', 'rm --no-preserve-root removes the safeguard against deleting /');
-      const targets = xargsTargets(inv) ?? operands(inv.words).map((w) => target(inv, w));
-      for (const t of targets) checkDelete(walk, inv, t, recursive, 'rm');
+      const viaX = xargsTargets(inv, walk.env.home);
+      const targets = viaX?.targets ?? operands(inv.words).map((w) => target(inv, w));
+      for (const t of targets) checkDelete(walk, inv, t, recursive || (viaX?.recursive ?? false), 'rm');
       if (recursive) critical(walk, `rm ${args.join(' ')}`);
       break;
     }
@@ -515,7 +846,11 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const dest = tIdx > 0 ? inv.words[tIdx + 1] : ops.length >= 2 || name === 'install' ? ops[ops.length - 1] : undefined;
       if (dest) checkWrite(walk, inv, target(inv, dest), name);
       for (const src of ops.filter((w) => w !== dest)) checkRead(walk, inv, target(inv, src), name);
-      if (name === 'rsync' && args.some((a) => a.startsWith('--delete'))) critical(walk, `rsync --delete`);
+      if (name === 'rsync' && args.some((a) => a.startsWith('--delete') || a === '--del')) {
+        critical(walk, `rsync --delete`);
+        // The destination loses everything the source lacks: as bad as deleting its contents.
+        if (dest && !/^[^/]*:/.test(dest.text)) checkDelete(walk, inv, { ...target(inv, dest), wholeDir: true }, false, 'rsync --delete');
+      }
       break;
     }
     case 'tee':
@@ -592,23 +927,57 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       if (args[k] === '--') k++;
       const pids = args.slice(k);
       if (name === 'kill' && pids.some((p) => p === '-1' || p === '1')) block(walk, 'dangerous', 'kill -1 / kill 1 signals every process (or init)');
+      else if (name !== 'kill' && pids.some((p) => /^(\.|\.\*|\.\+|\^|\$|)$/.test(p)) && pids.length > 0) block(walk, 'dangerous', `${name} ${args.join(' ')} matches every process on the machine`);
       else if (signal !== null && /^(9|KILL|SIGKILL)$/.test(signal)) warn(walk, 'suspicious', `${name} -9 gives the process no chance to clean up`, `try ${name} (SIGTERM) first`);
       break;
     }
     case 'killall5':
       block(walk, 'dangerous', 'killall5 signals every process on the machine');
       break;
-    case 'crontab':
-      if (args.includes('-r')) warn(walk, 'suspicious', 'crontab -r deletes every cron job without asking', 'crontab -l > crontab.bak first, or use crontab -e');
+    case 'crontab': {
+      const ops = operands(inv.words, new Set(['-u']));
+      if (args.some((a) => /^-[a-zA-Z]*r/.test(a))) block(walk, 'dangerous', 'crontab -r deletes every cron job of the user without asking', 'crontab -l > crontab.bak first, then crontab -e to remove the one job');
+      else if (!args.some((a) => a === '-l' || a === '-e') && ops.length > 0) {
+        block(walk, 'dangerous', `crontab ${ops[0].text} replaces the user's whole crontab${ops[0].text === '-' ? ' with text from the pipe' : ''}: jobs installed this way run unattended`, 'show the user the line and let them add it with crontab -e');
+      }
       break;
+    }
     case 'history':
       if (args.includes('-c')) warn(walk, 'suspicious', 'history -c erases the shell history');
       break;
     case 'iptables':
     case 'ip6tables':
     case 'nft':
-      if (args.some((a) => a === '-F' || a === '--flush' || a === 'flush')) warn(walk, 'suspicious', `${name} flush removes every firewall rule`);
+    case 'ufw':
+      if (args.some((a) => a === '-F' || a === '--flush' || a === 'flush' || a === 'disable' || a === 'reset')) block(walk, 'dangerous', `${name} ${args.join(' ')} removes the firewall rules of the machine`, 'change the one rule that is needed');
       break;
+    case 'usermod':
+    case 'gpasswd':
+    case 'adduser':
+      if (args.some((a) => /^(sudo|wheel|root|admin|docker)$/.test(a)) || args.some((a) => a === '-o' || a === '--non-unique')) block(walk, 'dangerous', `${name} ${args.join(' ')} grants administrator rights`);
+      break;
+    case 'passwd':
+    case 'chpasswd':
+      if (args.some((a) => a === '-d' || a === '--delete') || name === 'chpasswd') block(walk, 'dangerous', `${name} ${args.join(' ')} changes or removes account passwords`);
+      break;
+    case 'userdel':
+    case 'deluser':
+      block(walk, 'dangerous', `${name} ${args.join(' ')} deletes a user account${args.some((a) => a === '-r' || a === '--remove' || a === '--remove-home') ? ' and its home directory' : ''}`);
+      break;
+    case 'visudo':
+      block(walk, 'dangerous', 'visudo edits who may run commands as root');
+      break;
+    case 'setfacl': {
+      const recursive = args.some((a) => SHORT(a, 'R') || a === '--recursive');
+      for (const w of operands(inv.words, new Set(['-m', '-M', '-x', '-X', '--modify', '--remove', '--set', '--set-file']))) {
+        const t = target(inv, w);
+        if (t.abs === null) continue;
+        const c = classifyDelete(t.abs, walk.env);
+        if (c && recursive && c !== 'project') block(walk, 'dangerous', `setfacl -R on ${t.abs} changes the permissions of a tree the system or the user depends on`);
+        else if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `setfacl on the system path ${t.abs}`);
+      }
+      break;
+    }
     case 'setenforce':
       if (args.includes('0')) warn(walk, 'suspicious', 'setenforce 0 turns SELinux off');
       break;
@@ -624,11 +993,21 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'nc':
     case 'ncat':
     case 'netcat':
-      if (args.some((a) => a === '-e' || a === '-c' || a === '--exec' || a === '--sh-exec')) block(walk, 'dangerous', `${name} -e hands a shell to a network connection`);
+    case 'telnet':
+      if (args.some((a) => a === '-e' || a === '-c' || a === '--exec' || a === '--sh-exec' || a === '--lua-exec')) block(walk, 'dangerous', `${name} -e hands a shell to a network connection`);
+      else if (inv.upstream.some((u) => SHELLS.has(u.argv[0]) && readsScriptFromStdin(u.argv))) block(walk, 'dangerous', `a shell piped into ${name}: a reverse shell`);
+      break;
+    case 'socat':
+      if (args.some((a) => /^(exec|system):/i.test(a)) && args.some((a) => /^(tcp|udp|openssl|ssl)[46]?(-connect|-listen)?:/i.test(a))) block(walk, 'dangerous', 'socat joins a shell to a network connection: a reverse shell');
       break;
     default:
-      if (/^mkfs(\.|$)/.test(name) || ['mke2fs', 'mkswap', 'wipefs', 'mkdosfs', 'mkntfs', 'mkexfatfs'].includes(name)) {
-        block(walk, 'dangerous', `${name} formats a filesystem, erasing what was on it`);
+      if (/^mkfs(\.|$)/.test(name) || ['mke2fs', 'mkswap', 'wipefs', 'mkdosfs', 'mkntfs', 'mkexfatfs', 'mkfs.btrfs', 'cryptsetup', 'blkdiscard', 'sfdisk'].includes(name)) {
+        // Formatting an image file (mkfs.ext4 disk.img) is ordinary work; a device, or a target only known at run time, is not.
+        const devs = operands(inv.words, new Set(['-t', '-L', '-b', '-E', '-g', '-G', '-i', '-I', '-J', '-m', '-M', '-N', '-o', '-O', '-r', '-T', '-U', '-d', '--label', '--type']))
+          .map((w) => ({ w, t: target(inv, w) }))
+          .filter(({ w, t }) => w.dynamic || (t.abs !== null && t.abs.startsWith('/dev/') && !['/dev/null', '/dev/zero'].includes(t.abs)));
+        if (devs.length > 0) block(walk, 'dangerous', `${name} formats a filesystem on ${devs.map((d) => d.w.text).join(' ')}, erasing what was on it`, 'format an image file instead (truncate -s 1G disk.img && mkfs.ext4 disk.img), or let the user do it');
+        else if (!args.some((a) => /\.(img|iso|raw|bin|qcow2|vhd|swap)$|swapfile/.test(a)) && name !== 'mkswap' && !args.some((a) => /\//.test(a) || /\./.test(a))) warn(walk, 'suspicious', `${name} with no device named`);
       } else if (['fdisk', 'sfdisk', 'cfdisk', 'parted', 'sgdisk', 'gdisk'].includes(name)) {
         const listing = args.some((a) => a === '-l' || a === '--list' || a === 'print' || a === '-p');
         if (!listing && args.some((a) => a.startsWith('/dev/'))) block(walk, 'dangerous', `${name} rewrites the partition table of ${args.find((a) => a.startsWith('/dev/'))}`);
@@ -643,32 +1022,90 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
 /** Commands whose path operands the switch above checks itself. */
 const HANDLES_PATHS = new Set(['rm', 'srm', 'rmdir', 'unlink', 'truncate', 'shred', 'mv', 'cp', 'install', 'ln', 'rsync', 'scp', 'tee', 'touch', 'mkdir', 'sed', 'perl', 'dd', 'chmod', 'chown', 'chgrp', 'find', 'git', 'cd', 'echo', 'printf']);
 
-/** xargs rm ...: the paths come from the previous stage of the pipeline (find ROOT, echo PATHS). */
-function xargsTargets(inv: Invocation): Target[] | null {
+/** `sh -c 'rm -rf "$1"' _ PATH`: the script with $1... replaced by the words after it ($0 first). */
+function substitutePositional(script: string, after: string[]): string {
+  return script.replace(/"?\$(\{)?([1-9@*])(?:\})?"?/g, (m, _b, n: string) => {
+    const vals = n === '@' || n === '*' ? after.slice(1) : [after[Number(n)] ?? ''];
+    return vals.map((v) => `'${v.replace(/'/g, `'\\''`)}'`).join(' ') || m;
+  });
+}
+
+const STDIN_TARGET: Target = { word: { text: '<stdin>', dynamic: true, glob: false, subs: [], quoted: false }, abs: null, wholeDir: false };
+
+/** xargs rm ...: the paths come from the previous stage of the pipeline (find ROOT, echo PATHS, ls DIR) or a here-string, beside rm's own operands. */
+function xargsTargets(inv: Invocation, home: string): { targets: Target[]; recursive: boolean } | null {
   if (!inv.viaXargs) return null;
-  const feeder = inv.upstream[inv.upstream.length - 1];
-  if (!feeder) return [{ word: { text: '<stdin>', dynamic: true, glob: false, subs: [], quoted: false }, abs: null, wholeDir: false }];
-  if (feeder.argv[0] === 'find') {
+  const own = operands(inv.words).filter((w) => !/\{\}|^%$/.test(w.text));
+  const replStr = inv.xargsReplace;
+  const replWords = replStr ? inv.words.slice(1).filter((w) => w.text.includes(replStr)) : [];
+  const fed = xargsItems(inv, home);
+  const targets: Target[] = own.filter((w) => !replWords.includes(w)).map((w) => target(inv, w));
+  let recursive = false;
+  if (fed === null) targets.push(STDIN_TARGET);
+  else {
+    recursive = fed.recursive;
+    for (const item of fed.items) {
+      // ls DIR prints the names inside DIR: in ~/{} each stands for ~/*.
+      const itemText = fed.names ? '*' : item.word.text;
+      if (replWords.length > 0) for (const w of replWords) targets.push(target(inv, { ...item.word, text: w.text.split(replStr!).join(itemText), glob: item.word.glob || w.glob || !!fed.names }));
+      else targets.push(item);
+    }
+  }
+  return { targets, recursive };
+}
+
+/** What an xargs reads: items with their targets, or null when unknown. */
+function xargsItems(inv: Invocation, home: string): { items: Target[]; recursive: boolean; names?: boolean } | null {
+  const here = inv.redirects.find((r) => r.body !== undefined);
+  const word = (t: string): Word => ({ text: t, dynamic: false, glob: /[*?]/.test(t), subs: [], quoted: false });
+  if (here) return { items: here.body!.split(/\s+/).filter((x) => x !== '').map((x) => target(inv, word(x))), recursive: false };
+  let feeder = inv.upstream[inv.upstream.length - 1];
+  const procSub = inv.redirects.find((r) => r.op === '<' && r.target.subs.length > 0);
+  if (!feeder && procSub) {
+    // xargs rm < <(find / -print0): the substitution's last command feeds it.
+    const cmds = parseShell(procSub.target.subs[0], { home, cwd: inv.cwd ?? '/' }).commands;
+    const last = cmds[cmds.length - 1];
+    if (last) feeder = { ...inv, argv: text(last.words), words: last.words, redirects: last.redirects, viaXargs: false, upstream: [] };
+  }
+  if (!feeder) return null;
+  const f = feeder.argv[0];
+  if (f === 'find') {
     const { roots, filtered } = findRoots(feeder);
-    return roots.map((r) => {
-      const t = target(feeder, r);
-      return filtered ? { ...t, abs: t.abs === null ? null : `${t.abs === '/' ? '' : t.abs}/…` } : t;
-    });
+    return {
+      items: roots.map((r) => {
+        const t = target(feeder, r);
+        return filtered ? { ...t, abs: t.abs === null ? null : `${t.abs === '/' ? '' : t.abs}/…` } : t;
+      }),
+      recursive: !filtered,
+    };
   }
-  if (feeder.argv[0] === 'echo' || feeder.argv[0] === 'printf' || feeder.argv[0] === 'ls') {
-    return operands(feeder.words).map((w) => target(feeder, w));
+  if (f === 'echo' || f === 'printf') {
+    const args = operands(feeder.words).filter((w, k) => !(k === 0 && /^-[neE]+$/.test(w.text)));
+    const texts = f === 'printf' ? (args.length <= 1 ? unescapePrintf(args[0]?.text ?? '') : args.slice(1).map((w) => w.text).join(' ')) : args.map((w) => w.text).join(' ');
+    if (args.some((w) => w.dynamic && !/^[/~]/.test(w.text))) return null;
+    return { items: texts.split(/\s+/).filter((x) => x !== '').map((x) => target(feeder, word(x))), recursive: false };
   }
-  return [{ word: { text: '<stdin>', dynamic: true, glob: false, subs: [], quoted: false }, abs: null, wholeDir: false }];
+  if (f === 'ls') {
+    // Bare ls lists everything here (ls | xargs rm = rm *); ls PATHS lists those paths (or, for a
+    // directory, its entries: taken as the directory itself, the cautious reading).
+    const listed = operands(feeder.words);
+    if (listed.length === 0) return { items: [target(inv, word('*'))], recursive: false };
+    const dirs = !feeder.argv.some((a) => /^-[a-zA-Z]*d/.test(a)) && listed.every((w) => !w.glob);
+    return { items: listed.map((d) => target(feeder, d)), recursive: false, names: dirs };
+  }
+  return null;
 }
 
 function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean, verb: string): void {
   const env = walk.env;
+  if (recursive && t.word.dynamic && checkUnknownDelete(walk, inv, t, verb)) return;
   if (t.abs === null) {
     if (recursive && t.word.dynamic) {
       warn(walk, 'suspicious', `${verb} -r on "${t.word.text}", a path only known at run time: if it is empty or unset this deletes far more than intended`, 'check the variable first: [ -n "$DIR" ] && rm -rf -- "$DIR"');
     }
     return;
   }
+  if ((recursive || t.wholeDir) && isHomeCache(t.abs, env) && t.abs !== env.home) return; // a cache: it comes back on the next download
   if (recursive || t.wholeDir) {
     const c = classifyDelete(t.abs, env);
     if (c && c !== 'system') {
@@ -679,8 +1116,16 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
       block(walk, 'system', describeDelete(c, t.abs), 'system directories are managed by the package manager');
       return;
     }
+    if (isPreciousHomeDir(t.abs, env) || (recursive && isSecretSource(t.abs, env) && isUnder(t.abs, env.home))) {
+      block(walk, 'dangerous', `${verb} would delete ${t.abs}: keys, credentials or settings that cannot be downloaded again`, 'remove only the single file that is wrong, after a backup');
+      return;
+    }
+    if (verb !== 'mv' && /(^|\/)\.git(\/(objects|refs|logs|packed-refs|HEAD)(\/.*)?)?$/.test(t.abs)) {
+      block(walk, 'dangerous', `${verb} would delete the git repository ${t.abs}: its whole history, branches and stashes`, 'to start over, clone again into a new directory; to drop a branch use git branch -d');
+      return;
+    }
   }
-  if (isSystemPath(t.abs) || isSecretPath(t.abs, env)) {
+  if (isSystemPath(t.abs, env.home) || isSecretPath(t.abs, env)) {
     block(walk, 'system', `${verb} would delete the system or secret file ${t.abs}`);
     return;
   }
@@ -689,18 +1134,51 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
   }
 }
 
+/**
+ * A recursive delete whose path holds parts only known at run time. What remains when they are
+ * empty decides: `"$X"/*` or `~/$SUB` would delete / or the home directory, so it is refused; a
+ * path that comes whole from a command substitution we cannot resolve (`$(cat dirs)`) is refused
+ * too. `"$X/"` alone is left to a warning: rm itself refuses to delete / (--preserve-root).
+ */
+function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string): boolean {
+  const raw = t.word.text;
+  const fixed = raw.replace(UNKNOWN_PART, '');
+  const names = raw.match(UNKNOWN_PART) ?? [];
+  const fromSub = raw.includes('$(…)');
+  if (fromSub && fixed.replace(/[/.*]/g, '') === '') {
+    block(walk, 'dangerous', `${verb} -r of a path computed by a command substitution that cannot be known before it runs ("${raw}"): it could be /, the home directory or the project`, 'compute the path first, look at it, then delete it by name');
+    return true;
+  }
+  if (fixed === '' || fixed === '/' || inv.cwd === null && !fixed.startsWith('/')) return false;
+  const ifEmpty = target(inv, { ...t.word, text: fixed, dynamic: false });
+  if (ifEmpty.abs === null) return false;
+  const c = classifyDelete(ifEmpty.abs, walk.env);
+  if (c && c !== 'system' && (ifEmpty.wholeDir || fixed !== '/')) {
+    block(walk, 'dangerous', `${verb} -r "${raw}": if ${names.join(', ')} is empty or unset this is a ${describeDelete(c, ifEmpty.abs)}`, `check it first: [ -n "${names[0] ?? '$DIR'}" ] && rm -rf -- "${raw}"`);
+    return true;
+  }
+  return false;
+}
+
 function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string): void {
   if (t.abs === null) return;
   if (isDiskDevice(t.abs)) {
     block(walk, 'dangerous', `${verb} writes onto the disk device ${t.abs}`);
     return;
   }
-  if (isSystemPath(t.abs)) block(walk, 'system', `${verb} writes to the system path ${t.abs}`, 'system files are changed through the package manager or a reviewed config change, not by the assistant');
+  if (isStartupFile(t.abs, walk.env) && !isSystemPath(t.abs, walk.env.home)) {
+    block(walk, 'dangerous', `${verb} writes to the shell start-up file ${t.abs}: what is written there runs in every shell the user opens from now on`, 'show the user the line to add and let them add it');
+    return;
+  }
+  if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `${verb} writes to the system path ${t.abs}`, 'system files are changed through the package manager or a reviewed config change, not by the assistant');
   else if (isSecretPath(t.abs, walk.env)) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
 }
 
 function checkRead(walk: Walk, inv: Invocation, t: Target, verb: string): void {
-  if (t.abs && isSecretPath(t.abs, walk.env)) warn(walk, 'system', `${verb} reads the secret file ${t.abs}`);
+  if (t.abs && isSecretSource(t.abs, walk.env)) {
+    walk.secretRead ??= t.abs;
+    warn(walk, 'system', `${verb} reads the secret file ${t.abs}`);
+  }
 }
 
 function checkRedirects(walk: Walk, inv: Invocation): void {
@@ -708,6 +1186,7 @@ function checkRedirects(walk: Walk, inv: Invocation): void {
     const out = ['>', '>>', '>|', '&>', '&>>', '<>'].includes(r.op) || (r.op === '>&' && !/^(\d+|-)$/.test(r.target.text));
     const p = r.target.text;
     if (/^\/dev\/(tcp|udp)\//.test(p)) {
+      walk.netSocket = true;
       const shell = SHELLS.has(inv.argv[0] ?? '');
       if (shell) block(walk, 'dangerous', `${inv.argv[0]} connected to ${p}: a reverse shell`);
       else warn(walk, 'suspicious', `redirection to the network socket ${p}`);
@@ -715,7 +1194,7 @@ function checkRedirects(walk: Walk, inv: Invocation): void {
     }
     const t = target(inv, r.target);
     if (out) checkWrite(walk, inv, t, `redirection (${r.op})`);
-    else if (r.op === '<') checkRead(walk, inv, t, 'input redirection');
+    else if (r.op === '<' || r.op === '<>') checkRead(walk, inv, t, 'input redirection');
   }
 }
 
@@ -732,10 +1211,19 @@ function checkPipelineIntoShell(walk: Walk, inv: Invocation): void {
     );
     return;
   }
-  const dec = inv.upstream.find((u) => DECODERS.has(u.argv[0]) && (u.argv[0] !== 'openssl' || u.argv.includes('-d') || u.argv.includes('enc')));
-  if (dec && (dec.argv.includes('-d') || dec.argv.includes('--decode') || dec.argv.includes('-r') || ['gunzip', 'zcat', 'rev', 'tr'].includes(dec.argv[0]))) {
+  const dec = inv.upstream.find((u) => isDecoding(u.argv));
+  if (dec) {
     block(walk, 'dangerous', `decoding text (${dec.argv[0]}) into ${inv.argv[0]} runs commands hidden from review`, 'decode to a file and read it first');
   }
+}
+
+/** A decoder that turns hidden text back into commands: base64 -d, xxd -r, openssl enc -d, gunzip, rev, tr. */
+function isDecoding(argv: string[]): boolean {
+  const n = base(argv[0] ?? '');
+  if (!DECODERS.has(n) && !['gzip', 'bzip2', 'xz', 'bzcat', 'xzcat', 'uudecode', 'python', 'python3'].includes(n)) return false;
+  if (['gunzip', 'zcat', 'bzcat', 'xzcat', 'rev', 'tr', 'uudecode'].includes(n)) return true;
+  if (n === 'python' || n === 'python3') return argv.includes('base64') && argv.includes('-d');
+  return argv.some((a) => a === '-d' || a === '--decode' || a === '-D' || a === '-r' || a === '-revert' || /^-[a-zA-Z]*d[a-zA-Z]*$/.test(a) && n !== 'openssl' || (n === 'openssl' && (a === '-d' || a === 'base64' && argv.includes('-d'))));
 }
 
 /** sh -c "$(curl ...)", bash <(curl ...), eval "$(wget -O- ...)", source <(curl ...). */
@@ -746,9 +1234,15 @@ function checkSubstitutionsRun(walk: Walk, inv: Invocation): void {
   for (const w of inv.words.slice(1)) {
     for (const sub of w.subs) {
       const inner = parseShell(sub, { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd }).commands;
-      const dl = inner.map((c) => unwrap(c.words, { home: walk.env.home, cwd: walk.env.cwd }).words[0]?.text).find((n) => n && DOWNLOADERS.has(base(n)));
+      const names = inner.map((c) => unwrap(c.words, { home: walk.env.home, cwd: walk.env.cwd }).words.map((x) => x.text));
+      const dl = names.map((a) => a[0]).find((n) => n && DOWNLOADERS.has(base(n)));
       if (dl) {
         block(walk, 'dangerous', `${name} runs code downloaded by ${dl} without review`, `download to a file, read it, then run it: curl -fsSLo install.sh URL && less install.sh && sh install.sh`);
+        return;
+      }
+      const dec = names.find((a) => a[0] && isDecoding(a));
+      if (dec) {
+        block(walk, 'dangerous', `${name} runs text decoded by ${dec[0]}: commands hidden from review`, 'decode to a file and read it first');
         return;
       }
     }
@@ -774,7 +1268,7 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
         continue;
       }
     }
-    if (isSystemPath(t.abs)) {
+    if (isSystemPath(t.abs, walk.env.home)) {
       block(walk, 'system', `${name} on the system path ${t.abs}`);
       continue;
     }
@@ -830,9 +1324,11 @@ function checkGit(walk: Walk, inv: Invocation): void {
         const spec = r.replace(/^\+/, '');
         const dst = spec.includes(':') ? spec.slice(spec.indexOf(':') + 1) : spec;
         if (spec.startsWith(':')) return { branch: dst.replace(/^refs\/heads\//, ''), del: true };
-        return { branch: (dst === 'HEAD' ? gitCurrentBranch(walk) ?? 'HEAD' : dst).replace(/^refs\/heads\//, ''), del: deleting };
+        // HEAD, or a branch computed at run time ($(git branch --show-current)), is the current branch.
+        const current = dst === 'HEAD' || dst.includes('$(…)') || dst.startsWith('$');
+        return { branch: (current ? gitCurrentBranch(walk) ?? 'HEAD' : dst).replace(/^refs\/heads\//, ''), del: deleting };
       });
-      const protectedDest = dests.find((d) => PROTECTED_BRANCHES.has(d.branch));
+      const protectedDest = dests.find((d) => PROTECTED_BRANCHES.has(d.branch) || d.branch.includes('*'));
       if (protectedDest?.del) {
         block(walk, 'dangerous', `git push deletes the protected branch ${protectedDest.branch} on the remote`);
         break;
@@ -846,7 +1342,10 @@ function checkGit(walk: Walk, inv: Invocation): void {
           warn(walk, 'suspicious', `force-push${dests[0] ? ` of ${dests[0].branch}` : ' of the current branch'} overwrites the remote branch`, `git push --force-with-lease ${ops.join(' ')}`.trim());
         }
       }
-      if (has('--mirror')) warn(walk, 'suspicious', 'git push --mirror overwrites and deletes remote refs to match this repository');
+      if (has('--mirror')) block(walk, 'dangerous', 'git push --mirror overwrites and deletes every remote ref that differs from this repository', 'push the branches you mean: git push origin BRANCH');
+      else if (has('--prune')) block(walk, 'dangerous', 'git push --prune deletes every remote branch that does not exist here', 'delete the one branch you mean: git push origin --delete BRANCH');
+      else if ((force || plusForce) && has('--all', '--branches')) block(walk, 'dangerous', 'force-push of every branch (--all) rewrites main and the other shared branches', 'push the one branch you mean with --force-with-lease');
+      else if (deleting && refspecs.length > 0 && refspecs.some((r) => /\$\(…\)|\$/.test(r))) block(walk, 'dangerous', 'git push --delete of branches only known at run time');
       break;
     }
     case 'reset':
@@ -874,14 +1373,225 @@ function checkGit(walk: Walk, inv: Invocation): void {
         critical(walk, `git stash ${rest[0]}`);
       }
       break;
-    case 'branch':
-      if (rest.some((a) => a === '-D' || (a === '--delete' && has('--force'))) && rest.some((a) => PROTECTED_BRANCHES.has(a))) {
-        warn(walk, 'suspicious', 'deleting the main branch locally');
-      }
+    case 'branch': {
+      const forceDelete = rest.some((a) => a === '-D' || /^-[a-zA-Z]*D/.test(a)) || (rest.some((a) => a === '--delete' || a === '-d') && rest.some((a) => a === '--force' || a === '-f'));
+      const protectedName = rest.find((a) => PROTECTED_BRANCHES.has(a));
+      if (forceDelete && protectedName) block(walk, 'dangerous', `git branch -D ${protectedName} deletes the default branch and its unmerged commits`, 'switch to the branch you want and leave main alone; git branch -m renames');
+      else if (rest.some((a) => a === '-d' || a === '--delete') && protectedName) warn(walk, 'suspicious', `deleting the branch ${protectedName} locally`);
       break;
+    }
     case 'filter-branch':
-      warn(walk, 'suspicious', 'git filter-branch rewrites the whole history', 'git filter-repo is safer and faster');
+    case 'filter-repo':
+      block(walk, 'dangerous', `git ${sub} rewrites the whole history of the repository (every commit id changes; collaborators' clones no longer match)`, 'ask the user first; for one file committed by mistake use git rm --cached FILE and a new commit');
       break;
+    case 'reflog':
+      if (rest[0] === 'expire' && rest.some((a) => /^--expire(-unreachable)?=(now|all|0)/.test(a))) {
+        block(walk, 'dangerous', 'git reflog expire --expire=now throws away the reflog, the record that lets lost commits be recovered', 'leave the reflog to expire on its own');
+      } else if (rest[0] === 'delete') warn(walk, 'suspicious', 'git reflog delete removes recovery points');
+      break;
+    case 'gc':
+      if (rest.some((a) => /^--prune=(now|all)/.test(a))) warn(walk, 'suspicious', 'git gc --prune=now deletes unreachable commits at once (no grace period to recover them)');
+      break;
+    case 'update-ref': {
+      const del = rest.includes('-d') || rest.includes('--delete');
+      const refs = rest.filter((a) => !a.startsWith('-'));
+      const ref = refs[0] ?? '';
+      const short = ref.replace(/^refs\/heads\//, '');
+      const zero = refs.slice(1).some((a) => /^0{7,40}$/.test(a));
+      if ((del || zero) && (ref === 'HEAD' || PROTECTED_BRANCHES.has(short) || ref === '' || inv.viaXargs || /\$/.test(ref))) {
+        block(walk, 'dangerous', `git update-ref ${del ? '-d' : 'to zero'} ${ref || '(refs from the input)'} deletes a branch ref without any safety check`, 'git branch -d BRANCH (refuses to drop unmerged work)');
+      } else if (del) warn(walk, 'suspicious', `git update-ref -d ${ref} deletes a ref without any safety check`, 'git branch -d BRANCH');
+      break;
+    }
+    case 'symbolic-ref':
+      if (rest.includes('-d') || rest.includes('--delete')) warn(walk, 'suspicious', 'git symbolic-ref -d HEAD leaves the repository without a current branch');
+      break;
+  }
+}
+
+/** Deleting what lives outside this machine: a cloud account's resources, a database, a repository on GitHub. */
+function checkServices(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  const say = (what: string, instead?: string) => block(walk, 'dangerous', `${name} ${args.slice(0, 4).join(' ')}: ${what}`, instead ?? 'let the user run it after checking what it removes');
+  const sql = args.join(' ');
+  switch (name) {
+    case 'terraform':
+    case 'tofu':
+    case 'pulumi':
+      if (args.includes('destroy') || (args.includes('apply') && args.includes('-destroy'))) say('destroys every resource of the configuration');
+      break;
+    case 'kubectl':
+      if (args[0] === 'delete' && (args.some((a) => a === '--all' || a === '-A' || a === '--all-namespaces') || /^(ns|namespaces?|nodes?|pv|persistentvolumes?|crd|customresourcedefinitions?)$/.test(args[1] ?? ''))) say('deletes whole namespaces, nodes or every resource of a kind');
+      break;
+    case 'aws':
+      if (args[0] === 's3' && ((args[1] === 'rm' && args.includes('--recursive')) || (args[1] === 'rb' && args.includes('--force')))) say('deletes a bucket or everything in it');
+      else if (/^(delete-db-instance|delete-db-cluster|delete-table|delete-stack|terminate-instances|delete-bucket|delete-cluster|delete-repository)$/.test(args[1] ?? '')) say('deletes cloud resources with their data');
+      break;
+    case 'gsutil':
+      if (args.includes('rm') && args.some((a) => /^-[a-zA-Z]*r/.test(a)) || args.includes('rb')) say('deletes a bucket or everything in it');
+      break;
+    case 'gcloud':
+      if (args.includes('delete') && args.some((a) => /^(projects|instances|clusters|sql)$/.test(a))) say('deletes cloud resources with their data');
+      break;
+    case 'gh':
+      if (args[0] === 'repo' && args[1] === 'delete') say('deletes the repository on GitHub with its issues and pull requests', 'archive it instead: gh repo archive');
+      break;
+    case 'dropdb':
+      say('drops a whole database');
+      break;
+    case 'psql':
+    case 'mysql':
+    case 'mariadb':
+    case 'sqlcmd':
+    case 'cockroach':
+      if (/\bdrop\s+(database|schema)\b/i.test(sql)) say('drops a whole database');
+      break;
+    case 'redis-cli':
+      if (args.some((a) => /^flushall$/i.test(a))) say('deletes every key of every Redis database');
+      break;
+    case 'mongo':
+    case 'mongosh':
+      if (/dropDatabase\(/.test(sql)) say('drops a whole database');
+      break;
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Secrets sent away
+
+/** Environment variables that hold well-known credentials: never sent except as the credential they are. */
+const KNOWN_SECRET_VAR = /^(AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|GITHUB_TOKEN|GH_TOKEN|GITLAB_TOKEN|NPM_TOKEN|NODE_AUTH_TOKEN|OPENAI_API_KEY|ANTHROPIC_API_KEY|CLAUDE_API_KEY|SLACK_BOT_TOKEN|HF_TOKEN|PYPI_TOKEN|DOCKER_PASSWORD|CI_JOB_TOKEN|\w*_SECRET(_KEY|_ACCESS_KEY)?|\w*_PASSWORD|\w*_PRIVATE_KEY|DATABASE_URL)$/;
+/** Any variable whose name says it is a credential. */
+const SECRET_VAR = /(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)(_|$)/i;
+
+function varNames(text: string): string[] {
+  return [...text.matchAll(/\$\{?([A-Za-z_]\w*)/g)].map((m) => m[1]);
+}
+
+function isSecret(walk: Walk, abs: string | null): boolean {
+  return abs !== null && (isSecretSource(abs, walk.env) || walk.secretFiles.has(abs));
+}
+
+/** What secret an invocation prints: a secret file it reads, the environment, a keychain, a secret variable. Null when none. */
+function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
+  const name = inv.argv[0] ?? '';
+  const args = inv.argv.slice(1);
+  for (const r of inv.redirects) {
+    if (r.op === '<' && !r.target.dynamic && inv.cwd !== null) {
+      const abs = resolveFrom(inv.cwd, r.target.text);
+      if (isSecret(walk, abs)) return abs;
+    }
+  }
+  if (READERS.has(name) || name === 'cp' || name === 'find') {
+    for (const w of operands(inv.words, new Set(['-n', '-c', '-f', '-C', '-w', '-e', '-name']))) {
+      const t = target(inv, w);
+      if (isSecret(walk, t.abs)) return t.abs;
+      if (/\/proc\/(self|\d+|\*)\/environ$/.test(w.text)) return w.text;
+    }
+  }
+  if ((name === 'env' || name === 'printenv' || name === 'set' || name === 'compgen') && args.filter((a) => !a.startsWith('-')).every((a) => SECRET_VAR.test(a))) return 'the environment (tokens and keys)';
+  if ((name === 'export' || name === 'declare' || name === 'typeset') && args.some((a) => a === '-p' || a === '-x')) return 'the environment (tokens and keys)';
+  if (name === 'security' && /^(find-(generic|internet)-password|dump-keychain|export)$/.test(args[0] ?? '')) return 'the keychain';
+  if (name === 'gpg' && args.some((a) => /^--export-secret/.test(a))) return 'the GPG secret keys';
+  if (name === 'aws' && args[0] === 'configure' && /^(get|export-credentials)$/.test(args[1] ?? '')) return 'the AWS credentials';
+  if ((name === 'gh' || name === 'glab') && args[0] === 'auth' && args[1] === 'token') return `the ${name} token`;
+  if ((name === 'op' && /^(read|item)$/.test(args[0] ?? '')) || (name === 'pass' && args.length > 0 && args[0] !== 'ls') || (name === 'vault' && /^(read|kv)$/.test(args[0] ?? ''))) return 'a password-manager secret';
+  if (name === 'kubectl' && args.includes('secret') || name === 'kubectl' && args.includes('secrets')) return 'Kubernetes secrets';
+  if (name === 'echo' || name === 'printf') {
+    const v = inv.words.flatMap((w) => varNames(w.text)).find((n) => SECRET_VAR.test(n) || KNOWN_SECRET_VAR.test(n));
+    if (v) return `$${v}`;
+  }
+  if (depth < 3) for (const w of inv.words) for (const sub of w.subs) {
+    const found = subProducesSecret(walk, inv, sub, depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** A command substitution's body prints a secret. */
+function subProducesSecret(walk: Walk, inv: Invocation, body: string, depth: number): string | null {
+  const parsed = parseShell(body, parseEnv(walk, inv.cwd));
+  for (const c of parsed.commands) {
+    const u = unwrap(expandWords(c.words), { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd });
+    if (u.words.length === 0) continue;
+    const argv = text(u.words);
+    argv[0] = base(argv[0]);
+    const sub: Invocation = { argv, words: u.words, redirects: c.redirects, cwd: inv.cwd, elevated: false, viaXargs: false, upstream: [], nested: true };
+    const found = producesSecret(walk, sub, depth);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** Network senders (curl, nc, scp, ...) fed a secret: through the pipe, a redirection, a file argument, a substitution, a variable. */
+function checkExfiltration(walk: Walk, inv: Invocation): void {
+  const name = inv.argv[0];
+  const args = inv.argv.slice(1);
+  if (name === 'openssl' && args[0] !== 's_client') return;
+  if ((name === 'aws' || name === 'gsutil' || name === 'gcloud' || name === 'az') && !args.some((a) => /^(s3|gs|az|https?):\/\//.test(a))) return;
+  const say = (what: string, how: string) =>
+    block(walk, 'dangerous', `${name} sends ${what} to the network (${how}): secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
+  for (const r of inv.redirects) {
+    if ((r.op === '<' || r.op === '<>') && !r.target.dynamic && inv.cwd !== null) {
+      const abs = resolveFrom(inv.cwd, r.target.text);
+      if (isSecret(walk, abs)) return say(abs, 'input redirection');
+    }
+  }
+  for (const u of inv.upstream) {
+    const found = producesSecret(walk, u);
+    if (found) return say(found, `piped from ${u.argv[0]}`);
+  }
+  if (inv.viaXargs) {
+    const feeder = inv.upstream[inv.upstream.length - 1];
+    if (feeder?.argv[0] === 'find') {
+      const { namePattern } = findRoots(feeder);
+      if (namePattern && isSecretName(namePattern)) return say(`files named ${namePattern}`, 'found by find and passed by xargs');
+    }
+  }
+  // File arguments: curl -d @FILE, -F f=@FILE, -T FILE, --upload-file FILE, wget --post-file FILE, scp/rsync sources.
+  const fileOpts = new Set(['-T', '--upload-file', '--post-file', '--body-file', '--data-binary', '-d', '--data', '--data-raw', '--data-urlencode', '-F', '--form']);
+  const remote = args.some((a) => /^[^/\s]*[@]?[\w.-]+:/.test(a) && !/^https?:/.test(a) || /^(s3|gs|az|sftp|rsync):\/\//.test(a));
+  const noValue = new Set(['-i', '-F', '-o', '-P', '-S', '-J', '-l', '-p', '-e', '--rsh', '--exclude', '--include', '--password-file']);
+  const exempt = new Set<number>();
+  inv.words.forEach((w, k) => {
+    if (k > 0 && noValue.has(inv.words[k - 1].text) && ['scp', 'sftp', 'rsync', 'ssh'].includes(name)) exempt.add(k);
+  });
+  for (let k = 1; k < inv.words.length; k++) {
+    const w = inv.words[k];
+    if (exempt.has(k)) continue;
+    const t = w.text;
+    const prev = inv.words[k - 1].text;
+    const atFile = /(?:^|=)[@<]([^;,\s]+)/.exec(t)?.[1];
+    const eq = /^--(post-file|body-file|upload-file)=(.+)$/.exec(t)?.[2];
+    const path = atFile ?? eq ?? (fileOpts.has(prev) && (prev === '-T' || prev === '--upload-file' || prev === '--post-file' || prev === '--body-file') ? t : null);
+    const candidates = path !== null && path !== undefined ? [path] : ['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil'].includes(name) && remote && !t.startsWith('-') ? [t] : [];
+    for (const c of candidates) {
+      if (c === '-') continue;
+      const tt = target(inv, { ...w, text: c.replace(/^~(?=\/|$)/, walk.env.home) });
+      if (isSecret(walk, tt.abs)) return say(tt.abs!, `as a file argument`);
+    }
+    const authHeader = /^(authorization|proxy-authorization|x-api-key|api-key|private-token|x-auth-token|x-github-token|x-goog-api-key|anthropic-api-key|x-access-token)\s*:/i.test(t) || ['-u', '--user', '--oauth2-bearer', '--password', '--http-password'].includes(prev) || /^--(user|password|http-password)=/.test(t);
+    // A credential in the header meant for it (-H "Authorization: Bearer $(gh auth token)") is the credential used, not sent away.
+    if (!authHeader) {
+      for (const sub of w.subs) {
+        const found = subProducesSecret(walk, inv, sub, 1);
+        if (found) return say(found, 'inside a command substitution');
+      }
+      const v = varNames(t).find((n) => KNOWN_SECRET_VAR.test(n));
+      if (v) return say(`$${v}`, 'in its arguments, not as the credential header it is meant for');
+    }
+  }
+}
+
+/** Checks over the whole line: a secret file added to git and pushed. */
+function checkLine(walk: Walk): void {
+  const gits = walk.out.filter((i) => i.argv[0] === 'git');
+  const added = gits.find((i) => i.argv.includes('add') && operands(i.words).some((w) => {
+    const t = target(i, w);
+    return t.abs !== null && isSecretSource(t.abs, walk.env);
+  }));
+  if (added && gits.some((i) => i.argv.includes('push'))) {
+    block(walk, 'dangerous', 'the line adds a secret file to git and pushes it: the secret ends up on the remote, in history', 'keep secrets out of git (.gitignore); remove the file from the index with git rm --cached');
   }
 }
 
@@ -905,7 +1615,7 @@ function checkTraversal(walk: Walk, inv: Invocation): void {
     const abs = resolveFrom(inv.cwd, raw);
     if (isUnder(abs, env.project)) continue;
     if (isSecretPath(abs, env)) block(walk, 'traversal', `path traversal: ${raw} climbs out of the project to the secret file ${abs}`);
-    else if (isSystemPath(abs)) {
+    else if (isSystemPath(abs, env.home)) {
       if (write) block(walk, 'traversal', `path traversal: ${raw} climbs out of the project to write ${abs}`);
       else warn(walk, 'traversal', `path traversal: ${raw} climbs out of the project to ${abs}`);
     } else if (write) warn(walk, 'traversal', `${inv.argv[0]} writes outside the project through ${raw} (${abs})`);

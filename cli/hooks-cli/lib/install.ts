@@ -12,6 +12,16 @@
  * are where the learner learns). Merging is idempotent: entries whose
  * command runs one of our hook files are replaced, everything else in the
  * file (the user's own hooks, other settings) is kept.
+ *
+ * Two things make an install hold up outside this machine:
+ *  - `--scope project` writes a file meant to be committed, so its commands
+ *    name the install relative to `"$CLAUDE_PROJECT_DIR"` (which the host
+ *    sets for every hook), never this machine's absolute path; an install
+ *    outside the project cannot be named that way and is refused.
+ *  - The host blocks a tool call only on exit 2; a hook that cannot start
+ *    (node missing: 127; script missing or broken: 1) would let every
+ *    command through. The PreToolUse command therefore passes on 0 and 2
+ *    and turns any other exit into 2 with a message: the guard fails closed.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -35,9 +45,37 @@ export class TemplateError extends Error {
   readonly code = 'HOOKS_ERR_TEMPLATE';
 }
 
-/** Renders the template text for `installPath` and parses it. */
-export function renderTemplate(templateText: string, installPath: string): Record<string, unknown> {
-  const rendered = templateText.replace(/\{\{INSTALL_PATH\}\}/g, () => shellQuote(installPath).replace(/\\/g, '\\\\').replace(/"/g, '\\"'));
+export class InstallScopeError extends Error {
+  readonly code = 'HOOKS_ERR_INSTALL_SCOPE';
+}
+
+/**
+ * The install path as the command line names it: the absolute path (quoted
+ * when needed), or for a project-scope install `"$CLAUDE_PROJECT_DIR"/<path
+ * inside the project>`, which works in every clone.
+ */
+export function installPathExpr(installPath: string, project: string | null): string {
+  if (project === null) return shellQuote(installPath);
+  const real = (p: string) => {
+    try {
+      return fs.realpathSync(p);
+    } catch {
+      return path.resolve(p);
+    }
+  };
+  const rel = path.relative(real(project), real(installPath));
+  if (rel.startsWith('..') || path.isAbsolute(rel)) {
+    throw new InstallScopeError(
+      `the install (${installPath}) is outside the project (${project}), so a command in the shared .claude/settings.json would not exist on a teammate's clone; add hooks-cli to the project (npm install --save-dev, then its own hooks-cli install --scope project), or install with --scope local`,
+    );
+  }
+  return rel === '' ? '"$CLAUDE_PROJECT_DIR"' : `"$CLAUDE_PROJECT_DIR"/${shellQuote(rel.split(path.sep).join('/'))}`;
+}
+
+/** Renders the template text for `installPath` (a shell expression for project installs, see installPathExpr) and parses it. */
+export function renderTemplate(templateText: string, installPath: string, project: string | null = null): Record<string, unknown> {
+  const expr = installPathExpr(installPath, project);
+  const rendered = templateText.replace(/\{\{INSTALL_PATH\}\}/g, () => expr.replace(/\\/g, '\\\\').replace(/"/g, '\\"'));
   let parsed: unknown;
   try {
     parsed = JSON.parse(rendered);
@@ -48,16 +86,25 @@ export function renderTemplate(templateText: string, installPath: string): Recor
   return parsed.hooks;
 }
 
-/** The spec's template shape to the host's shape (plus the derived PreCompact and PostToolUseFailure). */
+/**
+ * A PreToolUse command that fails closed: the hook's own answers (0 allow,
+ * 2 block) pass; any other exit (127 no node, 1 a missing or broken script)
+ * becomes 2, so the host refuses the call and shows the reason.
+ */
+export function failClosed(command: string): string {
+  return `${command}; s=$?; case $s in 0|2) exit $s;; esac; echo "hooks-cli: the PreToolUse guard could not run (exit $s; is node on PATH, and hooks-cli installed and built? npm install, or hooks-cli install again); the call is blocked until it runs" >&2; exit 2`;
+}
+
+/** The spec's template shape to the host's shape (plus the derived PreCompact and PostToolUseFailure); PreToolUse commands fail closed. */
 export function toHostHooks(template: Record<string, unknown>, timeoutSec: number): HostHooks {
   const out: HostHooks = {};
-  const cmd = (command: string) => ({ type: 'command', command, timeout: timeoutSec });
+  const cmd = (command: string, event: string) => ({ type: 'command', command: event === 'PreToolUse' ? failClosed(command) : command, timeout: timeoutSec });
   for (const [event, value] of Object.entries(template)) {
-    if (typeof value === 'string') out[event] = [{ hooks: [cmd(value)] }];
+    if (typeof value === 'string') out[event] = [{ hooks: [cmd(value, event)] }];
     else if (isObject(value)) {
       out[event] = Object.entries(value).map(([matcher, command]) => {
         if (typeof command !== 'string') throw new TemplateError(`hooks.${event}.${matcher} must be a command string`);
-        return { matcher, hooks: [cmd(command)] };
+        return { matcher, hooks: [cmd(command, event)] };
       });
     } else throw new TemplateError(`hooks.${event} must be a command string or an object of matcher to command`);
   }
@@ -68,7 +115,7 @@ export function toHostHooks(template: Record<string, unknown>, timeoutSec: numbe
 
 /** Whether a host hook command runs one of our hook files (from any install path). */
 export function isOurCommand(command: string): boolean {
-  return HOOK_FILES.some((f) => new RegExp(`[/\\\\]hooks[/\\\\]${f.replace('.', '\\.')}(['"\\s]|$)`).test(command));
+  return HOOK_FILES.some((f) => new RegExp(`[/\\\\]hooks[/\\\\]${f.replace('.', '\\.')}(['";\\s]|$)`).test(command));
 }
 
 /** Removes our hooks from a host settings object (in place); drops groups and events left empty. Returns how many were removed. */

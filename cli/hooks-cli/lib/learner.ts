@@ -10,20 +10,30 @@
  * JSON), too much to parse and rewrite on every tool call. The logger appends
  * each run to a journal (`patterns/pending.jsonl`); the journal is folded into
  * the database under a lock when it has grown (`async_logging`), at once when
- * `async_logging` is off, at the end of a session, and before the CLI reads
- * patterns. Each fold also writes the prediction cache: only the patterns
- * above the confidence and evidence thresholds, small enough for the command
- * validator to read on every call.
+ * `async_logging` is off, at the session's end, and before the CLI reads
+ * patterns. The fold is incremental: the database is stored as
+ * `patterns/db/index.json` (context patterns, per-tool failure counts, the
+ * pattern count) and 256 shards `c-XX.json` of command patterns, XX from a
+ * hash of the key, and a fold reads and rewrites only the shards its runs
+ * touch (a few KB each), whatever the size of the whole. Each fold also
+ * updates the prediction cache (`patterns/predictions/`: only the patterns
+ * above the confidence and evidence thresholds, sharded the same way) for
+ * the keys whose prediction changed; the validator reads the shard of each
+ * key it looks up. (The one-file `patterns.json` of earlier
+ * versions is split into shards by the first fold.)
  *
  * Confidence of a pattern with n observations whose dominant outcome has rate
  * r is r * n / (n + 1): one observation is never trusted, and it approaches r.
  * When there are more than `max_patterns`, the least useful go first:
- * lowest confidence * log(1 + evidence), then the least recently seen.
+ * lowest confidence * log(1 + evidence), then the least recently seen; a fold
+ * that finds the database over the limit (the one moment it reads every
+ * shard) trims it to 95% of it, so a full database is not read whole on
+ * every new pattern.
  */
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Settings } from './settings-schema';
-import { appendJsonLine, isObject, readJson, readJsonLines, tryWithLock, withLock, writeJsonAtomic, type DataPaths } from './store';
+import { appendJsonLine, isObject, readJson, readJsonLines, tryWithLock, unlinkQuiet, withLock, writeJsonAtomic, type DataPaths } from './store';
 
 export interface CommandPattern {
   pattern_id: string;
@@ -70,7 +80,10 @@ export interface Prediction {
 }
 
 export interface PredictionCache {
+  /** When its content was computed. */
   built_at: number;
+  /** When it was last found still true (its cache_ttl_seconds count from here); built_at when absent. */
+  checked_at?: number;
   /** The thresholds it was built with: a cache built under other settings is rebuilt. */
   thresholds?: string;
   commands: Record<string, Prediction>;
@@ -82,10 +95,88 @@ export function emptyDb(): PatternDb {
 
 const isDb = (v: unknown): boolean => isObject(v) && isObject(v.command_patterns) && isObject(v.context_patterns);
 
+/** The whole database (every shard): for the CLI, eviction and a rebuilt cache, never the per-call path. */
 export function readDb(paths: DataPaths): PatternDb {
+  if (!fs.existsSync(path.join(paths.patternShards, INDEX))) return readLegacyDb(paths);
+  const index = readIndex(paths);
+  return { command_patterns: allCommandPatterns(paths), context_patterns: index.context_patterns, tool_failures: index.tool_failures, updated_at: index.updated_at };
+}
+
+function allCommandPatterns(paths: DataPaths): Record<string, CommandPattern> {
+  const all: Record<string, CommandPattern> = {};
+  for (let i = 0; i < SHARDS; i++) Object.assign(all, readShard(paths, shardName(i)));
+  return all;
+}
+
+function readLegacyDb(paths: DataPaths): PatternDb {
   const db = readJson<PatternDb>(paths.patternDb, emptyDb, isDb);
   if (!isObject(db.tool_failures)) db.tool_failures = {};
   return db;
+}
+
+// ---- the sharded store -------------------------------------------------------------------------
+
+const SHARDS = 256;
+const INDEX = 'index.json';
+
+interface DbIndex {
+  version: 1;
+  updated_at: string | null;
+  command_count: number;
+  context_patterns: Record<string, ContextPattern>;
+  tool_failures: Record<string, number>;
+  /** The built_at of the prediction cache that matches this database (every fold since kept it true), or null. */
+  cache_built_at?: number | null;
+}
+
+const shardName = (i: number) => `c-${i.toString(16).padStart(2, '0')}.json`;
+
+/** The shard of a command key: FNV-1a of the key, low 8 bits. */
+export function shardOf(key: string): string {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < key.length; i++) {
+    h ^= key.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  return shardName((h >>> 0) % SHARDS);
+}
+
+function readIndex(paths: DataPaths): DbIndex {
+  const idx = readJson<DbIndex>(path.join(paths.patternShards, INDEX), () => ({ version: 1, updated_at: null, command_count: 0, context_patterns: {}, tool_failures: {} }), (v) => isObject(v) && isObject(v.context_patterns));
+  if (!isObject(idx.tool_failures)) idx.tool_failures = {};
+  if (typeof idx.command_count !== 'number') idx.command_count = 0;
+  return idx;
+}
+
+function readShard(paths: DataPaths, name: string): Record<string, CommandPattern> {
+  return readJson<Record<string, CommandPattern>>(path.join(paths.patternShards, name), () => ({}));
+}
+
+/** Writes `db` whole as shards and index (a migration, after eviction; a benchmark's or test's database). */
+export function writeAllShards(paths: DataPaths, db: PatternDb): void {
+  const shards = new Map<string, Record<string, CommandPattern>>();
+  for (let i = 0; i < SHARDS; i++) shards.set(shardName(i), {});
+  for (const [k, p] of Object.entries(db.command_patterns)) shards.get(shardOf(k))![k] = p;
+  fs.mkdirSync(paths.patternShards, { recursive: true });
+  for (const [name, content] of shards) {
+    const file = path.join(paths.patternShards, name);
+    if (Object.keys(content).length > 0) writeJsonAtomic(file, content, false);
+    else unlinkQuiet(file);
+  }
+  writeIndex(paths, db, Object.keys(db.command_patterns).length, null);
+}
+
+function writeIndex(paths: DataPaths, db: PatternDb, commandCount: number, cacheBuiltAt: number | null): void {
+  const index: DbIndex = { version: 1, updated_at: db.updated_at, command_count: commandCount, context_patterns: db.context_patterns, tool_failures: db.tool_failures, cache_built_at: cacheBuiltAt };
+  writeJsonAtomic(path.join(paths.patternShards, INDEX), index, false);
+}
+
+/** Splits an earlier version's one-file database into shards (under the database lock). */
+function migrateLegacy(paths: DataPaths): void {
+  if (fs.existsSync(path.join(paths.patternShards, INDEX)) || !fs.existsSync(paths.patternDb)) return;
+  const db = readLegacyDb(paths);
+  writeAllShards(paths, db);
+  unlinkQuiet(paths.patternDb);
 }
 
 const SUBCOMMAND_TOOLS = new Set([
@@ -134,11 +225,19 @@ export function confidenceOf(dominant: number, n: number): number {
 
 const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
-/** Folds runs into the database (pure: mutates `db`). */
+/** Folds runs into the database and keeps it within `maxPatterns` (pure: mutates `db`). */
 export function applyRuns(db: PatternDb, runs: readonly LearnedRun[], maxPatterns: number): void {
+  applyRunsNoEvict(db, runs);
+  evict(db, maxPatterns);
+}
+
+/** Folds runs into the patterns `db` holds (pure: mutates `db`); returns the command keys it touched. */
+function applyRunsNoEvict(db: PatternDb, runs: readonly LearnedRun[]): Set<string> {
+  const touched = new Set<string>();
   for (const run of runs) {
     if (run.command) {
       const key = run.command;
+      touched.add(key);
       const p =
         db.command_patterns[key] ??
         (db.command_patterns[key] = {
@@ -185,7 +284,7 @@ export function applyRuns(db: PatternDb, runs: readonly LearnedRun[], maxPattern
       c.confidence = round3(confidenceOf(c.evidence_count, failures));
     }
   }
-  evict(db, maxPatterns);
+  return touched;
 }
 
 function firstLine(text: string): string {
@@ -195,10 +294,11 @@ function firstLine(text: string): string {
 
 const usefulness = (p: { confidence: number; evidence_count: number }) => p.confidence * Math.log1p(p.evidence_count);
 
-function evict(db: PatternDb, maxPatterns: number): void {
+function evict(db: PatternDb, maxPatterns: number, target = maxPatterns): void {
   const cmd = Object.keys(db.command_patterns);
   const ctx = Object.keys(db.context_patterns);
-  const excess = cmd.length + ctx.length - maxPatterns;
+  if (cmd.length + ctx.length <= maxPatterns) return;
+  const excess = cmd.length + ctx.length - target;
   if (excess <= 0) return;
   const all = [
     ...cmd.map((k) => ({ k, kind: 'command' as const, p: db.command_patterns[k] })),
@@ -215,16 +315,16 @@ function evict(db: PatternDb, maxPatterns: number): void {
 export function buildPredictions(db: PatternDb, sl: Settings['shadow_learner'], nowMs: number): PredictionCache {
   const commands: Record<string, Prediction> = {};
   for (const [key, p] of Object.entries(db.command_patterns)) {
-    const { success_count: s, failure_count: f } = p.prediction;
-    if (f <= s || p.confidence < sl.confidence_threshold || p.evidence_count < sl.evidence_threshold) continue;
-    commands[key] = {
-      failure_rate: round3(f / (s + f)),
-      confidence: p.confidence,
-      evidence_count: p.evidence_count,
-      common_error: p.prediction.common_errors[0] ?? null,
-    };
+    const pred = predictionOf(p, sl);
+    if (pred) commands[key] = pred;
   }
   return { built_at: nowMs, thresholds: `${sl.confidence_threshold}/${sl.evidence_threshold}`, commands };
+}
+
+function predictionOf(p: CommandPattern, sl: Settings['shadow_learner']): Prediction | null {
+  const { success_count: s, failure_count: f } = p.prediction;
+  if (f <= s || p.confidence < sl.confidence_threshold || p.evidence_count < sl.evidence_threshold) return null;
+  return { failure_rate: round3(f / (s + f)), confidence: p.confidence, evidence_count: p.evidence_count, common_error: p.prediction.common_errors[0] ?? null };
 }
 
 function thresholdsKey(settings: Settings): string {
@@ -232,11 +332,14 @@ function thresholdsKey(settings: Settings): string {
 }
 
 function dbMtime(paths: DataPaths): number {
-  try {
-    return fs.statSync(paths.patternDb).mtimeMs;
-  } catch {
-    return 0;
+  for (const f of [path.join(paths.patternShards, INDEX), paths.patternDb]) {
+    try {
+      return fs.statSync(f).mtimeMs;
+    } catch {
+      /* the next */
+    }
   }
+  return 0;
 }
 
 /** Appends one run to the journal (the hot path: one small write). */
@@ -260,7 +363,7 @@ export function shouldFold(paths: DataPaths, settings: Settings, nowMs: number):
   if (length === 0) return false;
   let builtAt = 0;
   try {
-    builtAt = fs.statSync(paths.predictionCache).mtimeMs;
+    builtAt = fs.statSync(path.join(paths.predictionCache, PRED_META)).mtimeMs;
   } catch {
     /* never folded */
   }
@@ -300,19 +403,74 @@ export function fold(paths: DataPaths, settings: Settings, now: Date): number {
       }
       const files = orphans();
       const runs = files.flatMap((f) => readJsonLines(f).filter(isRun));
-      const db = readDb(paths);
-      if (runs.length > 0) {
-        applyRuns(db, runs, settings.shadow_learner.max_patterns);
-        db.updated_at = now.toISOString();
-        writeJsonAtomic(paths.patternDb, db, false);
-      }
-      writeJsonAtomic(paths.predictionCache, buildPredictions(db, settings.shadow_learner, now.getTime()), false);
-      for (const f of files) fs.rmSync(f, { force: true });
+      migrateLegacy(paths);
+      foldRuns(paths, settings, runs, now);
+      for (const f of files) unlinkQuiet(f);
       return runs.length;
     },
     Math.max(200, settings.performance.max_hook_execution_time / 2),
   );
   return folded ?? 0;
+}
+
+/**
+ * The incremental fold: reads the index and the shards the runs touch,
+ * applies the runs, writes those shards, the index and the prediction cache
+ * (updated for the touched keys). Over `max_patterns`, the whole database is
+ * read once and trimmed to 95% of it.
+ */
+function foldRuns(paths: DataPaths, settings: Settings, runs: LearnedRun[], now: Date): void {
+  const sl = settings.shadow_learner;
+  const index = readIndex(paths);
+  const names = [...new Set(runs.filter((r) => r.command).map((r) => shardOf(r.command!)))];
+  const shards = new Map(names.map((n) => [n, readShard(paths, n)]));
+  const db: PatternDb = { command_patterns: {}, context_patterns: index.context_patterns, tool_failures: index.tool_failures, updated_at: index.updated_at };
+  for (const content of shards.values()) Object.assign(db.command_patterns, content);
+  const predictedBefore = new Map<string, string>();
+  for (const r of runs) if (r.command && !predictedBefore.has(r.command)) predictedBefore.set(r.command, predictionKey(db.command_patterns[r.command], sl));
+  const before = Object.keys(db.command_patterns).length;
+  const touched = runs.length > 0 ? applyRunsNoEvict(db, runs) : new Set<string>();
+  const count = index.command_count + Object.keys(db.command_patterns).length - before;
+  if (runs.length > 0) db.updated_at = now.toISOString();
+  fs.mkdirSync(paths.patternShards, { recursive: true });
+  if (count + Object.keys(db.context_patterns).length > sl.max_patterns) {
+    const whole = readDb(paths);
+    Object.assign(whole.command_patterns, db.command_patterns);
+    whole.context_patterns = db.context_patterns;
+    whole.tool_failures = db.tool_failures;
+    whole.updated_at = db.updated_at;
+    evict(whole, sl.max_patterns, Math.floor(sl.max_patterns * 0.95));
+    writeAllShards(paths, whole);
+    writePredictionCache(paths, buildPredictions(whole, sl, now.getTime()));
+    writeIndex(paths, whole, Object.keys(whole.command_patterns).length, now.getTime());
+    return;
+  }
+  for (const [name, content] of shards) {
+    for (const k of Object.keys(db.command_patterns)) if (shardOf(k) === name) content[k] = db.command_patterns[k];
+    writeJsonAtomic(path.join(paths.patternShards, name), content, false);
+  }
+  // The prediction cache changes only when a touched key's prediction does (most runs of known-good commands
+  // change none): then it is read and rewritten; otherwise it is left alone, still true for the database.
+  let cacheBuiltAt = index.cache_built_at ?? null;
+  const changed = [...touched].filter((k) => predictionKey(db.command_patterns[k], sl) !== predictedBefore.get(k));
+  if (changed.length > 0 || cacheBuiltAt === null) {
+    const meta = readPredMeta(paths);
+    const nowMs = now.getTime();
+    if (!meta || meta.thresholds !== thresholdsKey(settings) || cacheBuiltAt === null || meta.built_at !== cacheBuiltAt) {
+      // Missing, built under other thresholds, or not known to match: built from the whole database (rare).
+      writePredictionCache(paths, buildPredictions({ ...db, command_patterns: allCommandPatterns(paths) }, sl, nowMs)); // the touched shards are written already
+    } else {
+      updatePredictions(paths, new Map(changed.map((k) => [k, predictionOf(db.command_patterns[k], sl)])), { ...meta, built_at: nowMs, checked_at: nowMs });
+    }
+    cacheBuiltAt = nowMs;
+  }
+  if (runs.length > 0 || cacheBuiltAt !== (index.cache_built_at ?? null) || !fs.existsSync(path.join(paths.patternShards, INDEX))) writeIndex(paths, db, count, cacheBuiltAt);
+}
+
+/** A pattern's prediction as a string, to tell whether a fold changed it ('' for none). */
+function predictionKey(p: CommandPattern | undefined, sl: Settings['shadow_learner']): string {
+  const pred = p ? predictionOf(p, sl) : null;
+  return pred ? JSON.stringify(pred) : '';
 }
 
 function isRun(v: unknown): v is LearnedRun {
@@ -326,23 +484,27 @@ function isRun(v: unknown): v is LearnedRun {
  */
 export function predictions(paths: DataPaths, settings: Settings, nowMs: number): PredictionCache {
   if (settings.performance.cache_predictions) {
-    const cache = readJson<PredictionCache | null>(paths.predictionCache, () => null, (v) => isObject(v) && isObject(v.commands));
-    if (cache && cache.thresholds === thresholdsKey(settings) && nowMs - cache.built_at < settings.shadow_learner.cache_ttl_seconds * 1000) return cache;
-    // Expired: trust it again only if the database has not changed since it was built.
-    if (cache && cache.thresholds === thresholdsKey(settings) && dbMtime(paths) <= cache.built_at) {
-      const renewed = { ...cache, built_at: nowMs };
-      try {
-        writeJsonAtomic(paths.predictionCache, renewed, false);
-      } catch {
-        /* read-only: still valid */
+    const meta = readPredMeta(paths);
+    if (meta && meta.thresholds === thresholdsKey(settings)) {
+      const checkedAt = meta.checked_at ?? meta.built_at;
+      if (nowMs - checkedAt < settings.shadow_learner.cache_ttl_seconds * 1000) return { ...meta, commands: lazyPredictions(paths) };
+      // Expired: trust it again if the database has not changed since it was last checked, or if every fold
+      // since has kept it true (the index names this cache), without reading the database.
+      if (dbMtime(paths) <= checkedAt || indexCacheBuiltAt(paths) === meta.built_at) {
+        const renewed = { ...meta, checked_at: nowMs };
+        try {
+          writeJsonAtomic(path.join(paths.predictionCache, PRED_META), renewed, false);
+        } catch {
+          /* read-only: still valid */
+        }
+        return { ...renewed, commands: lazyPredictions(paths) };
       }
-      return renewed;
     }
   }
   const built = buildPredictions(readDb(paths), settings.shadow_learner, nowMs);
   if (settings.performance.cache_predictions) {
     try {
-      writeJsonAtomic(paths.predictionCache, built, false);
+      writePredictionCache(paths, built);
     } catch {
       /* read-only data dir: predictions still work */
     }
@@ -350,11 +512,94 @@ export function predictions(paths: DataPaths, settings: Settings, nowMs: number)
   return built;
 }
 
+// ---- the prediction cache: predictions/meta.json and shards of predictions (the database's shard of each key) ----
+
+const PRED_META = 'meta.json';
+type PredMeta = Omit<PredictionCache, 'commands'>;
+
+function readPredMeta(paths: DataPaths): PredMeta | null {
+  return readJson<PredMeta | null>(path.join(paths.predictionCache, PRED_META), () => null, (v) => isObject(v) && typeof v.built_at === 'number');
+}
+
+function readPredShard(paths: DataPaths, name: string): Record<string, Prediction> {
+  return readJson<Record<string, Prediction>>(path.join(paths.predictionCache, name), () => ({}));
+}
+
+/**
+ * The predictions as an object the validator looks keys up in: each lookup
+ * reads only the shard of that key (a few KB), however many predictions there are.
+ */
+function lazyPredictions(paths: DataPaths): Record<string, Prediction> {
+  const shards = new Map<string, Record<string, Prediction>>();
+  const shard = (key: string) => {
+    const name = shardOf(key);
+    let content = shards.get(name);
+    if (!content) shards.set(name, (content = readPredShard(paths, name)));
+    return content;
+  };
+  return new Proxy({} as Record<string, Prediction>, {
+    get: (_t, key) => (typeof key === 'string' && Object.hasOwn(shard(key), key) ? shard(key)[key] : undefined),
+    has: (_t, key) => typeof key === 'string' && Object.hasOwn(shard(key), key),
+  });
+}
+
+/** Writes a whole prediction cache (shards first, the meta file last). */
+export function writePredictionCache(paths: DataPaths, cache: PredictionCache): void {
+  const dir = paths.predictionCache;
+  fs.mkdirSync(dir, { recursive: true });
+  const shards = new Map<string, Record<string, Prediction>>();
+  for (const [k, p] of Object.entries(cache.commands)) {
+    const name = shardOf(k);
+    (shards.get(name) ?? shards.set(name, {}).get(name)!)[k] = p;
+  }
+  for (const name of fs.readdirSync(dir)) if (name.startsWith('c-') && !shards.has(name)) unlinkQuiet(path.join(dir, name));
+  for (const [name, content] of shards) writeJsonAtomic(path.join(dir, name), content, false);
+  const { commands: _omit, ...meta } = cache;
+  writeJsonAtomic(path.join(dir, PRED_META), meta, false);
+}
+
+/** Every prediction in the cache (tests and tools; the validator looks keys up one by one). */
+export function readPredictionCache(paths: DataPaths): PredictionCache | null {
+  const meta = readPredMeta(paths);
+  if (!meta) return null;
+  const commands: Record<string, Prediction> = {};
+  for (let i = 0; i < SHARDS; i++) Object.assign(commands, readPredShard(paths, shardName(i)));
+  return { ...meta, commands };
+}
+
+function updatePredictions(paths: DataPaths, changes: Map<string, Prediction | null>, meta: PredMeta): void {
+  const byShard = new Map<string, string[]>();
+  for (const k of changes.keys()) (byShard.get(shardOf(k)) ?? byShard.set(shardOf(k), []).get(shardOf(k))!).push(k);
+  for (const [name, keys] of byShard) {
+    const content = readPredShard(paths, name);
+    for (const k of keys) {
+      const pred = changes.get(k);
+      if (pred) content[k] = pred;
+      else delete content[k];
+    }
+    writeJsonAtomic(path.join(paths.predictionCache, name), content, false);
+  }
+  writeJsonAtomic(path.join(paths.predictionCache, PRED_META), meta, false);
+}
+
+function indexCacheBuiltAt(paths: DataPaths): number | null {
+  try {
+    const v = JSON.parse(fs.readFileSync(path.join(paths.patternShards, INDEX), 'utf8')) as DbIndex;
+    return typeof v.cache_built_at === 'number' ? v.cache_built_at : null;
+  } catch {
+    return null;
+  }
+}
+
 /** Removes every learned pattern (and the journal and cache). */
 export function clearPatterns(paths: DataPaths): void {
   withLock(paths.patternDb, () => {
-    writeJsonAtomic(paths.patternDb, emptyDb(), false);
+    fs.rmSync(paths.patternDb, { force: true });
+    fs.rmSync(paths.patternShards, { recursive: true, force: true });
+    fs.mkdirSync(paths.patternShards, { recursive: true });
+    writeIndex(paths, emptyDb(), 0, null);
     fs.rmSync(paths.learnJournal, { force: true });
-    fs.rmSync(paths.predictionCache, { force: true });
+    fs.rmSync(paths.predictionCache, { recursive: true, force: true });
+    unlinkQuiet(path.join(paths.patterns, 'prediction_cache.json')); // an earlier version's
   });
 }

@@ -16,7 +16,7 @@ const TOP_DIRS = new Set([
 ]);
 
 /** Trees whose contents belong to the system: writing or deleting inside them is refused when system_files_protection is on. */
-const SYSTEM_TREES = ['/etc', '/boot', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/usr', '/sys', '/proc', '/root', '/var/lib', '/var/spool', '/System', '/private/etc', '/dev'];
+const SYSTEM_TREES = ['/etc', '/boot', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/usr', '/sys', '/proc', '/root', '/var/lib', '/var/spool', '/var/log', '/var/mail', '/var/backups', '/var/db', '/var/opt', '/var/cache/apt', '/var/cache/debconf', '/System', '/private/etc', '/dev'];
 /** Exceptions inside system trees that users and tools write every day. */
 const SYSTEM_EXCEPTIONS = ['/usr/local', '/dev/null', '/dev/zero', '/dev/stdout', '/dev/stderr', '/dev/stdin', '/dev/tty', '/dev/fd', '/dev/shm', '/dev/random', '/dev/urandom', '/proc/self/fd'];
 
@@ -35,8 +35,10 @@ export function isDiskDevice(p: string): boolean {
   return DISK_DEVICE.test(p);
 }
 
-export function isSystemPath(p: string): boolean {
+/** A path the system owns. The user's home is never one, even when it is /root (the user is root). */
+export function isSystemPath(p: string, home?: string): boolean {
   if (SYSTEM_EXCEPTIONS.some((e) => isUnder(p, e))) return false;
+  if (home && home !== '/' && isUnder(p, home)) return false;
   return SYSTEM_TREES.some((t) => isUnder(p, t));
 }
 
@@ -44,6 +46,7 @@ export function isSystemPath(p: string): boolean {
 export function isSecretPath(p: string, env: PathEnv): boolean {
   if (/^\/etc\/(shadow|gshadow|sudoers)(\.d\/.*)?$/.test(p) || p === '/etc/master.passwd') return true;
   const h = env.home;
+  if (p === `${h}/.ssh/known_hosts` || p === `${h}/.ssh/known_hosts.old`) return false;
   return (
     isUnder(p, `${h}/.ssh`) ||
     isUnder(p, `${h}/.gnupg`) ||
@@ -62,10 +65,12 @@ export type DeleteClass = 'root' | 'home' | 'project' | 'ancestor' | 'top-level'
 export function classifyDelete(p: string, env: PathEnv): DeleteClass {
   if (p === '/') return 'root';
   if (p === env.home) return 'home';
+  // Another user's home directory (/home/alice, /Users/alice).
+  if (/^\/(home|Users)\/[^/]+$/.test(p)) return 'home';
   if (p === env.project) return 'project';
   if (isUnder(env.home, p) || isUnder(env.project, p)) return 'ancestor';
   if (TOP_DIRS.has(p)) return 'top-level';
-  if (isSystemPath(p)) return 'system';
+  if (isSystemPath(p, env.home)) return 'system';
   return null;
 }
 
@@ -84,4 +89,52 @@ export function describeDelete(c: Exclude<DeleteClass, null>, p: string): string
     case 'system':
       return `recursive delete of the system path ${p}`;
   }
+}
+
+/** Credential stores under the home directory beyond isSecretPath's (read: secret; tools write them themselves). */
+const HOME_SECRETS = [
+  '.docker/config.json', '.git-credentials', '.config/gh', '.config/hub', '.pypirc', '.gem/credentials', '.cargo/credentials',
+  '.cargo/credentials.toml', '.terraform.d/credentials.tfrc.json', '.azure', '.password-store', '.local/share/keyrings',
+  'Library/Keychains', '.config/op', '.vault-token', '.config/rclone', '.boto', '.s3cfg', '.mozilla', '.config/google-chrome',
+  '.bash_history', '.zsh_history', '.psql_history', '.mysql_history',
+];
+
+/** A file name that holds a secret wherever it is: private keys, .env files, credential files. */
+export function isSecretName(name: string): boolean {
+  // A find/ls pattern such as '.env*' or 'id_*' names secrets when its fixed part does.
+  if (name.endsWith('*') && name.length > 1 && isSecretName(name.replace(/\*+$/, ''))) return true;
+  if (/^\.env(\..*)?$/.test(name)) return !/\.(example|sample|template|dist|defaults?)$/.test(name);
+  if (/^id_(rsa|dsa|ecdsa|ed25519)[^.]*$/.test(name) || /^id_\*$/.test(name)) return true;
+  if (/^\.(ssh|aws|gnupg|kube|password-store|netrc|git-credentials|pgpass)$/.test(name)) return true;
+  return /^(credentials(\.json)?|secrets?\.(json|ya?ml|toml)|.*\.(pem|key|p12|pfx|keystore|jks)|\.netrc|\.npmrc|\.pgpass|\.htpasswd|service-account.*\.json)$/.test(name);
+}
+
+/** What is worth protecting from being read and sent away: isSecretPath, the stores above, secret file names. */
+export function isSecretSource(p: string, env: PathEnv): boolean {
+  if (isSecretPath(p, env) && !p.endsWith('.pub')) return true;
+  if (HOME_SECRETS.some((s) => isUnder(p, `${env.home}/${s}`))) return true;
+  const name = p.slice(p.lastIndexOf('/') + 1);
+  return isSecretName(name);
+}
+
+/** Shell start-up files: a line written there runs in every future shell of the user. */
+export function isStartupFile(p: string, env: PathEnv): boolean {
+  const h = env.home;
+  const names = ['.bashrc', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv', '.zlogin', '.zlogout', '.kshrc', '.mkshrc', '.cshrc', '.tcshrc', '.inputrc', '.xprofile', '.xinitrc'];
+  if (names.some((n) => p === `${h}/${n}`)) return true;
+  if (isUnder(p, `${h}/.config/fish`) || isUnder(p, `${h}/.oh-my-zsh/custom`) || isUnder(p, `${h}/.config/autostart`)) return true;
+  return /^\/etc\/(profile|bash\.bashrc|bashrc|zshrc|zsh\/.*|profile\.d\/.*|environment)$/.test(p);
+}
+
+/** Well-known caches under the home directory: deleting them only costs a download. */
+export function isHomeCache(p: string, env: PathEnv): boolean {
+  const h = env.home;
+  const caches = ['.cache', '.npm', '.yarn/cache', '.pnpm-store', '.local/share/pnpm/store', '.gradle/caches', '.m2/repository', '.cargo/registry', '.cargo/git', '.rustup/toolchains', 'go/pkg/mod', 'Library/Caches', '.bun/install/cache', '.deno', '.nuget/packages', '.ivy2/cache', '.sbt', '.cocoapods', '.pub-cache', '.composer/cache', '.node-gyp', '.electron', '.expo', '.nvm/.cache', '.pyenv/cache', '.conda/pkgs', '.local/share/virtualenvs', '.vscode-server/data/CachedExtensionVSIXs'];
+  return caches.some((c) => isUnder(p, `${h}/${c}`));
+}
+
+/** Directories of the home whose loss is not a cache's: keys, configuration. */
+export function isPreciousHomeDir(p: string, env: PathEnv): boolean {
+  const h = env.home;
+  return ['.ssh', '.gnupg', '.aws', '.config', '.kube', '.docker', '.password-store', '.local', '.local/share', 'Documents', 'Desktop', '.mozilla', 'Library'].some((d) => p === `${h}/${d}`);
 }

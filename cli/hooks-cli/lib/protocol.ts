@@ -117,9 +117,12 @@ export function hostBlockAnswer(reason: string): HookAnswer {
  * - A pipe (FIFO, as in `echo '{}' | node hook.js`): reopened through
  *   /proc/self/fd/0 with O_NONBLOCK and polled. Cheaper than process.stdin,
  *   whose net/stream machinery costs a hook start-up about 10-25 ms.
- * - A socket (what Node-based hosts such as Claude Code give a child):
- *   process.stdin. A blocking fs.read there would park a thread-pool thread
- *   that process.exit() then waits for forever.
+ * - A socket (what Node-based hosts such as Claude Code give a child): read
+ *   through libuv's pipe handle directly (Node's own `pipe_wrap` and
+ *   `stream_wrap` bindings, as `net.Socket` uses them), which skips loading
+ *   net and streams (about 5% of a hook's start-up); process.stdin when those
+ *   bindings are not there. Never a blocking fs.read: it would park a
+ *   thread-pool thread that process.exit() then waits for forever.
  * - A file or /dev/null: read at once.
  */
 export function readStdin(): Promise<string> {
@@ -147,12 +150,68 @@ export function readStdin(): Promise<string> {
     }
     if (fd !== null) return pollRead(fd);
   }
+  if (st.isSocket()) {
+    const viaHandle = socketRead();
+    if (viaHandle) return viaHandle;
+  }
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     const finish = () => resolve(Buffer.concat(chunks).toString('utf8'));
     process.stdin.on('data', (c: Buffer) => chunks.push(c));
     process.stdin.on('end', finish);
     process.stdin.on('error', finish);
+  });
+}
+
+interface PipeHandle {
+  open(fd: number): number;
+  readStart(): number;
+  readStop(): number;
+  close(): void;
+  /** Must always be a function (Node asserts it). */
+  onread: (buf: ArrayBuffer | undefined) => void;
+}
+
+/**
+ * Reads fd 0, a socket, through a libuv pipe handle: what net.Socket does
+ * underneath (Node's lib/net.js `Socket` with `new Pipe(PipeConstants.SOCKET)`
+ * and lib/internal/stream_base_commons.js `onStreamRead`, where the byte count
+ * of each read is in `streamBaseState[kReadBytesOrError]`, negative at EOF or
+ * on error). null when the bindings are not available (another Node), so the
+ * caller falls back to process.stdin.
+ */
+function socketRead(): Promise<string> | null {
+  let pipe: { Pipe: new (type: number) => PipeHandle; constants: { SOCKET: number } };
+  let sw: { streamBaseState: Int32Array; kReadBytesOrError: number; kArrayBufferOffset: number };
+  let handle: PipeHandle;
+  try {
+    const binding = (process as unknown as { binding(name: string): unknown }).binding;
+    pipe = binding('pipe_wrap') as typeof pipe;
+    sw = binding('stream_wrap') as typeof sw;
+    if (!sw.streamBaseState || typeof sw.kReadBytesOrError !== 'number' || typeof sw.kArrayBufferOffset !== 'number') return null;
+    handle = new pipe.Pipe(pipe.constants.SOCKET);
+    if (handle.open(0) !== 0) return null;
+  } catch {
+    return null;
+  }
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    handle.onread = (buf) => {
+      const n = sw.streamBaseState[sw.kReadBytesOrError];
+      if (n > 0 && buf) {
+        chunks.push(Buffer.from(Buffer.from(buf, sw.streamBaseState[sw.kArrayBufferOffset], n))); // copy: the buffer is reused
+        return;
+      }
+      if (n < 0) {
+        handle.readStop();
+        handle.onread = () => undefined;
+        resolve(Buffer.concat(chunks).toString('utf8'));
+      }
+    };
+    if (handle.readStart() !== 0) {
+      handle.onread = () => undefined;
+      resolve(Buffer.concat(chunks).toString('utf8'));
+    }
   });
 }
 

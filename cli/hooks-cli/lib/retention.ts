@@ -1,7 +1,7 @@
-/** Deletes daily execution logs older than `log_retention_days`. */
+/** Deletes daily execution logs, and the state of sessions inactive, for longer than `log_retention_days`. */
 import fs from 'node:fs';
 import path from 'node:path';
-import type { DataPaths } from './store';
+import { unlinkQuiet, type DataPaths } from './store';
 
 export function pruneLogs(paths: DataPaths, retentionDays: number, now: Date): string[] {
   const cutoff = new Date(now.getFullYear(), now.getMonth(), now.getDate() - retentionDays);
@@ -17,9 +17,30 @@ export function pruneLogs(paths: DataPaths, retentionDays: number, now: Date): s
     if (!m) continue;
     const day = new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3]));
     if (day < cutoff) {
-      fs.rmSync(path.join(paths.logs, name), { force: true });
+      unlinkQuiet(path.join(paths.logs, name));
       removed.push(name);
     }
   }
+  pruneSessions(paths, now.getTime() - retentionDays * 86_400_000, removed);
   return removed;
+}
+
+function pruneSessions(paths: DataPaths, cutoffMs: number, removed: string[]): void {
+  let names: string[];
+  try {
+    names = fs.readdirSync(paths.sessions);
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    const file = path.join(paths.sessions, name);
+    try {
+      if (name.endsWith('.json') && fs.statSync(file).mtimeMs < cutoffMs) {
+        unlinkQuiet(file);
+        removed.push(`sessions/${name}`);
+      }
+    } catch {
+      /* gone meanwhile */
+    }
+  }
 }

@@ -1,5 +1,7 @@
 /** Session steps shared by several hooks: taking a backup and recording it in the session. */
-import { createBackup, type BackupMeta } from './backup';
+import { createBackup, describeBackup, type BackupMeta } from './backup';
+
+export { describeBackup };
 import type { HookContext } from './hook-runtime';
 import { updateState } from './session';
 
@@ -10,6 +12,6 @@ export function backupAndRecord(ctx: HookContext, reason: string): BackupMeta {
       s.backup_history.push({ backup_id: meta.backup_id, timestamp: meta.timestamp, reason: meta.reason, success: meta.success });
     }
   });
-  ctx.log(meta.success ? 'INFO' : 'ERROR', `backup ${meta.backup_id} (${meta.method}) ${meta.success ? 'taken' : `failed: ${meta.error}`}: ${reason}`);
+  ctx.log(meta.success ? 'INFO' : 'ERROR', `backup ${meta.backup_id} (${meta.method}) ${reason}: ${describeBackup(meta)}`);
   return meta;
 }

@@ -19,6 +19,18 @@ export interface Settings {
     backup_on_critical_ops: boolean;
     git_enabled: boolean;
     filesystem_backup_enabled: boolean;
+    /** Files bigger than this are left out of a backup (and named in the hook's message). */
+    max_file_size_mb: number;
+    /** A backup whose files add up to more than this is not taken (the message says so). */
+    max_total_size_mb: number;
+    /** A backup that takes longer is abandoned (never longer than the hook's own budget). */
+    max_backup_time_ms: number;
+  };
+  session_docs: {
+    /** Where LAST_SESSION.md, ACTIVE_TODOS.md and RECOVERY_GUIDE.md go, relative to the project. */
+    directory: string;
+    /** When they are outside .hooks_data/ in a git work tree: list them in .git/info/exclude. */
+    exclude_from_git: boolean;
   };
   shadow_learner: {
     max_patterns: number;
@@ -57,7 +69,16 @@ export function defaultSettings(): Settings {
       tool_overhead: 200,
       system_overhead: 500,
     },
-    backup_manager: { max_backups: 10, backup_on_critical_ops: true, git_enabled: true, filesystem_backup_enabled: true },
+    backup_manager: {
+      max_backups: 10,
+      backup_on_critical_ops: true,
+      git_enabled: true,
+      filesystem_backup_enabled: true,
+      max_file_size_mb: 10,
+      max_total_size_mb: 100,
+      max_backup_time_ms: 3000,
+    },
+    session_docs: { directory: '.hooks_data', exclude_from_git: true },
     shadow_learner: { max_patterns: 10000, confidence_threshold: 0.8, evidence_threshold: 5, cache_ttl_seconds: 300, learning_enabled: true },
     security: {
       dangerous_commands_blocked: true,
@@ -99,6 +120,13 @@ export const settingsSchema = {
       backup_on_critical_ops: bool,
       git_enabled: bool,
       filesystem_backup_enabled: bool,
+      max_file_size_mb: num(0, 100_000),
+      max_total_size_mb: num(0, 1_000_000),
+      max_backup_time_ms: int(100, 600_000),
+    }),
+    session_docs: group({
+      directory: { type: 'string', pattern: '\\S' }, // not blank (minLength would need ajv at run time)
+      exclude_from_git: bool,
     }),
     shadow_learner: group({
       max_patterns: int(1, 1_000_000),

@@ -25,6 +25,10 @@ export interface Word {
   subs: string[];
   /** Any part was quoted. */
   quoted: boolean;
+  /** An unquoted expansion put whitespace into the word: the shell splits it into several words. */
+  split?: boolean;
+  /** Contains an unquoted `{`: brace expansion may turn it into several words (`{/,~}`). */
+  brace?: boolean;
 }
 
 export interface Redirect {
@@ -49,6 +53,8 @@ export interface ParsedScript {
   commands: SimpleCommand[];
   /** Names of functions defined that call themselves through a pipe or in the background (fork bombs). */
   forkBombs: string[];
+  /** Functions defined on the line: their body is `commands[start..end)`. */
+  functions: { name: string; start: number; end: number }[];
   /** Problems met (an unclosed quote): the line would not run as written. */
   errors: string[];
 }
@@ -56,6 +62,21 @@ export interface ParsedScript {
 export interface ParseEnv {
   home: string;
   cwd: string;
+  /** The project directory, the value of $CLAUDE_PROJECT_DIR and of `git rev-parse --show-toplevel`. */
+  project?: string;
+  /**
+   * Variables known so far on this command line: assignments (`X=/; rm -rf $X`), `for` lists, and
+   * HOME/PWD/CLAUDE_PROJECT_DIR. Shared with nested parses so `bash -c "rm -rf $X"` sees them too.
+   */
+  vars?: Map<string, VarValue>;
+}
+
+export interface VarValue {
+  text: string;
+  dynamic: boolean;
+  subs: string[];
+  /** Several values (a `for` list): expanded as a brace alternative so every value is checked. */
+  list?: boolean;
 }
 
 type Token =
@@ -94,22 +115,141 @@ function matchParen(s: string, i: number): number {
   return -1;
 }
 
-function expandVar(name: string, env: ParseEnv): string | null {
-  if (name === 'HOME') return env.home;
-  if (name === 'PWD') return env.cwd;
+function expandVar(name: string, env: ParseEnv): VarValue | null {
+  const known = env.vars?.get(name);
+  if (known) return known;
+  // $IFS unquoted splits words: rm${IFS}-rf${IFS}/ is rm -rf /.
+  if (name === 'IFS') return { text: ' ', dynamic: false, subs: [] };
+  if (name === 'HOME') return { text: env.home, dynamic: false, subs: [] };
+  if (name === 'PWD') return { text: env.cwd, dynamic: false, subs: [] };
+  if (name === 'CLAUDE_PROJECT_DIR' && env.project) return { text: env.project, dynamic: false, subs: [] };
   return null;
 }
+
+/** Bash's ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat}, ${X:off[:len]}, ${X:?msg} on a known value. */
+function paramOp(value: string, op: string, arg: string): string {
+  if (op === ':?') return value;
+  if (op === ':') {
+    const [off, len] = arg.split(':').map((x) => Number(x));
+    return Number.isFinite(len) ? value.substr(off, len) : value.slice(off);
+  }
+  const whole = new RegExp(`^${[...arg].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\/]/g, '\\$&'))).join('')}$`);
+  const n = value.length;
+  if (op === '%' || op === '%%') {
+    // Shortest (%) or longest (%%) matching suffix.
+    for (let k = 0; k <= n; k++) {
+      const i = op === '%' ? n - k : k;
+      if (whole.test(value.slice(i))) return value.slice(0, i);
+    }
+    return value;
+  }
+  for (let k = 0; k <= n; k++) {
+    const i = op === '#' ? k : n - k;
+    if (whole.test(value.slice(0, i))) return value.slice(i);
+  }
+  return value;
+}
+
+/** Appends a variable's value to a word: its text, its unknown parts and the substitutions it came from. */
+function appendValue(w: Word, v: VarValue, inQuotes: boolean): void {
+  w.text += v.text;
+  if (v.dynamic) w.dynamic = true;
+  if (v.subs.length > 0) w.subs.push(...v.subs);
+  if (!inQuotes && /\s/.test(v.text)) w.split = true;
+  if (v.list) w.brace = true;
+}
+
+const DECLARE = new Set(['export', 'local', 'declare', 'typeset', 'readonly']);
+const KEEP_START = new Set(['if', 'then', 'else', 'elif', 'do', 'while', 'until', '{', '!', 'time']);
+const SEPARATORS = new Set([';', '&&', '||', '|', '|&', '&', '\n', '(', ')', ';;']);
 
 class Lexer {
   private i = 0;
   readonly tokens: Token[] = [];
   readonly errors: string[] = [];
-  private pendingHeredocs: Redirect[] = [];
+  /** Here-documents whose delimiter was read and whose body follows the next newline. */
+  private pendingHeredocs: { delim: string; strip: boolean; index: number }[] = [];
+  /** Bodies of the here-documents, in the order of their `<<` operators. */
+  readonly heredocBodies: (string | undefined)[] = [];
+  private heredocNext = false;
+  private heredocStrip = false;
 
   constructor(
     private readonly s: string,
     private readonly env: ParseEnv,
   ) {}
+
+  /** The next word starts a command (assignments are recorded there). */
+  private cmdStart = true;
+  /** After `export`/`local`...: the words are assignments. */
+  private declaring = false;
+  /** A redirection's target comes next: it is not a command word. */
+  private redirTarget = false;
+  /** `for NAME in WORDS`: 1 = name expected, 2 = `in` expected, 3 = collecting the list. */
+  private forState = 0;
+  private forName = '';
+  private forItems: Word[] = [];
+
+  private pushWord(w: Word): void {
+    this.tokens.push({ t: 'word', w });
+    if (this.heredocNext) {
+      this.heredocNext = false;
+      this.pendingHeredocs.push({ delim: w.text, strip: this.heredocStrip, index: this.heredocBodies.length });
+      this.heredocBodies.push(undefined);
+    }
+    if (this.redirTarget) {
+      this.redirTarget = false;
+      return;
+    }
+    if (this.forState === 1) {
+      this.forName = w.text;
+      this.forState = 2;
+      return;
+    }
+    if (this.forState === 2) {
+      this.forState = w.text === 'in' ? 3 : 0;
+      return;
+    }
+    if (this.forState === 3) {
+      this.forItems.push(w);
+      return;
+    }
+    const assign = /^([A-Za-z_]\w*)\+?=/.exec(w.text);
+    if ((this.cmdStart || this.declaring) && assign) {
+      const value = w.text.slice(assign[0].length);
+      this.vars().set(assign[1], { text: value, dynamic: w.dynamic, subs: [...w.subs] });
+      return; // still at the start of the command
+    }
+    if (this.cmdStart && !w.quoted && DECLARE.has(w.text)) {
+      this.declaring = true;
+      this.cmdStart = false;
+      return;
+    }
+    if (this.cmdStart && !w.quoted && w.text === 'for') {
+      this.forState = 1;
+      this.forItems = [];
+      return;
+    }
+    if (this.cmdStart && !w.quoted && KEEP_START.has(w.text)) return;
+    this.cmdStart = false;
+  }
+
+  private endForList(): void {
+    if (this.forState === 3 && this.forItems.length > 0 && this.forItems.every((w) => !w.text.includes(',') && !w.text.includes('{'))) {
+      const items = this.forItems;
+      this.vars().set(this.forName, {
+        text: items.length === 1 ? items[0].text : `{${items.map((w) => w.text).join(',')}}`,
+        dynamic: items.some((w) => w.dynamic),
+        subs: items.flatMap((w) => w.subs),
+        list: items.length > 1,
+      });
+    }
+    this.forState = 0;
+  }
+
+  private vars(): Map<string, VarValue> {
+    return (this.env.vars ??= new Map());
+  }
 
   run(): Token[] {
     const s = this.s;
@@ -130,40 +270,46 @@ class Lexer {
       if (op && (fdMatch === null || REDIR_OPS.has(op))) {
         // <( and >( are process substitutions, read as words.
         if ((op === '<' || op === '>') && s[opStart + 1] === '(' && !fdMatch) {
-          this.tokens.push({ t: 'word', w: this.word() });
+          this.pushWord(this.word());
           continue;
         }
         this.i = opStart + op.length;
-        if (REDIR_OPS.has(op)) this.tokens.push({ t: 'redir', op, fd: fdMatch ? Number(fdMatch[1]) : null });
-        else {
+        if (REDIR_OPS.has(op)) {
+          this.tokens.push({ t: 'redir', op, fd: fdMatch ? Number(fdMatch[1]) : null });
+          this.redirTarget = true;
+          if (op === '<<' || op === '<<-') {
+            this.heredocNext = true;
+            this.heredocStrip = op === '<<-';
+          }
+        } else {
           this.tokens.push({ t: 'op', op });
+          if (SEPARATORS.has(op)) {
+            this.endForList();
+            this.cmdStart = true;
+            this.declaring = false;
+          }
           if (op === '\n') this.readHeredocBodies();
         }
         continue;
       }
-      this.tokens.push({ t: 'word', w: this.word() });
+      this.pushWord(this.word());
     }
+    this.endForList();
     return this.tokens;
   }
 
-  /** Registers a here-document whose body follows the next newline. */
-  heredoc(r: Redirect): void {
-    this.pendingHeredocs.push(r);
-  }
-
   private readHeredocBodies(): void {
-    for (const r of this.pendingHeredocs) {
-      const delim = r.target.text;
+    for (const h of this.pendingHeredocs) {
       const lines: string[] = [];
       while (this.i < this.s.length) {
         let end = this.s.indexOf('\n', this.i);
         if (end < 0) end = this.s.length;
         const line = this.s.slice(this.i, end);
         this.i = end + 1;
-        if ((r.op === '<<-' ? line.replace(/^\t+/, '') : line) === delim) break;
+        if ((h.strip ? line.replace(/^\t+/, '') : line) === h.delim) break;
         lines.push(line);
       }
-      r.body = lines.join('\n');
+      this.heredocBodies[h.index] = lines.join('\n');
     }
     this.pendingHeredocs = [];
   }
@@ -213,11 +359,17 @@ class Lexer {
         this.dollar(w, false);
       } else if (c === '`') {
         this.backtick(w);
-      } else if (c === '~' && this.i === start && (this.i + 1 >= s.length || s[this.i + 1] === '/' || META.has(s[this.i + 1]))) {
+      } else if (c === '~' && (this.i === start || (/^[A-Za-z_]\w*=$/.test(w.text) && !w.quoted)) && (this.i + 1 >= s.length || s[this.i + 1] === '/' || META.has(s[this.i + 1]))) {
         w.text += this.env.home;
         this.i++;
+      } else if (c === '~' && this.i === start && /^~[a-z_][a-z0-9_-]*(?=\/|$|[\s;|&<>()])/.test(s.slice(this.i, this.i + 40))) {
+        // ~user: that user's home directory.
+        const user = /^~([a-z_][a-z0-9_-]*)/.exec(s.slice(this.i, this.i + 40))![1];
+        w.text += user === 'root' ? '/root' : `/home/${user}`;
+        this.i += 1 + user.length;
       } else {
         if (c === '*' || c === '?' || c === '[') w.glob = true;
+        if (c === '{') w.brace = true;
         w.text += c;
         this.i++;
       }
@@ -255,9 +407,14 @@ class Lexer {
     }
     if (j >= s.length) this.errors.push('unclosed backtick');
     w.subs.push(body);
+    this.i = j + 1;
+    const value = resolveSubstitution(body, this.env);
+    if (value !== null) {
+      w.text += value;
+      return;
+    }
     w.dynamic = true;
     w.text += '$(…)';
-    this.i = j + 1;
   }
 
   private dollar(w: Word, inQuotes: boolean): void {
@@ -278,8 +435,16 @@ class Lexer {
         w.subs.push(s.slice(this.i + 2));
         this.i = s.length;
       } else {
-        w.subs.push(s.slice(this.i + 2, end));
+        const body = s.slice(this.i + 2, end);
+        w.subs.push(body);
         this.i = end + 1;
+        const value = resolveSubstitution(body, this.env);
+        if (value !== null) {
+          w.text += value;
+          if (!inQuotes && /[*?[]/.test(value)) w.glob = true;
+          if (!inQuotes && /\s/.test(value)) w.split = true;
+          return;
+        }
       }
       w.text += '$(…)';
       w.dynamic = true;
@@ -318,8 +483,18 @@ class Lexer {
       const inner = s.slice(this.i + 2, end < 0 ? s.length : end);
       this.i = end < 0 ? s.length : end + 1;
       const known = /^[A-Za-z_]\w*$/.test(inner) ? expandVar(inner, this.env) : null;
-      if (known !== null) w.text += known;
-      else {
+      // ${X:-default}, ${X-default}, ${X:=default}: the value, or the default when X is not known here.
+      const withDefault = known === null ? /^([A-Za-z_]\w*):?[-=](.*)$/.exec(inner) : null;
+      // ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat}, ${X:off:len}, ${X:?msg}: computed from a known X.
+      const op = known === null && !withDefault ? /^([A-Za-z_]\w*)(%%|%|##|#|:\?|:(?=\d))(.*)$/.exec(inner) : null;
+      const opBase = op ? expandVar(op[1], this.env) : null;
+      if (known !== null) appendValue(w, known, inQuotes);
+      else if (op && opBase && !opBase.dynamic && !/[$`]/.test(op[3])) {
+        appendValue(w, { text: paramOp(opBase.text, op[2], op[3]), dynamic: false, subs: [] }, inQuotes);
+      } else if (withDefault && !/[$`]/.test(withDefault[2])) {
+        const v = expandVar(withDefault[1], this.env);
+        appendValue(w, v ?? { text: withDefault[2].replace(/^~(?=\/|$)/, this.env.home), dynamic: false, subs: [] }, inQuotes);
+      } else {
         w.text += '${' + inner + '}';
         w.dynamic = true;
       }
@@ -333,7 +508,7 @@ class Lexer {
     }
     this.i += 1 + m[1].length;
     const known = expandVar(m[1], this.env);
-    if (known !== null) w.text += known;
+    if (known !== null) appendValue(w, known, inQuotes);
     else {
       w.text += '$' + m[1];
       w.dynamic = true;
@@ -344,7 +519,7 @@ class Lexer {
 /** Parses a command line. Never throws; `errors` says what was malformed. */
 export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScript {
   const lexer = new Lexer(script, env);
-  const out: ParsedScript = { commands: [], forkBombs: [], errors: lexer.errors };
+  const out: ParsedScript = { commands: [], forkBombs: [], functions: [], errors: lexer.errors };
   lexer.run();
   const tokens = lexer.tokens;
 
@@ -363,6 +538,7 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
   let pipeFrom: number[] | null = null;
   const fnStack: { name: string; start: number; depth: number }[] = [];
   let braceDepth = 0;
+  let heredocIndex = 0;
 
   const startCommand = (): SimpleCommand => {
     const id = nextPipeline++;
@@ -416,6 +592,7 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
           if (fn && fn.depth === braceDepth) {
             fnStack.pop();
             checkForkBomb(out, fn.name, fn.start);
+            out.functions.push({ name: fn.name, start: fn.start, end: out.commands.length });
           }
         }
         continue;
@@ -437,7 +614,7 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
       const target: Word = targetTok?.t === 'word' ? targetTok.w : { text: '', dynamic: false, glob: false, subs: [], quoted: false };
       if (targetTok?.t === 'word') k++;
       const r: Redirect = { op: tok.op, fd: tok.fd, target };
-      if (tok.op === '<<' || tok.op === '<<-') lexer.heredoc(r);
+      if (tok.op === '<<' || tok.op === '<<-') r.body = lexer.heredocBodies[heredocIndex++];
       if (tok.op === '<<<') r.body = target.text;
       cur.redirects.push(r);
       for (const body of target.subs) addNested(out, body, env, depth + 1);
@@ -502,4 +679,115 @@ function checkForkBomb(out: ParsedScript, name: string, start: number): void {
   // Recursion through a pipe (two copies at once) or into the background multiplies processes.
   const piped = calls.some((c) => calls.some((d) => d !== c && d.pipeline === c.pipeline));
   if (piped || calls.length >= 2) out.forkBombs.push(name);
+}
+
+/**
+ * The output of a command substitution, when it can be known without running anything: `pwd`,
+ * `echo`/`printf` of static text, `git rev-parse --show-toplevel` (the project), `dirname`,
+ * `realpath`/`readlink -f`, `cd X && pwd`, `mktemp` (a fresh path under /tmp), `ls -d`, an
+ * unfiltered `find ROOT` (ROOT itself is listed), and the cache directories that package tools
+ * print. Null when unknown: callers then treat the word as dynamic.
+ */
+export function resolveSubstitution(body: string, env: ParseEnv): string | null {
+  if (body.length > 400 || resolving >= 2 || /[|<>`]/.test(body.replace(/2>\s*\/dev\/null/g, ''))) return null;
+  // Nested substitutions resolve inside out; bounding the depth keeps a deeply nested line linear.
+  resolving++;
+  try {
+    return resolveParsed(body, env);
+  } finally {
+    resolving--;
+  }
+}
+
+let resolving = 0;
+
+function resolveParsed(body: string, env: ParseEnv): string | null {
+  const parsed = parseShell(body, { ...env, vars: env.vars }, 50);
+  const cmds = parsed.commands.filter((c) => c.depth === 50);
+  if (parsed.errors.length > 0 || cmds.length === 0 || cmds.length > 2) return null;
+  let cwd = env.cwd;
+  if (cmds.length === 2) {
+    const [cd] = cmds;
+    if (cd.words[0]?.text !== 'cd' || !cd.words[1] || cd.words[1].dynamic) return null;
+    cwd = posixResolve(cwd, cd.words[1].text);
+  }
+  const words = cmds[cmds.length - 1].words;
+  if (words.length === 0 || words.some((w) => w.dynamic)) return null;
+  const argv = words.map((w) => w.text);
+  const args = argv.slice(1);
+  const operands = args.filter((a) => !a.startsWith('-'));
+  switch (argv[0]) {
+    case 'pwd':
+      return cwd;
+    case 'echo':
+      return args.filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a))).join(' ');
+    case 'printf': {
+      if (args.length === 0) return null;
+      if (args.length === 1) return unescapePrintf(args[0]).replace(/\n+$/, '');
+      if (/^%s(\\n)?$/.test(args[0])) return args.slice(1).join(' ');
+      return null;
+    }
+    case 'git':
+      if (args.includes('rev-parse') && args.includes('--show-toplevel')) return env.project ?? cwd;
+      return null;
+    case 'dirname':
+      return operands.length === 1 ? posixDirname(operands[0]) : null;
+    case 'realpath':
+    case 'readlink':
+      if (argv[0] === 'readlink' && !args.some((a) => /^-[a-zA-Z]*[fem]/.test(a))) return null;
+      return operands.length === 1 ? posixResolve(cwd, operands[0]) : operands.length === 0 && argv[0] === 'realpath' ? null : null;
+    case 'mktemp':
+      return '/tmp/tmp.XXXXXXXXXX';
+    case 'ls':
+      return args.includes('-d') && operands.length > 0 ? operands.join(' ') : null;
+    case 'find': {
+      const roots: string[] = [];
+      for (const a of args) {
+        if (/^[-(!]/.test(a)) break;
+        roots.push(a);
+      }
+      const filtered = args.some((a) => /^-(i?name|i?path|i?regex|i?wholename|newer\w*|[amc](time|min)|size|empty|user|group|perm|prune)$/.test(a));
+      const list = roots.length > 0 ? roots : ['.'];
+      return filtered ? list.map((r) => `${r.replace(/\/$/, '')}/found`).join(' ') : list.join(' ');
+    }
+    case 'go':
+      if (args[0] === 'env' && args[1] === 'GOCACHE') return `${env.home}/.cache/go-build`;
+      if (args[0] === 'env' && args[1] === 'GOMODCACHE') return `${env.home}/go/pkg/mod`;
+      return null;
+    case 'npm':
+      return args[0] === 'config' && args[1] === 'get' && args[2] === 'cache' ? `${env.home}/.npm` : null;
+    case 'yarn':
+      return args[0] === 'cache' && args[1] === 'dir' ? `${env.home}/.cache/yarn` : null;
+    case 'pip':
+    case 'pip3':
+      return args[0] === 'cache' && args[1] === 'dir' ? `${env.home}/.cache/pip` : null;
+    default:
+      return null;
+  }
+}
+
+/** printf's format escapes (\n, \t, \\, octal \0NNN) for a format with no conversions. */
+export function unescapePrintf(f: string): string {
+  return f.replace(/\\(0[0-7]{0,3}|[0-7]{1,3}|.)/g, (_, e: string) => {
+    if (/^[0-7]+$/.test(e)) return String.fromCharCode(parseInt(e, 8));
+    return ({ n: '\n', t: '\t', r: '\r', '\\': '\\' } as Record<string, string>)[e] ?? e;
+  });
+}
+
+function posixDirname(p: string): string {
+  const t = p.replace(/\/+$/, '');
+  if (t === '') return '/';
+  const k = t.lastIndexOf('/');
+  return k < 0 ? '.' : k === 0 ? '/' : t.slice(0, k);
+}
+
+function posixResolve(cwd: string, p: string): string {
+  const parts = (p.startsWith('/') ? p : `${cwd}/${p}`).split('/');
+  const out: string[] = [];
+  for (const x of parts) {
+    if (x === '' || x === '.') continue;
+    if (x === '..') out.pop();
+    else out.push(x);
+  }
+  return '/' + out.join('/');
 }

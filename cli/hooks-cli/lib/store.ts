@@ -20,16 +20,19 @@ export interface DataPaths {
   logs: string;
   patterns: string;
   sessionState: string;
+  /** One state file per host session (`sessions/<id>.json`). */
+  sessions: string;
+  /** The single-file database of earlier versions (migrated into patternShards on the first fold); its `.lock` guards the database. */
   patternDb: string;
+  /** The pattern database: `index.json` plus 256 shard files of command patterns (see learner.ts). */
+  patternShards: string;
   /** Tool runs not yet folded into the pattern database (see learner.ts). */
   learnJournal: string;
+  /** The prediction cache: `meta.json` and shards of predictions (see learner.ts). */
   predictionCache: string;
   completions: string;
   backupLog: string;
   hookLog: string;
-  lastSession: string;
-  activeTodos: string;
-  recoveryGuide: string;
 }
 
 export function dataPaths(project: string): DataPaths {
@@ -44,15 +47,14 @@ export function dataPaths(project: string): DataPaths {
     logs,
     patterns,
     sessionState: path.join(root, 'session_state.json'),
+    sessions: path.join(root, 'sessions'),
     patternDb: path.join(patterns, 'patterns.json'),
+    patternShards: path.join(patterns, 'db'),
     learnJournal: path.join(patterns, 'pending.jsonl'),
-    predictionCache: path.join(patterns, 'prediction_cache.json'),
+    predictionCache: path.join(patterns, 'predictions'),
     completions: path.join(logs, 'session_completions.jsonl'),
     backupLog: path.join(backups, 'backup.log'),
     hookLog: path.join(logs, 'hooks.log'),
-    lastSession: path.join(project, 'LAST_SESSION.md'),
-    activeTodos: path.join(project, 'ACTIVE_TODOS.md'),
-    recoveryGuide: path.join(project, 'RECOVERY_GUIDE.md'),
   };
 }
 
@@ -120,6 +122,18 @@ export function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
+/**
+ * Removes a file if it is there. Not fs.rmSync: in Node 20 that loads its
+ * recursive-removal module on every call, a cost on the hook path.
+ */
+export function unlinkQuiet(file: string): void {
+  try {
+    fs.unlinkSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
+
 let tmpCounter = 0;
 /** Writes `data` as JSON through a temporary file and a rename, so readers see the old or the new file, never half of one. */
 export function writeJsonAtomic(file: string, data: unknown, pretty = true): void {
@@ -133,7 +147,7 @@ export function writeFileAtomic(file: string, text: string): void {
     fs.writeFileSync(tmp, text);
     fs.renameSync(tmp, file);
   } catch (err) {
-    fs.rmSync(tmp, { force: true });
+    unlinkQuiet(tmp);
     throw err;
   }
 }
@@ -224,7 +238,7 @@ function lockAnd<T>(file: string, fn: () => T, waitMs: number, runAnyway: boolea
               /* a third process made a lock meanwhile: it holds it */
             }
           }
-          fs.rmSync(aside, { force: true });
+          unlinkQuiet(aside);
           continue;
         }
       } catch {
@@ -247,7 +261,7 @@ function lockAnd<T>(file: string, fn: () => T, waitMs: number, runAnyway: boolea
   } finally {
     if (fd !== null) {
       fs.closeSync(fd);
-      fs.rmSync(lock, { force: true });
+      unlinkQuiet(lock);
     }
   }
 }

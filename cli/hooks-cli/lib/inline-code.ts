@@ -1,0 +1,347 @@
+/**
+ * Code passed inline to an interpreter (`python -c`, `python3 - <<EOF`, `perl -e`, `ruby -e`,
+ * `node -e`, `php -r`, `lua -e`, `awk '…'`): what it would do that the validator cares about,
+ * read from the text without running it. Not a parser for six languages: it finds the calls that
+ * matter by name (shutil.rmtree, os.system, subprocess.*, fs.rmSync, child_process exec,
+ * system(...), FileUtils.rm_rf, File::Path rmtree, backticks...), reads the string literals in
+ * their arguments (lists become argv, `+`/`.` concatenations are joined), and reports:
+ *
+ *   shell     command lines the code runs (checked by the caller like any command line)
+ *   deletes   paths it deletes, `~` for the home directory and `.` for the working directory
+ *   devices   disk devices it opens for writing
+ *   reverse   a socket wired to a shell
+ *   exfil     a secret file it reads while it also talks to the network
+ *   decoded   base64 literals, decoded (hidden code: the caller checks them as code and shell)
+ *
+ * Well-known spellings of the home and working directories (os.path.expanduser('~'),
+ * Path.home(), os.homedir(), process.env.HOME, $ENV{HOME}, Dir.home, os.getcwd(),
+ * process.cwd()...) are turned into the literals `"~"` and `"."` first, so they read as paths.
+ */
+
+export type Lang = 'python' | 'perl' | 'ruby' | 'js' | 'php' | 'lua' | 'awk';
+
+export interface CodeFindings {
+  shell: string[];
+  deletes: { path: string; recursive: boolean }[];
+  devices: string[];
+  /** Files it opens for writing or appending (start-up files, system files, keys). */
+  writes: string[];
+  reverse: boolean;
+  exfil: string | null;
+  decoded: string[];
+}
+
+export function langOf(name: string): Lang | null {
+  const n = name.replace(/[\d.]+$/, '');
+  if (n === 'python' || n === 'pypy' || n === 'ipython') return 'python';
+  if (n === 'perl') return 'perl';
+  if (n === 'ruby' || n === 'jruby') return 'ruby';
+  if (n === 'node' || n === 'nodejs' || n === 'bun' || n === 'deno' || n === 'tsx' || n === 'ts-node') return 'js';
+  if (n === 'php') return 'php';
+  if (n === 'lua' || n === 'luajit') return 'lua';
+  if (n === 'awk' || n === 'gawk' || n === 'mawk' || n === 'nawk' || n === 'busybox-awk') return 'awk';
+  return null;
+}
+
+/** The inline code of an interpreter invocation, or whether it reads its program from stdin. */
+export function inlineCode(lang: Lang, argv: string[]): { code: string | null; readsStdin: boolean } {
+  const args = argv.slice(1);
+  const flags: Record<Lang, string[]> = {
+    python: ['-c'],
+    perl: ['-e', '-E'],
+    ruby: ['-e'],
+    js: ['-e', '--eval', '-p', '--print', 'eval'],
+    php: ['-r'],
+    lua: ['-e'],
+    awk: [],
+  };
+  if (lang === 'awk') {
+    for (let i = 0; i < args.length; i++) {
+      const a = args[i];
+      if (a === '-f' || a === '--file') return { code: null, readsStdin: false };
+      if (a === '-F' || a === '-v' || a === '--assign' || a === '--field-separator') {
+        i++;
+        continue;
+      }
+      if (a.startsWith('-') && a !== '-') continue;
+      return { code: a, readsStdin: false };
+    }
+    return { code: null, readsStdin: false };
+  }
+  const codes: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (flags[lang].includes(a)) {
+      codes.push(args[i + 1] ?? '');
+      i++;
+    } else if (lang === 'python' && /^-[A-Za-z]*c$/.test(a) && a.length > 2) {
+      codes.push(args[i + 1] ?? '');
+      i++;
+    } else if (/^--(eval|print)=/.test(a)) codes.push(a.slice(a.indexOf('=') + 1));
+    else if (lang === 'perl' && /^-[A-Za-z]*[eE]$/.test(a) && !a.startsWith('--')) {
+      codes.push(args[i + 1] ?? '');
+      i++;
+    }
+  }
+  if (codes.length > 0) return { code: codes.join('\n'), readsStdin: false };
+  const operands = args.filter((a, k) => (!a.startsWith('-') || a === '-') && !/^-[mWXOQ]$/.test(args[k - 1] ?? ''));
+  return { code: null, readsStdin: operands.length === 0 || operands[0] === '-' };
+}
+
+const HOME_EXPRS: RegExp[] = [
+  /os\.path\.expanduser\(\s*(['"])~\/?\1\s*\)/g,
+  /(?:pathlib\.)?Path\.home\(\)/g,
+  /os\.environ\s*\[\s*(['"])HOME\1\s*\]/g,
+  /os\.environ\.get\(\s*(['"])HOME\1\s*\)/g,
+  /os\.getenv\(\s*(['"])HOME\1\s*\)/g,
+  /(?:require\(\s*(['"])(?:node:)?os\1\s*\)|\bos)\.homedir\(\)/g,
+  /process\.env\.HOME\b/g,
+  /process\.env\[\s*(['"])HOME\1\s*\]/g,
+  /\$ENV\{\s*(['"]?)HOME\1\s*\}/g,
+  /\bDir\.home\b/g,
+  /\bENV\s*\[\s*(['"])HOME\1\s*\]/g,
+  /File\.expand_path\(\s*(['"])~\1\s*\)/g,
+  /getenv\(\s*(['"])HOME\1\s*\)/g,
+  /os\.getenv\(\s*(['"])HOME\1\s*\)/g,
+  /Deno\.env\.get\(\s*(['"])HOME\1\s*\)/g,
+];
+const CWD_EXPRS: RegExp[] = [/os\.getcwd\(\)/g, /(?:pathlib\.)?Path\.cwd\(\)/g, /process\.cwd\(\)/g, /\bDir\.pwd\b/g, /\bgetcwd\(\)/g, /Deno\.cwd\(\)/g];
+
+interface Lit {
+  start: number;
+  end: number;
+  value: string;
+}
+
+/** String literals in order: '…', "…", python triple quotes; escapes kept simple. */
+function literals(code: string, from = 0, to = code.length): Lit[] {
+  const out: Lit[] = [];
+  let i = from;
+  while (i < to) {
+    const c = code[i];
+    if (c === '#' && false) break;
+    if (c === "'" || c === '"' || c === '`') {
+      const triple = code.startsWith(c.repeat(3), i);
+      const q = triple ? c.repeat(3) : c;
+      let j = i + q.length;
+      let v = '';
+      while (j < code.length && !code.startsWith(q, j)) {
+        if (code[j] === '\\' && j + 1 < code.length) {
+          const e = code[j + 1];
+          v += ({ n: '\n', t: '\t', '0': '\0' } as Record<string, string>)[e] ?? e;
+          j += 2;
+        } else v += code[j++];
+      }
+      out.push({ start: i, end: j + q.length, value: v });
+      i = j + q.length;
+    } else i++;
+  }
+  return out;
+}
+
+/** The end of a call's argument list: the `)` matching the `(` at `open`, quote-aware. */
+function closeParen(code: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < code.length; i++) {
+    const c = code[i];
+    if (c === "'" || c === '"') {
+      let j = i + 1;
+      while (j < code.length && code[j] !== c) j += code[j] === '\\' ? 2 : 1;
+      i = j;
+    } else if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') {
+      if (--depth === 0) return i;
+    }
+  }
+  return code.length;
+}
+
+/** Arguments region of the call whose name ends at `at`: `( … )`, or to the end of the statement (perl/ruby without parentheses). */
+function argRegion(code: string, at: number): [number, number] {
+  let i = at;
+  while (i < code.length && (code[i] === ' ' || code[i] === '\t')) i++;
+  if (code[i] === '(') return [i + 1, closeParen(code, i)];
+  let j = i;
+  while (j < code.length && code[j] !== ';' && code[j] !== '\n' && code[j] !== '}') {
+    if (code[j] === "'" || code[j] === '"') {
+      const q = code[j];
+      j++;
+      while (j < code.length && code[j] !== q) j += code[j] === '\\' ? 2 : 1;
+    }
+    j++;
+  }
+  return [i, j];
+}
+
+/** The text an argument region stands for: list elements joined by spaces, concatenations joined. */
+function regionText(code: string, [a, b]: [number, number], firstOnly = false): string | null {
+  const lits = literals(code, a, b);
+  if (lits.length === 0) return null;
+  const region = code.slice(a, b);
+  const firstNonSpace = region.trimStart()[0];
+  const list = !firstOnly && (firstNonSpace === '[' || /^\s*(['"])[^'"]*\1\s*,\s*[['"]/.test(region));
+  if (list) {
+    // Up to the end of the list: `['rm', '-rf', '/'], shell=False`.
+    const end = firstNonSpace === '[' ? a + region.indexOf('[') + closeParen(region, region.indexOf('[')) - region.indexOf('[') : b;
+    return lits.filter((l) => l.end <= end + 1).map((l) => (/^[\w@%+=:,./~-]+$/.test(l.value) ? l.value : `'${l.value.replace(/'/g, `'\\''`)}'`)).join(' ');
+  }
+  // Concatenation: keep the literals that belong to the first argument (before a top-level comma).
+  let depth = 0;
+  let stop = b;
+  for (let i = a; i < b; i++) {
+    const c = code[i];
+    const inLit = lits.find((l) => i >= l.start && i < l.end);
+    if (inLit) {
+      i = inLit.end - 1;
+      continue;
+    }
+    if (c === '(' || c === '[' || c === '{') depth++;
+    else if (c === ')' || c === ']' || c === '}') depth--;
+    else if (c === ',' && depth === 0) {
+      stop = i;
+      break;
+    }
+  }
+  const first = lits.filter((l) => l.end <= stop);
+  return first.length === 0 ? null : first.map((l) => l.value).join('');
+}
+
+const SHELL_CALLS: Record<Lang, RegExp> = {
+  python: /(?:\bos\.(?:system|popen|exec\w*|spawn\w*)|\b\w+\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|pty\.spawn|commands\.getoutput|(?<![.\w])(?:run|call|check_call|check_output|Popen|system|popen|getoutput|execvp?e?|execlp?e?))(?=\s*\()/g,
+  perl: /(?<![\w$@%>.])(?:system|exec|qx)(?=\s*[("'{])/g,
+  ruby: /(?<![\w.])(?:system|exec|spawn|IO\.popen|Open3\.\w+|Kernel\.system|Kernel\.exec)(?=\s*[("'])/g,
+  js: /\b(?:execSync|exec|execFileSync|execFile|spawnSync|spawn|fork|Bun\.spawn\w*|\$)(?=\s*\()/g,
+  php: /\b(?:system|shell_exec|exec|passthru|popen|proc_open)(?=\s*\()/g,
+  lua: /\b(?:os\.execute|io\.popen)(?=\s*[("'])/g,
+  awk: /\bsystem(?=\s*\()/g,
+};
+
+const DELETE_CALLS: Record<Lang, RegExp | null> = {
+  python: /(?:\bshutil\.rmtree|(?<![.\w])rmtree|\.rmtree|os\.removedirs|send2trash)(?=\s*\()/g,
+  perl: /\b(?:rmtree|remove_tree|File::Path::rmtree)(?=\s*[("'$])/g,
+  ruby: /\b(?:FileUtils\.)?(?:rm_rf|rm_r|remove_dir|remove_entry|remove_entry_secure|rmtree)(?=\s*[("'])/g,
+  js: /(?:\brmSync|\brmdirSync|\.rm|\.rmdir|\brimraf(?:\.sync)?|\bremoveSync|\bemptyDirSync|Deno\.removeSync|Deno\.remove)(?=\s*\()/g,
+  php: null,
+  lua: null,
+  awk: null,
+};
+
+const DISK = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper\/)/;
+const SECRET_FRAGMENT = /(\.ssh\/|\.aws\/|(^|\/)\.env(\.|$)|\.netrc|\.npmrc|\.git-credentials|\.kube\/config|\.docker\/config|\bid_(rsa|ed25519|ecdsa|dsa)\b|\/etc\/shadow|\.gnupg|\.pgpass)/;
+const NETWORK = /\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram)/;
+
+function preprocess(code: string): string {
+  // perl's q{...}, qq{...}, q(...), qq(...) are string literals.
+  code = code.replace(/\bqq?\s*([{(\[])([^'"{}()[\]]*)[})\]]/g, (_m, _o, body: string) => `"${body}"`);
+  // Path helpers around one literal are that literal: path.resolve('/'), os.path.abspath('/'), Path('/'), File.expand_path('~/x').
+  code = code
+    .replace(/(?:require\(\s*['"](?:node:)?path['"]\s*\)|\bpath|\bos\.path)\.(?:resolve|join|normalize|abspath|realpath)\(\s*(['"])([^'"]*)\1\s*\)/g, '"$2"')
+    .replace(/\b(?:pathlib\.)?(?:Pure)?Path\(\s*(['"])([^'"]*)\1\s*\)/g, '"$2"')
+    .replace(/os\.path\.expanduser\(\s*(['"])~(\/[^'"]*)\1\s*\)/g, '"~$2"')
+    .replace(/File\.expand_path\(\s*(['"])~(\/[^'"]*)?\1\s*\)/g, '"~$2"');
+  // Inside a string ("$ENV{HOME}/.bashrc", "$HOME/x"), the home directory is the text ~.
+  let c = code.replace(/(["`])\$(?:ENV\{\s*'?HOME'?\s*\}|\{?HOME\}?(?=\/|\1))/g, '$1~');
+  for (const re of HOME_EXPRS) c = c.replace(re, '"~"');
+  for (const re of CWD_EXPRS) c = c.replace(re, '"."');
+  // Interpolations of those (f"{Path.home()}/x", `${os.homedir()}/x`, "#{Dir.home}/x") are the text itself.
+  return c.replace(/\$?[#]?\{\s*"(~|\.)"\s*\}/g, '$1');
+}
+
+export function analyzeCode(lang: Lang, source: string): CodeFindings {
+  const f: CodeFindings = { shell: [], deletes: [], devices: [], writes: [], reverse: false, exfil: null, decoded: [] };
+  if (source.length > 100_000) return f;
+  const code = preprocess(source);
+
+  for (const m of code.matchAll(SHELL_CALLS[lang])) {
+    const end = m.index + m[0].length;
+    if (lang === 'perl' && m[0] === 'qx') {
+      const open = code[end];
+      const close = ({ '(': ')', '{': '}', '[': ']' } as Record<string, string>)[open] ?? open;
+      const stop = code.indexOf(close, end + 1);
+      f.shell.push(code.slice(end + 1, stop < 0 ? code.length : stop));
+      continue;
+    }
+    if (lang === 'js' && m[0] === '$' && !/\bzx\b|\$`/.test(code)) continue;
+    const text = regionText(code, argRegion(code, end));
+    if (text !== null) f.shell.push(text);
+  }
+  // Backticks and %x() run shell commands in perl, ruby and php (in JS they are template strings).
+  if (lang === 'perl' || lang === 'ruby' || lang === 'php') {
+    for (const m of code.matchAll(/`([^`]*)`/g)) f.shell.push(m[1]);
+    if (lang === 'ruby') for (const m of code.matchAll(/%x([({[])([^)}\]]*)[)}\]]/g)) f.shell.push(m[2]);
+  }
+  if (lang === 'js') for (const m of code.matchAll(/\$`([^`]*)`/g)) f.shell.push(m[1]);
+  if (lang === 'awk') {
+    for (const m of code.matchAll(/(['"])([^'"]*)\1\s*\|\s*getline/g)) f.shell.push(m[2]);
+    for (const m of code.matchAll(/print[^|;}]*\|\s*(['"])([^'"]*)\1/g)) f.shell.push(m[2]);
+  }
+
+  const del = DELETE_CALLS[lang];
+  if (del) {
+    for (const m of code.matchAll(del)) {
+      const region = argRegion(code, m.index + m[0].length);
+      const lits = literals(code, region[0], region[1]);
+      const startsWithLit = lits.length > 0 && code.slice(region[0], lits[0].start).trim() === '';
+      if (!startsWithLit) continue;
+      const argText = code.slice(region[0], region[1]);
+      const recursive = lang !== 'js' || /rimraf|removeSync|emptyDir|Deno\.remove/.test(m[0]) || /recursive\s*:\s*true/.test(argText);
+      f.deletes.push({ path: regionText(code, region, true) ?? lits[0].value, recursive });
+    }
+  }
+  // Single-file deletes: os.remove, fs.unlinkSync, File.delete, unlink.
+  const unlinkRe = /(?:\bos\.(?:remove|unlink)|\bunlinkSync|\bfs\.unlink|\bFile\.(?:delete|unlink)|\bFileUtils\.rm(?!_)|(?<![\w$>.])unlink)(?=\s*[("'])/g;
+  for (const m of code.matchAll(unlinkRe)) {
+    const region = argRegion(code, m.index + m[0].length);
+    const text = regionText(code, region, true);
+    if (text !== null) f.deletes.push({ path: text, recursive: false });
+  }
+  // Files opened for writing: open(P, 'w'), writeFileSync(P), File.write(P), open(FH, '>', P).
+  for (const m of code.matchAll(/(?<![\w.])open\s*\(|\b(?:writeFileSync|appendFileSync|writeFile|appendFile|write_text|write_bytes)\s*\(|\bFile\.(?:write|open)\s*\(|\bfile_put_contents\s*\(/g)) {
+    const open = m.index + m[0].length - 1;
+    const end = closeParen(code, open);
+    const lits = literals(code, open + 1, end);
+    if (lits.length === 0) continue;
+    const args = code.slice(open + 1, end);
+    if (/^\s*open/.test(m[0]) || m[0].startsWith('open')) {
+      const mode = lits.find((l) => /^(\+?[wa]b?\+?|r\+b?|>>?|\+<)$/.test(l.value));
+      const perlTarget = lits.find((l) => /^>>?\s*[^>\s]/.test(l.value));
+      if (perlTarget) f.writes.push(perlTarget.value.replace(/^>>?\s*/, ''));
+      else if (mode && lits[0] !== mode) f.writes.push(regionText(code, [open + 1, end], true) ?? lits[0].value);
+      else if (mode && lang === 'perl' && lits.length > 1) f.writes.push(lits[lits.length - 1].value);
+    } else if (/write_text|write_bytes/.test(m[0])) {
+      const before = /Path\(\s*(['"])([^'"]+)\1\s*\)\s*\.\s*$/.exec(code.slice(Math.max(0, m.index - 200), m.index));
+      if (before) f.writes.push(before[2]);
+    } else if (code.slice(open + 1, lits[0].start).trim() === '') f.writes.push(regionText(code, [open + 1, end], true) ?? lits[0].value);
+    void args;
+  }
+  // Walking or globbing a tree and deleting what is found: a delete of the tree's root.
+  const deleting = /os\.(remove|unlink|rmdir)|rmtree|File\.(delete|unlink)|FileUtils\.rm|unlinkSync|rmSync|\bunlink\b|Deno\.remove/.test(code);
+  if (deleting) {
+    for (const m of code.matchAll(/(?:os\.walk|os\.scandir|os\.listdir|glob\.i?glob|Dir\.glob|Dir\[|Dir\.children|readdirSync|\bglob|Find::find|find\s*\(\s*sub[^,]*,)\s*\(?\s*(['"])([^'"]*)\1/g)) {
+      const root = m[2].replace(/(\/\*\*?)+(\/\*(\.\*)?)?$/, '').replace(/\/\*$/, '') || '/';
+      f.deletes.push({ path: root, recursive: true });
+    }
+  }
+
+  const lits = literals(code);
+  for (const l of lits) {
+    if (DISK.test(l.value) && /(['"])(w|wb|r\+b?|a|ab|w\+b?)\1|O_WRONLY|O_RDWR|\bwrite|writeFileSync|File\.write|open\([^)]*>/.test(code)) f.devices.push(l.value);
+    if (/^[A-Za-z0-9+/]{8,}={0,2}$/.test(l.value) && l.value.length % 4 === 0 && /b64|base64|decode/i.test(code)) {
+      const text = Buffer.from(l.value, 'base64').toString('utf8');
+      if (/^[\x09\x0a\x0d\x20-\x7e]+$/.test(text)) f.decoded.push(text);
+    }
+  }
+  if (/socket|fsockopen|net\.connect|net\.Socket/i.test(code) && /dup2|pty\.spawn|\/bin\/(ba|z|da)?sh\b|cmd\.exe|exec\s+\{?["']?\/bin/.test(code)) f.reverse = true;
+  // A secret whose content the code reads (open, readFileSync, read_text, File.read...) while it talks to the network.
+  if (NETWORK.test(code)) {
+    for (const m of code.matchAll(/(?<![\w])(?:open|fopen|readFileSync|readFile|file_get_contents|File\.read|IO\.read|File\.open|File\.binread|read_text|read_bytes)\s*\(/g)) {
+      const open = m.index + m[0].length - 1;
+      const arg = regionText(code, [open + 1, closeParen(code, open)], true);
+      if (arg !== null && SECRET_FRAGMENT.test(arg)) {
+        f.exfil = arg;
+        break;
+      }
+    }
+  }
+  return f;
+}
