@@ -147,6 +147,8 @@ interface Segment {
   samples: { tUs: number; steps: number }[];
   /** Where the rate of the current cruise is measured from (reset by a trim). */
   cruiseFrom: { tUs: number; steps: number } | null;
+  /** Homing: the speed the phase wants, before sharing the board's loop with the other stepper. */
+  wantedStepsS?: number;
 }
 
 interface Run {
@@ -440,11 +442,29 @@ export class FirmataDriver implements MotionController {
    * One axis on its own (homing): the speed within the ceiling, and what the board makes of it
    * while the other stepper runs what it was last asked (it homes too) or nothing.
    */
-  private loneSpeed(speedDegS: number, axis: AxisName): { speedStepsS: number; madeStepsS: number } {
+  private loneSpeed(speedDegS: number, axis: AxisName): { speedStepsS: number; madeStepsS: number; wantedStepsS: number } {
     const wanted = speedDegS * this.opts.stepsPerDeg[axis];
     const partnerStepsS = this.segment[axis === 'theta' ? 'phi' : 'theta']?.askedStepsS ?? 0;
     const speedStepsS = wanted * stepRateScale(wanted, partnerStepsS, this.timing);
-    return { speedStepsS, madeStepsS: madeStepRate(speedStepsS, partnerStepsS, this.timing) };
+    return { speedStepsS, madeStepsS: madeStepRate(speedStepsS, partnerStepsS, this.timing), wantedStepsS: wanted };
+  }
+
+  /**
+   * Homing both at once: a stepper's speed was fitted to what the other ran when its phase
+   * began. When the other's phase changes (it starts, stops, or it is done), the speed is fitted
+   * again (SET_SPEED mid-run, as the trim does), so an axis left alone runs at the lone rate.
+   */
+  private rebalanceHoming(changed: AxisName): void {
+    const other: AxisName = changed === 'theta' ? 'phi' : 'theta';
+    const s = this.segment[other];
+    if (!this.motion || this.motion.coordinated || !s || s.wantedStepsS === undefined) return;
+    const partnerStepsS = this.segment[changed]?.askedStepsS ?? 0;
+    const asked = s.wantedStepsS * stepRateScale(s.wantedStepsS, partnerStepsS, this.timing);
+    if (Math.abs(asked - s.askedStepsS) < 0.01 * s.askedStepsS) return;
+    s.askedStepsS = asked;
+    s.madeStepsS = madeStepRate(asked, partnerStepsS, this.timing);
+    s.cruiseFrom = null;
+    this.write(cmd.stepperSpeed(DEVICE[other], asked));
   }
 
   /** The board's frame of `axis` in driver steps, for a command sent now. */
@@ -534,16 +554,20 @@ export class FirmataDriver implements MotionController {
       halting = true;
       motion.onSwitch[axis] = null;
       this.write(this.haltBytes([axis], mode, () => this.motion === motion && found()));
+      this.rebalanceHoming(axis);
     };
-    const { speedStepsS, madeStepsS } = this.loneSpeed(speedDegS, axis);
+    const { speedStepsS, madeStepsS, wantedStepsS } = this.loneSpeed(speedDegS, axis);
     this.write(
       this.runBytes(axis, target, speedStepsS, madeStepsS, this.opts.homingAccelDegS2() * this.opts.stepsPerDeg[axis], () => {
         motion.onSwitch[axis] = null;
+        this.rebalanceHoming(axis);
         if (halting || this.motion !== motion) return;
         // Reached the target without the switch changing.
         notFound();
       }),
     );
+    this.segment[axis]!.wantedStepsS = wantedStepsS;
+    this.rebalanceHoming(axis);
   }
 
   /** Clear the switch if closed, seek, back off, re-approach slowly; the halted point is 0. */
@@ -589,8 +613,15 @@ export class FirmataDriver implements MotionController {
 
   /** A plain move of one axis (homing's pull-off), then `then`. */
   private runThen(motion: Motion, axis: AxisName, target: number, speedDegS: number, then: () => void): void {
-    const { speedStepsS, madeStepsS } = this.loneSpeed(speedDegS, axis);
-    this.write(this.runBytes(axis, target, speedStepsS, madeStepsS, this.opts.homingAccelDegS2() * this.opts.stepsPerDeg[axis], () => this.motion === motion && then()));
+    const { speedStepsS, madeStepsS, wantedStepsS } = this.loneSpeed(speedDegS, axis);
+    this.write(
+      this.runBytes(axis, target, speedStepsS, madeStepsS, this.opts.homingAccelDegS2() * this.opts.stepsPerDeg[axis], () => {
+        this.rebalanceHoming(axis);
+        if (this.motion === motion) then();
+      }),
+    );
+    this.segment[axis]!.wantedStepsS = wantedStepsS;
+    this.rebalanceHoming(axis);
   }
 
   private fault(fault: MotionFault): void {

@@ -287,7 +287,7 @@ function decoderOf(type: protobuf.Type): Decode | undefined {
           var t2 = varint32(stop), n2 = t2 >>> 3, w2 = t2 & 7;
           if (n2 === 0 || w2 > 5) throw INVALID;
           if (n2 === 1) { if (w2 !== 2) throw INVALID; k = readString(stop); if (k === "__proto__") throw INVALID; }
-          else if (n2 === 2) { if (w2 !== ${wire}) throw INVALID; v = ${read.replace(/\bend\b/g, 'stop').replace('depth)', 'depth + 1)')}; }
+          else if (n2 === 2) { if (w2 !== ${wire}) throw INVALID; v = ${read.replace(/\bend\b/g, 'stop').replace('depth)', resolved instanceof protobuf.Type ? 'depth + 1, v)' : 'depth + 1)')}; }
           else skip(w2, n2, stop, depth + 1);
         }
         if (st.pos !== stop) throw INVALID;

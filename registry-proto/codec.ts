@@ -1,17 +1,22 @@
 /**
  * One codec per message type, over the three encodings users meet:
  *
- * - binary: the pbjs static code (fast), behind wire-check.ts so malformed
- *   bytes are refused with a field path and byte offset;
- * - ProtoJSON (https://protobuf.dev/programming-guides/json/): read through
- *   protobufjs/ext/protojson on the reflected type, written by the writer
- *   compiled per type in json-writer.ts (the reflective writer below stays as
- *   its reference and for other well-known types); beyond the extension:
- *   `emitDefaults` (print fields that have no presence even at their
- *   defaults), `protoNames` (print proto field names instead of
- *   lowerCamelCase) and float values written as the shortest decimal that
- *   reads back as the same 32-bit float (12.3, not 12.300000190734863), as
- *   protoc does;
+ * - binary: an encoder and a one-pass decoder generated per type
+ *   (binary-encoder.ts, binary-decoder.ts); the decoder checks the wire
+ *   format as it goes, and on bad bytes wire-check.ts says where (field path,
+ *   byte offset); the pbjs static code remains for shapes they do not cover.
+ *   Unknown fields are kept (`$unknowns`) and written back, unless
+ *   `discardUnknown`;
+ * - ProtoJSON (https://protobuf.dev/programming-guides/json/): read by the
+ *   reader compiled per type in json-reader.ts (a key given twice in one
+ *   object refused), written by the writer compiled per type in
+ *   json-writer.ts; the reflective paths through protobufjs/ext/protojson
+ *   stay as their references and for other well-known types. Beyond the
+ *   extension: `emitDefaults` (print fields that have no presence even at
+ *   their defaults), `protoNames` (print proto field names instead of
+ *   lowerCamelCase), float values written as the shortest decimal that reads
+ *   back as the same 32-bit float (12.3, not 12.300000190734863; FLT_MAX as
+ *   3.4028235e+38), as protoc does, and -0 kept;
  * - the protobuf text format: protobufjs/ext/textformat.
  *
  * Every decode either returns a whole message or throws CodecError; nothing

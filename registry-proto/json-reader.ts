@@ -159,12 +159,12 @@ export function readTimestamp(value: unknown, name = 'google.protobuf.Timestamp'
   const hour = digits(s, 11, 2);
   const minute = digits(s, 14, 2);
   const second = digits(s, 17, 2);
-  if (s.length < 20 || s[4] !== '-' || s[7] !== '-' || s[10] !== 'T' || s[13] !== ':' || s[16] !== ':' || year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) {
+  if (s.length < 20 || s.charCodeAt(4) !== 45 || s.charCodeAt(7) !== 45 || s.charCodeAt(10) !== 84 || s.charCodeAt(13) !== 58 || s.charCodeAt(16) !== 58 || year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) {
     fail(name, value, 'invalid timestamp');
   }
   let i = 19;
   let nanos = 0;
-  if (s[i] === '.') {
+  if (s.charCodeAt(i) === 46) {
     const start = ++i;
     while (i < s.length && s.charCodeAt(i) >= 48 && s.charCodeAt(i) <= 57) i++;
     const n = i - start;
@@ -172,13 +172,14 @@ export function readTimestamp(value: unknown, name = 'google.protobuf.Timestamp'
     nanos = digits(s, start, n) * 10 ** (9 - n);
   }
   let offsetS = 0;
-  if (s[i] === 'Z' && i + 1 === s.length) {
-    // UTC
-  } else if ((s[i] === '+' || s[i] === '-') && i + 6 === s.length && s[i + 3] === ':') {
+  const zone = s.charCodeAt(i);
+  if (zone === 90 && i + 1 === s.length) {
+    // Z: UTC
+  } else if ((zone === 43 || zone === 45) && i + 6 === s.length && s.charCodeAt(i + 3) === 58) {
     const oh = digits(s, i + 1, 2);
     const om = digits(s, i + 4, 2);
     if (oh < 0 || oh > 23 || om < 0 || om > 59) fail(name, value, 'invalid timestamp');
-    offsetS = (s[i] === '-' ? -1 : 1) * (oh * 3600 + om * 60);
+    offsetS = (zone === 45 ? -1 : 1) * (oh * 3600 + om * 60);
   } else fail(name, value, 'invalid timestamp');
   if (day > daysInMonth(year, month)) fail(name, value, 'invalid timestamp date');
   const seconds = daysFromCivil(year, month, day) * 86400 + hour * 3600 + minute * 60 + second - offsetS;

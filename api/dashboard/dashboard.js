@@ -114,7 +114,11 @@
   /** The API names its endpoints and fields; on this page they are buttons and fields. */
   function pageWords(message) {
     return String(message)
-      .replace(/\(?POST \/stop\)?/g, 'STOP')
+      .replace(/\(POST \/stop\)/g, '(STOP)')
+      .replace(/POST \/stop/g, 'STOP')
+      .replace(/POST \/scan\/resume/g, 'Resume')
+      .replace(/POST \/scan\/pause/g, 'Pause')
+      .replace(/POST \/scan\b/g, 'Start scan')
       .replace(/\(POST \/home\)/g, '(Home)')
       .replace(/POST \/home/g, 'Home')
       .replace(/\btheta_deg\b/g, 'θ')
@@ -291,7 +295,7 @@
       $('scan-points').textContent = has ? `${done} / ${total} points${sc.points_failed ? `, ${sc.points_failed} failed` : ''}` : '–';
       const times = has ? [`elapsed ${P.formatDuration(sc.elapsed_s)}`] : [];
       if (has && state === 'running') times.push(`about ${P.formatDuration(sc.remaining_s)} left`);
-      if (has && sc.error) times.push(sc.error);
+      if (has && sc.error) times.push(pageWords(sc.error));
       $('scan-times').textContent = times.join(' · ');
       $('scan-pause').hidden = state !== 'running';
       $('scan-resume').hidden = !(state === 'paused' || state === 'aborted');

@@ -1,7 +1,8 @@
 /**
  * CORS for pages hosted on other origins (CORS_ORIGINS): a request whose
  * `Origin` is in the configured list, compared exactly, gets
- * `Access-Control-Allow-Origin` with that origin; a preflight (`OPTIONS` with
+ * `Access-Control-Allow-Origin` with that origin (and may read the `Link`
+ * header that names the log's next page); a preflight (`OPTIONS` with
  * `Access-Control-Request-Method`) from such an origin is answered 204 with
  * the methods of the path it asks about. Any other origin gets no CORS
  * header at all, so the browser refuses it; the request itself is served as
@@ -14,6 +15,8 @@ import type { NextFunction, Request, Response } from 'express';
 
 /** Request headers a page may send: JSON bodies need Content-Type, which is not CORS-safelisted. */
 const ALLOWED_HEADERS = 'Content-Type';
+/** Answer headers a page may read besides the CORS-safelisted ones: Link names the log's next page (keyset paging). */
+const EXPOSED_HEADERS = 'Link';
 /** Browsers cache a preflight this long (Chromium caps it at 2 hours). */
 const PREFLIGHT_MAX_AGE_SEC = 600;
 
@@ -53,7 +56,10 @@ export class Cors {
     return (req: Request, res: Response, next: NextFunction): void => {
       if (this.origins.size > 0) res.vary('Origin');
       const origin = this.allowed(req);
-      if (origin) res.setHeader('Access-Control-Allow-Origin', origin);
+      if (origin) {
+        res.setHeader('Access-Control-Allow-Origin', origin);
+        res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+      }
       next();
     };
   }

@@ -1,6 +1,7 @@
 /**
  * The registry's HTTP API (express): the four operations of DeviceService at
- * Tailscale's paths, under /api/v1.
+ * headscale's paths under /api/v1 (ProtoJSON), and Tailscale's device API v2
+ * on the same store and codec (mountApiV2 below; Tailscale's JSON).
  *
  *   GET    /api/v1/device/{id}          -> GetDeviceResponse
  *   DELETE /api/v1/device/{id}          -> DeleteDeviceResponse (501 for an external device)
@@ -14,6 +15,9 @@
  * `{"message": "..."}`, with the stable code in the Registry-Error-Code
  * header. Every request needs an API key: `Authorization: Bearer rpk_…`
  * (or, as Tailscale also allows, HTTP Basic with the key as user name).
+ *
+ * Limits: bodies up to 64 KB, at most MAX_ROUTES_PER_DEVICE routes, checked
+ * in slices with the event loop turning between them (routes.ts).
  *
  * buildRegistryApp() never listens; server.ts and the tests bind it.
  */

@@ -91,5 +91,22 @@ t.test('the dashboard runs a small scan in simulation and plots it as it arrives
   await page.reload();
   await page.waitForFunction(() => document.getElementById('heatmap')?.dataset.cells === '20', null, WAIT);
   t.equal(await page.locator('#polar-line').getAttribute('data-points'), '9');
+
+  // STOP aborts a second scan, said in the page's words; Resume finishes it.
+  await page.fill('#scan-theta', '0:60:15');
+  await page.fill('#scan-phi', '0:90:90');
+  await page.fill('#scan-settle', '0.05');
+  await page.click('#scan-start');
+  await page.waitForFunction(() => document.getElementById('scan-state')?.dataset.state === 'running' && Number(document.getElementById('heatmap')?.dataset.cells) > 0, null, WAIT);
+  await page.click('#stop');
+  await page.waitForFunction(() => document.getElementById('scan-state')?.dataset.state === 'aborted', null, WAIT);
+  const why = await page.locator('#scan-times').innerText();
+  t.match(why, /stopped by a stop command.*Resume continues/, `the abort is explained: ${why}`);
+  t.notMatch(await page.locator('body').innerText(), /POST \//, 'no API wording on the page');
+  t.equal(await page.locator('#scan-resume').isVisible(), true, 'Resume is offered');
+  await page.click('#scan-resume');
+  await page.waitForFunction(() => document.getElementById('scan-state')?.dataset.state === 'done', null, WAIT);
+  t.match(await page.locator('#scan-points').innerText(), /^10 \/ 10 points/, 'resumed to the end');
+  await page.waitForFunction(() => document.getElementById('heatmap')?.dataset.cells === '10', null, WAIT);
   t.same(problems, []);
 });

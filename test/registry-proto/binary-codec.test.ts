@@ -148,3 +148,12 @@ t.test('a lone surrogate is written as U+FFFD (valid UTF-8 that decodes), where 
   t.equal(codec.decode(codec.encode({ id: long })).id, `${'x'.repeat(30)}\ufffd${'é'.repeat(60)}\ufffd`, 'long strings (the native writer) too, with a length over 127');
   for (const n of [24, 25, 42, 43, 127, 128, 200]) t.equal(codec.decode(codec.encode({ id: 'é'.repeat(n) })).id, 'é'.repeat(n), `${n} two-byte characters`);
 });
+
+t.test('a map entry whose value comes twice is merged, as pbjs and protoc merge a message field', async (t) => {
+  const type = codecFor('registry.v1.ClientConnectivity').type;
+  const entry = Buffer.from([0x0a, 1, 0x61, 0x12, 5, 0x0d, 0, 0, 0x80, 0x3f, 0x12, 2, 0x10, 1]);
+  const bytes = Buffer.concat([Buffer.from([0x22, entry.length]), entry]);
+  const ours = onePass(type, bytes);
+  t.same(ours, twoPasses(type, bytes));
+  t.same(ours.ok && ours.value, { latency: { a: { latencyMs: 1, preferred: true } } });
+});

@@ -12,7 +12,7 @@ import fc from 'fast-check';
 import t from 'tap';
 import { codecFor, messageTypeNames } from '../../registry-proto/codec';
 import { CodecError } from '../../registry-proto/errors';
-import { countJsonKeys, findDuplicateKey } from '../../registry-proto/json-reader';
+import { countJsonKeys, findDuplicateKey, readTimestamp } from '../../registry-proto/json-reader';
 import { fileDescriptorSetBytes, type GetDeviceResponse } from '../../registry-proto/messages';
 import { canonical, messageArbitrary, sampleDevice } from '../helpers/registry';
 
@@ -118,4 +118,22 @@ t.test('the compiled reader keeps the reflective path\'s guarantees: __proto__ m
   t.match(codecError(() => device.fromJsonString('{"clientConnectivity": {"latency": {"\\udc00": {}}}}'))?.message, /unpaired surrogate in map key/, 'and in a map key');
   t.equal(device.fromJsonString('{"hostname": "\\ud83d\\ude00 \\u00e9"}').hostname, '😀 é', 'escaped pairs are fine');
   t.same(canonical(device.type, device.fromJsonString(device.toJsonString(sampleDevice()))), canonical(device.type, sampleDevice()), 'a full record round trip');
+});
+
+t.test('timestamps read by position agree with Date.parse, offsets and fractions included', async (t) => {
+  fc.assert(
+    fc.property(fc.integer({ min: -62_135_596_800 + 86_400, max: 253_402_300_799 - 86_400 }), fc.integer({ min: -23 * 60 - 59, max: 23 * 60 + 59 }), fc.integer({ min: 0, max: 9 }), (seconds, offsetMin, digits) => {
+      const local = new Date((seconds + offsetMin * 60) * 1000).toISOString().slice(0, 19);
+      const sign = offsetMin < 0 ? '-' : '+';
+      const abs = Math.abs(offsetMin);
+      const zone = offsetMin === 0 && digits % 2 === 0 ? 'Z' : `${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
+      const fraction = digits === 0 ? '' : `.${'123456789'.slice(0, digits)}`;
+      const text = `${local}${fraction}${zone}`;
+      const got = readTimestamp(text);
+      if (got.seconds !== seconds) throw new Error(`${text}: ${got.seconds} != ${seconds}`);
+      if (got.nanos !== (digits === 0 ? 0 : Number('123456789'.slice(0, digits).padEnd(9, '0')))) throw new Error(`${text}: nanos ${got.nanos}`);
+    }),
+    { numRuns: 500, seed: 145 },
+  );
+  t.pass('agreed');
 });

@@ -383,3 +383,27 @@ t.test('protobuf on v2 by content negotiation; v1 serves the same store without 
   const after = await raw(registry.url, 'GET', `/api/v2/device/${router.id}`, [['Authorization', `Bearer ${key}`]]);
   t.same(after.json.tags, router.tags, 'the Tailscale-only fields survive a route change');
 });
+
+t.test('a database of schema version 1 (before API v2) is migrated on open, its devices kept', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'registry-migrate-'));
+  t.teardown(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const dbFile = path.join(dir, 'v1.db');
+  // The version-1 layout as the previous release made it.
+  const Database = (await import('better-sqlite3')).default;
+  const old = new Database(dbFile);
+  old.exec(`CREATE TABLE devices (id TEXT PRIMARY KEY NOT NULL, is_external INTEGER NOT NULL DEFAULT 0, record BLOB NOT NULL) STRICT;
+    CREATE TABLE api_keys (id TEXT PRIMARY KEY NOT NULL, hash BLOB NOT NULL, description TEXT NOT NULL DEFAULT '', created_ms INTEGER NOT NULL, expires_ms INTEGER, last_used_ms INTEGER, revoked INTEGER NOT NULL DEFAULT 0) STRICT;
+    PRAGMA user_version = 1;`);
+  old.prepare('INSERT INTO devices (id, is_external, record) VALUES (?, 0, ?)').run('7', Buffer.from(deviceCodec.encode({ id: '7', name: 'old-box', advertisedRoutes: ['10.7.0.0/16'] })));
+  old.close();
+  const store = new RegistryStore(dbFile);
+  t.equal(store.db.pragma('user_version', { simple: true }), 2, 'migrated to version 2');
+  const { key } = store.createApiKey();
+  store.close();
+  const registry = await startRegistryServer({ dbFile, host: '127.0.0.1', port: 0 });
+  t.teardown(() => registry.close());
+  const a = await raw(registry.url, 'GET', '/api/v2/device/7?fields=all', [['Authorization', `Bearer ${key}`]]);
+  t.equal(a.json.name, 'old-box');
+  t.equal(a.json.nodeId, '', 'no Tailscale-only fields yet: their defaults');
+  t.same(a.json.advertisedRoutes, ['10.7.0.0/16']);
+});

@@ -235,7 +235,7 @@ t.test('without VAPID keys the page says push is not configured and still logs a
   t.strictSame(problems.filter((p) => !p.includes('status of 503')), []);
 });
 
-t.test('"Show older" pages through the log without gaps or repeats while new entries arrive live', async (t) => {
+t.test('"Show older" pages through the log by keyset, without gaps or repeats while new entries arrive live', async (t) => {
   const { service, api } = await startService(t);
   for (let i = 0; i < 60; i++) await service.notifier.sendTest();
   const { page, problems } = await openPage(t);
@@ -245,8 +245,13 @@ t.test('"Show older" pages through the log without gaps or repeats while new ent
   t.equal(await page.locator('#more').isVisible(), true);
   await api.post('/api/notifications/test'); // arrives over the feed before the next page is asked for
   await page.waitForFunction(() => document.querySelectorAll('#log li.entry').length === 51, null, WAIT);
+  const asked: string[] = [];
+  page.on('request', (r) => {
+    if (r.url().includes('/api/notifications?')) asked.push(r.url().replace(service.url, ''));
+  });
   await page.click('#more');
   await page.waitForFunction(() => document.querySelectorAll('#log li.entry').length === 61, null, WAIT);
+  t.strictSame(asked, ['/api/notifications?limit=50&before_id=11'], 'the older page is asked for by keyset, from the oldest entry shown');
   const ids = await page.locator('#log li.entry').evaluateAll((els) => els.map((e) => Number((e as HTMLElement).dataset.id)));
   t.strictSame(ids, Array.from({ length: 61 }, (_, i) => 61 - i), 'every entry once, newest first');
   t.equal(await page.locator('#more').isVisible(), false, 'no older entries left');

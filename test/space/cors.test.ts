@@ -20,6 +20,7 @@ t.test('a listed origin gets Access-Control-Allow-Origin on answers and errors; 
   const ok = await api.send('GET', '/api/notifications', { headers: { origin: ALLOWED } });
   t.equal(ok.status, 200);
   t.equal(ok.headers.get('access-control-allow-origin'), ALLOWED);
+  t.equal(ok.headers.get('access-control-expose-headers'), 'Link', 'the page may read the Link to the next page');
   t.match(ok.headers.get('vary') ?? '', /Origin/, 'Vary: Origin, so a cache keeps the answers apart');
   t.equal((await api.send('GET', '/api/notifications/unread-count', { headers: { origin: 'http://localhost:5173' } })).headers.get('access-control-allow-origin'), 'http://localhost:5173', 'every listed origin');
   const err = await api.send('POST', '/api/notifications/999/read', { headers: { origin: ALLOWED } });
@@ -126,6 +127,7 @@ window.tryPut = async () => {
     return 'status ' + r.status + ' ' + (await r.json()).category;
   } catch (e) { return 'blocked: ' + e.name; }
 };
+window.nextPage = async () => (await fetch(location.hash.slice(1) + '/api/notifications?limit=1')).headers.get('link');
 </script>`);
   });
   await new Promise<void>((resolve) => pageServer.listen(0, '127.0.0.1', () => resolve()));
@@ -139,6 +141,9 @@ window.tryPut = async () => {
   await page.goto(`${pageOrigin}/#${listed.service.url}`);
   t.equal(await page.evaluate(() => (window as unknown as { tryPut(): Promise<string> }).tryPut()), 'status 200 launch', 'the listed page saved a preference');
   t.match((await listed.api.get('/api/notifications/preferences')).body, [{ category: 'launch', lead_times: [30] }]);
+  await listed.api.post('/api/notifications/test');
+  await listed.api.post('/api/notifications/test');
+  t.equal(await page.evaluate(() => (window as unknown as { nextPage(): Promise<string | null> }).nextPage()), '</api/notifications?limit=1&before_id=2>; rel="next"', 'and reads the Link to the next page');
 
   const unlisted = await startService(t, { env: { CORS_ORIGINS: 'https://someone-else.example' } });
   await page.goto(`${pageOrigin}/#${unlisted.service.url}`);

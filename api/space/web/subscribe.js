@@ -6,7 +6,7 @@
  *             (sw.js), a push subscription with the server's VAPID key
  *             (bounded: a push service that does not answer is reported,
  *             not waited for), then POST /api/notifications/subscribe
- *   log       GET /api/notifications, newest first; mark read, mark all read
+ *   log       GET /api/notifications, newest first, older pages by before_id; mark read, mark all read
  *   live      WebSocket /api/notifications/ws: every new log entry and the
  *             unread count arrive here (the page never adds an entry from a
  *             POST's answer); the service worker tells the page what a
@@ -97,7 +97,7 @@
   // ---- the log -------------------------------------------------------------
 
   const entries = new Map(); // id -> li
-  // The entries shown are always the newest N of the log (pages from the top, newer ones from the feed), so N is the next page's offset.
+  // Older pages by keyset (before_id = the oldest entry shown): entries arriving live cannot shift them, and a deep page costs what the first does.
   const highlight = Number(new URLSearchParams(location.search).get('notification')) || null;
 
   function entryItem(n) {
@@ -144,7 +144,8 @@
       $('log').textContent = '';
       entries.clear();
     }
-    const page = await call('GET', `/api/notifications?limit=${PAGE_SIZE}&offset=${entries.size}`);
+    const oldest = entries.size ? Math.min(...entries.keys()) : null;
+    const page = await call('GET', `/api/notifications?limit=${PAGE_SIZE}${oldest === null ? '' : `&before_id=${oldest}`}`);
     for (const n of page) addEntry(n, false);
     $('more').hidden = page.length < PAGE_SIZE;
     $('log-empty').hidden = entries.size > 0;
