@@ -500,6 +500,9 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     collect(walk, inv.argv.slice(1).join(' '), inv.cwd, depth + 1, true);
   } else if (name === 'find') {
     findExec(walk, inv, depth);
+  } else if (name === 'fd' || name === 'fdfind') {
+    const asFind = fdAsFind(inv);
+    if (asFind) findExec(walk, asFind, depth);
   } else if (name === 'source' || name === '.') {
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
   } else if (name === 'docker' || name === 'podman' || name === 'nerdctl') {
@@ -675,7 +678,7 @@ function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; exprSta
   // find / -path /proc -prune -o -delete: what follows the last -o applies to everything else.
   const all = inv.argv.slice(i);
   const lastOr = Math.max(all.lastIndexOf('-o'), all.lastIndexOf('-or'));
-  const tests = lastOr >= 0 && all.slice(lastOr).some((a) => a === '-delete' || /^-(exec|execdir|ok|okdir)$/.test(a)) ? all.slice(lastOr + 1) : all;
+  const tests = lastOr >= 0 && all.slice(lastOr).some((a) => a === '-delete' || /^-(exec|execdir|ok|okdir|print0?|printf|fprint0?|ls|fls)$/.test(a)) ? all.slice(lastOr + 1) : all;
   // A test that matches everything (-name '*', -regex '.*') is no filter; -mindepth, -type, -maxdepth are none either.
   // A negated test (! -name '.', -not -name x) excludes a few files and keeps the rest: no filter either.
   const filtered = tests.some(
@@ -683,6 +686,50 @@ function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; exprSta
   );
   const namePattern = tests.find((a, k) => /^-i?name$/.test(tests[k - 1] ?? '') && !MATCH_ALL.has(a)) ?? null;
   return { roots: roots.length > 0 ? roots : [{ text: '.', dynamic: false, glob: false, subs: [], quoted: false }], filtered, exprStart: i, namePattern };
+}
+
+const FD_ARG_OPTS = new Set(['-e', '--extension', '-t', '--type', '-E', '--exclude', '-d', '--max-depth', '--min-depth', '--exact-depth', '-S', '--size', '-c', '--color', '-j', '--threads', '--changed-within', '--changed-before', '--change-newer-than', '--change-older-than', '-o', '--owner', '--base-directory', '--search-path', '--ignore-file', '--max-results', '--batch-size', '--path-separator']);
+
+/**
+ * fd (sharkdp/fd) read as the find it stands for: `fd PATTERN [ROOT...] -x|-X CMD` runs CMD on
+ * what matches PATTERN under ROOT (default `.`); a pattern of `.`, `^`, `''` or none matches
+ * everything (fd's README, "Command execution"); `{}` or, without it, an appended path is the item.
+ */
+function fdAsFind(inv: Invocation): Invocation | null {
+  const w = inv.words;
+  let k = 1;
+  const pos: Word[] = [];
+  let filtered = false;
+  let nameFilter = '';
+  let exec: Word[] | null = null;
+  for (; k < w.length; k++) {
+    const a = w[k].text;
+    if (a === '-x' || a === '--exec' || a === '-X' || a === '--exec-batch') {
+      exec = w.slice(k + 1).filter((x) => x.text !== ';');
+      break;
+    }
+    if (/^-(e|E|t|S|o|c|j|d)$|^--/.test(a) && FD_ARG_OPTS.has(a.split('=')[0])) {
+      if (/^(-e|--extension|-S|--size|-o|--owner|--changed-\w+|--change-\w+)$/.test(a.split('=')[0])) {
+        filtered = true;
+        nameFilter = `*.${(a.includes('=') ? a.split('=')[1] : w[k + 1]?.text) || 'x'}`;
+      }
+      if (!a.includes('=')) k++;
+      continue;
+    }
+    if (a.startsWith('-')) continue;
+    pos.push(w[k]);
+  }
+  if (exec === null || exec.length === 0) return null;
+  const pattern = pos[0]?.text ?? '';
+  if (!['', '.', '^', '.*', '^.*$'].includes(pattern)) {
+    filtered = true;
+    nameFilter = `*${pattern}*`;
+  }
+  const roots = pos.length > 1 ? pos.slice(1) : [{ ...w[0], text: '.', dynamic: false, glob: false, subs: [], quoted: false }];
+  const mk = (t: string): Word => ({ ...w[0], text: t, dynamic: false, glob: false, subs: [], quoted: false });
+  const cmd = exec.some((x) => x.text.includes('{}')) ? exec : [...exec, mk('{}')];
+  const words = [mk('find'), ...roots, ...(filtered ? [mk('-name'), mk(nameFilter)] : []), mk('-exec'), ...cmd, mk('+')];
+  return { ...inv, argv: words.map((x) => x.text), words };
 }
 
 /** Patterns of -name/-path/-regex that every file matches. */
@@ -710,7 +757,9 @@ function findExec(walk: Walk, inv: Invocation, depth: number): void {
       // find enumerates the whole tree: rm on what an unfiltered find lists deletes the tree, -r or not.
       const tool = base(sub.words[0].text);
       const asRm = (ws: Word[]) => [{ ...ws[0], text: 'rm', glob: false }, { ...ws[0], text: '-r', glob: false }, ...operands(ws).map((w) => w)];
-      const childWords = filtered || !/^(rm|unlink|shred|srm|truncate)$/.test(tool) ? sub.words : tool === 'rm' ? [sub.words[0], { ...sub.words[0], text: '-r', glob: false }, ...sub.words.slice(1)] : asRm(sub.words);
+      // chmod/chown/chgrp/setfacl on everything an unfiltered find lists is the -R form.
+      const permsAll = !filtered && /^(chmod|chown|chgrp|setfacl)$/.test(tool);
+      const childWords = permsAll ? [sub.words[0], { ...sub.words[0], text: '-R', glob: false }, ...sub.words.slice(1)] : filtered || !/^(rm|unlink|shred|srm|truncate)$/.test(tool) ? sub.words : tool === 'rm' ? [sub.words[0], { ...sub.words[0], text: '-r', glob: false }, ...sub.words.slice(1)] : asRm(sub.words);
       const child: Invocation = { ...inv, argv: text(childWords), words: childWords, redirects: [], elevated: inv.elevated || sub.elevated, viaXargs: false, upstream: [], nested: true };
       child.argv[0] = base(child.argv[0]);
       walk.out.push(child);
@@ -841,6 +890,9 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'unlink':
     case 'truncate':
     case 'shred': {
+      // find . | xargs shred -u: the items xargs is fed are destroyed as rm would delete them.
+      const fed = name !== 'rmdir' && inv.viaXargs ? xargsItems(inv, walk.env.home) : null;
+      if (fed) for (const t of fed.items) checkDelete(walk, inv, t, fed.recursive, name);
       for (const w of operands(inv.words, new Set(['-s', '-n', '--size', '--iterations']))) {
         const t = target(inv, w);
         if (t.abs && isDiskDevice(t.abs)) block(walk, 'dangerous', `${name} on the disk device ${t.abs} destroys its data`, 'check the device with lsblk first; nothing on a disk device can be undone');
@@ -1310,6 +1362,12 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
     }
     if (isSystemPath(t.abs, walk.env.home)) {
       block(walk, 'system', `${name} on the system path ${t.abs}`);
+      continue;
+    }
+    // ~/.ssh, ~/.gnupg, ~/Documents... changed as a tree, or a secret opened to other users.
+    const opensSecret = name === 'chmod' && isSecret(walk, t.abs) && (/^0?[0-7]?[0-7]([1-7][0-7]|[0-7][1-7])$/.test(mode) || /(^|,)[ugo]*[ao][ugo]*[+=][rwxXst]*[rw]/.test(mode));
+    if ((recursive && (isPreciousHomeDir(t.abs, walk.env) || (isSecret(walk, t.abs) && isUnder(t.abs, walk.env.home)))) || opensSecret) {
+      block(walk, 'dangerous', `${name}${recursive ? ' -R' : ''} ${mode} on ${t.abs} ${opensSecret ? 'opens a secret to other users' : 'changes the keys, settings or files kept there'}`, name === 'chmod' ? 'keys and their directory belong at chmod 700 ~/.ssh and chmod 600 for the key files' : undefined);
       continue;
     }
     if (worldWritable) warn(walk, 'suspicious', `${name} ${mode} makes ${f.text} writable by every user`, 'chmod 755 for directories and programs, chmod 644 for files (u+x to make a script executable)');
