@@ -507,6 +507,13 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
   } else if (name === 'docker' || name === 'podman' || name === 'nerdctl') {
     containerRun(walk, inv, depth);
+  } else if (name === 'osascript') {
+    // AppleScript's `do shell script "…"` runs its text through sh (Apple TN2065).
+    const src = inv.argv.filter((_, k) => inv.argv[k - 1] === '-e').join('\n') || stdinText(inv) || '';
+    for (const m of src.matchAll(/do\s+shell\s+script\s+"((?:[^"\\]|\\.)*)"/gi)) collect(walk, m[1].replace(/\\(.)/g, '$1'), inv.cwd, depth + 1, true);
+  } else if (/^(pwsh|powershell)(\.exe)?$/i.test(name)) {
+    const script = powershellScript(inv.argv);
+    if (script !== null) collect(walk, powershellAsSh(script, walk.env.home), inv.cwd, depth + 1, true);
   }
   const lang = langOf(name ?? '');
   if (lang) {
@@ -522,6 +529,32 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
   } else if (/^(\.{0,2}\/|~)/.test(inv.words[0]?.text ?? '')) {
     runScriptFile(walk, inv, inv.words[0].text, depth, null);
   }
+}
+
+/** The script of `pwsh -c|-Command TEXT` or `-EncodedCommand B64` (UTF-16LE, as PowerShell's about_Pwsh documents). */
+function powershellScript(argv: string[]): string | null {
+  for (let i = 1; i < argv.length; i++) {
+    const a = argv[i].toLowerCase();
+    if (a === '-c' || a === '-command' || a === '/c') return argv.slice(i + 1).join(' ');
+    if (a === '-e' || a === '-ec' || a === '-encodedcommand') return Buffer.from(argv[i + 1] ?? '', 'base64').toString('utf16le');
+  }
+  return null;
+}
+
+/**
+ * The PowerShell commands that matter here, read as the shell commands they amount to:
+ * Remove-Item (rm, ri, del, erase, rd, rmdir) with -Recurse is `rm -r`, $HOME/$env:HOME/~ the
+ * home directory, `;` and newlines separate statements; anything else passes through as words.
+ */
+function powershellAsSh(script: string, home: string): string {
+  return script
+    .replace(/\$env:(HOME|USERPROFILE)\b|\$HOME\b/gi, home)
+    .replace(/\b(Remove-Item|ri|del|erase|rd|rmdir)\b/gi, 'rm')
+    .replace(/\s-(Recurse|r)\b/gi, ' -r')
+    .replace(/\s-(Force|fo)\b/gi, ' -f')
+    .replace(/\s-(Path|LiteralPath)\b/gi, ' ')
+    .replace(/\bFormat-Volume\b/gi, 'mkfs')
+    .replace(/\bClear-Disk\b/gi, 'wipefs -a');
 }
 
 /** The first operand of a shell or interpreter: the script file it runs. */
@@ -1585,6 +1618,11 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
       const t = target(inv, w);
       if (isSecret(walk, t.abs)) return t.abs;
       if (/\/proc\/(self|\d+|\*)\/environ$/.test(w.text)) return w.text;
+      // cat $(ls ~/.ssh/id_*), tar c $(find ~/.aws): the substitution lists secret files, the reader reads them.
+      if (depth < 3) for (const sub of w.subs) {
+        const listed = subListsSecret(walk, inv, sub);
+        if (listed) return listed;
+      }
     }
   }
   if ((name === 'env' || name === 'printenv' || name === 'set' || name === 'compgen') && args.filter((a) => !a.startsWith('-')).every((a) => SECRET_VAR.test(a))) return 'the environment (tokens and keys)';
@@ -1611,6 +1649,19 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
   if (depth < 3) for (const w of inv.words) for (const sub of w.subs) {
     const found = subProducesSecret(walk, inv, sub, depth + 1);
     if (found) return found;
+  }
+  return null;
+}
+
+/** A command substitution's body prints the names of secret files (ls, find, echo, realpath... of them). */
+function subListsSecret(walk: Walk, inv: Invocation, body: string): string | null {
+  for (const c of parseShell(body, parseEnv(walk, inv.cwd)).commands) {
+    const u = unwrap(expandWords(c.words), { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd });
+    if (u.words.length === 0 || !/^(ls|find|fd|echo|printf|realpath|readlink|dirname)$/.test(base(u.words[0].text))) continue;
+    for (const w of operands(u.words, new Set(['-name', '-type', '-maxdepth', '-mindepth']))) {
+      const t = target(inv, w);
+      if (isSecret(walk, t.abs)) return t.abs;
+    }
   }
   return null;
 }

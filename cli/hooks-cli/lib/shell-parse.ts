@@ -173,7 +173,7 @@ class Lexer {
   readonly tokens: Token[] = [];
   readonly errors: string[] = [];
   /** Here-documents whose delimiter was read and whose body follows the next newline. */
-  private pendingHeredocs: { delim: string; strip: boolean; index: number }[] = [];
+  private pendingHeredocs: { delim: string; strip: boolean; index: number; quoted: boolean }[] = [];
   /** Bodies of the here-documents, in the order of their `<<` operators. */
   readonly heredocBodies: (string | undefined)[] = [];
   private heredocNext = false;
@@ -199,7 +199,7 @@ class Lexer {
     this.tokens.push({ t: 'word', w });
     if (this.heredocNext) {
       this.heredocNext = false;
-      this.pendingHeredocs.push({ delim: w.text, strip: this.heredocStrip, index: this.heredocBodies.length });
+      this.pendingHeredocs.push({ delim: w.text, strip: this.heredocStrip, index: this.heredocBodies.length, quoted: w.quoted });
       this.heredocBodies.push(undefined);
     }
     if (this.redirTarget) {
@@ -381,7 +381,9 @@ class Lexer {
         if ((h.strip ? line.replace(/^\t+/, '') : line) === h.delim) break;
         lines.push(line);
       }
-      this.heredocBodies[h.index] = lines.join('\n');
+      const body = lines.join('\n');
+      // An unquoted delimiter: the shell expands the body first (\$ is $, $HOME is the home directory).
+      this.heredocBodies[h.index] = h.quoted ? body : body.replace(/\\([$`\\])|\$\{HOME\}|\$HOME\b/g, (m, esc: string | undefined) => esc ?? this.env.home);
     }
     this.pendingHeredocs = [];
   }
