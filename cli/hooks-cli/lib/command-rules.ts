@@ -1725,7 +1725,9 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     if (exempt.has(k)) continue;
     const t = w.text;
     const prev = inv.words[k - 1].text;
-    const atFile = /(?:^|=)[@<]([^;,\s]+)/.exec(t)?.[1];
+    // curl --data-urlencode name@FILE reads FILE too.
+    const urlencode = prev === '--data-urlencode' || t.startsWith('--data-urlencode=') ? /^(?:--data-urlencode=)?[^=@]*@(.+)$/.exec(t)?.[1] : undefined;
+    const atFile = urlencode ?? /(?:^|=)[@<]([^;,\s]+)/.exec(t)?.[1];
     const eq = /^--(post-file|body-file|upload-file)=(.+)$/.exec(t)?.[2];
     // -T FILE, also inside a cluster of short options (curl -sT FILE).
     const uploadOpt = prev === '--upload-file' || prev === '--post-file' || prev === '--body-file' || (name === 'curl' && /^-[a-zA-Z]*T$/.test(prev));
@@ -1754,7 +1756,8 @@ function checkLine(walk: Walk): void {
   const gits = walk.out.filter((i) => i.argv[0] === 'git');
   const added = gits.find((i) => i.argv.includes('add') && operands(i.words).some((w) => {
     const t = target(i, w);
-    return t.abs !== null && isSecretSource(t.abs, walk.env);
+    // A secret, or a file this line copied a secret into (cp ~/.ssh/id_rsa x && git add x).
+    return isSecret(walk, t.abs);
   }));
   if (added && gits.some((i) => i.argv.includes('push'))) {
     block(walk, 'dangerous', 'the line adds a secret file to git and pushes it: the secret ends up on the remote, in history', 'keep secrets out of git (.gitignore); remove the file from the index with git rm --cached');
