@@ -1223,6 +1223,11 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
     return;
   }
   if ((recursive || t.wholeDir) && isHomeCache(t.abs, env) && t.abs !== env.home) return; // a cache: it comes back on the next download
+  // /tmp/* and /var/tmp/*: the contents of the temporary directories, not the directories; a warning.
+  if (t.wholeDir && (t.abs === '/tmp' || t.abs === '/var/tmp')) {
+    warn(walk, 'suspicious', `${verb} ${t.word.text} deletes every temporary file on the machine, other programs' too`, 'remove only what this work created, e.g. rm -rf /tmp/myproject-*');
+    return;
+  }
   if (recursive || t.wholeDir) {
     const c = classifyDelete(t.abs, env);
     if (c && c !== 'system') {
@@ -1433,6 +1438,8 @@ function checkGit(walk: Walk, inv: Invocation): void {
   const sub = argv[i];
   const rest = argv.slice(i + 1);
   const has = (...flags: string[]) => rest.some((a) => flags.includes(a));
+  // git SUB --help / -h / git help SUB only print the manual.
+  if (sub === 'help' || has('--help', '-h')) return;
   switch (sub) {
     case 'push': {
       const forceShort = rest.some((a) => /^-[a-zA-Z]*f[a-zA-Z]*$/.test(a));
