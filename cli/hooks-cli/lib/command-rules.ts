@@ -14,7 +14,7 @@
  */
 import path from 'node:path';
 import { analyzeCode, inlineCode, langOf } from './inline-code';
-import { parseShell, printfFormat, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
+import { parseShell, printfFormat, resolveSubstitution, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import {
   classifyDelete,
@@ -507,6 +507,22 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
   } else if (name === 'docker' || name === 'podman' || name === 'nerdctl') {
     containerRun(walk, inv, depth);
+  } else if (inv.words[0]?.subs.length === 1 && (inv.words[0].text === '$(…)' || (!inv.words[0].quoted && /\s/.test(inv.words[0].text)))) {
+    // `echo rm -rf /` or $(printf …) as the command: the output it resolves to, split into words, is the command line.
+    const out = inv.words[0].text === '$(…)' ? resolveSubstitution(inv.words[0].subs[0], parseEnv(walk, inv.cwd)) : inv.words[0].text;
+    if (out !== null) collect(walk, [out, ...inv.argv.slice(1)].join(' '), inv.cwd, depth + 1, true);
+  } else if (name === 'at' || name === 'batch') {
+    // echo CMD | at now: at runs the text it reads through sh later.
+    const body = stdinText(inv);
+    if (body !== null) collect(walk, body, inv.cwd, depth + 1, true);
+  } else if (name === 'tmux' || name === 'screen' || name === 'ssh') {
+    // tmux new -d 'CMD', screen -dm CMD..., ssh HOST CMD: the command runs through a shell (there or here).
+    const script = detachedScript(inv.argv);
+    if (script !== null) collect(walk, script, name === 'ssh' ? null : inv.cwd, depth + 1, true);
+  } else if (name === 'git' && inv.argv.includes('config')) {
+    // git config alias.X '!CMD': the alias runs CMD through the shell.
+    const bang = inv.argv.find((a, k) => k > 1 && a.startsWith('!') && /^alias\./.test(inv.argv[k - 1] ?? ''));
+    if (bang) collect(walk, bang.slice(1), inv.cwd, depth + 1, true);
   } else if (name === 'osascript') {
     // AppleScript's `do shell script "…"` runs its text through sh (Apple TN2065).
     const src = inv.argv.filter((_, k) => inv.argv[k - 1] === '-e').join('\n') || stdinText(inv) || '';
@@ -529,6 +545,27 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
   } else if (/^(\.{0,2}\/|~)/.test(inv.words[0]?.text ?? '')) {
     runScriptFile(walk, inv, inv.words[0].text, depth, null);
   }
+}
+
+/** The command line `tmux new[-session|-window] … CMD`, `screen -dm … CMD`, `ssh [opts] HOST CMD` run. */
+function detachedScript(argv: string[]): string | null {
+  const name = argv[0];
+  let i = 1;
+  if (name === 'tmux') {
+    while (i < argv.length && argv[i].startsWith('-')) i += /^-[LSf]$/.test(argv[i]) ? 2 : 1;
+    if (!/^(new|new-session|new-window|neww|split-window|splitw|respawn-pane|send-keys|send)$/.test(argv[i] ?? '')) return null;
+    const send = /^send/.test(argv[i]);
+    for (i++; i < argv.length && argv[i].startsWith('-'); ) i += /^-[stncxyFeEc]$/.test(argv[i]) ? 2 : 1;
+    const rest = argv.slice(i).filter((a) => !(send && /^(Enter|C-m)$/.test(a)));
+    return rest.length > 0 ? rest.join(' ') : null;
+  }
+  if (name === 'screen') {
+    while (i < argv.length && argv[i].startsWith('-')) i += /^-[a-zA-Z]*[SctpLlhx]$/.test(argv[i]) ? 2 : 1; // -dmS NAME
+    return i < argv.length ? argv.slice(i).map((a) => (/[\s'"]/.test(a) ? `'${a.replace(/'/g, `'\\''`)}'` : a)).join(' ') : null;
+  }
+  // ssh: options with values, then the host, then the remote command.
+  while (i < argv.length && argv[i].startsWith('-')) i += /^-[bcDEeFIiJLlmOoPpQRSWw]$/.test(argv[i]) ? 2 : 1;
+  return i + 1 < argv.length ? argv.slice(i + 1).join(' ') : null;
 }
 
 /** The script of `pwsh -c|-Command TEXT` or `-EncodedCommand B64` (UTF-16LE, as PowerShell's about_Pwsh documents). */
@@ -1359,9 +1396,11 @@ function isDecoding(argv: string[]): boolean {
 /** sh -c "$(curl ...)", bash <(curl ...), eval "$(wget -O- ...)", source <(curl ...). */
 function checkSubstitutionsRun(walk: Walk, inv: Invocation): void {
   const name = inv.argv[0] ?? '';
-  const runs = SHELLS.has(name) || name === 'eval' || name === 'source' || name === '.' || INTERPRETERS.has(name.replace(/[\d.]+$/, ''));
+  // $(…) or `…` as the command word itself: its output is run as a command.
+  const cmdSub = inv.words[0]?.text.startsWith('$(…)') && inv.words[0].subs.length > 0;
+  const runs = cmdSub || SHELLS.has(name) || name === 'eval' || name === 'source' || name === '.' || INTERPRETERS.has(name.replace(/[\d.]+$/, ''));
   if (!runs) return;
-  for (const w of inv.words.slice(1)) {
+  for (const w of cmdSub ? inv.words.slice(0, 1) : inv.words.slice(1)) {
     for (const sub of w.subs) {
       const inner = parseShell(sub, { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd }).commands;
       const names = inner.map((c) => unwrap(c.words, { home: walk.env.home, cwd: walk.env.cwd }).words.map((x) => x.text));

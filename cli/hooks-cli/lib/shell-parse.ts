@@ -857,7 +857,8 @@ export function printfFormat(format: string, args: string[]): string {
 
 /** printf's format escapes (\n, \t, \\, octal \0NNN) for a format with no conversions. */
 export function unescapePrintf(f: string): string {
-  return f.replace(/\\(0[0-7]{0,3}|[0-7]{1,3}|.)/g, (_, e: string) => {
+  return f.replace(/\\(x[0-9a-fA-F]{1,2}|0[0-7]{0,3}|[0-7]{1,3}|.)/g, (_, e: string) => {
+    if (/^x[0-9a-fA-F]/.test(e)) return String.fromCharCode(parseInt(e.slice(1), 16)); // \xHH
     if (/^[0-7]+$/.test(e)) return String.fromCharCode(parseInt(e, 8));
     return ({ n: '\n', t: '\t', r: '\r', '\\': '\\' } as Record<string, string>)[e] ?? e;
   });
