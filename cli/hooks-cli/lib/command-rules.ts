@@ -1050,6 +1050,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'reboot':
     case 'halt':
     case 'poweroff':
+      // shutdown -c cancels a pending shutdown; --help/--version only print.
+      if (args.some((a) => a === '-c' || a === '--help' || a === '--version')) break;
       block(walk, 'dangerous', `${name} stops or restarts the machine`);
       break;
     case 'init':
@@ -1312,6 +1314,8 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
   const fixed = raw.replace(UNKNOWN_PART, '');
   const names = raw.match(UNKNOWN_PART) ?? [];
   const fromSub = raw.includes('$(…)');
+  // ${X:?msg} / ${X?msg}: the shell stops with an error when X is empty or unset, so it is never empty here.
+  if (/\$\{[A-Za-z_]\w*:?\?[^}]*\}/.test(raw) && !fromSub && names.every((n) => /^\$\{[A-Za-z_]\w*:?\?/.test(n))) return false;
   if (fromSub && fixed.replace(/[/.*]/g, '') === '') {
     block(walk, 'dangerous', `${verb} -r of a path computed by a command substitution that cannot be known before it runs ("${raw}"): it could be /, the home directory or the project`, 'compute the path first, look at it, then delete it by name');
     return true;
