@@ -944,6 +944,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (inv.elevated) warn(walk, 'suspicious', `runs with root privileges (sudo ${name})`);
   if (SENDERS.has(name)) checkExfiltration(walk, inv);
   checkServices(walk, inv);
+  checkServesSecrets(walk, inv);
 
   switch (name) {
     case 'rm':
@@ -1419,6 +1420,32 @@ function checkSubstitutionsRun(walk: Walk, inv: Invocation): void {
         return;
       }
     }
+  }
+}
+
+/**
+ * A static file server started on a directory of secrets or on the home directory (which holds
+ * ~/.ssh, ~/.aws...): python -m http.server [--directory D], php -S … -t D, npx serve/http-server D,
+ * ruby -run -e httpd D, busybox httpd -h D. Every file there can then be fetched over the network.
+ */
+function checkServesSecrets(walk: Walk, inv: Invocation): void {
+  const a = inv.argv;
+  const name = a[0] ?? '';
+  let dir: string | null | undefined;
+  const after = (...opts: string[]) => {
+    const k = a.findIndex((x) => opts.includes(x));
+    return k > 0 ? a[k + 1] : a.find((x) => opts.some((o) => x.startsWith(`${o}=`)))?.split('=')[1];
+  };
+  if (langOf(name) === 'python' && a.includes('http.server')) dir = after('--directory', '-d') ?? '.';
+  else if (name === 'php' && a.includes('-S')) dir = after('-t', '--docroot') ?? '.';
+  else if ((name === 'npx' || name === 'pnpx' || name === 'bunx') && /^(serve|http-server|live-server)(@.*)?$/.test(a[1] ?? '')) dir = a.slice(2).find((x) => !x.startsWith('-')) ?? '.';
+  else if (/^(serve|http-server|live-server)$/.test(name)) dir = a.slice(1).find((x) => !x.startsWith('-')) ?? '.';
+  else if (name === 'ruby' && a.includes('httpd')) dir = a.slice(a.indexOf('httpd') + 1).find((x) => !x.startsWith('-')) ?? '.';
+  else if (name === 'busybox' && a[1] === 'httpd') dir = after('-h') ?? '.';
+  if (dir === undefined || dir === null || inv.cwd === null) return;
+  const abs = resolveFrom(inv.cwd, dir.replace(/^~(?=\/|$)/, walk.env.home));
+  if (abs === walk.env.home || abs === '/' || isSecret(walk, abs)) {
+    block(walk, 'dangerous', `${name} serves ${abs} over the network: ${abs === walk.env.home || abs === '/' ? 'the keys and credentials in it' : 'its secrets'} can be fetched by anyone who reaches the port`, 'serve only the build output, e.g. python3 -m http.server --directory dist');
   }
 }
 
