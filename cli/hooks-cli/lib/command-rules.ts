@@ -1643,6 +1643,10 @@ function checkServices(walk: Walk, inv: Invocation): void {
       break;
     case 'gh':
       if (args[0] === 'repo' && args[1] === 'delete') say('deletes the repository on GitHub with its issues and pull requests', 'archive it instead: gh repo archive');
+      // gh api -X DELETE repos/OWNER/REPO (or orgs/ORG): the REST call behind gh repo delete.
+      else if (args[0] === 'api' && args.some((a, k) => /^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a) || /^(-XDELETE|--method=DELETE)$/i.test(a)) && args.some((a) => /^\/?(repos\/[^/\s]+\/[^/\s]+|orgs\/[^/\s]+)\/?$/.test(a))) {
+        say('deletes the repository (or organization) on GitHub through the API', 'archive it instead: gh repo archive');
+      }
       break;
     case 'dropdb':
       say('drops a whole database');

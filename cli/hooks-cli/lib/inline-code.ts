@@ -303,6 +303,9 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     if (lang === 'js' && m[0] === '$' && !/\bzx\b|\$`/.test(code)) continue;
     const region = argRegion(code, end);
     const text = regionText(code, region);
+    // 'rm -rf ' + d with d looping over literals (or assigned one): each value joined in.
+    const concat = /^\s*(?:(['"])([^'"]*)\1\s*[+.]\s*)?\$?([A-Za-z_]\w*)(?:\s*[+.]\s*(['"])([^'"]*)\4)?\s*(?:,|$)/.exec(code.slice(region[0], region[1]));
+    if (concat && (concat[1] || concat[4])) for (const v of identValues(code, concat[3])) f.shell.push(`${concat[2] ?? ''}${v}${concat[5] ?? ''}`);
     if (text !== null) f.shell.push(text);
     else {
       // system($cmd) with $cmd assigned a literal earlier in the code.
