@@ -691,6 +691,7 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
   let j = args[i] === 'container' ? i + 2 : i + 1;
   const mounts: { host: string; inside: string; ro: boolean }[] = [];
   let privileged = false;
+  let hostDevice = false;
   let hostPid = false;
   const valueOpts = new Set(['-e', '--env', '--name', '-p', '--publish', '-w', '--workdir', '--network', '--net', '-u', '--user', '--entrypoint', '--env-file', '-l', '--label', '--platform', '--memory', '-m', '--cpus', '--restart', '--hostname', '-h', '--add-host', '--device', '--cap-add', '--cap-drop', '--security-opt', '--ulimit', '--pid', '--ipc', '--uts', '--userns', '--tmpfs', '--shm-size', '--gpus', '--log-driver', '--expose', '--link', '--dns', '--mount', '-v', '--volume', '--volumes-from', '--pull', '--stop-signal', '--health-cmd', '--init-path']);
   const addVolume = (spec: string) => {
@@ -707,6 +708,9 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
     const key = eq > 0 ? a.slice(0, eq) : a;
     const val = eq > 0 ? a.slice(eq + 1) : args[j + 1];
     if (key === '--privileged') privileged = true;
+    // --cap-add SYS_ADMIN/ALL gives what --privileged gives for mounting and namespaces.
+    if (key === '--cap-add' && /^(CAP_)?(SYS_ADMIN|ALL)$/i.test(val ?? '')) privileged = true;
+    if (key === '--device' && /^\/dev\/(sd|nvme|vd|xvd|hd|mmcblk|disk)/.test(val ?? '')) hostDevice = true;
     if ((key === '--pid' || key === '--ipc' || key === '--userns') && val === 'host') hostPid = true;
     if (key === '-v' || key === '--volume') addVolume(val ?? '');
     if (key === '--mount') {
@@ -725,7 +729,8 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
       block(walk, 'dangerous', `${who} mounts the system path ${m.host} writable into a container`, 'mount it read-only (:ro) or mount only the project directory');
     }
   }
-  if (privileged && (hostPid || mounts.some((m) => m.host === '/dev') || command.includes('nsenter'))) {
+  const cmdText = command.join(' ');
+  if ((privileged && (hostPid || hostDevice || mounts.some((m) => m.host === '/dev') || /\bnsenter\b|\bmount\s+\/dev\/|\/dev\/(sd|nvme|vd|xvd)/.test(cmdText))) || (hostDevice && /\b(mkfs|dd|wipefs|mount|fdisk|parted)\b/.test(cmdText))) {
     block(walk, 'dangerous', `${who} --privileged with the host's processes or devices: a container escape`);
   } else if (privileged) warn(walk, 'suspicious', `${who} --privileged gives the container full access to the host`);
   if (command.length === 0) return;
