@@ -227,7 +227,7 @@ class Lexer {
         const end = this.s.indexOf(')', this.i);
         const inner = this.s.slice(this.i + 1, end < 0 ? this.s.length : end);
         this.i = end < 0 ? this.s.length : end + 1;
-        this.setList(assign[1], parseShell(inner, { ...this.env, vars: new Map(this.vars()) }, 40).commands.flatMap((c) => c.words));
+        this.setList(assign[1], parseShell(inner, { ...this.env, vars: this.vars() }, 40).commands.flatMap((c) => c.words));
         return;
       }
       this.vars().set(assign[1], { text: value, dynamic: w.dynamic, subs: [...w.subs] });
