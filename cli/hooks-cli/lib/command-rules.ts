@@ -14,7 +14,7 @@
  */
 import path from 'node:path';
 import { analyzeCode, inlineCode, langOf } from './inline-code';
-import { parseShell, printfFormat, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
+import { parseShell, printfFormat, resolveSubstitution, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import {
   classifyDelete,
@@ -500,10 +500,36 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     collect(walk, inv.argv.slice(1).join(' '), inv.cwd, depth + 1, true);
   } else if (name === 'find') {
     findExec(walk, inv, depth);
+  } else if (name === 'fd' || name === 'fdfind') {
+    const asFind = fdAsFind(inv);
+    if (asFind) findExec(walk, asFind, depth);
   } else if (name === 'source' || name === '.') {
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
   } else if (name === 'docker' || name === 'podman' || name === 'nerdctl') {
     containerRun(walk, inv, depth);
+  } else if (inv.words[0]?.subs.length === 1 && (inv.words[0].text === '$(…)' || (!inv.words[0].quoted && /\s/.test(inv.words[0].text)))) {
+    // `echo rm -rf /` or $(printf …) as the command: the output it resolves to, split into words, is the command line.
+    const out = inv.words[0].text === '$(…)' ? resolveSubstitution(inv.words[0].subs[0], parseEnv(walk, inv.cwd)) : inv.words[0].text;
+    if (out !== null) collect(walk, [out, ...inv.argv.slice(1)].join(' '), inv.cwd, depth + 1, true);
+  } else if (name === 'at' || name === 'batch') {
+    // echo CMD | at now: at runs the text it reads through sh later.
+    const body = stdinText(inv);
+    if (body !== null) collect(walk, body, inv.cwd, depth + 1, true);
+  } else if (name === 'tmux' || name === 'screen' || name === 'ssh') {
+    // tmux new -d 'CMD', screen -dm CMD..., ssh HOST CMD: the command runs through a shell (there or here).
+    const script = detachedScript(inv.argv);
+    if (script !== null) collect(walk, script, name === 'ssh' ? null : inv.cwd, depth + 1, true);
+  } else if (name === 'git' && inv.argv.includes('config')) {
+    // git config alias.X '!CMD': the alias runs CMD through the shell.
+    const bang = inv.argv.find((a, k) => k > 1 && a.startsWith('!') && /^alias\./.test(inv.argv[k - 1] ?? ''));
+    if (bang) collect(walk, bang.slice(1), inv.cwd, depth + 1, true);
+  } else if (name === 'osascript') {
+    // AppleScript's `do shell script "…"` runs its text through sh (Apple TN2065).
+    const src = inv.argv.filter((_, k) => inv.argv[k - 1] === '-e').join('\n') || stdinText(inv) || '';
+    for (const m of src.matchAll(/do\s+shell\s+script\s+"((?:[^"\\]|\\.)*)"/gi)) collect(walk, m[1].replace(/\\(.)/g, '$1'), inv.cwd, depth + 1, true);
+  } else if (/^(pwsh|powershell)(\.exe)?$/i.test(name)) {
+    const script = powershellScript(inv.argv);
+    if (script !== null) collect(walk, powershellAsSh(script, walk.env.home), inv.cwd, depth + 1, true);
   }
   const lang = langOf(name ?? '');
   if (lang) {
@@ -519,6 +545,53 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
   } else if (/^(\.{0,2}\/|~)/.test(inv.words[0]?.text ?? '')) {
     runScriptFile(walk, inv, inv.words[0].text, depth, null);
   }
+}
+
+/** The command line `tmux new[-session|-window] … CMD`, `screen -dm … CMD`, `ssh [opts] HOST CMD` run. */
+function detachedScript(argv: string[]): string | null {
+  const name = argv[0];
+  let i = 1;
+  if (name === 'tmux') {
+    while (i < argv.length && argv[i].startsWith('-')) i += /^-[LSf]$/.test(argv[i]) ? 2 : 1;
+    if (!/^(new|new-session|new-window|neww|split-window|splitw|respawn-pane|send-keys|send)$/.test(argv[i] ?? '')) return null;
+    const send = /^send/.test(argv[i]);
+    for (i++; i < argv.length && argv[i].startsWith('-'); ) i += /^-[stncxyFeEc]$/.test(argv[i]) ? 2 : 1;
+    const rest = argv.slice(i).filter((a) => !(send && /^(Enter|C-m)$/.test(a)));
+    return rest.length > 0 ? rest.join(' ') : null;
+  }
+  if (name === 'screen') {
+    while (i < argv.length && argv[i].startsWith('-')) i += /^-[a-zA-Z]*[SctpLlhx]$/.test(argv[i]) ? 2 : 1; // -dmS NAME
+    return i < argv.length ? argv.slice(i).map((a) => (/[\s'"]/.test(a) ? `'${a.replace(/'/g, `'\\''`)}'` : a)).join(' ') : null;
+  }
+  // ssh: options with values, then the host, then the remote command.
+  while (i < argv.length && argv[i].startsWith('-')) i += /^-[bcDEeFIiJLlmOoPpQRSWw]$/.test(argv[i]) ? 2 : 1;
+  return i + 1 < argv.length ? argv.slice(i + 1).join(' ') : null;
+}
+
+/** The script of `pwsh -c|-Command TEXT` or `-EncodedCommand B64` (UTF-16LE, as PowerShell's about_Pwsh documents). */
+function powershellScript(argv: string[]): string | null {
+  for (let i = 1; i < argv.length; i++) {
+    const a = argv[i].toLowerCase();
+    if (a === '-c' || a === '-command' || a === '/c') return argv.slice(i + 1).join(' ');
+    if (a === '-e' || a === '-ec' || a === '-encodedcommand') return Buffer.from(argv[i + 1] ?? '', 'base64').toString('utf16le');
+  }
+  return null;
+}
+
+/**
+ * The PowerShell commands that matter here, read as the shell commands they amount to:
+ * Remove-Item (rm, ri, del, erase, rd, rmdir) with -Recurse is `rm -r`, $HOME/$env:HOME/~ the
+ * home directory, `;` and newlines separate statements; anything else passes through as words.
+ */
+function powershellAsSh(script: string, home: string): string {
+  return script
+    .replace(/\$env:(HOME|USERPROFILE)\b|\$HOME\b/gi, home)
+    .replace(/\b(Remove-Item|ri|del|erase|rd|rmdir)\b/gi, 'rm')
+    .replace(/\s-(Recurse|r)\b/gi, ' -r')
+    .replace(/\s-(Force|fo)\b/gi, ' -f')
+    .replace(/\s-(Path|LiteralPath)\b/gi, ' ')
+    .replace(/\bFormat-Volume\b/gi, 'mkfs')
+    .replace(/\bClear-Disk\b/gi, 'wipefs -a');
 }
 
 /** The first operand of a shell or interpreter: the script file it runs. */
@@ -618,6 +691,7 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
   let j = args[i] === 'container' ? i + 2 : i + 1;
   const mounts: { host: string; inside: string; ro: boolean }[] = [];
   let privileged = false;
+  let hostDevice = false;
   let hostPid = false;
   const valueOpts = new Set(['-e', '--env', '--name', '-p', '--publish', '-w', '--workdir', '--network', '--net', '-u', '--user', '--entrypoint', '--env-file', '-l', '--label', '--platform', '--memory', '-m', '--cpus', '--restart', '--hostname', '-h', '--add-host', '--device', '--cap-add', '--cap-drop', '--security-opt', '--ulimit', '--pid', '--ipc', '--uts', '--userns', '--tmpfs', '--shm-size', '--gpus', '--log-driver', '--expose', '--link', '--dns', '--mount', '-v', '--volume', '--volumes-from', '--pull', '--stop-signal', '--health-cmd', '--init-path']);
   const addVolume = (spec: string) => {
@@ -634,6 +708,9 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
     const key = eq > 0 ? a.slice(0, eq) : a;
     const val = eq > 0 ? a.slice(eq + 1) : args[j + 1];
     if (key === '--privileged') privileged = true;
+    // --cap-add SYS_ADMIN/ALL gives what --privileged gives for mounting and namespaces.
+    if (key === '--cap-add' && /^(CAP_)?(SYS_ADMIN|ALL)$/i.test(val ?? '')) privileged = true;
+    if (key === '--device' && /^\/dev\/(sd|nvme|vd|xvd|hd|mmcblk|disk)/.test(val ?? '')) hostDevice = true;
     if ((key === '--pid' || key === '--ipc' || key === '--userns') && val === 'host') hostPid = true;
     if (key === '-v' || key === '--volume') addVolume(val ?? '');
     if (key === '--mount') {
@@ -652,7 +729,8 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
       block(walk, 'dangerous', `${who} mounts the system path ${m.host} writable into a container`, 'mount it read-only (:ro) or mount only the project directory');
     }
   }
-  if (privileged && (hostPid || mounts.some((m) => m.host === '/dev') || command.includes('nsenter'))) {
+  const cmdText = command.join(' ');
+  if ((privileged && (hostPid || hostDevice || mounts.some((m) => m.host === '/dev') || /\bnsenter\b|\bmount\s+\/dev\/|\/dev\/(sd|nvme|vd|xvd)/.test(cmdText))) || (hostDevice && /\b(mkfs|dd|wipefs|mount|fdisk|parted)\b/.test(cmdText))) {
     block(walk, 'dangerous', `${who} --privileged with the host's processes or devices: a container escape`);
   } else if (privileged) warn(walk, 'suspicious', `${who} --privileged gives the container full access to the host`);
   if (command.length === 0) return;
@@ -675,7 +753,7 @@ function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; exprSta
   // find / -path /proc -prune -o -delete: what follows the last -o applies to everything else.
   const all = inv.argv.slice(i);
   const lastOr = Math.max(all.lastIndexOf('-o'), all.lastIndexOf('-or'));
-  const tests = lastOr >= 0 && all.slice(lastOr).some((a) => a === '-delete' || /^-(exec|execdir|ok|okdir)$/.test(a)) ? all.slice(lastOr + 1) : all;
+  const tests = lastOr >= 0 && all.slice(lastOr).some((a) => a === '-delete' || /^-(exec|execdir|ok|okdir|print0?|printf|fprint0?|ls|fls)$/.test(a)) ? all.slice(lastOr + 1) : all;
   // A test that matches everything (-name '*', -regex '.*') is no filter; -mindepth, -type, -maxdepth are none either.
   // A negated test (! -name '.', -not -name x) excludes a few files and keeps the rest: no filter either.
   const filtered = tests.some(
@@ -683,6 +761,50 @@ function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; exprSta
   );
   const namePattern = tests.find((a, k) => /^-i?name$/.test(tests[k - 1] ?? '') && !MATCH_ALL.has(a)) ?? null;
   return { roots: roots.length > 0 ? roots : [{ text: '.', dynamic: false, glob: false, subs: [], quoted: false }], filtered, exprStart: i, namePattern };
+}
+
+const FD_ARG_OPTS = new Set(['-e', '--extension', '-t', '--type', '-E', '--exclude', '-d', '--max-depth', '--min-depth', '--exact-depth', '-S', '--size', '-c', '--color', '-j', '--threads', '--changed-within', '--changed-before', '--change-newer-than', '--change-older-than', '-o', '--owner', '--base-directory', '--search-path', '--ignore-file', '--max-results', '--batch-size', '--path-separator']);
+
+/**
+ * fd (sharkdp/fd) read as the find it stands for: `fd PATTERN [ROOT...] -x|-X CMD` runs CMD on
+ * what matches PATTERN under ROOT (default `.`); a pattern of `.`, `^`, `''` or none matches
+ * everything (fd's README, "Command execution"); `{}` or, without it, an appended path is the item.
+ */
+function fdAsFind(inv: Invocation): Invocation | null {
+  const w = inv.words;
+  let k = 1;
+  const pos: Word[] = [];
+  let filtered = false;
+  let nameFilter = '';
+  let exec: Word[] | null = null;
+  for (; k < w.length; k++) {
+    const a = w[k].text;
+    if (a === '-x' || a === '--exec' || a === '-X' || a === '--exec-batch') {
+      exec = w.slice(k + 1).filter((x) => x.text !== ';');
+      break;
+    }
+    if (/^-(e|E|t|S|o|c|j|d)$|^--/.test(a) && FD_ARG_OPTS.has(a.split('=')[0])) {
+      if (/^(-e|--extension|-S|--size|-o|--owner|--changed-\w+|--change-\w+)$/.test(a.split('=')[0])) {
+        filtered = true;
+        nameFilter = `*.${(a.includes('=') ? a.split('=')[1] : w[k + 1]?.text) || 'x'}`;
+      }
+      if (!a.includes('=')) k++;
+      continue;
+    }
+    if (a.startsWith('-')) continue;
+    pos.push(w[k]);
+  }
+  if (exec === null || exec.length === 0) return null;
+  const pattern = pos[0]?.text ?? '';
+  if (!['', '.', '^', '.*', '^.*$'].includes(pattern)) {
+    filtered = true;
+    nameFilter = `*${pattern}*`;
+  }
+  const roots = pos.length > 1 ? pos.slice(1) : [{ ...w[0], text: '.', dynamic: false, glob: false, subs: [], quoted: false }];
+  const mk = (t: string): Word => ({ ...w[0], text: t, dynamic: false, glob: false, subs: [], quoted: false });
+  const cmd = exec.some((x) => x.text.includes('{}')) ? exec : [...exec, mk('{}')];
+  const words = [mk('find'), ...roots, ...(filtered ? [mk('-name'), mk(nameFilter)] : []), mk('-exec'), ...cmd, mk('+')];
+  return { ...inv, argv: words.map((x) => x.text), words };
 }
 
 /** Patterns of -name/-path/-regex that every file matches. */
@@ -710,7 +832,9 @@ function findExec(walk: Walk, inv: Invocation, depth: number): void {
       // find enumerates the whole tree: rm on what an unfiltered find lists deletes the tree, -r or not.
       const tool = base(sub.words[0].text);
       const asRm = (ws: Word[]) => [{ ...ws[0], text: 'rm', glob: false }, { ...ws[0], text: '-r', glob: false }, ...operands(ws).map((w) => w)];
-      const childWords = filtered || !/^(rm|unlink|shred|srm|truncate)$/.test(tool) ? sub.words : tool === 'rm' ? [sub.words[0], { ...sub.words[0], text: '-r', glob: false }, ...sub.words.slice(1)] : asRm(sub.words);
+      // chmod/chown/chgrp/setfacl on everything an unfiltered find lists is the -R form.
+      const permsAll = !filtered && /^(chmod|chown|chgrp|setfacl)$/.test(tool);
+      const childWords = permsAll ? [sub.words[0], { ...sub.words[0], text: '-R', glob: false }, ...sub.words.slice(1)] : filtered || !/^(rm|unlink|shred|srm|truncate)$/.test(tool) ? sub.words : tool === 'rm' ? [sub.words[0], { ...sub.words[0], text: '-r', glob: false }, ...sub.words.slice(1)] : asRm(sub.words);
       const child: Invocation = { ...inv, argv: text(childWords), words: childWords, redirects: [], elevated: inv.elevated || sub.elevated, viaXargs: false, upstream: [], nested: true };
       child.argv[0] = base(child.argv[0]);
       walk.out.push(child);
@@ -825,6 +949,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (inv.elevated) warn(walk, 'suspicious', `runs with root privileges (sudo ${name})`);
   if (SENDERS.has(name)) checkExfiltration(walk, inv);
   checkServices(walk, inv);
+  checkServesSecrets(walk, inv);
 
   switch (name) {
     case 'rm':
@@ -841,6 +966,9 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'unlink':
     case 'truncate':
     case 'shred': {
+      // find . | xargs shred -u: the items xargs is fed are destroyed as rm would delete them.
+      const fed = name !== 'rmdir' && inv.viaXargs ? xargsItems(inv, walk.env.home) : null;
+      if (fed) for (const t of fed.items) checkDelete(walk, inv, t, fed.recursive, name);
       for (const w of operands(inv.words, new Set(['-s', '-n', '--size', '--iterations']))) {
         const t = target(inv, w);
         if (t.abs && isDiskDevice(t.abs)) block(walk, 'dangerous', `${name} on the disk device ${t.abs} destroys its data`, 'check the device with lsblk first; nothing on a disk device can be undone');
@@ -928,6 +1056,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'reboot':
     case 'halt':
     case 'poweroff':
+      // shutdown -c cancels a pending shutdown; --help/--version only print.
+      if (args.some((a) => a === '-c' || a === '--help' || a === '--version')) break;
       block(walk, 'dangerous', `${name} stops or restarts the machine`);
       break;
     case 'init':
@@ -1138,6 +1268,11 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
     return;
   }
   if ((recursive || t.wholeDir) && isHomeCache(t.abs, env) && t.abs !== env.home) return; // a cache: it comes back on the next download
+  // /tmp/* and /var/tmp/*: the contents of the temporary directories, not the directories; a warning.
+  if (t.wholeDir && (t.abs === '/tmp' || t.abs === '/var/tmp')) {
+    warn(walk, 'suspicious', `${verb} ${t.word.text} deletes every temporary file on the machine, other programs' too`, 'remove only what this work created, e.g. rm -rf /tmp/myproject-*');
+    return;
+  }
   if (recursive || t.wholeDir) {
     const c = classifyDelete(t.abs, env);
     if (c && c !== 'system') {
@@ -1185,6 +1320,8 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
   const fixed = raw.replace(UNKNOWN_PART, '');
   const names = raw.match(UNKNOWN_PART) ?? [];
   const fromSub = raw.includes('$(…)');
+  // ${X:?msg} / ${X?msg}: the shell stops with an error when X is empty or unset, so it is never empty here.
+  if (/\$\{[A-Za-z_]\w*:?\?[^}]*\}/.test(raw) && !fromSub && names.every((n) => /^\$\{[A-Za-z_]\w*:?\?/.test(n))) return false;
   if (fromSub && fixed.replace(/[/.*]/g, '') === '') {
     block(walk, 'dangerous', `${verb} -r of a path computed by a command substitution that cannot be known before it runs ("${raw}"): it could be /, the home directory or the project`, 'compute the path first, look at it, then delete it by name');
     return true;
@@ -1269,9 +1406,11 @@ function isDecoding(argv: string[]): boolean {
 /** sh -c "$(curl ...)", bash <(curl ...), eval "$(wget -O- ...)", source <(curl ...). */
 function checkSubstitutionsRun(walk: Walk, inv: Invocation): void {
   const name = inv.argv[0] ?? '';
-  const runs = SHELLS.has(name) || name === 'eval' || name === 'source' || name === '.' || INTERPRETERS.has(name.replace(/[\d.]+$/, ''));
+  // $(…) or `…` as the command word itself: its output is run as a command.
+  const cmdSub = inv.words[0]?.text.startsWith('$(…)') && inv.words[0].subs.length > 0;
+  const runs = cmdSub || SHELLS.has(name) || name === 'eval' || name === 'source' || name === '.' || INTERPRETERS.has(name.replace(/[\d.]+$/, ''));
   if (!runs) return;
-  for (const w of inv.words.slice(1)) {
+  for (const w of cmdSub ? inv.words.slice(0, 1) : inv.words.slice(1)) {
     for (const sub of w.subs) {
       const inner = parseShell(sub, { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd }).commands;
       const names = inner.map((c) => unwrap(c.words, { home: walk.env.home, cwd: walk.env.cwd }).words.map((x) => x.text));
@@ -1286,6 +1425,32 @@ function checkSubstitutionsRun(walk: Walk, inv: Invocation): void {
         return;
       }
     }
+  }
+}
+
+/**
+ * A static file server started on a directory of secrets or on the home directory (which holds
+ * ~/.ssh, ~/.aws...): python -m http.server [--directory D], php -S … -t D, npx serve/http-server D,
+ * ruby -run -e httpd D, busybox httpd -h D. Every file there can then be fetched over the network.
+ */
+function checkServesSecrets(walk: Walk, inv: Invocation): void {
+  const a = inv.argv;
+  const name = a[0] ?? '';
+  let dir: string | null | undefined;
+  const after = (...opts: string[]) => {
+    const k = a.findIndex((x) => opts.includes(x));
+    return k > 0 ? a[k + 1] : a.find((x) => opts.some((o) => x.startsWith(`${o}=`)))?.split('=')[1];
+  };
+  if (langOf(name) === 'python' && a.includes('http.server')) dir = after('--directory', '-d') ?? '.';
+  else if (name === 'php' && a.includes('-S')) dir = after('-t', '--docroot') ?? '.';
+  else if ((name === 'npx' || name === 'pnpx' || name === 'bunx') && /^(serve|http-server|live-server)(@.*)?$/.test(a[1] ?? '')) dir = a.slice(2).find((x) => !x.startsWith('-')) ?? '.';
+  else if (/^(serve|http-server|live-server)$/.test(name)) dir = a.slice(1).find((x) => !x.startsWith('-')) ?? '.';
+  else if (name === 'ruby' && a.includes('httpd')) dir = a.slice(a.indexOf('httpd') + 1).find((x) => !x.startsWith('-')) ?? '.';
+  else if (name === 'busybox' && a[1] === 'httpd') dir = after('-h') ?? '.';
+  if (dir === undefined || dir === null || inv.cwd === null) return;
+  const abs = resolveFrom(inv.cwd, dir.replace(/^~(?=\/|$)/, walk.env.home));
+  if (abs === walk.env.home || abs === '/' || isSecret(walk, abs)) {
+    block(walk, 'dangerous', `${name} serves ${abs} over the network: ${abs === walk.env.home || abs === '/' ? 'the keys and credentials in it' : 'its secrets'} can be fetched by anyone who reaches the port`, 'serve only the build output, e.g. python3 -m http.server --directory dist');
   }
 }
 
@@ -1310,6 +1475,12 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
     }
     if (isSystemPath(t.abs, walk.env.home)) {
       block(walk, 'system', `${name} on the system path ${t.abs}`);
+      continue;
+    }
+    // ~/.ssh, ~/.gnupg, ~/Documents... changed as a tree, or a secret opened to other users.
+    const opensSecret = name === 'chmod' && isSecret(walk, t.abs) && (/^0?[0-7]?[0-7]([1-7][0-7]|[0-7][1-7])$/.test(mode) || /(^|,)[ugo]*[ao][ugo]*[+=][rwxXst]*[rw]/.test(mode));
+    if ((recursive && (isPreciousHomeDir(t.abs, walk.env) || (isSecret(walk, t.abs) && isUnder(t.abs, walk.env.home)))) || opensSecret) {
+      block(walk, 'dangerous', `${name}${recursive ? ' -R' : ''} ${mode} on ${t.abs} ${opensSecret ? 'opens a secret to other users' : 'changes the keys, settings or files kept there'}`, name === 'chmod' ? 'keys and their directory belong at chmod 700 ~/.ssh and chmod 600 for the key files' : undefined);
       continue;
     }
     if (worldWritable) warn(walk, 'suspicious', `${name} ${mode} makes ${f.text} writable by every user`, 'chmod 755 for directories and programs, chmod 644 for files (u+x to make a script executable)');
@@ -1342,6 +1513,8 @@ function checkGit(walk: Walk, inv: Invocation): void {
   const sub = argv[i];
   const rest = argv.slice(i + 1);
   const has = (...flags: string[]) => rest.some((a) => flags.includes(a));
+  // git SUB --help / -h / git help SUB only print the manual.
+  if (sub === 'help' || has('--help', '-h')) return;
   switch (sub) {
     case 'push': {
       const forceShort = rest.some((a) => /^-[a-zA-Z]*f[a-zA-Z]*$/.test(a));
@@ -1475,6 +1648,10 @@ function checkServices(walk: Walk, inv: Invocation): void {
       break;
     case 'gh':
       if (args[0] === 'repo' && args[1] === 'delete') say('deletes the repository on GitHub with its issues and pull requests', 'archive it instead: gh repo archive');
+      // gh api -X DELETE repos/OWNER/REPO (or orgs/ORG): the REST call behind gh repo delete.
+      else if (args[0] === 'api' && args.some((a, k) => /^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a) || /^(-XDELETE|--method=DELETE)$/i.test(a)) && args.some((a) => /^\/?(repos\/[^/\s]+\/[^/\s]+|orgs\/[^/\s]+)\/?$/.test(a))) {
+        say('deletes the repository (or organization) on GitHub through the API', 'archive it instead: gh repo archive');
+      }
       break;
     case 'dropdb':
       say('drops a whole database');
@@ -1527,6 +1704,11 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
       const t = target(inv, w);
       if (isSecret(walk, t.abs)) return t.abs;
       if (/\/proc\/(self|\d+|\*)\/environ$/.test(w.text)) return w.text;
+      // cat $(ls ~/.ssh/id_*), tar c $(find ~/.aws): the substitution lists secret files, the reader reads them.
+      if (depth < 3) for (const sub of w.subs) {
+        const listed = subListsSecret(walk, inv, sub);
+        if (listed) return listed;
+      }
     }
   }
   if ((name === 'env' || name === 'printenv' || name === 'set' || name === 'compgen') && args.filter((a) => !a.startsWith('-')).every((a) => SECRET_VAR.test(a))) return 'the environment (tokens and keys)';
@@ -1553,6 +1735,19 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
   if (depth < 3) for (const w of inv.words) for (const sub of w.subs) {
     const found = subProducesSecret(walk, inv, sub, depth + 1);
     if (found) return found;
+  }
+  return null;
+}
+
+/** A command substitution's body prints the names of secret files (ls, find, echo, realpath... of them). */
+function subListsSecret(walk: Walk, inv: Invocation, body: string): string | null {
+  for (const c of parseShell(body, parseEnv(walk, inv.cwd)).commands) {
+    const u = unwrap(expandWords(c.words), { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd });
+    if (u.words.length === 0 || !/^(ls|find|fd|echo|printf|realpath|readlink|dirname)$/.test(base(u.words[0].text))) continue;
+    for (const w of operands(u.words, new Set(['-name', '-type', '-maxdepth', '-mindepth']))) {
+      const t = target(inv, w);
+      if (isSecret(walk, t.abs)) return t.abs;
+    }
   }
   return null;
 }
@@ -1616,7 +1811,9 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     if (exempt.has(k)) continue;
     const t = w.text;
     const prev = inv.words[k - 1].text;
-    const atFile = /(?:^|=)[@<]([^;,\s]+)/.exec(t)?.[1];
+    // curl --data-urlencode name@FILE reads FILE too.
+    const urlencode = prev === '--data-urlencode' || t.startsWith('--data-urlencode=') ? /^(?:--data-urlencode=)?[^=@]*@(.+)$/.exec(t)?.[1] : undefined;
+    const atFile = urlencode ?? /(?:^|=)[@<]([^;,\s]+)/.exec(t)?.[1];
     const eq = /^--(post-file|body-file|upload-file)=(.+)$/.exec(t)?.[2];
     // -T FILE, also inside a cluster of short options (curl -sT FILE).
     const uploadOpt = prev === '--upload-file' || prev === '--post-file' || prev === '--body-file' || (name === 'curl' && /^-[a-zA-Z]*T$/.test(prev));
@@ -1645,7 +1842,8 @@ function checkLine(walk: Walk): void {
   const gits = walk.out.filter((i) => i.argv[0] === 'git');
   const added = gits.find((i) => i.argv.includes('add') && operands(i.words).some((w) => {
     const t = target(i, w);
-    return t.abs !== null && isSecretSource(t.abs, walk.env);
+    // A secret, or a file this line copied a secret into (cp ~/.ssh/id_rsa x && git add x).
+    return isSecret(walk, t.abs);
   }));
   if (added && gits.some((i) => i.argv.includes('push'))) {
     block(walk, 'dangerous', 'the line adds a secret file to git and pushes it: the secret ends up on the remote, in history', 'keep secrets out of git (.gitignore); remove the file from the index with git rm --cached');

@@ -19,7 +19,7 @@
  * process.cwd()...) are turned into the literals `"~"` and `"."` first, so they read as paths.
  */
 
-export type Lang = 'python' | 'perl' | 'ruby' | 'js' | 'php' | 'lua' | 'awk';
+export type Lang = 'python' | 'perl' | 'ruby' | 'js' | 'php' | 'lua' | 'awk' | 'r';
 
 export interface CodeFindings {
   shell: string[];
@@ -42,6 +42,7 @@ export function langOf(name: string): Lang | null {
   if (n === 'node' || n === 'nodejs' || n === 'bun' || n === 'deno' || n === 'tsx' || n === 'ts-node') return 'js';
   if (n === 'php') return 'php';
   if (n === 'lua' || n === 'luajit') return 'lua';
+  if (n === 'Rscript' || n === 'R') return 'r';
   if (n === 'awk' || n === 'gawk' || n === 'mawk' || n === 'nawk' || n === 'busybox-awk') return 'awk';
   return null;
 }
@@ -57,6 +58,7 @@ export function inlineCode(lang: Lang, argv: string[]): { code: string | null; r
     php: ['-r'],
     lua: ['-e'],
     awk: [],
+    r: ['-e', '--expr'],
   };
   if (lang === 'awk') {
     for (let i = 0; i < args.length; i++) {
@@ -131,8 +133,10 @@ function literals(code: string, from = 0, to = code.length): Lit[] {
       while (j < code.length && !code.startsWith(q, j)) {
         if (code[j] === '\\' && j + 1 < code.length) {
           const e = code[j + 1];
-          v += ({ n: '\n', t: '\t', '0': '\0' } as Record<string, string>)[e] ?? e;
-          j += 2;
+          const hex = e === 'x' ? /^[0-9a-fA-F]{2}/.exec(code.slice(j + 2, j + 4)) : null;
+          // "\x72\x6d" is "rm": hex escapes are the characters they stand for.
+          v += hex ? String.fromCharCode(parseInt(hex[0], 16)) : (({ n: '\n', t: '\t', '0': '\0' } as Record<string, string>)[e] ?? e);
+          j += hex ? 4 : 2;
         } else v += code[j++];
       }
       out.push({ start: i, end: j + q.length, value: v });
@@ -217,6 +221,8 @@ const SHELL_CALLS: Record<Lang, RegExp> = {
   php: /\b(?:system|shell_exec|exec|passthru|popen|proc_open)(?=\s*\()/g,
   lua: /\b(?:os\.execute|io\.popen)(?=\s*[("'])/g,
   awk: /\bsystem(?=\s*\()/g,
+  // R: system("…"), system2("cmd", …), shell("…") (base R, ?system).
+  r: /\b(?:system2?|shell)(?=\s*\()/g,
 };
 
 const DELETE_CALLS: Record<Lang, RegExp | null> = {
@@ -227,6 +233,8 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
   php: null,
   lua: null,
   awk: null,
+  // R: unlink(x, recursive = TRUE) deletes a tree (base R, ?unlink); file.remove deletes files.
+  r: /\b(?:unlink|file\.remove)(?=\s*\()/g,
 };
 
 const DISK = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper\/)/;
@@ -242,12 +250,18 @@ function preprocess(code: string): string {
   code = code
     .replace(/(?:require\(\s*['"](?:node:)?path['"]\s*\)|\bpath|\bos\.path)\.(?:resolve|join|normalize|abspath|realpath)\(\s*(['"])([^'"]*)\1\s*\)/g, '"$2"')
     .replace(/\b(?:pathlib\.)?(?:Pure)?Path\(\s*(['"])([^'"]*)\1\s*\)/g, '"$2"')
+    // R's path.expand('~'), normalizePath('~'), file.path('~') of one literal.
+    .replace(/\b(?:path\.expand|normalizePath|file\.path)\(\s*(['"])([^'"]*)\1\s*\)/g, '"$2"')
     .replace(/os\.path\.expanduser\(\s*(['"])~(\/[^'"]*)\1\s*\)/g, '"~$2"')
     .replace(/File\.expand_path\(\s*(['"])~(\/[^'"]*)?\1\s*\)/g, '"~$2"');
+  // Anywhere inside a double-quoted string ("rm -rf $ENV{HOME}"), perl's $ENV{HOME} is the text ~.
+  code = code.replace(/"(?:[^"\\\n]|\\.)*"/g, (str) => str.replace(/\$ENV\{\s*'?HOME'?\s*\}/g, '~'));
   // Inside a string ("$ENV{HOME}/.bashrc", "$HOME/x"), the home directory is the text ~.
   let c = code.replace(/(["`])\$(?:ENV\{\s*'?HOME'?\s*\}|\{?HOME\}?(?=\/|\1))/g, '$1~');
   for (const re of HOME_EXPRS) c = c.replace(re, '"~"');
   for (const re of CWD_EXPRS) c = c.replace(re, '"."');
+  // path.join(os.homedir()) and the like, now that the home directory is the literal "~".
+  c = c.replace(/(?:require\(\s*['"](?:node:)?path['"]\s*\)|\bpath|\bos\.path)\.(?:resolve|join|normalize|abspath|realpath)\(\s*"(~|\.)"\s*\)/g, '"$1"');
   // Interpolations of those (f"{Path.home()}/x", `${os.homedir()}/x`, "#{Dir.home}/x") are the text itself.
   return c.replace(/\$?[#]?\{\s*"(~|\.)"\s*\}/g, '$1');
 }
@@ -289,6 +303,9 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     if (lang === 'js' && m[0] === '$' && !/\bzx\b|\$`/.test(code)) continue;
     const region = argRegion(code, end);
     const text = regionText(code, region);
+    // 'rm -rf ' + d with d looping over literals (or assigned one): each value joined in.
+    const concat = /^\s*(?:(['"])([^'"]*)\1\s*[+.]\s*)?\$?([A-Za-z_]\w*)(?:\s*[+.]\s*(['"])([^'"]*)\4)?\s*(?:,|$)/.exec(code.slice(region[0], region[1]));
+    if (concat && (concat[1] || concat[4])) for (const v of identValues(code, concat[3])) f.shell.push(`${concat[2] ?? ''}${v}${concat[5] ?? ''}`);
     if (text !== null) f.shell.push(text);
     else {
       // system($cmd) with $cmd assigned a literal earlier in the code.
@@ -332,7 +349,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       if (kw) region[0] += kw[0].length;
       const lits = literals(code, region[0], region[1]);
       const argText = code.slice(region[0], region[1]);
-      const recursive = lang !== 'js' || /rimraf|removeSync|emptyDir|Deno\.remove/.test(m[0]) || /recursive\s*:\s*true/.test(argText);
+      const recursive = lang === 'r' ? /recursive\s*=\s*T/.test(argText) : lang !== 'js' || /rimraf|removeSync|emptyDir|Deno\.remove/.test(m[0]) || /recursive\s*:\s*true/.test(argText);
       const startsWithLit = lits.length > 0 && code.slice(region[0], lits[0].start).trim() === '';
       if (!startsWithLit) {
         // rmtree(p) with p a loop variable over literals, or assigned a literal.
@@ -389,6 +406,11 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     if (DISK.test(l.value) && /(['"])(w|wb|r\+b?|a|ab|w\+b?)\1|O_WRONLY|O_RDWR|\bwrite|writeFileSync|File\.write|open\([^)]*>/.test(code)) f.devices.push(l.value);
     if (/^[A-Za-z0-9+/]{8,}={0,2}$/.test(l.value) && l.value.length % 4 === 0 && /b64|base64|decode/i.test(code)) {
       const text = Buffer.from(l.value, 'base64').toString('utf8');
+      if (/^[\x09\x0a\x0d\x20-\x7e]+$/.test(text)) f.decoded.push(text);
+    }
+    // Hex literals the code decodes (bytes.fromhex, binascii.unhexlify, Buffer.from(x, 'hex'), pack('H*')).
+    if (/^(?:[0-9a-fA-F]{2}){4,}$/.test(l.value) && /fromhex|unhexlify|['"]hex['"]|pack\s*\(?\s*['"]H|\[\s*l.value\s*\]\.pack|decode\(\s*['"]hex/i.test(code)) {
+      const text = Buffer.from(l.value, 'hex').toString('utf8');
       if (/^[\x09\x0a\x0d\x20-\x7e]+$/.test(text)) f.decoded.push(text);
     }
   }

@@ -173,7 +173,7 @@ class Lexer {
   readonly tokens: Token[] = [];
   readonly errors: string[] = [];
   /** Here-documents whose delimiter was read and whose body follows the next newline. */
-  private pendingHeredocs: { delim: string; strip: boolean; index: number }[] = [];
+  private pendingHeredocs: { delim: string; strip: boolean; index: number; quoted: boolean }[] = [];
   /** Bodies of the here-documents, in the order of their `<<` operators. */
   readonly heredocBodies: (string | undefined)[] = [];
   private heredocNext = false;
@@ -199,7 +199,7 @@ class Lexer {
     this.tokens.push({ t: 'word', w });
     if (this.heredocNext) {
       this.heredocNext = false;
-      this.pendingHeredocs.push({ delim: w.text, strip: this.heredocStrip, index: this.heredocBodies.length });
+      this.pendingHeredocs.push({ delim: w.text, strip: this.heredocStrip, index: this.heredocBodies.length, quoted: w.quoted });
       this.heredocBodies.push(undefined);
     }
     if (this.redirTarget) {
@@ -222,6 +222,14 @@ class Lexer {
     const assign = /^([A-Za-z_]\w*)\+?=/.exec(w.text);
     if ((this.cmdStart || this.declaring) && assign) {
       const value = w.text.slice(assign[0].length);
+      if (value === '' && this.s[this.i] === '(') {
+        // ARR=(a b c): an array, read as the list of its values.
+        const end = this.s.indexOf(')', this.i);
+        const inner = this.s.slice(this.i + 1, end < 0 ? this.s.length : end);
+        this.i = end < 0 ? this.s.length : end + 1;
+        this.setList(assign[1], parseShell(inner, { ...this.env, vars: this.vars() }, 40).commands.flatMap((c) => c.words));
+        return;
+      }
       this.vars().set(assign[1], { text: value, dynamic: w.dynamic, subs: [...w.subs] });
       return; // still at the start of the command
     }
@@ -251,6 +259,61 @@ class Lexer {
       });
     }
     this.forState = 0;
+  }
+
+  private setList(name: string, items: Word[]): void {
+    if (items.length === 0 || items.some((w) => w.text.includes(',') || w.text.includes('{'))) return;
+    this.vars().set(name, {
+      text: items.length === 1 ? items[0].text : `{${items.map((w) => w.text).join(',')}}`,
+      dynamic: items.some((w) => w.dynamic),
+      subs: items.flatMap((w) => w.subs),
+      list: items.length > 1,
+      glob: items.some((w) => w.glob),
+    });
+  }
+
+  /**
+   * At the end of a simple command: `set -- A B` sets $1, $2...; `read [-r] X [Y] <<< TEXT` and
+   * `read -a ARR <<< TEXT` set their variables from the here-string.
+   */
+  private endSimpleCommand(): void {
+    let k = this.tokens.length;
+    while (k > 0 && !(this.tokens[k - 1].t === 'op' && SEPARATORS.has((this.tokens[k - 1] as { op: string }).op))) k--;
+    const toks = this.tokens.slice(k);
+    const words: Word[] = [];
+    let here: Word | null = null;
+    for (let j = 0; j < toks.length; j++) {
+      const tk = toks[j];
+      if (tk.t === 'redir') {
+        const next = toks[j + 1];
+        if (tk.op === '<<<' && next?.t === 'word') here = next.w;
+        j++;
+      } else if (tk.t === 'word') words.push(tk.w);
+    }
+    while (words.length > 0 && /^[A-Za-z_]\w*\+?=/.test(words[0].text)) words.shift(); // IFS= read ...
+    const first = words[0];
+    if (!first || first.quoted) return;
+    if (first.text === 'set' && (words[1]?.text === '--' || (words.length > 1 && !words[1].text.startsWith('-')))) {
+      const vals = words.slice(words[1].text === '--' ? 2 : 1);
+      vals.forEach((v, n) => this.vars().set(String(n + 1), { text: v.text, dynamic: v.dynamic, subs: [...v.subs], glob: v.glob }));
+      this.setList('@', vals);
+      this.setList('*', vals);
+    } else if (first.text === 'read' && here !== null) {
+      const names: string[] = [];
+      let asArray = false;
+      for (let j = 1; j < words.length; j++) {
+        const a = words[j].text;
+        if (/^-[a-zA-Z]*[dpntuNi]$/.test(a)) j++;
+        else if (/^-[a-zA-Z]*a$/.test(a)) asArray = true;
+        else if (!a.startsWith('-') && /^[A-Za-z_]\w*$/.test(a)) names.push(a);
+      }
+      const hereText = here.text.replace(/\n$/, '');
+      const parts = hereText.trim().split(/\s+/);
+      const mk = (t: string): Word => ({ text: t, dynamic: here!.dynamic, glob: false, subs: [...here!.subs], quoted: true });
+      if (asArray && names.length > 0) this.setList(names[names.length - 1], parts.map(mk));
+      else if (names.length === 1) this.vars().set(names[0], { text: hereText.trim(), dynamic: here.dynamic, subs: [...here.subs] });
+      else names.forEach((n, j) => this.vars().set(n, { text: j === names.length - 1 ? parts.slice(j).join(' ') : (parts[j] ?? ''), dynamic: here!.dynamic, subs: [...here!.subs] }));
+    }
   }
 
   private vars(): Map<string, VarValue> {
@@ -290,6 +353,9 @@ class Lexer {
         } else {
           this.tokens.push({ t: 'op', op });
           if (SEPARATORS.has(op)) {
+            this.tokens.pop();
+            this.endSimpleCommand();
+            this.tokens.push({ t: 'op', op });
             this.endForList();
             this.cmdStart = true;
             this.declaring = false;
@@ -315,7 +381,9 @@ class Lexer {
         if ((h.strip ? line.replace(/^\t+/, '') : line) === h.delim) break;
         lines.push(line);
       }
-      this.heredocBodies[h.index] = lines.join('\n');
+      const body = lines.join('\n');
+      // An unquoted delimiter: the shell expands the body first (\$ is $, $HOME is the home directory).
+      this.heredocBodies[h.index] = h.quoted ? body : body.replace(/\\([$`\\])|\$\{HOME\}|\$HOME\b/g, (m, esc: string | undefined) => esc ?? this.env.home);
     }
     this.pendingHeredocs = [];
   }
@@ -488,7 +556,9 @@ class Lexer {
       const end = s.indexOf('}', this.i + 2);
       const inner = s.slice(this.i + 2, end < 0 ? s.length : end);
       this.i = end < 0 ? s.length : end + 1;
-      const known = /^[A-Za-z_]\w*$/.test(inner) ? expandVar(inner, this.env) : null;
+      // ${ARR[@]}, ${ARR[*]}, ${ARR[n]}: every value of the array is checked.
+      const arr = /^([A-Za-z_]\w*)\[[^\]]*\]$/.exec(inner);
+      const known = /^[A-Za-z_]\w*$/.test(inner) ? expandVar(inner, this.env) : arr ? expandVar(arr[1], this.env) : null;
       // ${X:-default}, ${X-default}, ${X:=default}: the value, or the default when X is not known here.
       const withDefault = known === null ? /^([A-Za-z_]\w*):?[-=](.*)$/.exec(inner) : null;
       // ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat}, ${X:off:len}, ${X:?msg}: computed from a known X.
@@ -787,7 +857,8 @@ export function printfFormat(format: string, args: string[]): string {
 
 /** printf's format escapes (\n, \t, \\, octal \0NNN) for a format with no conversions. */
 export function unescapePrintf(f: string): string {
-  return f.replace(/\\(0[0-7]{0,3}|[0-7]{1,3}|.)/g, (_, e: string) => {
+  return f.replace(/\\(x[0-9a-fA-F]{1,2}|0[0-7]{0,3}|[0-7]{1,3}|.)/g, (_, e: string) => {
+    if (/^x[0-9a-fA-F]/.test(e)) return String.fromCharCode(parseInt(e.slice(1), 16)); // \xHH
     if (/^[0-7]+$/.test(e)) return String.fromCharCode(parseInt(e, 8));
     return ({ n: '\n', t: '\t', r: '\r', '\\': '\\' } as Record<string, string>)[e] ?? e;
   });
