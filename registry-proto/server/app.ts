@@ -77,6 +77,14 @@ function sendError(res: Response, status: number, code: RegistryErrorCode, messa
   res.type(JSON_TYPE).send(JSON.stringify({ message }));
 }
 
+/** A known path asked with a method it does not serve: 405 with `Allow` (Tailscale's and v1's answer alike). */
+function refuseOtherMethods(app: express.Express, path: string, allow: string, use: string): void {
+  app.all(path, (_req, res) => {
+    res.setHeader('Allow', allow);
+    sendError(res, 405, 'REG_ERR_METHOD_NOT_ALLOWED', use);
+  });
+}
+
 /**
  * The API key of a request: Bearer token, or Basic with the key as user name
  * (Tailscale's docs: `curl -u "KEY:"`; its Go client: SetBasicAuth(key, "")).
@@ -197,18 +205,9 @@ function mountApiV2(app: express.Express, { store, tailnet }: RegistryAppDeps): 
     res.type(JSON_TYPE).send(JSON.stringify({ devices: all.map(({ device: d, extras }) => tailscaleDeviceJson(d, extras, fields)) }));
   });
 
-  app.all(device, (_req, res) => {
-    res.setHeader('Allow', 'GET, DELETE');
-    sendError(res, 405, 'REG_ERR_METHOD_NOT_ALLOWED', 'use GET or DELETE on a device');
-  });
-  app.all(routes, (_req, res) => {
-    res.setHeader('Allow', 'GET, POST');
-    sendError(res, 405, 'REG_ERR_METHOD_NOT_ALLOWED', 'use GET or POST on device routes');
-  });
-  app.all(list, (_req, res) => {
-    res.setHeader('Allow', 'GET');
-    sendError(res, 405, 'REG_ERR_METHOD_NOT_ALLOWED', 'use GET on the device list');
-  });
+  refuseOtherMethods(app, device, 'GET, DELETE', 'use GET or DELETE on a device');
+  refuseOtherMethods(app, routes, 'GET, POST', 'use GET or POST on device routes');
+  refuseOtherMethods(app, list, 'GET', 'use GET on the device list');
 }
 
 export function buildRegistryApp({ store, tailnet }: RegistryAppDeps): express.Express {
@@ -266,14 +265,8 @@ export function buildRegistryApp({ store, tailnet }: RegistryAppDeps): express.E
   mountApiV2(app, { store, tailnet });
 
   // Known paths with another method: 405 with Allow; anything else: 404.
-  app.all(device, (_req, res) => {
-    res.setHeader('Allow', 'GET, DELETE');
-    sendError(res, 405, 'REG_ERR_METHOD_NOT_ALLOWED', 'use GET or DELETE on a device');
-  });
-  app.all(routes, (_req, res) => {
-    res.setHeader('Allow', 'GET, POST');
-    sendError(res, 405, 'REG_ERR_METHOD_NOT_ALLOWED', 'use GET or POST on device routes');
-  });
+  refuseOtherMethods(app, device, 'GET, DELETE', 'use GET or DELETE on a device');
+  refuseOtherMethods(app, routes, 'GET, POST', 'use GET or POST on device routes');
   app.use((req, res) =>
     sendError(res, 404, 'REG_ERR_ROUTE_NOT_FOUND', `no ${req.method} ${req.path}: the API is /api/v1/device/{id}[/routes], and Tailscale's /api/v2/device/{deviceId}[/routes] and /api/v2/tailnet/-/devices`),
   );
