@@ -6,27 +6,15 @@
  */
 import t from 'tap';
 import { HalError } from '../../hal/errors';
-import type { ControllerEvent, MotionController, MotionEnd } from '../../hal/motion-controller';
+import type { MotionController, MotionEnd } from '../../hal/motion-controller';
+import { StillController } from '../helpers/still-controller';
 import { defaultConfig } from '../../firmware/config';
 import { Positioner } from '../../firmware/positioner';
 
-class LinkedController implements MotionController {
+class LinkedController extends StillController {
   up = false;
-  listener: ((e: ControllerEvent) => void) | null = null;
   connecting() {
     return !this.up;
-  }
-  positionSteps() {
-    return { theta: 0, phi: 0 };
-  }
-  velocityDegS() {
-    return { theta: 0, phi: 0 };
-  }
-  homed() {
-    return { theta: false, phi: false };
-  }
-  busy() {
-    return false;
   }
   move(_r: unknown, onEnd: (e: MotionEnd) => void) {
     if (!this.up) throw new HalError('DISCONNECTED', 'the board is still connecting; try again in a few seconds');
@@ -34,11 +22,6 @@ class LinkedController implements MotionController {
   }
   home(_a: unknown, onEnd: (e: MotionEnd) => void) {
     this.move(null, onEnd);
-  }
-  stop() {}
-  subscribe(listener: (e: ControllerEvent) => void) {
-    this.listener = listener;
-    return () => undefined;
   }
   connect() {
     this.up = true;

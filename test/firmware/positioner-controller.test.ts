@@ -4,27 +4,15 @@
  */
 import t from 'tap';
 import { HalError } from '../../hal/errors';
-import type { ControllerEvent, MotionController, MotionEnd } from '../../hal/motion-controller';
+import type { MotionEnd } from '../../hal/motion-controller';
+import { StillController } from '../helpers/still-controller';
 import { defaultConfig } from '../../firmware/config';
 import { Positioner } from '../../firmware/positioner';
 
-class RefusingController implements MotionController {
+class RefusingController extends StillController {
   refuse = true;
   refusal: Error = new Error('link down');
-  listener: ((e: ControllerEvent) => void) | null = null;
   started: string[] = [];
-  positionSteps() {
-    return { theta: 0, phi: 0 };
-  }
-  velocityDegS() {
-    return { theta: 0, phi: 0 };
-  }
-  homed() {
-    return { theta: false, phi: false };
-  }
-  busy() {
-    return false;
-  }
   move(_r: unknown, onEnd: (e: MotionEnd) => void) {
     if (this.refuse) throw this.refusal;
     this.started.push('move');
@@ -34,11 +22,6 @@ class RefusingController implements MotionController {
     if (this.refuse) throw this.refusal;
     this.started.push('home');
     onEnd({ outcome: 'completed' });
-  }
-  stop() {}
-  subscribe(listener: (e: ControllerEvent) => void) {
-    this.listener = listener;
-    return () => (this.listener = null);
   }
 }
 
