@@ -6,9 +6,9 @@
  * root fails here as it would there.
  */
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 import type { Test } from 'tap';
+import { listenLocal } from './listen';
 
 export async function startPrefixProxy(t: Test, target: string, prefix = '/space'): Promise<string> {
   const upstream = new URL(target);
@@ -52,14 +52,9 @@ export async function startPrefixProxy(t: Test, target: string, prefix = '/space
     conn.on('close', () => socket.destroy());
     socket.on('close', () => conn.destroy());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-        for (const s of tunnels) s.destroy(); // upgraded sockets are no longer the HTTP server's
-      }),
-  );
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}${prefix}`;
+  // Upgraded sockets are no longer the HTTP server's: closing it does not end them.
+  const port = await listenLocal(t, server, () => {
+    for (const s of tunnels) s.destroy();
+  });
+  return `http://127.0.0.1:${port}${prefix}`;
 }

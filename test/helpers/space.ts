@@ -7,7 +7,6 @@
  */
 import fs from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Test } from 'tap';
 import { ManualClock, type Clock } from '../../api/space/clock';
@@ -15,6 +14,7 @@ import { configFromEnv, type SpaceConfig } from '../../api/space/config';
 import { generateVapidKeys, type VapidConfig } from '../../api/space/push';
 import { startSpaceService, type SpaceService } from '../../api/space/serve';
 import { freePort } from './cli';
+import { listenLocal } from './listen';
 
 export interface Reply {
   status: number;
@@ -221,15 +221,7 @@ export async function startFakeUpstream(t: Test): Promise<FakeUpstream> {
     }
     h(req, res);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  );
-  const { port } = server.address() as AddressInfo;
+  const port = await listenLocal(t, server);
   return { url: `http://127.0.0.1:${port}`, hits, queries, route: (p, h) => routes.set(p, h) };
 }
 
