@@ -25,25 +25,15 @@
  */
 import { fork } from 'node:child_process';
 import { once } from 'node:events';
-import fs from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
-import path from 'node:path';
 import { MAX_ROUTES_PER_DEVICE } from '../registry-proto/server/routes';
-import { startRegistryServer } from '../registry-proto/server/server';
-import { RegistryStore } from '../registry-proto/server/store';
-import { sampleDevice } from '../test/helpers/registry';
 import { fmtInt, fmtMs, machineLine } from './bench-helpers';
+import { forkRegistryServer, serveRegistryChild } from './registry-bench-server';
 
 const DURATION_SEC = Number(process.env.DURATION_SEC ?? 5);
 const POSTERS = Number(process.env.POSTERS ?? 4);
 const P99_TARGET_MS = 20;
-
-async function serveChild(dbFile: string): Promise<void> {
-  const registry = await startRegistryServer({ dbFile, host: '127.0.0.1', port: 0 });
-  process.send?.({ port: Number(new URL(registry.url).port) });
-  process.on('disconnect', () => void registry.close().then(() => process.exit(0)));
-}
 
 function request(agent: http.Agent, port: number, method: string, p: string, key: string, body?: Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -111,14 +101,8 @@ async function phase(port: number, key: string, kind: 'idle' | 'maximal' | 'over
 }
 
 async function main(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'registry-limits-bench-'));
-  const dbFile = path.join(dir, 'registry.db');
-  const store = new RegistryStore(dbFile);
-  store.importDevices([sampleDevice('27')]);
-  const { key } = store.createApiKey({ description: 'benchmark' });
-  store.close();
-  const child = fork(__filename, ['serve', dbFile], { stdio: 'inherit' });
-  const [{ port }] = (await once(child, 'message')) as [{ port: number }];
+  const server = await forkRegistryServer(__filename, 'registry-limits-bench-');
+  const { port, key } = server;
   try {
     console.log(`registry limits benchmark: ${machineLine()}`);
     console.log(`GET /api/v2/device/27 back to back on one connection for ${DURATION_SEC} s per phase; ${POSTERS} connections posting bodies in the loaded phases\n`);
@@ -136,13 +120,11 @@ async function main(): Promise<void> {
     console.log(`\nGET p99 while ${POSTERS} maximal bodies are processed: ${fmtMs(loadedP99)} (target < ${P99_TARGET_MS} ms: ${loadedP99 < P99_TARGET_MS ? 'met' : 'NOT met'})`);
     console.log(`load average (1 min) at the end: ${os.loadavg()[0].toFixed(2)}`);
   } finally {
-    child.disconnect();
-    await once(child, 'exit');
-    fs.rmSync(dir, { recursive: true, force: true });
+    await server.close();
   }
 }
 
-if (process.argv[2] === 'serve') void serveChild(process.argv[3]);
+if (process.argv[2] === 'serve') void serveRegistryChild(process.argv[3]);
 else if (process.argv[2] === 'post') void postChild(Number(process.argv[3]), process.argv[4], process.argv[5] as 'maximal' | 'oversized', Number(process.argv[6]));
 else
   main().catch((err: unknown) => {

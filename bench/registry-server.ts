@@ -18,15 +18,11 @@
  * Env: CONNECTIONS (20), DURATION_SEC (8), WARMUP_SEC (2), ROUNDS (2)
  */
 import autocannon from 'autocannon';
-import { fork, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { startRegistryServer } from '../registry-proto/server/server';
-import { RegistryStore } from '../registry-proto/server/store';
-import { sampleDevice } from '../test/helpers/registry';
 import { fmtInt, fmtMs, machineLine } from './bench-helpers';
+import { forkRegistryServer, serveRegistryChild } from './registry-bench-server';
 
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 20);
 const DURATION_SEC = Number(process.env.DURATION_SEC ?? 8);
@@ -36,14 +32,13 @@ const ROUNDS = Number(process.env.ROUNDS ?? 2);
 type Encoding = 'json' | 'binary';
 const ACCEPT: Record<Encoding, string> = { json: 'application/json', binary: 'application/x-protobuf' };
 
+/** The server child: the shared registry child, which also answers any message with its CPU time so far. */
 async function serveChild(dbFile: string): Promise<void> {
-  const registry = await startRegistryServer({ dbFile, host: '127.0.0.1', port: 0 });
-  process.send?.({ port: Number(new URL(registry.url).port) });
   process.on('message', () => {
     const { user, system } = process.cpuUsage();
     process.send?.({ cpuUs: user + system });
   });
-  process.on('disconnect', () => void registry.close().then(() => process.exit(0)));
+  await serveRegistryChild(dbFile);
 }
 
 /** The server child's CPU time so far (user + system, microseconds). */
@@ -69,14 +64,8 @@ async function measure(child: ChildProcess, url: string, key: string, encoding: 
 }
 
 async function main(): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'registry-bench-'));
-  const dbFile = path.join(dir, 'registry.db');
-  const store = new RegistryStore(dbFile);
-  store.importDevices([sampleDevice('27')]);
-  const { key } = store.createApiKey({ description: 'benchmark' });
-  store.close();
-  const child = fork(__filename, ['serve', dbFile], { stdio: 'inherit' });
-  const [{ port }] = (await once(child, 'message')) as [{ port: number }];
+  const server = await forkRegistryServer(__filename, 'registry-bench-');
+  const { child, port, key } = server;
   const url = `http://127.0.0.1:${port}/api/v1/device/27`;
   try {
     console.log(`registry server benchmark: ${machineLine()}`);
@@ -97,9 +86,7 @@ async function main(): Promise<void> {
     console.log(`server CPU per request: json ${cpu('json').toFixed(0)} µs, binary ${cpu('binary').toFixed(0)} µs; json / binary = ${(cpu('json') / cpu('binary')).toFixed(2)}x (independent of the load generator's share of the cores)`);
     console.log(`load average (1 min) at the end: ${os.loadavg()[0].toFixed(2)}`);
   } finally {
-    child.disconnect();
-    await once(child, 'exit');
-    fs.rmSync(dir, { recursive: true, force: true });
+    await server.close();
   }
 }
 
