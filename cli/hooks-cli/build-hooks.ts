@@ -23,6 +23,8 @@ import ts from 'typescript';
 import { settingsSchema } from './lib/settings-schema';
 
 export const HOOK_NAMES = ['context-monitor', 'command-validator', 'session-logger', 'session-finalizer'] as const;
+/** Not hooks: processes a hook starts (bundled and loaded the same way). */
+export const HELPER_NAMES = ['learner-fold'] as const;
 const VALIDATOR_ID = 'lib/settings-validator.generated';
 
 /** The folder holding entries/ and lib/ as TypeScript (this file's folder when run from source, the repo's when run from dist/). */
@@ -153,11 +155,11 @@ function wrapForLoader(bundle: string): string {
   return `(function (require, __filename, process, setTimeout, clearTimeout) {\n${bundle.replace(/^#!.*\n/, '')}\n})`;
 }
 
-/** Writes hooks/<name>.js (the loaders) and hooks/lib/<name>.js (the bundles) for the four hooks into `outDir`. */
+/** Writes hooks/<name>.js (the loaders) and hooks/lib/<name>.js (the bundles) for the four hooks and their helpers into `outDir`. */
 export function bundleHooks(outDir: string, srcRoot = sourceRoot()): string[] {
   const validator = settingsValidatorCode();
   fs.mkdirSync(path.join(outDir, 'lib'), { recursive: true });
-  return HOOK_NAMES.map((name) => {
+  return [...HOOK_NAMES, ...HELPER_NAMES].map((name) => {
     const file = path.join(outDir, `${name}.js`);
     const bundle = path.join(outDir, 'lib', `${name}.js`);
     fs.writeFileSync(bundle, wrapForLoader(bundleModule(srcRoot, `entries/${name}.ts`, { [VALIDATOR_ID]: validator })));

@@ -5,6 +5,7 @@
  * data directory losing nothing; corrupt data files set aside and rebuilt;
  * old logs pruned.
  */
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -336,4 +337,102 @@ t.test('an answer end (host Stop) folds on the logger’s batch schedule; the se
   await runHook(inst, 'session-finalizer', p, {});
   t.notOk(fs.existsSync(pending), 'the seed’s session end folded');
   t.equal(readDb(dataPaths(p.dir)).command_patterns.make.evidence_count, 4);
+});
+
+/** Polls `done` (no timing asserted: a loaded machine may take seconds to start a process). */
+async function waitFor(done: () => boolean, timeoutMs = 20_000): Promise<boolean> {
+  const start = Date.now();
+  while (!done()) {
+    if (Date.now() - start > timeoutMs) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return true;
+}
+
+t.test('an answer end folds in a detached process the host does not wait for, and that fold loses nothing', async (t) => {
+  const p = tempProject(t);
+  p.settings({ performance: { max_hook_execution_time: 30_000 } }); // the detached fold waits up to half of it for the lock
+  const paths = dataPaths(p.dir);
+  await logMany(p, 'make', 1, true); // the first run folds (nothing folded yet)
+  await logMany(p, 'make', 3, false, 'make: *** [all] Error 2');
+  t.equal(fs.readFileSync(paths.learnJournal, 'utf8').trim().split('\n').length, 3, 'three runs wait');
+  const old = new Date(Date.now() - 60_000);
+  fs.utimesSync(path.join(paths.patternShards, 'index.json'), old, old); // the last fold a minute ago: this answer end folds
+  // The database's lock held by this (live) test process: the fold cannot happen until it is released.
+  fs.writeFileSync(`${paths.patternDb}.lock`, String(process.pid));
+  const r = await runHook(inst, 'session-finalizer', p, hostInput(p, 'Stop', { stop_hook_active: false }));
+  t.equal(r.code, 0);
+  t.equal(r.stderr, '');
+  // The host saw the hook exit and its stdout and stderr close (runHook waits for both) while the fold was still
+  // waiting for the lock: it did not wait for the fold.
+  t.equal(fs.readFileSync(paths.learnJournal, 'utf8').trim().split('\n').length, 3, 'not folded yet: the lock is held');
+  t.ok(fs.existsSync(path.join(p.data, 'LAST_SESSION.md')), 'the answer end did its own work');
+  fs.rmSync(`${paths.patternDb}.lock`);
+  t.ok(await waitFor(() => !fs.existsSync(paths.learnJournal) && !fs.existsSync(`${paths.patternDb}.lock`)), 'the detached fold took the journal once the lock was free');
+  t.equal(readDb(paths).command_patterns.make.evidence_count, 4, 'every run counted once');
+  t.equal(readPredictionCache(paths) !== null, true);
+});
+
+t.test('a fold killed at any step loses no run and counts none twice: the next fold finishes or redoes it', async (t) => {
+  const p = tempProject(t);
+  p.settings({ backup_manager: { backup_on_critical_ops: false } });
+  const paths = dataPaths(p.dir);
+  const settings = defaultSettings();
+  const mk = (command: string, success: boolean, i: number): LearnedRun => ({ tool: 'Bash', command, success, error: success ? null : `boom ${i}`, timestamp: ts });
+  // A database with predictions, then a journal that changes several shards, a prediction and the context patterns.
+  fs.mkdirSync(path.dirname(paths.learnJournal), { recursive: true });
+  const before: LearnedRun[] = [];
+  for (let i = 0; i < 40; i++) before.push(mk(`tool${i}`, i % 2 === 0, i));
+  for (let i = 0; i < 6; i++) before.push(mk('make', false, i));
+  fs.writeFileSync(paths.learnJournal, before.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  fold(paths, settings, new Date());
+  const journal: LearnedRun[] = [];
+  for (let i = 0; i < 12; i++) journal.push(mk(`tool${i * 3}`, false, i), mk(`new${i}`, true, i));
+  for (let i = 0; i < 8; i++) journal.push(mk('make', true, i)); // the make prediction goes away
+  journal.push({ tool: 'Edit', command: null, success: false, error: 'String to replace not found', timestamp: ts });
+  fs.writeFileSync(paths.learnJournal, journal.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  // A journal a fold had moved aside and never committed, waiting too.
+  fs.writeFileSync(`${paths.learnJournal}.4194303.folding`, JSON.stringify(mk('orphan', false, 0)) + '\n');
+  const pristine = path.join(p.home, 'pristine');
+  fs.cpSync(p.data, pristine, { recursive: true });
+
+  const state = () => {
+    const db = readDb(paths);
+    const cache = readPredictionCache(paths);
+    return { command_patterns: db.command_patterns, context_patterns: db.context_patterns, tool_failures: db.tool_failures, predictions: cache?.commands ?? null };
+  };
+  const leftovers = () =>
+    [paths.patterns, paths.patternShards, paths.predictionCache].flatMap((d) => fs.readdirSync(d).filter((f) => /\.fold\.tmp$|\.folding$|^fold\.commit|\.lock$/.test(f)));
+  t.equal(fold(paths, settings, new Date()), journal.length + 1);
+  const expected = state();
+  t.equal(expected.command_patterns.make.prediction.success_count, 8, 'the reference fold counted the journal');
+  t.notOk(expected.predictions!.make, 'and dropped the make prediction');
+  t.same(leftovers(), []);
+
+  const worker = path.join(inst.root, 'hooks', 'learner-fold.js');
+  let crashes = 0;
+  for (let at = 1; at < 500; at++) {
+    fs.rmSync(p.data, { recursive: true, force: true });
+    fs.cpSync(pristine, p.data, { recursive: true });
+    const r = spawnSync(process.execPath, [worker, p.dir], { env: p.env({ HOOKS_CLI_TEST_FOLD_CRASH_AT: String(at) }), cwd: p.dir, encoding: 'utf8' });
+    if (r.signal !== 'SIGKILL') {
+      t.equal(r.status, 0, `the fold ran to its end with no crash at step ${at}`);
+      t.same(state(), expected, 'and gave the reference result');
+      break;
+    }
+    crashes++;
+    // The dead fold's lock is taken over (its pid is gone); the next fold finishes or redoes its work.
+    fold(paths, settings, new Date());
+    const got = state();
+    if (JSON.stringify(got) !== JSON.stringify(expected)) {
+      t.same(got, expected, `killed at step ${at}: the next fold gives the result of one whole fold`);
+      break;
+    }
+    const left = leftovers();
+    if (left.length > 0) {
+      t.same(left, [], `killed at step ${at}: nothing left behind after the next fold`);
+      break;
+    }
+  }
+  t.ok(crashes > 30, `the fold was killed at each of its ${crashes} steps (writes, commit, moves, removals), and the next fold always gave the same database`);
 });

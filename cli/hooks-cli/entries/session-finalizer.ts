@@ -4,12 +4,15 @@
  * once it has recovered) where `session_docs` says, keeping what the user or
  * the model wrote in them; folds the learner's journal into the pattern
  * database (always at the seed's session end; on the logger's batch
- * schedule at the host's answer ends), appends the completion
+ * schedule at the host's answer ends, in a detached learner-fold process
+ * the host does not wait for), appends the completion
  * record and prunes old logs. The host fires Stop after every answer, so
  * this is idempotent: each run rewrites the documents with the session so
  * far. Always exits 0.
  */
-import { runHook, type HookContext } from '../lib/hook-runtime';
+import fs from 'node:fs';
+import path from 'node:path';
+import { runHook, spawnDetached, type HookContext } from '../lib/hook-runtime';
 import { fold, shouldFold } from '../lib/learner';
 import { seedAnswer, type HookAnswer } from '../lib/protocol';
 import { pruneLogs } from '../lib/retention';
@@ -19,9 +22,16 @@ import { appendJsonLine } from '../lib/store';
 
 function handle(ctx: HookContext): HookAnswer {
   const { input, settings, paths, now } = ctx;
-  // The seed's Stop ends the session: fold everything. The host's Stop ends an answer, after every one: fold on
-  // the logger's schedule (about 25 runs or 30 s, at once with async_logging off), so most answers end without one.
-  if (settings.shadow_learner.learning_enabled && (input.protocol === 'seed' || shouldFold(paths, settings, now.getTime()))) fold(paths, settings, now);
+  // The seed's Stop ends the session: fold everything, now. The host's Stop ends an answer, after every one: fold on
+  // the logger's schedule (about 25 runs or 30 s), in a detached process the host does not wait for (with
+  // async_logging off, or when no process can be started, here).
+  if (settings.shadow_learner.learning_enabled) {
+    if (input.protocol === 'seed' || !settings.performance.async_logging) fold(paths, settings, now);
+    else if (shouldFold(paths, settings, now.getTime())) {
+      const worker = path.join(path.dirname(ctx.hookFile), 'learner-fold.js');
+      if (!(fs.existsSync(worker) && spawnDetached(worker, [paths.project], paths.project))) fold(paths, settings, now);
+    }
+  }
   const s: SessionState = updateState(paths, now, input.sessionId, (st) => {
     st.ended_at = now.toISOString();
     return JSON.parse(JSON.stringify(st)) as SessionState;

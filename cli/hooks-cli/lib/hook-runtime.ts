@@ -19,6 +19,8 @@ export interface HookContext {
   settings: Settings;
   paths: DataPaths;
   installRoot: string;
+  /** The hook file the host ran (`<root>/hooks/<name>.js`): its helpers sit beside it. */
+  hookFile: string;
   now: Date;
   /** Milliseconds left before the deadline. */
   remainingMs(): number;
@@ -87,6 +89,7 @@ export function runHook(name: string, defaultEvent: string, hookFile: string, ha
           settings,
           paths,
           installRoot,
+          hookFile,
           now: new Date(),
           remainingMs: () => budgetMs - (Date.now() - started),
           log,
@@ -103,6 +106,52 @@ export function runHook(name: string, defaultEvent: string, hookFile: string, ha
     },
     (err: Error) => deliver({ exitCode: 0, stderr: `hooks-cli ${name}: ${err.message}\n` }),
   );
+}
+
+interface ProcessHandle {
+  spawn(options: Record<string, unknown>): number;
+  unref(): void;
+  onexit: (() => void) | null;
+}
+
+/**
+ * Starts `node <file> ...args` in its own session with stdin, stdout and
+ * stderr on /dev/null, and does not wait for it: the host waits for a hook's
+ * exit and for its stdout and stderr to close, and this child holds neither
+ * (every other descriptor Node opens is close-on-exec). Through libuv's
+ * process handle directly (Node's `process_wrap` binding, what
+ * child_process.spawn calls underneath in lib/internal/child_process.js
+ * `ChildProcess.prototype.spawn`), which spares loading child_process with
+ * net and streams (about 1 ms of a hook's start-up); child_process.spawn when
+ * the binding is not there. Returns false when no process could be started.
+ */
+export function spawnDetached(file: string, args: string[], cwd: string): boolean {
+  const argv = [process.execPath, file, ...args];
+  try {
+    const binding = (process as unknown as { binding(name: string): { Process?: new () => ProcessHandle } }).binding('process_wrap');
+    if (typeof binding.Process === 'function') {
+      const handle = new binding.Process();
+      handle.onexit = () => undefined;
+      const envPairs = Object.entries(process.env).map(([k, v]) => `${k}=${v}`);
+      const ignore = { type: 'ignore' };
+      const err = handle.spawn({ file: process.execPath, args: argv, cwd, envPairs, stdio: [ignore, ignore, ignore], detached: true, windowsHide: true, windowsVerbatimArguments: false });
+      if (err === 0) {
+        handle.unref();
+        return true;
+      }
+    }
+  } catch {
+    /* the fallback below */
+  }
+  try {
+    const cp = require('node:child_process') as typeof import('node:child_process');
+    const child = cp.spawn(process.execPath, argv.slice(1), { cwd, detached: true, stdio: 'ignore', windowsHide: true });
+    child.on('error', () => undefined);
+    child.unref();
+    return child.pid !== undefined;
+  } catch {
+    return false;
+  }
 }
 
 function timeout(name: string): void {

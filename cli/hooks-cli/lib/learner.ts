@@ -33,7 +33,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Settings } from './settings-schema';
-import { appendJsonLine, fnv1a, isObject, readJson, readJsonLines, tryWithLock, unlinkQuiet, withLock, writeJsonAtomic, type DataPaths } from './store';
+import { appendJsonLine, fnv1a, isObject, readJson, readJsonLines, tryWithLock, unlinkQuiet, withLock, writeFileAtomic, writeJsonAtomic, type DataPaths } from './store';
 
 export interface CommandPattern {
   pattern_id: string;
@@ -147,23 +147,35 @@ function readShard(paths: DataPaths, name: string): Record<string, CommandPatter
   return readJson<Record<string, CommandPattern>>(path.join(paths.patternShards, name), () => ({}));
 }
 
+/**
+ * Where a fold's file changes go: straight to disk (each file replaced
+ * atomically), or into a FoldTxn that applies them all or none (see fold).
+ */
+export interface FileWrites {
+  put(file: string, text: string): void;
+  del(file: string): void;
+}
+
+const directWrites: FileWrites = { put: (file, text) => writeFileAtomic(file, text), del: unlinkQuiet };
+const jsonText = (data: unknown) => JSON.stringify(data) + '\n';
+
 /** Writes `db` whole as shards and index (a migration, after eviction; a benchmark's or test's database). */
-export function writeAllShards(paths: DataPaths, db: PatternDb): void {
+export function writeAllShards(paths: DataPaths, db: PatternDb, w: FileWrites = directWrites): void {
   const shards = new Map<string, Record<string, CommandPattern>>();
   for (let i = 0; i < SHARDS; i++) shards.set(shardName(i), {});
   for (const [k, p] of Object.entries(db.command_patterns)) shards.get(shardOf(k))![k] = p;
   fs.mkdirSync(paths.patternShards, { recursive: true });
   for (const [name, content] of shards) {
     const file = path.join(paths.patternShards, name);
-    if (Object.keys(content).length > 0) writeJsonAtomic(file, content, false);
-    else unlinkQuiet(file);
+    if (Object.keys(content).length > 0) w.put(file, jsonText(content));
+    else w.del(file);
   }
-  writeIndex(paths, db, Object.keys(db.command_patterns).length, null);
+  writeIndex(paths, db, Object.keys(db.command_patterns).length, null, w);
 }
 
-function writeIndex(paths: DataPaths, db: PatternDb, commandCount: number, cacheBuiltAt: number | null): void {
+function writeIndex(paths: DataPaths, db: PatternDb, commandCount: number, cacheBuiltAt: number | null, w: FileWrites = directWrites): void {
   const index: DbIndex = { version: 1, updated_at: db.updated_at, command_count: commandCount, context_patterns: db.context_patterns, tool_failures: db.tool_failures, cache_built_at: cacheBuiltAt };
-  writeJsonAtomic(path.join(paths.patternShards, INDEX), index, false);
+  w.put(path.join(paths.patternShards, INDEX), jsonText(index));
 }
 
 /** Splits an earlier version's one-file database into shards (under the database lock). */
@@ -367,9 +379,19 @@ export function shouldFold(paths: DataPaths, settings: Settings, nowMs: number):
  * database, writes the database and the prediction cache. Returns the number
  * of runs folded. Runs only holding the database's lock: a fold without it
  * could overwrite another's (so when the lock is busy past the wait, the
- * journal is left for the next fold). A journal a folder had moved aside
- * before it was killed (its time budget ran out) is folded too: holding the
- * lock, every `.folding` file there is an orphan.
+ * journal is left for the next fold).
+ *
+ * All or nothing, whenever the folding process dies (killed at a hook's
+ * deadline, or the detached fold of an answer end killed with its terminal):
+ * the journal is moved aside (`pending.jsonl.<pid>.folding`); every changed
+ * file is written beside its target (`<file>.fold.tmp`); then the commit
+ * record `patterns/fold.commit` (the changes and the journals they fold) is
+ * written, the one step that makes the fold count; then the changes are moved
+ * into place and the journals and the record removed. The next fold, holding
+ * the lock, first finishes a committed fold (moving what is left into place)
+ * and then folds every `.folding` journal left without a commit (its runs
+ * never reached the database). So a run is never lost and never counted
+ * twice.
  */
 export function fold(paths: DataPaths, settings: Settings, now: Date): number {
   const dir = path.dirname(paths.learnJournal);
@@ -381,22 +403,27 @@ export function fold(paths: DataPaths, settings: Settings, now: Date): number {
       return [];
     }
   };
+  const commitFile = path.join(paths.patterns, COMMIT);
   // Nothing new: leave the database alone (parsing 10,000 patterns costs more than a hook's whole start-up).
-  if (!fs.existsSync(paths.learnJournal) && orphans().length === 0) return 0;
+  if (!fs.existsSync(paths.learnJournal) && !fs.existsSync(commitFile) && orphans().length === 0) return 0;
   const folded = tryWithLock(
     paths.patternDb,
     () => {
+      const recovered = finishCommitted(paths);
       const taken = `${paths.learnJournal}.${process.pid}.folding`;
+      crashPoint();
       try {
         fs.renameSync(paths.learnJournal, taken);
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       }
       const files = orphans();
+      if (files.length > (fs.existsSync(taken) ? 1 : 0) && !recovered) removeStrayTmp(paths); // a fold died before its commit
       const runs = files.flatMap((f) => readJsonLines(f).filter(isRun));
       migrateLegacy(paths);
-      foldRuns(paths, settings, runs, now);
-      for (const f of files) unlinkQuiet(f);
+      const txn = new FoldTxn();
+      foldRuns(paths, settings, runs, now, txn);
+      txn.commit(paths, files);
       return runs.length;
     },
     Math.max(200, settings.performance.max_hook_execution_time / 2),
@@ -404,13 +431,117 @@ export function fold(paths: DataPaths, settings: Settings, now: Date): number {
   return folded ?? 0;
 }
 
+const COMMIT = 'fold.commit';
+const TMP_SUFFIX = '.fold.tmp';
+
+/**
+ * Test hook for the all-or-nothing fold: with HOOKS_CLI_TEST_FOLD_CRASH_AT=n
+ * the process kills itself (SIGKILL, as a crash) at the n-th step of a fold
+ * (1 = before moving the journal aside). Unset in real use.
+ */
+let crashSteps = 0;
+function crashPoint(): void {
+  const at = process.env.HOOKS_CLI_TEST_FOLD_CRASH_AT;
+  if (at && ++crashSteps === Number(at)) process.kill(process.pid, 'SIGKILL');
+}
+
+interface CommitRecord {
+  /** Paths relative to `patterns/`; `del` removes the file. */
+  changes: { file: string; del?: true }[];
+  journals: string[];
+}
+
+/** A fold's file changes, kept until commit() writes them all (see fold). */
+class FoldTxn implements FileWrites {
+  private readonly changes = new Map<string, string | null>();
+  put(file: string, text: string): void {
+    this.changes.delete(file); // a later write of the same file replaces the earlier, in order
+    this.changes.set(file, text);
+  }
+  del(file: string): void {
+    this.changes.delete(file);
+    this.changes.set(file, null);
+  }
+  commit(paths: DataPaths, journals: string[]): void {
+    const rel = (f: string) => path.relative(paths.patterns, f);
+    const record: CommitRecord = { changes: [], journals: journals.map(rel) };
+    for (const [file, text] of this.changes) {
+      if (text !== null) {
+        crashPoint();
+        fs.writeFileSync(file + TMP_SUFFIX, text);
+        record.changes.push({ file: rel(file) });
+      } else record.changes.push({ file: rel(file), del: true });
+    }
+    crashPoint();
+    const commitFile = path.join(paths.patterns, COMMIT);
+    fs.writeFileSync(commitFile + TMP_SUFFIX, JSON.stringify(record));
+    fs.renameSync(commitFile + TMP_SUFFIX, commitFile); // the fold counts from here
+    applyCommit(paths, record);
+  }
+}
+
+/** Moves a committed fold's files into place (what is left of them), removes its journals, then the record. */
+function applyCommit(paths: DataPaths, record: CommitRecord): void {
+  const abs = (f: string) => path.resolve(paths.patterns, f);
+  for (const c of record.changes) {
+    crashPoint();
+    if (c.del) unlinkQuiet(abs(c.file));
+    else {
+      try {
+        fs.renameSync(abs(c.file) + TMP_SUFFIX, abs(c.file));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err; // moved before a crash
+      }
+    }
+  }
+  for (const j of record.journals) {
+    crashPoint();
+    unlinkQuiet(abs(j));
+  }
+  crashPoint();
+  unlinkQuiet(path.join(paths.patterns, COMMIT));
+}
+
+/** Finishes the fold a dead process had committed; true when there was one. */
+function finishCommitted(paths: DataPaths): boolean {
+  const file = path.join(paths.patterns, COMMIT);
+  let record: CommitRecord;
+  try {
+    record = JSON.parse(fs.readFileSync(file, 'utf8')) as CommitRecord;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    unlinkQuiet(file); // cannot be half written (it is renamed into place): not ours
+    return false;
+  }
+  if (!isObject(record) || !Array.isArray(record.changes) || !Array.isArray(record.journals)) {
+    unlinkQuiet(file);
+    return false;
+  }
+  applyCommit(paths, record);
+  removeStrayTmp(paths);
+  return true;
+}
+
+/** Removes the `.fold.tmp` files a fold that died before its commit left (they were never part of the database). */
+function removeStrayTmp(paths: DataPaths): void {
+  for (const dir of [paths.patternShards, paths.predictionCache, paths.patterns]) {
+    let names: string[] = [];
+    try {
+      names = fs.readdirSync(dir);
+    } catch {
+      continue;
+    }
+    for (const n of names) if (n.endsWith(TMP_SUFFIX)) unlinkQuiet(path.join(dir, n));
+  }
+}
+
 /**
  * The incremental fold: reads the index and the shards the runs touch,
  * applies the runs, writes those shards, the index and the prediction cache
- * (updated for the touched keys). Over `max_patterns`, the whole database is
- * read once and trimmed to 95% of it.
+ * (updated for the touched keys) into `w`. Over `max_patterns`, the whole
+ * database is read once and trimmed to 95% of it.
  */
-function foldRuns(paths: DataPaths, settings: Settings, runs: LearnedRun[], now: Date): void {
+function foldRuns(paths: DataPaths, settings: Settings, runs: LearnedRun[], now: Date, w: FileWrites): void {
   const sl = settings.shadow_learner;
   const index = readIndex(paths);
   const names = [...new Set(runs.filter((r) => r.command).map((r) => shardOf(r.command!)))];
@@ -424,6 +555,7 @@ function foldRuns(paths: DataPaths, settings: Settings, runs: LearnedRun[], now:
   const count = index.command_count + Object.keys(db.command_patterns).length - before;
   if (runs.length > 0) db.updated_at = now.toISOString();
   fs.mkdirSync(paths.patternShards, { recursive: true });
+  fs.mkdirSync(paths.predictionCache, { recursive: true });
   if (count + Object.keys(db.context_patterns).length > sl.max_patterns) {
     const whole = readDb(paths);
     Object.assign(whole.command_patterns, db.command_patterns);
@@ -431,14 +563,14 @@ function foldRuns(paths: DataPaths, settings: Settings, runs: LearnedRun[], now:
     whole.tool_failures = db.tool_failures;
     whole.updated_at = db.updated_at;
     evict(whole, sl.max_patterns, Math.floor(sl.max_patterns * 0.95));
-    writeAllShards(paths, whole);
-    writePredictionCache(paths, buildPredictions(whole, sl, now.getTime()));
-    writeIndex(paths, whole, Object.keys(whole.command_patterns).length, now.getTime());
+    writeAllShards(paths, whole, w);
+    writePredictionCache(paths, buildPredictions(whole, sl, now.getTime()), w);
+    writeIndex(paths, whole, Object.keys(whole.command_patterns).length, now.getTime(), w);
     return;
   }
   for (const [name, content] of shards) {
     for (const k of Object.keys(db.command_patterns)) if (shardOf(k) === name) content[k] = db.command_patterns[k];
-    writeJsonAtomic(path.join(paths.patternShards, name), content, false);
+    w.put(path.join(paths.patternShards, name), jsonText(content));
   }
   // The prediction cache changes only when a touched key's prediction does (most runs of known-good commands
   // change none): then it is read and rewritten; otherwise it is left alone, still true for the database.
@@ -448,14 +580,17 @@ function foldRuns(paths: DataPaths, settings: Settings, runs: LearnedRun[], now:
     const meta = readPredMeta(paths);
     const nowMs = now.getTime();
     if (!meta || meta.thresholds !== thresholdsKey(settings) || cacheBuiltAt === null || meta.built_at !== cacheBuiltAt) {
-      // Missing, built under other thresholds, or not known to match: built from the whole database (rare).
-      writePredictionCache(paths, buildPredictions({ ...db, command_patterns: allCommandPatterns(paths) }, sl, nowMs)); // the touched shards are written already
+      // Missing, built under other thresholds, or not known to match: built from the whole database (rare),
+      // the shards this fold changed taken from it.
+      const all = allCommandPatterns(paths);
+      Object.assign(all, db.command_patterns);
+      writePredictionCache(paths, buildPredictions({ ...db, command_patterns: all }, sl, nowMs), w);
     } else {
-      updatePredictions(paths, new Map(changed.map((k) => [k, predictionOf(db.command_patterns[k], sl)])), { ...meta, built_at: nowMs, checked_at: nowMs });
+      updatePredictions(paths, new Map(changed.map((k) => [k, predictionOf(db.command_patterns[k], sl)])), { ...meta, built_at: nowMs, checked_at: nowMs }, w);
     }
     cacheBuiltAt = nowMs;
   }
-  if (runs.length > 0 || cacheBuiltAt !== (index.cache_built_at ?? null) || !fs.existsSync(path.join(paths.patternShards, INDEX))) writeIndex(paths, db, count, cacheBuiltAt);
+  if (runs.length > 0 || cacheBuiltAt !== (index.cache_built_at ?? null) || !fs.existsSync(path.join(paths.patternShards, INDEX))) writeIndex(paths, db, count, cacheBuiltAt, w);
 }
 
 /** A pattern's prediction as a string, to tell whether a fold changed it ('' for none). */
@@ -535,7 +670,7 @@ function lazyPredictions(paths: DataPaths): Record<string, Prediction> {
 }
 
 /** Writes a whole prediction cache (shards first, the meta file last). */
-export function writePredictionCache(paths: DataPaths, cache: PredictionCache): void {
+export function writePredictionCache(paths: DataPaths, cache: PredictionCache, w: FileWrites = directWrites): void {
   const dir = paths.predictionCache;
   fs.mkdirSync(dir, { recursive: true });
   const shards = new Map<string, Record<string, Prediction>>();
@@ -543,10 +678,10 @@ export function writePredictionCache(paths: DataPaths, cache: PredictionCache): 
     const name = shardOf(k);
     (shards.get(name) ?? shards.set(name, {}).get(name)!)[k] = p;
   }
-  for (const name of fs.readdirSync(dir)) if (name.startsWith('c-') && !shards.has(name)) unlinkQuiet(path.join(dir, name));
-  for (const [name, content] of shards) writeJsonAtomic(path.join(dir, name), content, false);
+  for (const name of fs.readdirSync(dir)) if (name.startsWith('c-') && name.endsWith('.json') && !shards.has(name)) w.del(path.join(dir, name));
+  for (const [name, content] of shards) w.put(path.join(dir, name), jsonText(content));
   const { commands: _omit, ...meta } = cache;
-  writeJsonAtomic(path.join(dir, PRED_META), meta, false);
+  w.put(path.join(dir, PRED_META), jsonText(meta));
 }
 
 /** Every prediction in the cache (tests and tools; the validator looks keys up one by one). */
@@ -558,7 +693,7 @@ export function readPredictionCache(paths: DataPaths): PredictionCache | null {
   return { ...meta, commands };
 }
 
-function updatePredictions(paths: DataPaths, changes: Map<string, Prediction | null>, meta: PredMeta): void {
+function updatePredictions(paths: DataPaths, changes: Map<string, Prediction | null>, meta: PredMeta, w: FileWrites = directWrites): void {
   const byShard = new Map<string, string[]>();
   for (const k of changes.keys()) (byShard.get(shardOf(k)) ?? byShard.set(shardOf(k), []).get(shardOf(k))!).push(k);
   for (const [name, keys] of byShard) {
@@ -568,9 +703,9 @@ function updatePredictions(paths: DataPaths, changes: Map<string, Prediction | n
       if (pred) content[k] = pred;
       else delete content[k];
     }
-    writeJsonAtomic(path.join(paths.predictionCache, name), content, false);
+    w.put(path.join(paths.predictionCache, name), jsonText(content));
   }
-  writeJsonAtomic(path.join(paths.predictionCache, PRED_META), meta, false);
+  w.put(path.join(paths.predictionCache, PRED_META), jsonText(meta));
 }
 
 function indexCacheBuiltAt(paths: DataPaths): number | null {
