@@ -23,14 +23,12 @@ import { appendJsonLine } from '../lib/store';
 function handle(ctx: HookContext): HookAnswer {
   const { input, settings, paths, now } = ctx;
   // The seed's Stop ends the session: fold everything, now. The host's Stop ends an answer, after every one: fold on
-  // the logger's schedule (about 25 runs or 30 s), in a detached process the host does not wait for (with
-  // async_logging off, or when no process can be started, here).
+  // the logger's schedule (about 25 runs or 30 s), in a detached process the host does not wait for, started last
+  // (with async_logging off, or when no process can be started, here).
+  let foldLater = false;
   if (settings.shadow_learner.learning_enabled) {
     if (input.protocol === 'seed' || !settings.performance.async_logging) fold(paths, settings, now);
-    else if (shouldFold(paths, settings, now.getTime())) {
-      const worker = path.join(path.dirname(ctx.hookFile), 'learner-fold.js');
-      if (!(fs.existsSync(worker) && spawnDetached(worker, [paths.project], paths.project))) fold(paths, settings, now);
-    }
+    else foldLater = shouldFold(paths, settings, now.getTime());
   }
   const s: SessionState = updateState(paths, now, input.sessionId, (st) => {
     st.ended_at = now.toISOString();
@@ -42,7 +40,7 @@ function handle(ctx: HookContext): HookAnswer {
     for (const line of excludeFromGit(paths, docs)) ctx.log('INFO', `listed ${line} in .git/info/exclude`);
   }
   writeDoc(docs.lastSession, lastSessionMd(s, now, intr));
-  writeDoc(docs.activeTodos, activeTodosMd(s, now));
+  writeDoc(docs.activeTodos, activeTodosMd(s)); // unchanged (no task changed this answer): not rewritten
   if (intr.interrupted) writeDoc(docs.recoveryGuide, recoveryGuideMd(s, now, intr));
   else removeDoc(docs.recoveryGuide);
   const tools = Object.keys(s.tool_usage).length;
@@ -63,6 +61,10 @@ function handle(ctx: HookContext): HookAnswer {
   pruneLogs(paths, settings.logging.log_retention_days, now);
   const message = `Session finalized. Modified ${s.modified_files.length} files, used ${tools} tools.`;
   ctx.log('INFO', message);
+  if (foldLater) {
+    const worker = path.join(path.dirname(ctx.hookFile), 'learner-fold.js');
+    if (!(fs.existsSync(worker) && spawnDetached(worker, [paths.project], paths.project))) fold(paths, settings, now);
+  }
   return input.protocol === 'host' ? { exitCode: 0 } : seedAnswer(true, message);
 }
 

@@ -39,8 +39,10 @@ function handle(ctx: HookContext): HookAnswer {
     s.tool_usage[tool] = (s.tool_usage[tool] ?? 0) + 1;
     if (command !== null) s.commands_executed.push({ command, timestamp: iso });
     if (file && !s.modified_files.includes(file)) s.modified_files.push(file);
+    const listBefore = todos || tool.startsWith('Task') ? JSON.stringify([s.todos, s.tasks]) : null;
     if (todos) s.todos = todos;
     if (success && (tool === 'TaskCreate' || tool === 'TaskUpdate')) s.tasks = applyTaskTool(s.tasks, tool, ti, input.toolResponse);
+    if (listBefore !== null && listBefore !== JSON.stringify([s.todos, s.tasks])) s.tasks_updated_at = iso; // ACTIVE_TODOS.md's date
     if (!success) s.failures.push({ tool, command, error: error!.slice(0, 500), timestamp: iso });
     s.recent_results.push({ tool, command, success });
     s.context.tool_calls++;

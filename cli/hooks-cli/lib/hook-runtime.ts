@@ -114,19 +114,25 @@ interface ProcessHandle {
   onexit: (() => void) | null;
 }
 
+/** `nice`, when the system has it at a usual place. */
+const NICE = ['/usr/bin/nice', '/bin/nice'];
+
 /**
- * Starts `node <file> ...args` in its own session with stdin, stdout and
- * stderr on /dev/null, and does not wait for it: the host waits for a hook's
- * exit and for its stdout and stderr to close, and this child holds neither
- * (every other descriptor Node opens is close-on-exec). Through libuv's
- * process handle directly (Node's `process_wrap` binding, what
- * child_process.spawn calls underneath in lib/internal/child_process.js
- * `ChildProcess.prototype.spawn`), which spares loading child_process with
- * net and streams (about 1 ms of a hook's start-up); child_process.spawn when
- * the binding is not there. Returns false when no process could be started.
+ * Starts `node <file> ...args` in its own session, at the lowest CPU
+ * priority (through `nice -n 19` where there is one, so on a busy machine it
+ * takes no CPU the hooks want), with stdin, stdout and stderr on /dev/null,
+ * and does not wait for it: the host waits for a hook's exit and for its
+ * stdout and stderr to close, and this child holds neither (every other
+ * descriptor Node opens is close-on-exec). Through libuv's process handle
+ * directly (Node's `process_wrap` binding, what child_process.spawn calls
+ * underneath in lib/internal/child_process.js `ChildProcess.prototype.spawn`),
+ * which spares loading child_process with net and streams (about 1 ms of a
+ * hook's start-up); child_process.spawn when the binding is not there.
+ * Returns false when no process could be started.
  */
 export function spawnDetached(file: string, args: string[], cwd: string): boolean {
-  const argv = [process.execPath, file, ...args];
+  const nice = NICE.find((f) => fs.existsSync(f));
+  const argv = nice ? [nice, '-n', '19', process.execPath, file, ...args] : [process.execPath, file, ...args];
   try {
     const binding = (process as unknown as { binding(name: string): { Process?: new () => ProcessHandle } }).binding('process_wrap');
     if (typeof binding.Process === 'function') {
@@ -134,7 +140,7 @@ export function spawnDetached(file: string, args: string[], cwd: string): boolea
       handle.onexit = () => undefined;
       const envPairs = Object.entries(process.env).map(([k, v]) => `${k}=${v}`);
       const ignore = { type: 'ignore' };
-      const err = handle.spawn({ file: process.execPath, args: argv, cwd, envPairs, stdio: [ignore, ignore, ignore], detached: true, windowsHide: true, windowsVerbatimArguments: false });
+      const err = handle.spawn({ file: argv[0], args: argv, cwd, envPairs, stdio: [ignore, ignore, ignore], detached: true, windowsHide: true, windowsVerbatimArguments: false });
       if (err === 0) {
         handle.unref();
         return true;
@@ -145,7 +151,7 @@ export function spawnDetached(file: string, args: string[], cwd: string): boolea
   }
   try {
     const cp = require('node:child_process') as typeof import('node:child_process');
-    const child = cp.spawn(process.execPath, argv.slice(1), { cwd, detached: true, stdio: 'ignore', windowsHide: true });
+    const child = cp.spawn(argv[0], argv.slice(1), { cwd, detached: true, stdio: 'ignore', windowsHide: true });
     child.on('error', () => undefined);
     child.unref();
     return child.pid !== undefined;

@@ -1,6 +1,7 @@
 /** Deletes daily execution logs, and the state of sessions inactive, for longer than `log_retention_days`. */
 import fs from 'node:fs';
 import path from 'node:path';
+import { mirrorTarget } from './session';
 import { unlinkQuiet, type DataPaths } from './store';
 
 export function pruneLogs(paths: DataPaths, retentionDays: number, now: Date): string[] {
@@ -32,10 +33,11 @@ function pruneSessions(paths: DataPaths, cutoffMs: number, removed: string[]): v
   } catch {
     return;
   }
+  const mirrored = mirrorTarget(paths); // session_state.json links to it: kept while it is the latest
   for (const name of names) {
     const file = path.join(paths.sessions, name);
     try {
-      if (name.endsWith('.json') && fs.statSync(file).mtimeMs < cutoffMs) {
+      if (name.endsWith('.json') && file !== mirrored && fs.statSync(file).mtimeMs < cutoffMs) {
         unlinkQuiet(file);
         removed.push(`sessions/${name}`);
       }

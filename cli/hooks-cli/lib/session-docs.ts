@@ -197,7 +197,11 @@ ${bullet(s.backup_history.map(backupLine), 'none')}
 
 const backupLine = (b: BackupRecord) => `${b.backup_id} (${b.timestamp}): ${b.reason}${b.success ? '' : ' [FAILED]'}`;
 
-export function activeTodosMd(s: SessionState, end: Date): string {
+/**
+ * ACTIVE_TODOS.md's text. It depends on the task list alone (dated by its last change, not by the answer's end),
+ * so the answer ends that changed no task leave the file as it is (writeDoc skips equal text).
+ */
+export function activeTodosMd(s: SessionState): string {
   const list = taskList(s);
   const todos = list ?? [];
   const section = (status: string, title: string) => {
@@ -208,7 +212,7 @@ export function activeTodosMd(s: SessionState, end: Date): string {
   const other = todos.filter((t) => !known.has(t.status));
   return `# Active todos
 
-Task list of session ${s.session_id}, as of ${end.toISOString()}.${list === null ? ' The assistant kept no task list this session.' : ''}
+Task list of session ${s.session_id}${list === null ? '. The assistant kept no task list this session.' : `, as of ${s.tasks_updated_at ?? s.last_activity}.`}
 
 ${section('in_progress', 'In progress')}
 ${section('pending', 'Pending')}

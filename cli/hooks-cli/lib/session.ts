@@ -16,7 +16,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { isObject, readJson, withLock, writeJsonAtomic, type DataPaths } from './store';
+import { isObject, readJson, unlinkQuiet, withLock, writeJsonAtomic, type DataPaths } from './store';
 import { backupStamp } from './time';
 
 export interface BackupRecord {
@@ -63,6 +63,8 @@ export interface SessionState {
   todos: TodoItem[] | null;
   /** TaskCreate/TaskUpdate tasks, in creation order, or null when none was made. */
   tasks: TaskItem[] | null;
+  /** When the task list (todos or tasks) last changed, or null. */
+  tasks_updated_at: string | null;
   /** The transcript's last compaction already acted on (its uuid or timestamp). */
   last_compaction: string | null;
   failures: { tool: string; command: string | null; error: string; timestamp: string }[];
@@ -94,6 +96,7 @@ export function freshState(now: Date, sessionId: string | null): SessionState {
     context: { prompt_chars: 0, tool_chars: 0, tool_calls: 0, estimated_tokens: 0, transcript_tokens: null, usage: 0, thresholds_hit: [] },
     todos: null,
     tasks: null,
+    tasks_updated_at: null,
     last_compaction: null,
     failures: [],
     recent_results: [],
@@ -176,10 +179,46 @@ export function updateState<T>(paths: DataPaths, now: Date, hostSessionId: strin
     if (s.failures.length > MAX_FAILURES) s.failures.splice(0, s.failures.length - MAX_FAILURES);
     if (s.recent_results.length > MAX_RECENT) s.recent_results.splice(0, s.recent_results.length - MAX_RECENT);
     writeJsonAtomic(file, s);
-    // The mirror: the session with the latest activity (last writer wins; each write is whole).
-    if (file !== paths.sessionState) writeJsonAtomic(paths.sessionState, s);
+    if (file !== paths.sessionState) pointMirror(paths, file, s);
     return result;
   });
+}
+
+/**
+ * The mirror, `session_state.json`: the session with the latest activity
+ * (last writer wins). A symbolic link to that session's file, replaced only
+ * when another session becomes the latest: so a hook run writes one state
+ * file, not two (each whole-file replace costs a hook about 0.3 ms on ext4,
+ * which pushes a replaced file's data to the disk). A copy where links
+ * cannot be made.
+ */
+function pointMirror(paths: DataPaths, file: string, s: SessionState): void {
+  const target = path.relative(paths.root, file);
+  let current: string | null = null;
+  try {
+    current = fs.readlinkSync(paths.sessionState);
+  } catch {
+    /* not a link (none yet, or a copy, or the seed's own file) */
+  }
+  if (current === target) return;
+  const tmp = `${paths.sessionState}.${process.pid}.link`;
+  try {
+    unlinkQuiet(tmp);
+    fs.symlinkSync(target, tmp);
+    fs.renameSync(tmp, paths.sessionState);
+  } catch {
+    unlinkQuiet(tmp);
+    writeJsonAtomic(paths.sessionState, s);
+  }
+}
+
+/** The session file the mirror links to (pruning keeps it), or null. */
+export function mirrorTarget(paths: DataPaths): string | null {
+  try {
+    return path.resolve(paths.root, fs.readlinkSync(paths.sessionState));
+  } catch {
+    return null;
+  }
 }
 
 /** The seed's context estimate from what the session has seen. */
