@@ -100,3 +100,30 @@ t.test('ACTIVE_TODOS.md is rewritten only when the task list changed; the modelâ
   await task('TaskUpdate', { taskId: '1', status: 'in_progress' }, { success: true, taskId: '1', updatedFields: ['status'] });
   t.equal(readJsonFile(path.join(p.data, 'session_state.json')).tasks_updated_at, state.tasks_updated_at);
 });
+
+t.test('a replace killed between its two renames loses nothing: readers and the next writer take the old text from .prev', async (t) => {
+  const p = tempProject(t);
+  const paths = dataPaths(p.dir);
+  // Session state: the session file moved to .prev, the new one never put in place (the writer was killed).
+  await bash(p, 'sess-a', 'echo one');
+  const file = path.join(paths.sessions, 'sess-a.json');
+  fs.renameSync(file, `${file}.prev`);
+  t.equal(readState(paths, new Date(), 'sess-a')?.commands_executed.length, 1, 'the session is read from .prev');
+  t.equal(readState(paths)?.session_id, 'sess-a', 'and through session_state.json, whose link dangles meanwhile');
+  t.equal((await runCli(inst, p, ['status', '--json'])).json.commands_executed, 1, 'the CLI too');
+  await bash(p, 'sess-a', 'echo two');
+  t.same(readJsonFile(file).commands_executed.map((c: { command: string }) => c.command), ['echo one', 'echo two'], 'the next update started from the old state');
+  t.notOk(fs.existsSync(`${file}.prev`), '.prev is gone once the file is back');
+  // A session document with the model's note, caught the same way.
+  const stop = () => runHook(inst, 'session-finalizer', p, { ...hostInput(p, 'Stop', { stop_hook_active: false }), session_id: 'sess-a' });
+  await stop();
+  const todos = path.join(p.data, 'ACTIVE_TODOS.md');
+  fs.appendFileSync(todos, '\nNote: keep this.\n');
+  fs.renameSync(todos, `${todos}.prev`);
+  await runHook(inst, 'session-logger', p, { ...hostInput(p, 'PostToolUse', { tool_name: 'TaskCreate', tool_input: { subject: 'Next step', description: '' }, tool_response: { task: { id: '1', subject: 'Next step' } } }), session_id: 'sess-a' });
+  await stop();
+  const text = fs.readFileSync(todos, 'utf8');
+  t.match(text, /#1 Next step/, 'rewritten with the new task');
+  t.equal(text.split('Note: keep this.').length, 2, 'the note from .prev is kept');
+  t.notOk(fs.existsSync(`${todos}.prev`));
+});

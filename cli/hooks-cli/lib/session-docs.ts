@@ -19,7 +19,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Settings } from './settings-schema';
 import type { BackupRecord, SessionState } from './session';
-import { fnv1a, unlinkQuiet, writeFileAtomic, type DataPaths } from './store';
+import { fnv1a, readReplaced, replaceFile, unlinkQuiet, type DataPaths } from './store';
 import { taskList } from './tasks';
 import { formatDuration } from './time';
 
@@ -59,7 +59,7 @@ function userText(existing: string): string {
 
 function readText(file: string): string | null {
   try {
-    return fs.readFileSync(file, 'utf8');
+    return readReplaced(file);
   } catch {
     return null;
   }
@@ -71,7 +71,7 @@ export function writeDoc(file: string, generated: string): void {
   const user = existing === null ? '' : userText(existing).replace(/^\n+/, '');
   const body = generated.endsWith('\n') ? generated : generated + '\n';
   const text = `<!-- hooks-cli:begin ${textHash(body)} (generated; write outside this block) -->\n${body}${END}${user.trim() ? `\n${user}` : ''}`;
-  if (text !== existing) writeFileAtomic(file, text);
+  if (text !== existing) replaceFile(file, text);
 }
 
 /** Removes the generated block; the file goes too unless the user wrote something in it. */
@@ -80,8 +80,10 @@ export function removeDoc(file: string): void {
   if (existing === null) return;
   const user = userText(existing);
   if (user === existing) return; // no block of ours
-  if (user.trim() === '') unlinkQuiet(file);
-  else writeFileAtomic(file, user.replace(/^\n+/, ''));
+  if (user.trim() === '') {
+    unlinkQuiet(file);
+    unlinkQuiet(`${file}.prev`); // a killed replace's old text must not come back
+  } else replaceFile(file, user.replace(/^\n+/, ''));
 }
 
 /** The git directory holding `info/exclude` for a project (worktrees share the main one), found without running git. */

@@ -16,7 +16,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { isObject, readJson, unlinkQuiet, withLock, writeJsonAtomic, type DataPaths } from './store';
+import { isObject, readJson, replaceFile, unlinkQuiet, withLock, writeJsonAtomic, type DataPaths } from './store';
 import { backupStamp } from './time';
 
 export interface BackupRecord {
@@ -178,8 +178,10 @@ export function updateState<T>(paths: DataPaths, now: Date, hostSessionId: strin
     if (s.commands_executed.length > MAX_COMMANDS) s.commands_executed.splice(0, s.commands_executed.length - MAX_COMMANDS);
     if (s.failures.length > MAX_FAILURES) s.failures.splice(0, s.failures.length - MAX_FAILURES);
     if (s.recent_results.length > MAX_RECENT) s.recent_results.splice(0, s.recent_results.length - MAX_RECENT);
-    writeJsonAtomic(file, s);
-    if (file !== paths.sessionState) pointMirror(paths, file, s);
+    if (file !== paths.sessionState) {
+      replaceFile(file, JSON.stringify(s, null, 2) + '\n'); // under its lock; readers read .prev meanwhile
+      pointMirror(paths, file, s);
+    } else writeJsonAtomic(file, s);
     return result;
   });
 }

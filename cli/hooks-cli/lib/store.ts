@@ -93,15 +93,8 @@ export const notices: string[] = [];
  * `accept`: the file is renamed aside and `fallback()` is returned.
  */
 export function readJson<T>(file: string, fallback: () => T, accept: (v: unknown) => boolean = isObject): T {
-  // existsSync first: a missing file is common on the hook path, and a thrown ENOENT costs a stack trace.
-  if (!fs.existsSync(file)) return fallback();
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return fallback();
-    throw err;
-  }
+  const text = readReplaced(file);
+  if (text === null) return fallback();
   try {
     const value: unknown = JSON.parse(text);
     if (accept(value)) return value as T;
@@ -141,6 +134,81 @@ export function unlinkQuiet(file: string): void {
     fs.unlinkSync(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
+
+/**
+ * Replaces `file` with `text` without renaming over it: the new text goes
+ * to a temporary file, the old file is renamed to `<file>.prev`, the new one
+ * into place, and `.prev` removed. ext4 (the usual Linux file system)
+ * pushes a file's data to the disk when it is renamed over another (its
+ * `auto_da_alloc`), which made each whole-file replace cost a hook 0.2-0.5
+ * ms; renames onto free names do not. Between the two renames `file` is
+ * missing: readers go through readReplaced, which then reads `.prev` (the
+ * whole old text), so no reader ever sees a missing or half-written file, and
+ * a process killed between them leaves the old text there for the next
+ * writer. For files written under a lock or by one writer at a time (session
+ * state, the session documents); the host's own settings files keep
+ * writeFileAtomic, as other programs read them.
+ */
+export function replaceFile(file: string, text: string): void {
+  const tmp = `${file}.${process.pid}.${++tmpCounter}.tmp`;
+  const prev = `${file}.prev`;
+  try {
+    fs.writeFileSync(tmp, text);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(tmp, text);
+  }
+  try {
+    if (fs.existsSync(prev) && fs.existsSync(file)) unlinkQuiet(prev); // left by a writer killed after its second rename
+    try {
+      fs.renameSync(file, prev);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err; // a new file, or a killed writer left only .prev
+    }
+    fs.renameSync(tmp, file);
+  } catch (err) {
+    unlinkQuiet(tmp);
+    throw err;
+  }
+  unlinkQuiet(prev);
+}
+
+/**
+ * A file's text, or null when there is none; a file being replaced by
+ * replaceFile (missing between its two renames) is read from `.prev`. A
+ * symbolic link is followed to its target's `.prev`.
+ */
+export function readReplaced(file: string): string | null {
+  for (let attempt = 0; attempt < 3; attempt++) {
+    // existsSync first: a missing file is common on the hook path, and a thrown ENOENT costs a stack trace.
+    const text = fs.existsSync(file) ? readIfThere(file) : null;
+    if (text !== null) return text;
+    const st = fs.lstatSync(file, { throwIfNoEntry: false }); // a dangling link: its target is being replaced
+    const prev = `${(st?.isSymbolicLink() ? linkTarget(file) : null) ?? file}.prev`;
+    const old = fs.existsSync(prev) ? readIfThere(prev) : null;
+    if (old !== null) return old;
+    if (!fs.existsSync(file)) return null; // not there, and not being replaced (or done meanwhile: look again)
+  }
+  return null;
+}
+
+function readIfThere(file: string): string | null {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+function linkTarget(file: string): string | null {
+  try {
+    return path.resolve(path.dirname(file), fs.readlinkSync(file));
+  } catch {
+    return null;
   }
 }
 
