@@ -127,3 +127,21 @@ t.test('a replace killed between its two renames loses nothing: readers and the 
   t.equal(text.split('Note: keep this.').length, 2, 'the note from .prev is kept');
   t.notOk(fs.existsSync(`${todos}.prev`));
 });
+
+t.test('the finalizer prunes old logs at the first answer end of a day, not at every one', async (t) => {
+  const p = tempProject(t);
+  const logs = path.join(p.data, 'logs');
+  fs.mkdirSync(logs, { recursive: true });
+  const completions = path.join(logs, 'session_completions.jsonl');
+  fs.writeFileSync(completions, '{}\n');
+  const yesterday = new Date(Date.now() - 86_400_000);
+  fs.utimesSync(completions, yesterday, yesterday);
+  fs.writeFileSync(path.join(logs, 'executions_20200101.jsonl'), '{}\n');
+  const stop = () => runHook(inst, 'session-finalizer', p, hostInput(p, 'Stop', { stop_hook_active: false }));
+  await stop();
+  t.notOk(fs.existsSync(path.join(logs, 'executions_20200101.jsonl')), 'pruned at the day’s first answer end');
+  fs.writeFileSync(path.join(logs, 'executions_20200102.jsonl'), '{}\n');
+  await stop();
+  t.ok(fs.existsSync(path.join(logs, 'executions_20200102.jsonl')), 'the day’s later answer ends leave the folder alone');
+  t.equal(fs.readFileSync(completions, 'utf8').trim().split('\n').length, 3, 'every answer end still logs its completion');
+});

@@ -18,7 +18,7 @@ import { seedAnswer, type HookAnswer } from '../lib/protocol';
 import { pruneLogs } from '../lib/retention';
 import { activeTodosMd, docPaths, excludeFromGit, interruption, lastSessionMd, recoveryGuideMd, removeDoc, writeDoc } from '../lib/session-docs';
 import { updateState, type SessionState } from '../lib/session';
-import { appendJsonLine } from '../lib/store';
+import { appendJsonLine, ymd } from '../lib/store';
 
 function handle(ctx: HookContext): HookAnswer {
   const { input, settings, paths, now } = ctx;
@@ -44,6 +44,10 @@ function handle(ctx: HookContext): HookAnswer {
   if (intr.interrupted) writeDoc(docs.recoveryGuide, recoveryGuideMd(s, now, intr));
   else removeDoc(docs.recoveryGuide);
   const tools = Object.keys(s.tool_usage).length;
+  // Pruning reads the logs and sessions folders: once a day is enough (the first answer end of the day, known by
+  // the completion log last written on an earlier day; the logger does the same with the day's execution log).
+  const lastCompletion = fs.statSync(paths.completions, { throwIfNoEntry: false });
+  const firstToday = !lastCompletion || ymd(lastCompletion.mtime) !== ymd(now);
   appendJsonLine(paths.completions, {
     session_id: s.session_id,
     start_time: s.start_time,
@@ -58,7 +62,7 @@ function handle(ctx: HookContext): HookAnswer {
     interrupted: intr.interrupted,
     interruption_reasons: intr.reasons,
   });
-  pruneLogs(paths, settings.logging.log_retention_days, now);
+  if (firstToday) pruneLogs(paths, settings.logging.log_retention_days, now);
   const message = `Session finalized. Modified ${s.modified_files.length} files, used ${tools} tools.`;
   ctx.log('INFO', message);
   if (foldLater) {
