@@ -436,3 +436,26 @@ t.test('a fold killed at any step loses no run and counts none twice: the next f
   }
   t.ok(crashes > 30, `the fold was killed at each of its ${crashes} steps (writes, commit, moves, removals), and the next fold always gave the same database`);
 });
+
+t.test('a line a logger writes into the journal after the fold moved it aside and read it is folded by the next fold, once', async (t) => {
+  const p = tempProject(t);
+  const paths = dataPaths(p.dir);
+  const settings = defaultSettings();
+  const line = (command: string) => JSON.stringify({ tool: 'Bash', command, success: true, error: null, timestamp: ts }) + '\n';
+  fs.mkdirSync(path.dirname(paths.learnJournal), { recursive: true });
+  fs.writeFileSync(paths.learnJournal, line('make') + line('make'));
+  t.equal(fold(paths, settings, new Date()), 2);
+  const dir = path.dirname(paths.learnJournal);
+  const kept = () => fs.readdirSync(dir).filter((f) => /\.folded-\d+$/.test(f));
+  t.equal(kept().length, 1, 'the folded journal is kept for one more fold');
+  // The late write: a logger that had opened pending.jsonl before the fold renamed it writes now.
+  fs.appendFileSync(path.join(dir, kept()[0]), line('make'));
+  t.equal(fold(paths, settings, new Date()), 1, 'the next fold takes the late line');
+  t.equal(readDb(paths).command_patterns.make.evidence_count, 3, 'counted once');
+  t.equal(fold(paths, settings, new Date()), 0, 'nothing new: nothing folded');
+  t.equal(readDb(paths).command_patterns.make.evidence_count, 3);
+  fs.writeFileSync(paths.learnJournal, line('ls'));
+  t.equal(fold(paths, settings, new Date()), 1);
+  t.equal(readDb(paths).command_patterns.make.evidence_count, 3, 'the late line is not counted again');
+  t.equal(kept().length, 1, 'a kept journal that gained nothing is removed; the new one is kept');
+});

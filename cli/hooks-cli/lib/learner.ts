@@ -33,7 +33,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Settings } from './settings-schema';
-import { appendJsonLine, fnv1a, isObject, readJson, readJsonLines, tryWithLock, unlinkQuiet, withLock, writeFileAtomic, writeJsonAtomic, type DataPaths } from './store';
+import { appendJsonLine, fnv1a, isObject, readJson, tryWithLock, unlinkQuiet, withLock, writeFileAtomic, writeJsonAtomic, type DataPaths } from './store';
 
 export interface CommandPattern {
   pattern_id: string;
@@ -391,21 +391,18 @@ export function shouldFold(paths: DataPaths, settings: Settings, nowMs: number):
  * the lock, first finishes a committed fold (moving what is left into place)
  * and then folds every `.folding` journal left without a commit (its runs
  * never reached the database). So a run is never lost and never counted
- * twice.
+ * twice. A folded journal is not removed at once but renamed
+ * `<journal>.<pid>.folded-<bytes folded>`: a logger that opened the journal
+ * before the fold moved it aside can write its line after the fold read it
+ * (a process descheduled between its open and its write); the next fold
+ * folds what such a file gained beyond that byte, and removes the files that
+ * gained nothing.
  */
 export function fold(paths: DataPaths, settings: Settings, now: Date): number {
-  const dir = path.dirname(paths.learnJournal);
-  const orphanPrefix = `${path.basename(paths.learnJournal)}.`;
-  const orphans = () => {
-    try {
-      return fs.readdirSync(dir).filter((f) => f.startsWith(orphanPrefix) && f.endsWith('.folding')).map((f) => path.join(dir, f));
-    } catch {
-      return [];
-    }
-  };
+  const inputs = () => journalFiles(paths);
   const commitFile = path.join(paths.patterns, COMMIT);
   // Nothing new: leave the database alone (parsing 10,000 patterns costs more than a hook's whole start-up).
-  if (!fs.existsSync(paths.learnJournal) && !fs.existsSync(commitFile) && orphans().length === 0) return 0;
+  if (!fs.existsSync(paths.learnJournal) && !fs.existsSync(commitFile) && !inputs().some((j) => j.fresh || fileSize(j.file) > j.offset)) return 0;
   const folded = tryWithLock(
     paths.patternDb,
     () => {
@@ -417,18 +414,70 @@ export function fold(paths: DataPaths, settings: Settings, now: Date): number {
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       }
-      const files = orphans();
-      if (files.length > (fs.existsSync(taken) ? 1 : 0) && !recovered) removeStrayTmp(paths); // a fold died before its commit
-      const runs = files.flatMap((f) => readJsonLines(f).filter(isRun));
+      const journals = inputs();
+      if (journals.some((j) => j.fresh && j.file !== taken) && !recovered) removeStrayTmp(paths); // a fold died before its commit
+      const read = journals.map((j) => ({ ...j, ...readJournal(j.file, j.offset) }));
+      const runs = read.flatMap((j) => j.runs);
       migrateLegacy(paths);
       const txn = new FoldTxn();
       foldRuns(paths, settings, runs, now, txn);
-      txn.commit(paths, files);
+      // Each journal is kept, renamed `.folded-<bytes read>`, until a fold finds it grown by nothing: a logger
+      // that opened the journal before it was moved aside may write its line after this fold read it.
+      txn.commit(
+        paths,
+        read.map((j) => ({ file: j.file, to: j.fresh || j.end > j.offset ? `${j.base}.folded-${j.end}` : null })),
+      );
       return runs.length;
     },
     Math.max(200, settings.performance.max_hook_execution_time / 2),
   );
   return folded ?? 0;
+}
+
+/** The journals moved aside: `<journal>.<pid>.folding` (never folded: from byte 0) and `<journal>.<pid>.folded-<n>` (folded up to byte n). */
+function journalFiles(paths: DataPaths): { file: string; base: string; offset: number; fresh: boolean }[] {
+  const dir = path.dirname(paths.learnJournal);
+  const prefix = `${path.basename(paths.learnJournal)}.`;
+  let names: string[] = [];
+  try {
+    names = fs.readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const out: { file: string; base: string; offset: number; fresh: boolean }[] = [];
+  for (const n of names) {
+    if (!n.startsWith(prefix)) continue;
+    const m = /^(.*)\.(?:folding|folded-(\d+))$/.exec(n);
+    if (m) out.push({ file: path.join(dir, n), base: path.join(dir, m[1]), offset: m[2] === undefined ? 0 : Number(m[2]), fresh: m[2] === undefined });
+  }
+  return out;
+}
+
+function fileSize(file: string): number {
+  return fs.statSync(file, { throwIfNoEntry: false })?.size ?? 0;
+}
+
+/** The runs of a journal from byte `offset` to its last whole line, and where that line ends. */
+function readJournal(file: string, offset: number): { runs: LearnedRun[]; end: number } {
+  let buf: Buffer;
+  try {
+    buf = fs.readFileSync(file);
+  } catch {
+    return { runs: [], end: offset };
+  }
+  const last = buf.lastIndexOf(0x0a);
+  if (last < offset) return { runs: [], end: offset };
+  const runs: LearnedRun[] = [];
+  for (const line of buf.subarray(offset, last + 1).toString('utf8').split('\n')) {
+    if (!line) continue;
+    try {
+      const v: unknown = JSON.parse(line);
+      if (isRun(v)) runs.push(v);
+    } catch {
+      /* a line cut by a crash: skipped */
+    }
+  }
+  return { runs, end: last + 1 };
 }
 
 const COMMIT = 'fold.commit';
@@ -448,7 +497,8 @@ function crashPoint(): void {
 interface CommitRecord {
   /** Paths relative to `patterns/`; `del` removes the file. */
   changes: { file: string; del?: true }[];
-  journals: string[];
+  /** The journals folded: each renamed `to` (folded up to there), or removed when `to` is null. */
+  journals: { file: string; to: string | null }[];
 }
 
 /** A fold's file changes, kept until commit() writes them all (see fold). */
@@ -462,9 +512,9 @@ class FoldTxn implements FileWrites {
     this.changes.delete(file);
     this.changes.set(file, null);
   }
-  commit(paths: DataPaths, journals: string[]): void {
+  commit(paths: DataPaths, journals: { file: string; to: string | null }[]): void {
     const rel = (f: string) => path.relative(paths.patterns, f);
-    const record: CommitRecord = { changes: [], journals: journals.map(rel) };
+    const record: CommitRecord = { changes: [], journals: journals.map((j) => ({ file: rel(j.file), to: j.to === null ? null : rel(j.to) })) };
     for (const [file, text] of this.changes) {
       if (text !== null) {
         crashPoint();
@@ -496,7 +546,14 @@ function applyCommit(paths: DataPaths, record: CommitRecord): void {
   }
   for (const j of record.journals) {
     crashPoint();
-    unlinkQuiet(abs(j));
+    if (j.to === null) unlinkQuiet(abs(j.file));
+    else {
+      try {
+        fs.renameSync(abs(j.file), abs(j.to));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err; // renamed before a crash
+      }
+    }
   }
   crashPoint();
   unlinkQuiet(path.join(paths.patterns, COMMIT));
@@ -513,7 +570,7 @@ function finishCommitted(paths: DataPaths): boolean {
     unlinkQuiet(file); // cannot be half written (it is renamed into place): not ours
     return false;
   }
-  if (!isObject(record) || !Array.isArray(record.changes) || !Array.isArray(record.journals)) {
+  if (!isObject(record) || !Array.isArray(record.changes) || !Array.isArray(record.journals) || !record.journals.every((j) => isObject(j) && typeof j.file === 'string')) {
     unlinkQuiet(file);
     return false;
   }
@@ -725,6 +782,7 @@ export function clearPatterns(paths: DataPaths): void {
     fs.mkdirSync(paths.patternShards, { recursive: true });
     writeIndex(paths, emptyDb(), 0, null);
     fs.rmSync(paths.learnJournal, { force: true });
+    for (const j of journalFiles(paths)) unlinkQuiet(j.file);
     fs.rmSync(paths.predictionCache, { recursive: true, force: true });
     unlinkQuiet(path.join(paths.patterns, 'prediction_cache.json')); // an earlier version's
   });
