@@ -118,9 +118,12 @@ interface ProcessHandle {
 const NICE = ['/usr/bin/nice', '/bin/nice'];
 
 /**
- * Starts `node <file> ...args` in its own session, at the lowest CPU
- * priority (through `nice -n 19` where there is one, so on a busy machine it
- * takes no CPU the hooks want), with stdin, stdout and stderr on /dev/null,
+ * Starts `node <file> ...args` at the lowest CPU priority (through `nice -n
+ * 19` where there is one, so on a busy machine it takes no CPU the hooks
+ * want), in the hook's own session: Linux's autogroup scheduling gives a new
+ * session (setsid, `detached`) a CPU share of its own whatever its nice
+ * value, which measurably slowed the hook's last milliseconds on a loaded
+ * two-core machine. With stdin, stdout and stderr on /dev/null,
  * and does not wait for it: the host waits for a hook's exit and for its
  * stdout and stderr to close, and this child holds neither (every other
  * descriptor Node opens is close-on-exec). Through libuv's process handle
@@ -140,7 +143,7 @@ export function spawnDetached(file: string, args: string[], cwd: string): boolea
       handle.onexit = () => undefined;
       const envPairs = Object.entries(process.env).map(([k, v]) => `${k}=${v}`);
       const ignore = { type: 'ignore' };
-      const err = handle.spawn({ file: argv[0], args: argv, cwd, envPairs, stdio: [ignore, ignore, ignore], detached: true, windowsHide: true, windowsVerbatimArguments: false });
+      const err = handle.spawn({ file: argv[0], args: argv, cwd, envPairs, stdio: [ignore, ignore, ignore], detached: false, windowsHide: true, windowsVerbatimArguments: false });
       if (err === 0) {
         handle.unref();
         return true;
@@ -151,7 +154,7 @@ export function spawnDetached(file: string, args: string[], cwd: string): boolea
   }
   try {
     const cp = require('node:child_process') as typeof import('node:child_process');
-    const child = cp.spawn(argv[0], argv.slice(1), { cwd, detached: true, stdio: 'ignore', windowsHide: true });
+    const child = cp.spawn(argv[0], argv.slice(1), { cwd, stdio: 'ignore', windowsHide: true });
     child.on('error', () => undefined);
     child.unref();
     return child.pid !== undefined;
