@@ -19,8 +19,11 @@ import type { Settings } from './settings-schema';
 import {
   classifyDelete,
   describeDelete,
+  isAutostartPath,
+  isCoreCommand,
   isDiskDevice,
   isHomeCache,
+  isPathDir,
   isPreciousHomeDir,
   isSecretName,
   isSecretPath,
@@ -101,6 +104,8 @@ interface Unwrapped {
   query: boolean;
   /** A new working directory set by the wrapper (env -C, sudo -D). */
   chdir: string | null;
+  /** VAR=value words peeled off on the way (prefixes, env's arguments). */
+  assigned: Word[];
 }
 
 function skipOptions(words: Word[], i: number, argOpts: Set<string>): number {
@@ -116,10 +121,10 @@ function skipOptions(words: Word[], i: number, argOpts: Set<string>): number {
 /** Peels wrappers off a simple command until the real command is first. */
 export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwrapped {
   let words = input;
-  const u: Unwrapped = { words, elevated: false, viaXargs: false, script: null, query: false, chdir: null };
+  const u: Unwrapped = { words, elevated: false, viaXargs: false, script: null, query: false, chdir: null, assigned: [] };
   for (let guard = 0; guard < 20; guard++) {
     let i = 0;
-    while (i < words.length && isAssignment(words[i])) i++;
+    while (i < words.length && isAssignment(words[i])) u.assigned.push(words[i++]);
     words = words.slice(i);
     if (words.length === 0) break;
     const name = base(words[0].text);
@@ -185,6 +190,7 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
             j += 2;
           } else if (t.startsWith('-') || isAssignment(words[j])) {
             if (t.startsWith('--chdir=')) u.chdir = t.slice(8);
+            if (isAssignment(words[j])) u.assigned.push(words[j]);
             j++;
           } else break;
         }
@@ -330,11 +336,13 @@ interface Walk {
   secretRead: string | null;
   /** Files the line filled with secrets (tar czf k.tgz ~/.ssh, cp ~/.aws/credentials /tmp/c), which then count as secrets. */
   secretFiles: Set<string>;
+  /** Branches renamed or copied on the line: new name -> the branch whose commits it holds. */
+  branchNames: Map<string, string>;
 }
 
 /** Analyses a command line. */
 export function analyzeCommand(command: string, env: AnalyzeEnv): Analysis {
-  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set() };
+  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map() };
   collect(walk, command, env.cwd, 0, false);
   for (const inv of walk.out) checkInvocation(walk, inv);
   if (walk.netSocket && walk.secretRead) {
@@ -460,6 +468,10 @@ export function braceExpand(text: string, budget = 64): string[] {
 
 function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth: number, nested: boolean): Invocation | null {
   const u = unwrap(expandWords(cmd.words), { home: walk.env.home, cwd: cwd ?? walk.env.cwd });
+  // export/declare -x/typeset/readonly/local X=v: assignments that stay for the rest of the session.
+  const declares = /^(export|declare|typeset|readonly|local|setenv)$/.test(u.words[0]?.text ?? '');
+  const assigned = declares ? [...u.assigned, ...u.words.slice(1).filter(isAssignment)] : u.assigned;
+  if (assigned.length > 0) checkAssignments(walk, assigned, declares, cwd, depth);
   const runCwd = u.chdir !== null && cwd !== null ? resolveFrom(cwd, u.chdir) : cwd;
   if (u.script !== null) collect(walk, u.script, runCwd, depth + 1, true);
   if (u.query || (u.words.length === 0 && cmd.redirects.length === 0)) return null;
@@ -467,6 +479,56 @@ function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth:
   const argv = text(words);
   if (argv[0]?.includes('/') && !argv[0].startsWith('./')) argv[0] = base(argv[0]);
   return { argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, upstream: [], nested };
+}
+
+/** Variables whose value is a command line a program runs later (git, pagers, editors, askpass helpers). */
+const COMMAND_VARS = /^(GIT_SSH_COMMAND|GIT_PROXY_COMMAND|GIT_EXTERNAL_DIFF|GIT_EDITOR|GIT_SEQUENCE_EDITOR|GIT_PAGER|GIT_ASKPASS|SSH_ASKPASS|SUDO_ASKPASS|PAGER|MANPAGER|EDITOR|VISUAL|BROWSER|LESSOPEN|LESSCLOSE|FCEDIT)$/;
+/** Variables naming code that shells or the dynamic loader load into every later program. */
+const LOADED_VARS = /^(BASH_ENV|ENV|ZDOTDIR|LD_PRELOAD|LD_AUDIT|DYLD_INSERT_LIBRARIES|PERL5OPT|RUBYOPT|NODE_OPTIONS|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|PYTHONSTARTUP|PYTHONINSPECT)$/;
+/** Commands a prompt hook ordinarily runs: history sync, titles, git/direnv/starship/zoxide helpers. */
+const PROMPT_HELPER = /^(history|echo|printf|true|:|local|set|PS1=.*|_.*|__.*|.*(prompt|ps1|title|starship|direnv|zoxide|autojump|precmd|vte|osc7|terminal).*|z|pwd|tput|date|wait)$/i;
+
+/**
+ * Assignments that make later programs run code: PROMPT_COMMAND and prompt strings with `$(…)`
+ * (run before every prompt), BASH_ENV/ENV/ZDOTDIR (sourced by every later shell), LD_PRELOAD and
+ * the like (loaded into every later program), and the command-valued variables (GIT_SSH_COMMAND,
+ * PAGER...), whose value is analysed as the command line it is. `X=v cmd`, `export X=v`,
+ * `declare -x`, `env X=v` all count.
+ */
+function checkAssignments(walk: Walk, words: Word[], exported: boolean, cwd: string | null, depth: number): void {
+  for (const w of words) {
+    const eq = w.text.indexOf('=');
+    const name = w.text.slice(0, eq).replace(/\+$/, '');
+    const value = w.text.slice(eq + 1);
+    if (value.trim() === '') continue;
+    if (name === 'PROMPT_COMMAND' || /^PS[0-4]$/.test(name)) {
+      const scripts = name === 'PROMPT_COMMAND' ? [value] : [...value.matchAll(/\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`/g)].map((m) => m[1] ?? m[2]);
+      for (const script of scripts) {
+        const before = walk.findings.length;
+        collect(walk, script, cwd, depth + 1, true);
+        const cmds = parseShell(script, parseEnv(walk, cwd)).commands.map((c) => unwrap(c.words, { home: walk.env.home, cwd: cwd ?? walk.env.cwd }).words.map((x) => x.text));
+        const other = cmds.find((a) => a.length > 0 && (!PROMPT_HELPER.test(base(a[0])) || (a[0] === 'history' && a.some((x) => /^-[a-zA-Z]*[cd]/.test(x)))));
+        if (other && !walk.findings.slice(before).some((f) => f.level === 'block')) {
+          block(walk, 'dangerous', `${name} set to run \`${other.join(' ').slice(0, 80)}\` before every prompt of the shell: a command that keeps running unseen`, 'leave the prompt alone; run the command once if it is needed');
+        }
+      }
+    } else if (COMMAND_VARS.test(name)) {
+      collect(walk, value.replace(/^\|/, ''), cwd, depth + 1, true);
+    } else if (LOADED_VARS.test(name)) {
+      const abs = /^[~/.]/.test(value) && cwd !== null ? resolveFrom(cwd, value.replace(/^~(?=\/|$)/, walk.env.home)) : null;
+      const temp = (p: string) => /^\/(tmp|var\/tmp|dev\/shm)\//.test(p);
+      const files = value.match(/(?:^|[\s=:])(?:-r|--require|--import|--loader|-M|-javaagent:|-agentpath:)?\s*([~/.][^\s:=]*)/g) ?? [];
+      const loadsTemp = files.some((f) => {
+        const m = /([~/.][^\s:=]*)$/.exec(f.trim());
+        return m !== null && cwd !== null && (temp(resolveFrom(cwd, m[1].replace(/^~(?=\/|$)/, walk.env.home))) || walk.files.has(resolveFrom(cwd, m[1])));
+      });
+      let why: string | null = null;
+      if (/^(BASH_ENV|ENV|ZDOTDIR)$/.test(name) && abs !== null && !isStartupFile(abs, walk.env) && abs !== walk.env.home && !(name === 'ZDOTDIR' && isUnder(abs, walk.env.home))) why = 'every later shell reads it before its script';
+      else if (/^(LD_PRELOAD|LD_AUDIT|DYLD_INSERT_LIBRARIES)$/.test(name) && (loadsTemp || (exported && !/^\/(usr|lib|opt)\//.test(value)))) why = 'it is loaded into every later program';
+      else if (loadsTemp) why = 'every later program of its kind loads it';
+      if (why) block(walk, 'dangerous', `${name}=${value.slice(0, 80)} points at code that runs unseen: ${why}`, 'run the program it is meant for directly');
+    }
+  }
 }
 
 /** Text an invocation reads on stdin, when the line says: a here-document or here-string, or static `echo`/`printf`/`cat <<EOF` output piped in. */
@@ -477,7 +539,10 @@ function stdinText(inv: Invocation): string | null {
   if ((feeder.argv[0] === 'echo' || feeder.argv[0] === 'printf') && !feeder.words.some((w) => w.dynamic)) {
     const args = feeder.argv.slice(1).filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a)));
     if (feeder.argv[0] === 'printf') return printfFormat(args[0] ?? '', args.slice(1));
-    return args.join(' ').replace(/\\n/g, '\n');
+    // bash's echo prints \n as it is, zsh's and dash's turn it into a newline: both readings are checked.
+    const raw = args.join(' ');
+    const escaped = raw.replace(/\\n/g, '\n');
+    return escaped === raw ? raw : `${raw}\n${escaped}`;
   }
   if (feeder.argv[0] === 'cat' && feeder.argv.length === 1) for (const r of feeder.redirects) if (r.body !== undefined) return r.body;
   return null;
@@ -635,15 +700,44 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
     const downloaded = DOWNLOADERS.has(name) ? name : null;
     if (content !== null || downloaded) walk.files.set(abs, { content, downloaded });
   }
-  if (DOWNLOADERS.has(name)) {
-    const outOpt = name === 'curl' ? ['-o', '--output'] : ['-O', '--output-document'];
-    inv.words.forEach((w, k) => {
-      const next = inv.words[k + 1];
-      if (outOpt.includes(w.text) && next && next.text !== '-' && !next.dynamic) walk.files.set(resolveFrom(inv.cwd!, next.text), { content: null, downloaded: name });
-      const eq = /^--output(-document)?=(.+)$/.exec(w.text);
-      if (eq) walk.files.set(resolveFrom(inv.cwd!, eq[2]), { content: null, downloaded: name });
-    });
+  if (DOWNLOADERS.has(name)) for (const w of downloadOutputs(inv)) if (!w.dynamic) walk.files.set(resolveFrom(inv.cwd, w.text), { content: null, downloaded: name });
+}
+
+/**
+ * The files a download writes: curl -o FILE (also in a cluster, -fsSLo FILE, and --output=FILE), -O
+ * (the URL's last segment here, --output-dir DIR); wget -O FILE (-qO FILE, --output-document=FILE),
+ * otherwise the URL's last segment in -P DIR; aria2c -o NAME in -d DIR.
+ */
+function downloadOutputs(inv: Invocation): Word[] {
+  const name = inv.argv[0];
+  const w = inv.words;
+  const out: Word[] = [];
+  const url = w.find((x) => /^[a-z][a-z0-9+.-]*:\/\/[^/]+\/[^?#]*[^/?#]$/i.test(x.text));
+  const urlName = url ? url.text.replace(/[?#].*$/, '').split('/').pop()! : null;
+  let dir: Word | null = null;
+  let remoteName = false;
+  let explicit = false;
+  const fileOpt = name === 'curl' ? /^-[a-zA-Z]*o$|^--output$/ : name === 'wget' ? /^-[a-zA-Z]*O$|^--output-document$/ : /^-o$|^--out$/;
+  const dirOpt = name === 'curl' ? /^--output-dir$/ : name === 'wget' ? /^-[a-zA-Z]*P$|^--directory-prefix$/ : /^-d$|^--dir$/;
+  for (let k = 1; k < w.length; k++) {
+    const t = w[k].text;
+    const eq = /^--(output|output-document|out|output-dir|directory-prefix|dir)=(.+)$/.exec(t);
+    if (fileOpt.test(t) && w[k + 1]) {
+      explicit = true;
+      if (w[k + 1].text !== '-') out.push(w[k + 1]);
+      k++;
+    } else if (dirOpt.test(t) && w[k + 1]) dir = w[++k];
+    else if (eq && /^(output|output-document|out)$/.test(eq[1])) {
+      explicit = true;
+      if (eq[2] !== '-') out.push({ ...w[k], text: eq[2] });
+    } else if (eq) dir = { ...w[k], text: eq[2] };
+    else if (name === 'curl' && /^-[a-zA-Z]*O[a-zA-Z]*$|^--remote-name$/.test(t)) remoteName = true;
   }
+  if (name === 'curl' && !remoteName && !explicit) return out;
+  const named = (n: string) => (dir ? { ...dir, text: `${dir.text.replace(/\/$/, '')}/${n}` } : { ...(url ?? w[0]), text: n, dynamic: false });
+  if (name === 'aria2c' || (name !== 'curl' && dir)) return out.map((o) => (dir && !o.text.startsWith('/') ? named(o.text) : o)).concat(!explicit && urlName && name !== 'aria2c' ? [named(urlName)] : []);
+  if ((name === 'curl' && remoteName) || (name === 'wget' && !explicit)) if (urlName) out.push(named(urlName));
+  return out;
 }
 
 /** Runs a file the same line wrote: its text is checked as a script; a fresh download is refused. */
@@ -921,7 +1015,13 @@ function target(inv: Invocation, w: Word): Target {
   if (w.glob) {
     const segs = p.split('/');
     const g = segs.findIndex((s) => /[*?[]/.test(s));
-    if (g >= 0) {
+    // /home/*/.ssh/id_*: a glob in the middle with fixed names after it is that path in any of the matches.
+    const fixedAfter = g >= 0 && segs.slice(g + 1).some((x) => x !== '' && !/[*?[]/.test(x));
+    if (fixedAfter) {
+      const last = segs[segs.length - 1];
+      wholeDir = /^(\*|\.\*|\*\.\*)$/.test(last);
+      p = wholeDir ? segs.slice(0, -1).join('/') : p;
+    } else if (g >= 0) {
       const globSeg = segs[g];
       wholeDir = g === segs.length - 1 && /^(\*|\.\*|\.\[[!^]\.\]\*|\.\?\*|\.\?\?\*|\*\.\*|\.?\*\/?)$/.test(globSeg);
       p = segs.slice(0, g).join('/') || (p.startsWith('/') ? '/' : '.');
@@ -981,11 +1081,13 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const tIdx = inv.argv.findIndex((a) => a === '-t' || a === '--target-directory');
       const dest = tIdx > 0 ? inv.words[tIdx + 1] : ops[ops.length - 1];
       const sources = tIdx > 0 ? ops.filter((w) => w !== dest) : ops.slice(0, -1);
-      for (const s of sources) checkDelete(walk, inv, target(inv, s), true, 'mv');
-      if (dest) {
-        const d = target(inv, dest);
+      const d = dest ? target(inv, dest) : null;
+      // mv ~/.kube/config ~/.kube/config.old: a secret renamed beside itself stays where it was kept.
+      const beside = d !== null && sources.length > 0 && sources.every((s) => besideItself(walk, target(inv, s).abs, d.abs));
+      if (!beside) for (const s of sources) checkDelete(walk, inv, target(inv, s), true, 'mv');
+      if (dest && d) {
         if (d.abs === '/dev/null' && sources.length > 0) block(walk, 'dangerous', `mv onto /dev/null destroys ${sources.map((s) => s.text).join(' ')}`);
-        else checkWrite(walk, inv, d, 'mv');
+        else if (!beside) checkWrite(walk, inv, d, 'mv', sources);
       }
       break;
     }
@@ -998,8 +1100,12 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const ops = operands(inv.words, argOpts);
       const tIdx = inv.argv.findIndex((a) => a === '-t' || a === '--target-directory');
       const dest = tIdx > 0 ? inv.words[tIdx + 1] : ops.length >= 2 || name === 'install' ? ops[ops.length - 1] : undefined;
-      if (dest) checkWrite(walk, inv, target(inv, dest), name);
-      for (const src of ops.filter((w) => w !== dest)) checkRead(walk, inv, target(inv, src), name);
+      const srcs = ops.filter((w) => w !== dest);
+      // cp ~/.kube/config ~/.kube/config.bak: a backup beside the file (or the file back from it) sends nothing anywhere.
+      const d = dest ? target(inv, dest) : null;
+      const beside = d !== null && srcs.length > 0 && name !== 'scp' && srcs.every((w) => besideItself(walk, target(inv, w).abs, d.abs));
+      if (dest && d && !beside) checkWrite(walk, inv, d, name, name === 'ln' ? srcs.slice(0, 1) : srcs);
+      for (const src of srcs) checkRead(walk, inv, target(inv, src), name);
       if (name === 'rsync' && args.some((a) => a.startsWith('--delete') || a === '--del')) {
         critical(walk, `rsync --delete`);
         // The destination loses everything the source lacks: as bad as deleting its contents.
@@ -1045,13 +1151,10 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       checkGit(walk, inv);
       break;
     case 'curl':
-    case 'wget': {
-      const outOpts = name === 'curl' ? ['-o', '--output'] : ['-O', '--output-document'];
-      inv.words.forEach((w, k) => {
-        if (outOpts.includes(w.text) && inv.words[k + 1] && inv.words[k + 1].text !== '-') checkWrite(walk, inv, target(inv, inv.words[k + 1]), name);
-      });
+    case 'wget':
+    case 'aria2c':
+      for (const w of downloadOutputs(inv)) checkWrite(walk, inv, target(inv, w), name);
       break;
-    }
     case 'shutdown':
     case 'reboot':
     case 'halt':
@@ -1064,8 +1167,22 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'telinit':
       if (args.some((a) => a === '0' || a === '6')) block(walk, 'dangerous', `${name} ${args.join(' ')} stops or restarts the machine`);
       break;
-    case 'systemctl':
+    case 'systemctl': {
       if (args.some((a) => ['poweroff', 'reboot', 'halt', 'kexec', 'emergency', 'rescue'].includes(a))) block(walk, 'dangerous', `systemctl ${args.join(' ')} stops or restarts the machine`);
+      // A unit enabled for the user (or every user) starts at each login by itself, with no one watching.
+      const persist = args.some((a) => /^(enable|reenable|link|add-wants|add-requires|preset|preset-all)$/.test(a));
+      if (persist && args.some((a) => a === '--user' || a === '--global')) block(walk, 'dangerous', `systemctl ${args.join(' ')} makes a user service start by itself at every login: a way to stay on the machine`, 'show the user the unit and let them enable it');
+      else if (persist) warn(walk, 'suspicious', `systemctl ${args.join(' ')} makes a service start at every boot`);
+      break;
+    }
+    case 'launchctl':
+      // launchctl load/bootstrap/submit/enable: a launchd agent or daemon that starts by itself (Homebrew's own services aside).
+      if (/^(load|bootstrap|submit|enable)$/.test(args.find((a) => !a.startsWith('-')) ?? '') && !args.some((a) => /homebrew\.mxcl\./.test(a))) {
+        block(walk, 'dangerous', `launchctl ${args.join(' ')} installs a launchd job that starts by itself: a way to stay on the machine`, 'brew services start NAME for Homebrew services; otherwise ask the user');
+      }
+      break;
+    case 'loginctl':
+      if (args.includes('enable-linger')) block(walk, 'dangerous', 'loginctl enable-linger keeps the user\'s services running after logout and starts them at boot: a way to stay on the machine');
       break;
     case 'kill':
     case 'pkill':
@@ -1124,19 +1241,20 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       block(walk, 'dangerous', 'visudo edits who may run commands as root');
       break;
     case 'chattr':
-      for (const w of operands(inv.words).filter((w) => !/^[+-=][a-zA-Z]+$/.test(w.text))) {
-        const t = target(inv, w);
-        if (t.abs !== null && isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `chattr on the system path ${t.abs}`);
-      }
+      checkChattr(walk, inv);
       break;
     case 'setfacl': {
       const recursive = args.some((a) => SHORT(a, 'R') || a === '--recursive');
-      for (const w of operands(inv.words, new Set(['-m', '-M', '-x', '-X', '--modify', '--remove', '--set', '--set-file']))) {
+      const specs = inv.argv.flatMap((a, k) => (/^(-[a-zA-Z]*[mM]|--modify|--set)$/.test(inv.argv[k - 1] ?? '') && k > 1 ? [a] : /^--(modify|set)=/.test(a) ? [a.slice(a.indexOf('=') + 1)] : []));
+      const grants = specs.some(aclGrants) || inv.argv.some((a, k) => /^(-M|--modify-file|--set-file)$/.test(inv.argv[k - 1] ?? ''));
+      for (const w of operands(inv.words, new Set(['-m', '-M', '-x', '-X', '--modify', '--remove', '--set', '--set-file', '--modify-file', '--remove-file']))) {
         const t = target(inv, w);
         if (t.abs === null) continue;
         const c = classifyDelete(t.abs, walk.env);
         if (c && recursive && c !== 'project') block(walk, 'dangerous', `setfacl -R on ${t.abs} changes the permissions of a tree the system or the user depends on`);
         else if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `setfacl on the system path ${t.abs}`);
+        else if (grants && isSecret(walk, t.abs) && !isSharedSshFile(t.abs)) block(walk, 'dangerous', `setfacl ${specs.join(' ')} on ${t.abs} opens a secret to other users`, 'keys and credentials stay readable by their owner only');
+        else if (grants && recursive && isPreciousHomeDir(t.abs, walk.env)) block(walk, 'dangerous', `setfacl -R on ${t.abs} opens the user's keys, settings or files to others`);
       }
       break;
     }
@@ -1337,7 +1455,7 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
   return false;
 }
 
-function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string): void {
+function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, sources: Word[] | null = null): void {
   if (t.abs === null) return;
   if (isDiskDevice(t.abs)) {
     block(walk, 'dangerous', `${verb} writes onto the disk device ${t.abs}`);
@@ -1347,8 +1465,52 @@ function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string): void 
     block(walk, 'dangerous', `${verb} writes to the shell start-up file ${t.abs}: what is written there runs in every shell the user opens from now on`, 'show the user the line to add and let them add it');
     return;
   }
+  if (isAutostartPath(t.abs, walk.env)) {
+    block(walk, 'dangerous', `${verb} writes to ${t.abs}, where the system starts programs by itself (at login, boot or on a timer): a way to stay on the machine`, 'show the user the unit or agent and let them install it');
+    return;
+  }
+  if (!isSystemPath(t.abs, walk.env.home) && checkShadow(walk, inv, t, verb, sources)) return;
   if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `${verb} writes to the system path ${t.abs}`, 'system files are changed through the package manager or a reviewed config change, not by the assistant');
   else if (isSecretPath(t.abs, walk.env)) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
+}
+
+/** Two paths in one directory whose names extend each other (config / config.bak, id_rsa / id_rsa.2024): a backup and its original. */
+function besideItself(walk: Walk, a: string | null, b: string | null): boolean {
+  if (a === null || b === null || a === b || path.posix.dirname(a) !== path.posix.dirname(b)) return false;
+  if (!isSecret(walk, a) || isSystemPath(a, walk.env.home)) return false;
+  const x = base(a);
+  const y = base(b);
+  return (y.startsWith(x) && /^[.~_-]/.test(y.slice(x.length) || '~')) || (x.startsWith(y) && /^[.~_-]/.test(x.slice(y.length) || '~'));
+}
+
+/** Where the real programs live: a same-named file copied or linked from there is the program itself, not a stand-in. */
+const TOOLCHAIN_DIR = /^\/(usr|opt|nix|snap|Applications)\/|\/\.(nvm|pyenv|rbenv|cargo|rustup|volta|asdf|sdkman|local\/share|bun|deno|juliaup)\/|\/go\/|\/node_modules\/\.bin\//;
+
+/**
+ * A file put into a directory on PATH under the name of a core command (`git`, `sudo`, `python3`
+ * in ~/.local/bin or /usr/local/bin) takes the command over: whatever is typed into it later goes
+ * to this file. A same-named program linked or copied from where such programs live (`ln -s
+ * /usr/bin/python3 ~/.local/bin/python`, `ln -s "$(which node)" /usr/local/bin/node`) is the real one.
+ */
+function checkShadow(walk: Walk, inv: Invocation, t: Target, verb: string, sources: Word[] | null): boolean {
+  if (t.abs === null) return false;
+  const into = isPathDir(t.abs, walk.env) ? sources ?? [] : [];
+  const names = isPathDir(t.abs, walk.env) ? into.map((w) => base(w.text.replace(/\/+$/, ''))) : isPathDir(path.posix.dirname(t.abs), walk.env) ? [base(t.abs)] : [];
+  const name = names.find((n) => isCoreCommand(n));
+  if (!name) return false;
+  if (sources && sources.length > 0 && !sources.some((w) => walk.files.get(target(inv, w).abs ?? '')?.downloaded)) {
+    const real = sources.every((w) => {
+      if (w.subs.length > 0 && w.subs.every((sub) => /^\s*(which|command\s+-v|type\s+-p|readlink\s+-f|realpath)\b/.test(sub))) return true;
+      const abs = target(inv, w).abs;
+      if (abs === null || (!isUnder(abs, walk.env.home) && (isUnder(abs, '/tmp') || isUnder(abs, '/var/tmp') || isUnder(abs, '/dev/shm')))) return false;
+      const n = base(abs);
+      return TOOLCHAIN_DIR.test(abs) && (n.startsWith(name.replace(/[\d.]+$/, '')) || name.startsWith(n.replace(/[\d.]+$/, '')));
+    });
+    if (real) return false;
+  }
+  const dest = isPathDir(t.abs, walk.env) ? `${t.abs}/${name}` : t.abs;
+  block(walk, 'dangerous', `${verb} puts a program named ${name} at ${dest}, on the search path: every later \`${name}\` would run it instead of the real one`, `install it under its own name (e.g. ${path.posix.dirname(dest)}/my-${name}) or ask the user`);
+  return true;
 }
 
 function checkRead(walk: Walk, inv: Invocation, t: Target, verb: string): void {
@@ -1478,7 +1640,10 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
       continue;
     }
     // ~/.ssh, ~/.gnupg, ~/Documents... changed as a tree, or a secret opened to other users.
-    const opensSecret = name === 'chmod' && isSecret(walk, t.abs) && (/^0?[0-7]?[0-7]([1-7][0-7]|[0-7][1-7])$/.test(mode) || /(^|,)[ugo]*[ao][ugo]*[+=][rwxXst]*[rw]/.test(mode));
+    // A mode giving group or others any access (644, 0640, o+r, g+rw, a=r, and +r, whose who-part defaults to all).
+    const opens = /^0?[0-7]?[0-7]([1-7][0-7]|[0-7][1-7])$/.test(mode) || /(^|,)([ugoa]*[aog][ugoa]*)?[+=][rwxXst]*[rw]/.test(mode);
+    const chownAway = name !== 'chmod' && /^(nobody|nogroup|www-data|daemon|nginx|apache|http|httpd|guest|ftp|games|sys|bin|mail|news|uucp|proxy|backup|list|irc|gnats|_www)([:.]|$)|^[:.](nobody|nogroup|www-data|users|everyone|staff|adm|wheel)$/.test(mode);
+    const opensSecret = isSecret(walk, t.abs) && !isSharedSshFile(t.abs) && ((name === 'chmod' && opens) || chownAway);
     if ((recursive && (isPreciousHomeDir(t.abs, walk.env) || (isSecret(walk, t.abs) && isUnder(t.abs, walk.env.home)))) || opensSecret) {
       block(walk, 'dangerous', `${name}${recursive ? ' -R' : ''} ${mode} on ${t.abs} ${opensSecret ? 'opens a secret to other users' : 'changes the keys, settings or files kept there'}`, name === 'chmod' ? 'keys and their directory belong at chmod 700 ~/.ssh and chmod 600 for the key files' : undefined);
       continue;
@@ -1486,6 +1651,36 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
     if (worldWritable) warn(walk, 'suspicious', `${name} ${mode} makes ${f.text} writable by every user`, 'chmod 755 for directories and programs, chmod 644 for files (u+x to make a script executable)');
     else if (setuid) warn(walk, 'suspicious', `${name} ${mode} sets the setuid/setgid bit on ${f.text}`);
     else if (recursive && (c === 'project' || t.wholeDir)) warn(walk, 'suspicious', `${name} -R ${mode} on the whole project`);
+  }
+}
+
+/** Files of ~/.ssh meant to be readable by others (ssh itself accepts 644 for them): public keys, known_hosts, authorized_keys, config. */
+function isSharedSshFile(abs: string): boolean {
+  return /\/\.ssh\/(.*\.pub|known_hosts(\.old)?|authorized_keys2?|config)$/.test(abs);
+}
+
+/** setfacl -m u:bob:r, g:staff:rw, o::r, m::rwx (also -M FILE, --set, default entries d:...): an entry giving someone other than the owner read or write. */
+function aclGrants(spec: string): boolean {
+  return spec.split(',').some((e) => {
+    const parts = e.trim().replace(/^(d|default):/, '').split(':');
+    if (parts.length < 2) return false;
+    const [kind, who, perms = ''] = parts.length === 2 ? [parts[0], '', parts[1]] : parts;
+    const owner = /^(u|user)$/.test(kind) && who === '';
+    return !owner && /^(u|user|g|group|o|other|m|mask)$/.test(kind) && /[rw]/.test(perms);
+  });
+}
+
+/** chattr on a start-up file, a secret, an autostart entry or a tree the user depends on: +i makes what was planted there impossible to remove, -i readies it to be changed. */
+function checkChattr(walk: Walk, inv: Invocation): void {
+  const recursive = inv.argv.slice(1).some((a) => SHORT(a, 'R'));
+  for (const w of operands(inv.words, new Set(['-v', '-p'])).filter((w) => !/^[+=-][a-zA-Z]+$/.test(w.text))) {
+    const t = target(inv, w);
+    if (t.abs === null) continue;
+    const c = classifyDelete(t.abs, walk.env);
+    if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `chattr on the system path ${t.abs}`);
+    else if (isStartupFile(t.abs, walk.env) || isAutostartPath(t.abs, walk.env) || isSecret(walk, t.abs) || isPreciousHomeDir(t.abs, walk.env) || (c !== null && (c !== 'project' || recursive))) {
+      block(walk, 'dangerous', `chattr on ${t.abs} changes whether the user's start-up files, keys or home can be changed or removed`, 'leave file attributes alone; ask the user');
+    }
   }
 }
 
@@ -1587,8 +1782,19 @@ function checkGit(walk: Walk, inv: Invocation): void {
       }
       break;
     case 'branch': {
-      const forceDelete = rest.some((a) => a === '-D' || /^-[a-zA-Z]*D/.test(a)) || (rest.some((a) => a === '--delete' || a === '-d') && rest.some((a) => a === '--force' || a === '-f'));
-      const protectedName = rest.find((a) => PROTECTED_BRANCHES.has(a));
+      const forceDelete = rest.some((a) => a === '-D' || /^-[a-zA-Z]*D/.test(a)) || (rest.some((a) => a === '--delete' || a === '-d' || /^-[a-zA-Z]*d/.test(a)) && rest.some((a) => a === '--force' || /^-[a-zA-Z]*f/.test(a)));
+      const names = rest.filter((a) => !a.startsWith('-'));
+      // git branch -m|-M|--move [OLD] NEW: NEW is now the branch OLD was (the current one when only NEW is named).
+      if (rest.some((a) => /^(-[a-zA-Z]*[mM][a-zA-Z]*|--move)$/.test(a)) && names.length > 0) {
+        const from = names.length >= 2 ? names[0] : gitCurrentBranch(walk) ?? 'HEAD';
+        const origin = walk.branchNames.get(from) ?? from;
+        walk.branchNames.set(names[names.length - 1], origin);
+        if (PROTECTED_BRANCHES.has(origin)) warn(walk, 'suspicious', `git branch -m renames the default branch ${origin} to ${names[names.length - 1]}`);
+        break;
+      }
+      // A branch given by a substitution or HEAD is the current one; a name renamed earlier on the line is what it was.
+      const resolved = names.map((a) => (a === 'HEAD' || a === '@' || a.includes('$(…)') ? gitCurrentBranch(walk) ?? a : walk.branchNames.get(a) ?? a));
+      const protectedName = resolved.find((a) => PROTECTED_BRANCHES.has(a));
       if (forceDelete && protectedName) block(walk, 'dangerous', `git branch -D ${protectedName} deletes the default branch and its unmerged commits`, 'switch to the branch you want and leave main alone; git branch -m renames');
       else if (rest.some((a) => a === '-d' || a === '--delete') && protectedName) warn(walk, 'suspicious', `deleting the branch ${protectedName} locally`);
       break;
@@ -1609,7 +1815,7 @@ function checkGit(walk: Walk, inv: Invocation): void {
       const del = rest.includes('-d') || rest.includes('--delete');
       const refs = rest.filter((a) => !a.startsWith('-'));
       const ref = refs[0] ?? '';
-      const short = ref.replace(/^refs\/heads\//, '');
+      const short = walk.branchNames.get(ref.replace(/^refs\/heads\//, '')) ?? ref.replace(/^refs\/heads\//, '');
       const zero = refs.slice(1).some((a) => /^0{7,40}$/.test(a));
       if ((del || zero) && (ref === 'HEAD' || PROTECTED_BRANCHES.has(short) || ref === '' || inv.viaXargs || /\$/.test(ref))) {
         block(walk, 'dangerous', `git update-ref ${del ? '-d' : 'to zero'} ${ref || '(refs from the input)'} deletes a branch ref without any safety check`, 'git branch -d BRANCH (refuses to drop unmerged work)');

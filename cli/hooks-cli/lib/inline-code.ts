@@ -279,6 +279,58 @@ function identValues(code: string, id: string): string[] {
   return out;
 }
 
+const DELETES_ANY = /os\.(remove|unlink|rmdir)|rmtree|File\.(delete|unlink)|FileUtils\.(rm|remove)|unlinkSync|rmSync|\bunlink\b|Deno\.remove|\.delete\(|deleteDir|\bremove_tree\b|\bfs\.(promises\.)?(rm|unlink)\b|\.rm\(|os\.remove/;
+const SELECTIVE = /endswith|startswith|end_with\?|start_with\?|fnmatch|\.match\(|\.test\(|suffix|extname|=~|include\?|includes\(|\.name\b|basename|\bstem\b|==|!=|(?<![=<-])<(?![<=])|(?<![=>-])>(?![>=])|\bin\s*[([{]|\bnot\s+in\b|mtime|ctime|atime|st_size|getsize|\.size\b|\bstat\b|regex|\bre\.|RegExp|\bgrep\b|\bselect\b|\breject\b|\.filter\(|\bsearch\(/;
+const TYPE_TESTS = /\b(?:is_file|is_dir|isfile|isdir|is_symlink|islink|isFile|isDirectory|isSymbolicLink|exists|existsSync|exist\?|file\?|directory\?|symlink\?|is_link)\b\s*(?:\([^()]*\))?|-[fdel]\s+\$?_?\w*/g;
+
+/**
+ * Roots of the listings in the code, with the glob pattern when the listing is a glob:
+ * os.walk/scandir/listdir, glob.glob, Dir.glob/Dir[]/Dir.children/Dir.each_child, fs.readdirSync,
+ * glob.sync, File::Find find/finddepth (the roots are the arguments after the callback), PHP
+ * glob/scandir/opendir/RecursiveDirectoryIterator, and methods on a path (`"~".rglob('*')`,
+ * `p.iterdir()` with p assigned a path) once Path.home()/Path('/') read as literals.
+ */
+function listingRoots(code: string): { path: string; glob: string | null }[] {
+  const out: { path: string; glob: string | null }[] = [];
+  const split = (pattern: string): { path: string; glob: string | null } => {
+    const segs = pattern.split('/');
+    const g = segs.findIndex((x) => /[*?[]/.test(x));
+    if (g < 0) return { path: pattern || '.', glob: null };
+    return { path: segs.slice(0, g).join('/') || (pattern.startsWith('/') ? '/' : '.'), glob: segs.slice(g).join('/') };
+  };
+  const fn = /(?:\bos\.walk|\bos\.scandir|\bos\.listdir|\bglob\.i?glob|\bDir\.(?:glob|children|each_child|entries|foreach|new)|\bDir\[|\breaddirSync|\breaddir|\bglob(?:\.sync|Sync)?|\bglobby(?:\.sync)?|\bfg(?:\.sync)?|\bscandir|\bopendir|\bRecursiveDirectoryIterator|\bDirectoryIterator|\bDeno\.readDir(?:Sync)?|\bwalkSync|\bFind::find|\bfinddepth|\bfind)(?=\s*[([\"'])/g;
+  for (const m of code.matchAll(fn)) {
+    const at = m.index + m[0].length;
+    const region = argRegion(code, code[at] === '[' ? at : at);
+    const isFind = /find/.test(m[0]);
+    if (isFind) {
+      // find(\&wanted, ROOTS) / find(sub {...}, ROOTS) / find({ wanted => ... }, ROOTS): the roots follow the first argument.
+      const body = code.slice(region[0], region[1]);
+      if (!/^\s*(sub\b|\\&|\{)/.test(body)) continue;
+      const close = body.trimStart().startsWith('sub') || body.trimStart().startsWith('{') ? closeParen(body, body.indexOf('{')) : body.indexOf(',');
+      for (const l of literals(code, region[0] + Math.max(0, close), region[1])) out.push({ path: l.value, glob: null });
+      continue;
+    }
+    const text = code[at] === '[' ? regionText(code, [at + 1, closeParen(code, at)], true) : regionText(code, region, true);
+    if (text === null) {
+      const ident = /^\s*\$?([A-Za-z_]\w*)\s*(?:[,)]|$)/.exec(code.slice(region[0], region[1]))?.[1];
+      if (ident) for (const v of identValues(code, ident)) out.push(split(v));
+      continue;
+    }
+    const r = split(text);
+    out.push(/glob|Dir\[|fg|globby/.test(m[0]) ? r : { path: text, glob: null });
+  }
+  // Methods of a path: "~".rglob('*'), "/".glob('**/*'), p.iterdir(), Path(x).walk().
+  for (const m of code.matchAll(/(?:(["'])([^"']*)\1|\b([A-Za-z_]\w*))\s*\.\s*(rglob|glob|iterdir|walk|each_child|children|descendants)\s*\(/g)) {
+    const roots = m[2] !== undefined ? [m[2]] : identValues(code, m[3]);
+    const argStart = m.index + m[0].length - 1;
+    const arg = literals(code, argStart, closeParen(code, argStart))[0]?.value ?? null;
+    const glob = m[4] === 'rglob' ? `**/${arg ?? '*'}` : m[4] === 'glob' ? arg ?? '*' : null;
+    for (const root of roots) out.push({ path: root, glob: glob === null ? null : glob.replace(/^(\*\*\/)+(?=\*\*)/, '') });
+  }
+  return out;
+}
+
 /** Inline code longer than this is not analysed (and the caller refuses it): real one-liners are far shorter. */
 export const MAX_CODE_CHARS = 20_000;
 
@@ -387,17 +439,20 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     void args;
   }
   // Walking or globbing a tree and deleting what is found: a delete of the tree's root.
-  const deleting = /os\.(remove|unlink|rmdir)|rmtree|File\.(delete|unlink)|FileUtils\.rm|unlinkSync|rmSync|\bunlink\b|Deno\.remove/.test(code);
-  if (deleting) {
-    // A listing walked with a condition (if f.endswith('.tmp'), select { |f| ... }) deletes only what matches.
-    const selective = /\bif\b|endswith|startswith|fnmatch|\.match\(|\.test\(|suffix|extname|\bselect\b|\bgrep\b|\.filter\(|\bunless\b|=~/.test(code);
-    for (const m of code.matchAll(/(?:os\.walk|os\.scandir|os\.listdir|glob\.i?glob|Dir\.glob|Dir\[|Dir\.children|readdirSync|\bglob|Find::find|find\s*\(\s*sub[^,]*,)\s*\(?\s*(['"])([^'"]*)\1/g)) {
-      const isGlob = /glob|Dir\[/.test(m[0]);
-      // A glob's pattern is its own filter: '*.tmp' deletes those, '/**/*' deletes the tree.
-      if (isGlob && !/^(.*\/)?(\*\*\/)*\*$/.test(m[2]) && !/\*\*$/.test(m[2])) continue;
-      if (!isGlob && selective) continue;
-      const root = m[2].replace(/(\/\*\*?)+(\/\*(\.\*)?)?$/, '').replace(/\/?\*$/, '') || (m[2].startsWith('/') ? '/' : '.');
-      f.deletes.push({ path: root, recursive: true });
+  if (DELETES_ANY.test(code)) {
+    // A listing walked with a condition on the names, age or size (endswith('.tmp'), =~, select, mtime) deletes only
+    // what matches; a test of the kind of entry (is_file(), File.file?, isFile()) is no filter.
+    const selective = SELECTIVE.test(code.replace(TYPE_TESTS, ''));
+    for (const root of listingRoots(code)) {
+      if (root.glob !== null) {
+        // A glob's pattern is its own filter: '*.tmp' deletes those, '/**/*' or '*' deletes everything there.
+        if (!/^(\*\*?|\*\.\*|\.\*|\.\?\*)(\/(\*\*?|\*\.\*|\.\*))*$/.test(root.glob)) {
+          // Another pattern deletes what it matches, judged as the shell's `rm PATTERN` would be (/home/*/.ssh/*).
+          f.deletes.push({ path: `${root.path.replace(/\/$/, '')}/${root.glob}`, recursive: false });
+          continue;
+        }
+      } else if (selective) continue;
+      f.deletes.push({ path: root.path, recursive: true });
     }
   }
 
