@@ -147,6 +147,11 @@ const PREFIXES: ((c: string) => string)[] = [
   (c) => `timeout 60 ${c}`,
   (c) => `time ${c}`,
   (c) => `exec ${c}`,
+  // Wrappers without a table of their own: what they run is found by its name.
+  (c) => `firejail --quiet ${c}`,
+  (c) => `strace -f -o /dev/null ${c}`,
+  (c) => `poetry run ${c}`,
+  (c) => `runuser -u root -- ${c}`,
 ];
 /** Wrappers of a whole command line. */
 const SCRIPTS: ((c: string) => string)[] = [
@@ -166,6 +171,8 @@ const SCRIPTS: ((c: string) => string)[] = [
   (c) => `bash <<'EOF'\n${c}\nEOF`,
   (c) => `bash <<< ${sq(c)}`,
   (c) => `echo ${sq(c)} | sh`,
+  (c) => `nix-shell -p hello --run ${sq(c)}`,
+  (c) => `script -qc ${sq(c)} /dev/null`,
 ];
 
 const wrapped = (argvs: string[][], lines: string[], prefixableOnly = false) =>

@@ -13,7 +13,7 @@
  *   system     -> system_files_protection      (block or warning)
  */
 import path from 'node:path';
-import { analyzeCode, inlineCode, langOf } from './inline-code';
+import { analyzeCode, inlineCode, langOf, stringLiterals, talksToNetwork } from './inline-code';
 import { parseShell, printfFormat, resolveSubstitution, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import {
@@ -58,6 +58,8 @@ export interface Invocation {
   upstream: Invocation[];
   /** The text of an inline script when this is `sh -c`, `eval` and the like. */
   nested: boolean;
+  /** What an unknown wrapper runs (proxychains curl …): it stands in the pipeline where the wrapper does. */
+  inner?: Invocation[];
 }
 
 export interface Analysis {
@@ -588,6 +590,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     // git config alias.X '!CMD': the alias runs CMD through the shell.
     const bang = inv.argv.find((a, k) => k > 1 && a.startsWith('!') && /^alias\./.test(inv.argv[k - 1] ?? ''));
     if (bang) collect(walk, bang.slice(1), inv.cwd, depth + 1, true);
+    gitConfigCommands(walk, inv, depth);
   } else if (name === 'osascript') {
     // AppleScript's `do shell script "…"` runs its text through sh (Apple TN2065).
     const src = inv.argv.filter((_, k) => inv.argv[k - 1] === '-e').join('\n') || stdinText(inv) || '';
@@ -596,6 +599,10 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     const script = powershellScript(inv.argv);
     if (script !== null) collect(walk, powershellAsSh(script, walk.env.home), inv.cwd, depth + 1, true);
   }
+  else if (name === 'git') gitConfigCommands(walk, inv, depth);
+  else if (/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '') && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
+  else if (name === 'make' && inv.argv.some((a, k) => a === '-' && /^(-f|--file|--makefile)$/.test(inv.argv[k - 1] ?? '')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(0, 1), argv: inv.argv.slice(0, 1) }, depth);
+  else if (!NOT_WRAPPERS.has(name) && !langOf(name ?? '') && depth < MAX_DEPTH) genericNested(walk, inv, depth);
   const lang = langOf(name ?? '');
   if (lang) {
     const { code, readsStdin } = inlineCode(lang, inv.argv);
@@ -609,6 +616,142 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     else if (!readsStdin) runScriptFile(walk, inv, scriptOperand(inv.argv), depth, lang);
   } else if (/^(\.{0,2}\/|~)/.test(inv.words[0]?.text ?? '')) {
     runScriptFile(walk, inv, inv.words[0].text, depth, null);
+  }
+}
+
+/**
+ * Commands that matter when they are what a wrapper finally runs: deletes, disks, permissions,
+ * git, downloads and network tools, shells and interpreters, services, the machine.
+ */
+const HEADS = /^(rm|srm|rmdir|unlink|shred|truncate|dd|mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|parted|blkdiscard|chmod|chown|chgrp|chattr|setfacl|find|fd|xargs|git|curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|mv|cp|tee|install|ln|sh|bash|zsh|dash|ksh|fish|eval|sudo|su|doas|env|python[\d.]*|perl|ruby|node|php[\d.]*|lua[\d.]*|kill|pkill|killall|shutdown|reboot|halt|poweroff|systemctl|launchctl|crontab|docker|podman|kubectl|terraform|aws|gcloud|gh|rimraf|del-cli|rm-rf|trash|trash-put|base64|openssl|iptables|usermod|passwd|userdel|chpasswd|visudo|mount|umount)$/;
+
+/**
+ * Commands whose arguments are data (text, package names, paths), never a command they run:
+ * the generic reading below leaves them alone. Commands the checks handle themselves are in it too.
+ */
+const NOT_WRAPPERS = new Set([
+  'echo', 'printf', 'cat', 'tac', 'tee', 'grep', 'egrep', 'fgrep', 'rg', 'ag', 'ack', 'git', 'gh', 'glab', 'man', 'tldr', 'info', 'which', 'whereis', 'type', 'apropos', 'whatis', 'help',
+  'apt', 'apt-get', 'aptitude', 'apt-cache', 'dpkg', 'yum', 'dnf', 'zypper', 'pacman', 'apk', 'brew', 'port', 'snap', 'flatpak', 'pip', 'pip3', 'pipx', 'cargo', 'go', 'gem', 'composer', 'conda', 'mamba', 'nix-env',
+  'jq', 'yq', 'sed', 'ls', 'test', '[', '[[', 'alias', 'unalias', 'complete', 'compgen', 'hash', 'history', 'read', 'mapfile', 'logger', 'notify-send', 'say', 'cowsay', 'figlet', 'wc', 'sort', 'uniq',
+  'head', 'tail', 'cut', 'tr', 'column', 'diff', 'cmp', 'comm', 'file', 'stat', 'du', 'df', 'touch', 'mkdir', 'cd', 'pushd', 'popd', 'export', 'declare', 'local', 'typeset', 'readonly', 'set', 'unset',
+  'shift', 'return', 'exit', 'true', 'false', 'sleep', 'wait', 'curl', 'wget', 'http', 'https', 'xh', 'nc', 'ncat', 'netcat', 'socat', 'telnet', 'ssh', 'scp', 'sftp', 'rsync', 'tmux', 'screen', 'at', 'batch',
+  'docker', 'podman', 'nerdctl', 'find', 'fd', 'fdfind', 'xargs', 'sudo', 'env', 'eval', 'source', '.', 'rm', 'srm', 'rmdir', 'unlink', 'truncate', 'shred', 'mv', 'cp', 'install', 'ln', 'dd', 'chmod', 'chown',
+  'chgrp', 'chattr', 'setfacl', 'kill', 'pkill', 'killall', 'pgrep', 'ps', 'crontab', 'systemctl', 'launchctl', 'shutdown', 'reboot', 'osascript', 'pwsh', 'powershell', 'base64', 'xxd', 'od', 'strings',
+  'less', 'more', 'vi', 'view', 'nano', 'code', 'open', 'xdg-open', 'zip', 'unzip', 'tar', 'gzip', 'gunzip', 'bzip2', 'xz', 'zstd', '7z', 'npm', 'yarn', 'pnpm', 'bun', 'deno', 'make', 'cmake', 'ninja',
+  'gradle', 'mvn', 'dotnet', 'openssl', 'gpg', 'ssh-keygen', 'ssh-add', 'ssh-copy-id', 'aws', 'gcloud', 'az', 'gsutil', 'terraform', 'helm', 'redis-cli',
+  'date', 'uname', 'id', 'whoami', 'hostname', 'pwd', 'basename', 'dirname', 'realpath', 'readlink', 'mktemp', 'seq', 'yes', 'tput', 'clear', 'bc', 'expr', 'nl', 'paste', 'join', 'split', 'fold', 'fmt',
+]);
+
+/** Options of unknown wrappers whose value is a command line (`nix-shell --run`, `script -c`, `expect -c`, `entr -s`, `gdb -ex`, `vim -c`, `sqlite3 '.shell …'`). */
+const SCRIPT_OPTS = /^(-c|--run|--command|-x|--exec|-s|--shell|-ex|--eval|-eval|-e|--execute|-cmd|--cmd)$/;
+
+/** A command line inside text: `!cmd` (vim, gdb, less), `.shell cmd`/`.system cmd` (sqlite3), `spawn cmd` (expect), `exec cmd` (tcl), `\\! cmd` (psql, mysql), or a line starting with a command that matters. */
+function embeddedCommand(text: string, anyHead = false): string | null {
+  const s = text.replace(/^\s*[:+]*(?=!)/, '');
+  const m = /^(?:!|\\!\s*|\.(?:shell|system)\s+|spawn\s+|exec\s+|system\s+|shell-command\s+)(.+)$/s.exec(s);
+  if (m) return m[1];
+  if (anyHead) return s;
+  const first = /^\s*(?:[A-Za-z_]\w*=\S*\s+)*([\w./-]+)/.exec(s)?.[1];
+  return first && HEADS.test(base(first)) && /\s/.test(s.trim()) ? s : null;
+}
+
+/** Text that reads as code of some language rather than a shell line: calls `f(…)`, s-expressions, methods on strings. */
+const CODE_LIKE = /\w\s*\(|^\s*\(|["'`]\s*\.\s*[\w!]/;
+
+/**
+ * An unknown command that runs another one: a wrapper (firejail, proxychains, runuser, nsenter,
+ * strace, valgrind, poetry run, bundle exec, npx, xvfb-run, faketime, parallel, systemd-run...),
+ * an option whose value is a command line, or code in a language the analysis does not know whose
+ * strings are command lines (tclsh, julia, erl, racket, guile, groovy, octave, emacs --eval,
+ * sqlite3 `.shell`). The command it runs is analysed as if typed: after `--`, from the first word
+ * that is a command that matters, and each command line found in its option values, string literals
+ * and the text fed to it on stdin.
+ */
+function genericNested(walk: Walk, inv: Invocation, depth: number): void {
+  const w = inv.words;
+  const scripts: string[] = [];
+  const optScripts: string[] = [];
+  let from = -1;
+  for (let k = 1; k < w.length; k++) {
+    const t = w[k].text;
+    if (t === '--') {
+      from = k + 1;
+      break;
+    }
+    if (t.startsWith('-') && t.length > 1) {
+      const eq = t.indexOf('=');
+      const opt = eq > 0 ? t.slice(0, eq) : t;
+      if (SCRIPT_OPTS.test(opt) || /^-[a-zA-Z]+c$/.test(opt)) {
+        const v = eq > 0 ? t.slice(eq + 1) : w[k + 1]?.text;
+        if (v !== undefined) optScripts.push(v);
+        if (eq < 0) k++;
+      }
+      continue;
+    }
+    if (HEADS.test(base(t))) {
+      from = k;
+      break;
+    }
+    scripts.push(t);
+  }
+  if (from > 0 && from < w.length) {
+    // parallel CMD ::: A B: each argument after ::: is appended to the command.
+    const sep = w.findIndex((x, k) => k > from && x.text === ':::');
+    const cmdWords = sep > 0 ? w.slice(from, sep) : w.slice(from);
+    const runs = sep > 0 ? w.slice(sep + 1).filter((x) => x.text !== ':::').map((x) => [...cmdWords, x]) : [cmdWords];
+    for (const run of runs) {
+      const u = unwrap(run, { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd });
+      if (u.assigned.length > 0) checkAssignments(walk, u.assigned, false, inv.cwd, depth + 1);
+      if (u.script !== null) collect(walk, u.script, inv.cwd, depth + 1, true);
+      if (u.words.length === 0) continue;
+      const name = base(u.words[0].text);
+      let words = u.words;
+      if (/^(rimraf|rm-rf|del-cli|del)$/.test(name)) {
+        // rimraf/del-cli delete trees; with --glob (del-cli always) their operands are globs they expand themselves.
+        const globs = name !== 'rimraf' || u.words.some((a) => a.text === '--glob' || a.text === '-g');
+        words = [{ ...u.words[0], text: 'rm' }, { ...u.words[0], text: '-rf' }, ...u.words.slice(1).map((x) => (globs && /[*?[]/.test(x.text) ? { ...x, glob: true } : x))];
+      }
+      const child: Invocation = { ...inv, argv: text(words), words, elevated: inv.elevated || u.elevated, upstream: inv.upstream, nested: true };
+      child.argv[0] = base(child.argv[0]);
+      walk.out.push(child);
+      (inv.inner ??= []).push(child);
+      expandNested(walk, child, null as unknown as SimpleCommand, depth + 1);
+    }
+  }
+  // Option values and positionals that are command lines, string literals in code, lines fed on stdin.
+  const body = stdinText(inv);
+  const code = [...scripts, ...optScripts, ...(body !== null ? [body] : [])].filter((x) => CODE_LIKE.test(x));
+  const texts = [...scripts, ...code.flatMap(stringLiterals)];
+  if (body !== null) texts.push(...body.split('\n').map((l) => l.replace(/^\t/, '')));
+  const seen = new Set<string>();
+  // An option meant for a command line is one, whatever its first word; elsewhere a line counts when it starts with a command that matters.
+  for (const x of optScripts) {
+    seen.add(x);
+    collect(walk, embeddedCommand(x, true)!, inv.cwd, depth + 1, true);
+  }
+  for (const x of texts) {
+    const c = embeddedCommand(x);
+    if (c === null || seen.has(c)) continue;
+    seen.add(c);
+    collect(walk, c, inv.cwd, depth + 1, true);
+  }
+}
+
+/** git -c KEY=CMD and git config KEY CMD for the keys whose value git runs (core.pager, core.sshCommand, core.editor, core.fsmonitor, sequence.editor, diff.external, credential.helper '!…'). */
+function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
+  const keys = /^(core\.(pager|sshcommand|editor|fsmonitor|askpass|gitproxy)|sequence\.editor|diff\.external|credential\.helper|pager\.\w+|gpg\.program|uploadpack\.packobjectshook|filter\.[^.]+\.(clean|smudge|process)|diff\.[^.]+\.textconv)$/i;
+  const a = inv.argv;
+  for (let k = 1; k < a.length; k++) {
+    let key: string | null = null;
+    let value: string | undefined;
+    if (a[k - 1] === '-c' && a[k].includes('=')) {
+      key = a[k].slice(0, a[k].indexOf('='));
+      value = a[k].slice(a[k].indexOf('=') + 1);
+    } else if (a.includes('config') && keys.test(a[k]) && a[k + 1] !== undefined && !a[k + 1].startsWith('-')) {
+      key = a[k];
+      value = a[k + 1];
+    }
+    if (key && value && keys.test(key)) collect(walk, value.replace(/^!/, ''), inv.cwd, depth + 1, true);
   }
 }
 
@@ -1048,6 +1191,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
 
   if (inv.elevated) warn(walk, 'suspicious', `runs with root privileges (sudo ${name})`);
   if (SENDERS.has(name)) checkExfiltration(walk, inv);
+  else checkSecretReachesNetwork(walk, inv);
   checkServices(walk, inv);
   checkServesSecrets(walk, inv);
 
@@ -1537,10 +1681,16 @@ function checkRedirects(walk: Walk, inv: Invocation): void {
   }
 }
 
+/** Pipeline stages with what unknown wrappers among them run. */
+function withInner(ups: Invocation[]): Invocation[] {
+  return ups.some((u) => u.inner) ? ups.flatMap((u) => [u, ...(u.inner ?? [])]) : ups;
+}
+
 /** A downloader (or a decoder) feeding a shell or interpreter through a pipe. */
 function checkPipelineIntoShell(walk: Walk, inv: Invocation): void {
   if (inv.upstream.length === 0 || !readsScriptFromStdin(inv.argv)) return;
-  const dl = inv.upstream.find((u) => DOWNLOADERS.has(u.argv[0]));
+  const ups = withInner(inv.upstream);
+  const dl = ups.find((u) => DOWNLOADERS.has(u.argv[0]));
   if (dl) {
     block(
       walk,
@@ -1550,7 +1700,7 @@ function checkPipelineIntoShell(walk: Walk, inv: Invocation): void {
     );
     return;
   }
-  const dec = inv.upstream.find((u) => isDecoding(u.argv));
+  const dec = ups.find((u) => isDecoding(u.argv));
   if (dec) {
     block(walk, 'dangerous', `decoding text (${dec.argv[0]}) into ${inv.argv[0]} runs commands hidden from review`, 'decode to a file and read it first');
   }
@@ -2043,14 +2193,79 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
   }
 }
 
+/** Options whose value is a key or credential the program authenticates with (used as meant, not sent away). */
+const CREDENTIAL_OPTS = /^(-i|-k|--identity|--identity-file|--key|--key-file|--keyfile|--private-key|--cert|--cacert|--ssh-key|--credentials|--credentials-file|--kubeconfig|--config|-F|--profile|--token-file|--password-file|--secret-file|--auth-file|--with-token)$/;
+
+/**
+ * Tools that upload what they are given to somewhere else even without a URL: gists, releases,
+ * issue bodies, file-transfer tools, paste services, copies into pods and containers.
+ */
+function uploads(argv: string[]): boolean {
+  const [name, a1, a2] = argv;
+  if ((name === 'gh' || name === 'glab') && (/^(gist|snippet)$/.test(a1 ?? '') || (a1 === 'release' && /^(upload|create)$/.test(a2 ?? '')) || (/^(issue|pr|mr)$/.test(a1 ?? '') && /^(create|comment|edit)$/.test(a2 ?? '')) || a1 === 'api')) return true;
+  if (/^(wormhole|croc|pastebinit|pastebin|ffsend|transfer|onionshare|onionshare-cli|magic-wormhole|s3cmd|b2|azcopy|termbin|ix|sprunge|0x0)$/.test(name ?? '')) return true;
+  if (name === 'tailscale' && a1 === 'file') return true;
+  if (name === 'mc' && /^(cp|mirror|put)$/.test(a1 ?? '')) return true;
+  if ((name === 'kubectl' || name === 'oc' || name === 'docker' || name === 'podman') && argv.includes('cp') && argv.some((a) => /^[\w.-]+(\/[\w.-]+)?:/.test(a))) return true;
+  return name === 'git' && a1 === 'send-email';
+}
+
+/** A network destination among the words: a URL (not file://), user@host:path, an --url/--host/--server option. */
+function networkDestination(argv: string[]): boolean {
+  return argv.some((a, k) => (/^[a-z][a-z0-9+.-]*:\/\/[^/\s]/i.test(a) && !/^file:/i.test(a)) || /^[\w.-]+@[\w.-]+:/.test(a) || /^--(url|endpoint|host|server|webhook)(=|$)/.test(a) || (k > 0 && /^--(url|endpoint|webhook)$/.test(argv[k - 1])));
+}
+
+/**
+ * Secret bytes reaching any program that sends what it gets elsewhere, beyond the known senders:
+ * an uploader (gh gist create, croc, wormhole, kubectl cp…), any command given a URL or a
+ * user@host: destination, or interpreter code that talks to the network. The secret comes through
+ * the pipe, an input redirection, a file operand, an option's file value (--body-file, name=@file)
+ * or a substitution; a key given to the option meant for it (-i, --key-file) is used, not sent.
+ */
+function checkSecretReachesNetwork(walk: Walk, inv: Invocation): void {
+  const name = inv.argv[0] ?? '';
+  const lang = langOf(name);
+  const code = lang ? inlineCode(lang, inv.argv).code : null;
+  const viaCode = code !== null && talksToNetwork(code);
+  const sends = viaCode || uploads(inv.argv) || (!lang && name !== 'ssh-copy-id' && networkDestination(inv.argv));
+  if (!sends) return;
+  const say = (what: string, how: string) =>
+    block(walk, 'dangerous', `${name} sends ${what} elsewhere (${how}): secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
+  for (const r of inv.redirects) {
+    if ((r.op === '<' || r.op === '<>') && !r.target.dynamic && inv.cwd !== null && isSecret(walk, resolveFrom(inv.cwd, r.target.text))) return say(resolveFrom(inv.cwd, r.target.text), 'input redirection');
+  }
+  for (const u of withInner(inv.upstream)) {
+    const found = producesSecret(walk, u);
+    if (found) return say(found, `piped from ${u.argv[0]}`);
+  }
+  if (viaCode) return;
+  for (let k = 1; k < inv.words.length; k++) {
+    const w = inv.words[k];
+    if (CREDENTIAL_OPTS.test(inv.words[k - 1].text) || w.text.startsWith('-') && !w.text.includes('=')) continue;
+    const file = /(?:^|=)@?([~/.][^\s,;]*)$/.exec(w.text)?.[1] ?? w.text;
+    const t = target(inv, { ...w, text: file.replace(/^~(?=\/|$)/, walk.env.home) });
+    if (isSecret(walk, t.abs)) return say(t.abs!, 'as a file argument');
+    for (const sub of w.subs) {
+      const found = subProducesSecret(walk, inv, sub, 1);
+      if (found) return say(found, 'inside a command substitution');
+    }
+  }
+}
+
 /** Checks over the whole line: a secret file added to git and pushed. */
 function checkLine(walk: Walk): void {
   const gits = walk.out.filter((i) => i.argv[0] === 'git');
-  const added = gits.find((i) => i.argv.includes('add') && operands(i.words).some((w) => {
-    const t = target(i, w);
-    // A secret, or a file this line copied a secret into (cp ~/.ssh/id_rsa x && git add x).
-    return isSecret(walk, t.abs);
-  }));
+  const made = [...walk.secretFiles];
+  const added = gits.find((i) => {
+    const addAll = i.argv.includes('add') && i.argv.some((a) => a === '-A' || a === '--all' || a === '-u');
+    const commitAll = i.argv.includes('commit') && i.argv.some((a) => /^-[a-zA-Z]*a[a-zA-Z]*$/.test(a) || a === '--all');
+    if ((addAll || commitAll) && i.cwd !== null && made.some((f) => isUnder(f, i.cwd!))) return true;
+    return i.argv.includes('add') && operands(i.words).some((w) => {
+      const t = target(i, w);
+      // A secret, a file this line copied a secret into (cp ~/.ssh/id_rsa x && git add x), or a directory holding one (git add .).
+      return isSecret(walk, t.abs) || (t.abs !== null && made.some((f) => isUnder(f, t.abs!)));
+    });
+  });
   if (added && gits.some((i) => i.argv.includes('push'))) {
     block(walk, 'dangerous', 'the line adds a secret file to git and pushes it: the secret ends up on the remote, in history', 'keep secrets out of git (.gitignore); remove the file from the index with git rm --cached');
   }

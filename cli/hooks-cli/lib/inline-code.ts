@@ -146,6 +146,16 @@ function literals(code: string, from = 0, to = code.length): Lit[] {
   return out;
 }
 
+/** The code talks to the network (HTTP clients, sockets, mail, FTP, SSH libraries). */
+export function talksToNetwork(code: string): boolean {
+  return NETWORK.test(code);
+}
+
+/** The string literals of any code ('…', "…", `…`), for languages the analysis does not know. */
+export function stringLiterals(code: string): string[] {
+  return literals(code.length > MAX_CODE_CHARS ? code.slice(0, MAX_CODE_CHARS) : code).map((l) => l.value);
+}
+
 /** The end of a call's argument list: the `)` matching the `(` at `open`, quote-aware. */
 function closeParen(code: string, open: number): number {
   let depth = 0;
