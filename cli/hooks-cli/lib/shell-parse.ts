@@ -436,6 +436,14 @@ class Lexer {
       } else if (c === '~' && (this.i === start || (/^[A-Za-z_]\w*=$/.test(w.text) && !w.quoted)) && (this.i + 1 >= s.length || s[this.i + 1] === '/' || META.has(s[this.i + 1]))) {
         w.text += this.env.home;
         this.i++;
+      } else if (c === '~' && this.i === start && (s[this.i + 1] === '+' || s[this.i + 1] === '-') && (this.i + 2 >= s.length || s[this.i + 2] === '/' || META.has(s[this.i + 2]))) {
+        // ~+ is $PWD, ~- is $OLDPWD (bash Tilde Expansion).
+        if (s[this.i + 1] === '+') w.text += this.env.cwd;
+        else {
+          w.text += '$OLDPWD';
+          w.dynamic = true;
+        }
+        this.i += 2;
       } else if (c === '~' && this.i === start && /^~[a-z_][a-z0-9_-]*(?=\/|$|[\s;|&<>()])/.test(s.slice(this.i, this.i + 40))) {
         // ~user: that user's home directory.
         const user = /^~([a-z_][a-z0-9_-]*)/.exec(s.slice(this.i, this.i + 40))![1];
