@@ -2167,6 +2167,31 @@ function isSecret(walk: Walk, abs: string | null): boolean {
   return abs !== null && (isSecretSource(abs, walk.env) || walk.secretFiles.has(abs));
 }
 
+/** Options of the readers that take a value (so the word after them is not a file they read). */
+const READER_ARG_OPTS: Record<string, string[]> = {
+  head: ['-n', '-c'], tail: ['-n', '-c'], cut: ['-c', '-f', '-d', '-b'], grep: ['-e', '-f', '-m', '-A', '-B', '-C'], egrep: ['-e', '-f', '-m', '-A', '-B', '-C'],
+  sed: ['-e', '-f'], awk: ['-f', '-v', '-F'], sort: ['-k', '-t', '-o', '-S'], jq: ['--arg', '--argjson', '-f'], yq: ['-o', '-I'], tar: ['-C', '-T', '-X', '-b'],
+  sqlite3: ['-cmd', '-separator'], openssl: ['-out', '-passin', '-passout', '-pass', '-k', '-K', '-iv', '-md', '-S'], gpg: ['-r', '--recipient', '-u', '--local-user', '-o', '--output'], dd: [],
+  xxd: ['-c', '-g', '-l', '-s'], od: ['-A', '-t', '-j', '-N'], base64: ['-w'], split: ['-b', '-l', '-n'], 'ssh-keygen': ['-f', '-t', '-b', '-C', '-N'],
+};
+
+/** Commands whose output is a credential: keyrings, cloud and cluster tokens, stored git passwords, password managers. */
+function printsCredential(argv: string[]): string | null {
+  const [name, a1, a2] = argv;
+  const a = argv.join(' ');
+  if (name === 'secret-tool' && /^(lookup|search)$/.test(a1 ?? '')) return 'the keyring (secret-tool)';
+  if (name === 'kubectl' && a1 === 'config' && a2 === 'view' && /--raw|--flatten/.test(a)) return 'the cluster credentials (kubectl config view --raw)';
+  if (name === 'gcloud' && /\bauth\b/.test(a) && /print-(access|identity|refresh)-token/.test(a)) return 'a Google Cloud token';
+  if (name === 'gcloud' && a1 === 'secrets' && /versions access/.test(a)) return 'a Google Cloud secret';
+  if (name === 'git' && /\bcredential(-\w+)?\b/.test(a) && /\b(fill|get)\b/.test(a)) return 'a stored git password (git credential fill)';
+  if (name === 'az' && /account get-access-token|keyvault secret show/.test(a)) return 'an Azure token or secret';
+  if (name === 'aws' && /secretsmanager get-secret-value|ssm get-parameters?\b.*--with-decryption|sts get-session-token|ecr get-login-password/.test(a)) return 'an AWS secret or token';
+  if ((name === 'heroku' && a1 === 'auth:token') || (name === 'doctl' && /auth token/.test(a)) || (name === 'vault' && a1 === 'print' && a2 === 'token')) return `the ${name} token`;
+  if ((name === 'bw' && a1 === 'get') || (name === 'lpass' && a1 === 'show') || (name === 'gopass' && /^(show|cat)$/.test(a1 ?? '')) || (name === 'keyring' && a1 === 'get') || name === 'kwallet-query') return 'a password-manager secret';
+  if (name === 'docker' && a1 === 'secret' && a2 === 'inspect') return 'a Docker secret';
+  return null;
+}
+
 /** What secret an invocation prints: a secret file it reads, the environment, a keychain, a secret variable. Null when none. */
 function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
   const name = inv.argv[0] ?? '';
@@ -2177,8 +2202,9 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
       if (isSecret(walk, abs)) return abs;
     }
   }
-  if (READERS.has(name) || name === 'cp' || name === 'find') {
-    for (const w of operands(inv.words, new Set(['-n', '-c', '-f', '-C', '-w', '-e', '-name']))) {
+  if (READERS.has(name) || name === 'cp' || name === 'find' || /^(lz4|lzma|pigz|pbzip2|brotli|compress|rar|age|sops|ansible-vault|uuencode|basenc|gzcat|bat|batcat|view|vis|nl|fold|expand|iconv|dos2unix|unix2dos|rev|split)$/.test(name)) {
+    const argOpts = READER_ARG_OPTS[name] ?? (name === 'find' ? ['-name', '-iname', '-path', '-type', '-maxdepth', '-mindepth'] : []);
+    for (const w of operands(inv.words, new Set(argOpts))) {
       const t = target(inv, w);
       if (isSecret(walk, t.abs)) return t.abs;
       if (/\/proc\/(self|\d+|\*)\/environ$/.test(w.text)) return w.text;
@@ -2194,6 +2220,8 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
   if (name === 'security' && /^(find-(generic|internet)-password|dump-keychain|export)$/.test(args[0] ?? '')) return 'the keychain';
   if (name === 'gpg' && args.some((a) => /^--export-secret/.test(a))) return 'the GPG secret keys';
   if (name === 'history' || name === 'fc') return 'the shell history';
+  const cred = printsCredential(inv.argv);
+  if (cred) return cred;
   if ((name === 'npm' || name === 'yarn' || name === 'pnpm') && args[0] === 'config' && args[1] === 'get' && /token|auth|password/i.test(args[2] ?? '')) return `the ${name} token`;
   if (name === 'aws' && args[0] === 'configure' && /^(get|export-credentials)$/.test(args[1] ?? '')) return 'the AWS credentials';
   if ((name === 'gh' || name === 'glab') && args[0] === 'auth' && args[1] === 'token') return `the ${name} token`;
@@ -2265,9 +2293,25 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
       if (isSecret(walk, abs)) return say(abs, 'input redirection');
     }
   }
-  for (const u of inv.upstream) {
+  for (const u of withInner(inv.upstream)) {
     const found = producesSecret(walk, u);
     if (found) return say(found, `piped from ${u.argv[0]}`);
+  }
+  if (name === 'socat' && inv.cwd !== null) {
+    // socat FILE:~/.ssh/id_rsa TCP:h:p (also OPEN:, GOPEN:, SYSTEM:cat F): one address reads the secret, the other is the network.
+    for (const a of args) {
+      const m = /^(?:file|open|gopen|create|pipe)?:?([~/.][^,]*)/i.exec(a.replace(/^(?:file|open|gopen):/i, ''));
+      const abs = m ? resolveFrom(inv.cwd, m[1].replace(/^~(?=\/|$)/, walk.env.home)) : null;
+      if (abs && isSecret(walk, abs)) return say(abs, 'as a socat address');
+    }
+  }
+  // sftp -b -, ftp, lftp fed a script: `put FILE` (send, mput, reput) uploads FILE.
+  const script = stdinText(inv);
+  if (script !== null && inv.cwd !== null) {
+    for (const m of script.matchAll(/(?:^|[\n;])\s*(?:put|mput|reput|send|append|upload)\s+(\S+)/gi)) {
+      const abs = resolveFrom(inv.cwd, m[1].replace(/^~(?=\/|$)/, walk.env.home));
+      if (isSecret(walk, abs)) return say(abs, 'by a put in its script');
+    }
   }
   if (inv.viaXargs) {
     const feeder = inv.upstream[inv.upstream.length - 1];

@@ -109,6 +109,11 @@ const HOME_EXPRS: RegExp[] = [
   /getenv\(\s*(['"])HOME\1\s*\)/g,
   /os\.getenv\(\s*(['"])HOME\1\s*\)/g,
   /Deno\.env\.get\(\s*(['"])HOME\1\s*\)/g,
+  /\bENVIRON\s*\[\s*(['"])HOME\1\s*\]/g,
+  /System\.user_home!?\(\)/g,
+  /System\.getProperty\(\s*(['"])user\.home\1\s*\)/g,
+  /\bBun\.env\.HOME\b/g,
+  /\bhomedir\(\)/g,
 ];
 const CWD_EXPRS: RegExp[] = [/os\.getcwd\(\)/g, /(?:pathlib\.)?Path\.cwd\(\)/g, /process\.cwd\(\)/g, /\bDir\.pwd\b/g, /\bgetcwd\(\)/g, /Deno\.cwd\(\)/g];
 
@@ -239,7 +244,7 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
   python: /(?:\bshutil\.rmtree|(?<![.\w])rmtree|\.rmtree|os\.removedirs|send2trash)(?=\s*\()/g,
   perl: /\b(?:rmtree|remove_tree|File::Path::rmtree)(?=\s*[("'$])/g,
   ruby: /\b(?:FileUtils\.)?(?:rm_rf|rm_r|remove_dir|remove_entry|remove_entry_secure|rmtree)(?=\s*[("'])/g,
-  js: /(?:\brmSync|\brmdirSync|\.rm|\.rmdir|\brimraf(?:\.sync)?|\bremoveSync|\bemptyDirSync|Deno\.removeSync|Deno\.remove)(?=\s*\()/g,
+  js: /(?:\brmSync|\brmdirSync|\.rm|\.rmdir|(?<![\w.$])rm|(?<![\w.$])rmdir|\brimraf(?:\.sync)?|\bremoveSync|\bemptyDirSync|Deno\.removeSync|Deno\.remove)(?=\s*\()/g,
   php: null,
   lua: null,
   awk: null,
@@ -251,7 +256,46 @@ const DISK = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|r
 const SECRET_FRAGMENT = /(\.ssh\/|\.aws\/|(^|\/)\.env(\.|$)|\.netrc|\.npmrc|\.git-credentials|\.kube\/config|\.docker\/config|\bid_(rsa|ed25519|ecdsa|dsa)\b|\/etc\/shadow|\.gnupg|\.pgpass)/;
 const NETWORK = /\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram)/;
 
-function preprocess(code: string): string {
+/**
+ * Joins of string literals into one: Path("~") / ".ssh" / "id_rsa" and "~".joinpath(".ssh", "x") in
+ * python, File.join("~", "**", "*") in ruby, path.join("~", ".ssh") in JS, juxtaposition ("rm -rf "
+ * "~") in awk. Only literals next to each other with nothing but the joining syntax between them.
+ */
+function joinLiterals(code: string, lang: Lang): string {
+  const lits = literals(code);
+  if (lits.length < 2) return code;
+  const q = (v: string) => `"${v.replace(/"/g, '\\"')}"`;
+  let out = '';
+  let at = 0;
+  for (let i = 0; i < lits.length; i++) {
+    let value = lits[i].value;
+    let end = lits[i].end;
+    const start = lits[i].start;
+    // A call that joins its literal arguments with "/": File.join(, os.path.join(, path.join(, path.resolve(, .joinpath(.
+    const before = code.slice(Math.max(at, start - 24), start);
+    const joinCall = /(?:\bFile\.join|\bos\.path\.join|\bpath\.(?:join|resolve))\(\s*$/.test(before);
+    let j = i + 1;
+    for (; j < lits.length; j++) {
+      const between = code.slice(end, lits[j].start);
+      if (lang === 'python' && /^\s*\/\s*$/.test(between)) value += `/${lits[j].value}`;
+      else if (lang === 'python' && /^\s*\.\s*joinpath\(\s*$/.test(between)) value += `/${lits[j].value}`;
+      else if ((joinCall || /\.joinpath\(\s*("[^"]*"\s*,\s*)*$/.test(code.slice(start - 40, start))) && /^\s*,\s*$/.test(between)) value += `/${lits[j].value}`;
+      else if (lang === 'awk' && /^[ \t]+$/.test(between)) value += lits[j].value;
+      else break;
+      end = lits[j].end;
+    }
+    if (j === i + 1) continue;
+    // "~".joinpath(".ssh", "x") closes with its parenthesis.
+    const close = /^\s*\)/.exec(code.slice(end));
+    const closesJoin = close && /joinpath\(/.test(code.slice(start, end));
+    out += code.slice(at, start) + q(value);
+    at = closesJoin ? end + close![0].length : end;
+    i = j - 1;
+  }
+  return out + code.slice(at);
+}
+
+function preprocess(code: string, lang: Lang): string {
   // __import__('os').system(...) is os.system(...).
   code = code.replace(/__import__\(\s*(['"])([\w.]+)\1\s*\)/g, '$2');
   // perl's q{...}, qq{...}, q(...), qq(...) are string literals.
@@ -270,6 +314,7 @@ function preprocess(code: string): string {
   let c = code.replace(/(["`])\$(?:ENV\{\s*'?HOME'?\s*\}|\{?HOME\}?(?=\/|\1))/g, '$1~');
   for (const re of HOME_EXPRS) c = c.replace(re, '"~"');
   for (const re of CWD_EXPRS) c = c.replace(re, '"."');
+  c = joinLiterals(c, lang);
   // path.join(os.homedir()) and the like, now that the home directory is the literal "~".
   c = c.replace(/(?:require\(\s*['"](?:node:)?path['"]\s*\)|\bpath|\bos\.path)\.(?:resolve|join|normalize|abspath|realpath)\(\s*"(~|\.)"\s*\)/g, '"$1"');
   // Interpolations of those (f"{Path.home()}/x", `${os.homedir()}/x`, "#{Dir.home}/x") are the text itself.
@@ -351,7 +396,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     f.tooLong = true;
     return f;
   }
-  const code = preprocess(source);
+  const code = preprocess(source, lang);
 
   for (const m of code.matchAll(SHELL_CALLS[lang])) {
     const end = m.index + m[0].length;
@@ -373,6 +418,14 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       // system($cmd) with $cmd assigned a literal earlier in the code.
       const ident = /^\s*\$?([A-Za-z_]\w*)\s*(?:[,)]|$)/.exec(code.slice(region[0], region[1]))?.[1];
       if (ident) f.shell.push(...identValues(code, ident));
+    }
+  }
+  // os.spawnl*/execl*(MODE?, FILE, ARG0, ARG1...): the arguments after the file name are the command line.
+  if (lang === 'python') {
+    for (const m of code.matchAll(/\bos\.(spawn|exec)(l|v)p?e?\s*\(/g)) {
+      const open = m.index + m[0].length - 1;
+      const lits = literals(code, open + 1, closeParen(code, open));
+      if (lits.length >= 2) f.shell.push(lits.slice(1).map((l) => (/^[\w@%+=:,./~-]+$/.test(l.value) ? l.value : `'${l.value.replace(/'/g, `'\\''`)}'`)).join(' '));
     }
   }
   // Code inside a string run by exec/eval/Function/compile/instance_eval is code too (one level).
@@ -484,6 +537,11 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   if (/\/inet\d?\/(tcp|udp)\//.test(code) && /\|&|system\s*\(/.test(code)) f.reverse = true;
   // A secret whose content the code reads (open, readFileSync, read_text, File.read...) while it talks to the network.
   if (NETWORK.test(code)) {
+    // A secret path among the literals while the code reads files (open F, <F>, read_bytes, slurp...) and talks to the network.
+    if (/\bopen\b|read_bytes|read_text|readFile|File\.read|IO\.read|slurp|<[A-Z]+>|file_get_contents|fread|\.read\(/.test(code)) {
+      const lit = lits.find((l) => SECRET_FRAGMENT.test(l.value));
+      if (lit) f.exfil = lit.value;
+    }
     for (const m of code.matchAll(/(?<![\w])(?:open|fopen|readFileSync|readFile|file_get_contents|File\.read|IO\.read|File\.open|File\.binread|read_text|read_bytes)\s*\(/g)) {
       const open = m.index + m[0].length - 1;
       const arg = regionText(code, [open + 1, closeParen(code, open)], true);

@@ -230,7 +230,10 @@ class Lexer {
         this.setList(assign[1], parseShell(inner, { ...this.env, vars: this.vars() }, 40).commands.flatMap((c) => c.words));
         return;
       }
-      this.vars().set(assign[1], { text: value, dynamic: w.dynamic, subs: [...w.subs] });
+      // X+=v appends to a known X.
+      const prev = w.text[assign[1].length] === '+' ? this.vars().get(assign[1]) ?? expandVar(assign[1], this.env) : null;
+      if (w.text[assign[1].length] === '+' && prev === null) this.vars().set(assign[1], { text: `\${${assign[1]}}${value}`, dynamic: true, subs: [...w.subs] });
+      else this.vars().set(assign[1], { text: (prev?.text ?? '') + value, dynamic: w.dynamic || !!prev?.dynamic, subs: [...(prev?.subs ?? []), ...w.subs] });
       return; // still at the start of the command
     }
     if (this.cmdStart && !w.quoted && DECLARE.has(w.text)) {
@@ -298,6 +301,19 @@ class Lexer {
       vals.forEach((v, n) => this.vars().set(String(n + 1), { text: v.text, dynamic: v.dynamic, subs: [...v.subs], glob: v.glob }));
       this.setList('@', vals);
       this.setList('*', vals);
+    } else if (first.text === 'printf' && words[1]?.text === '-v' && words[2] && /^[A-Za-z_]\w*$/.test(words[2].text) && words[3]) {
+      // printf -v NAME FORMAT ARGS: NAME is what printf would print.
+      const args = words.slice(4);
+      this.vars().set(words[2].text, { text: printfFormat(words[3].text, args.map((a) => a.text)), dynamic: words[3].dynamic || args.some((a) => a.dynamic), subs: args.flatMap((a) => a.subs) });
+    } else if ((first.text === 'mapfile' || first.text === 'readarray') && words.length > 1) {
+      // mapfile [-t] ARR < <(CMD) / <<< TEXT: ARR holds the lines CMD prints when they are known.
+      const name = words.slice(1).filter((x, j) => !x.text.startsWith('-') && !/^-[a-zA-Z]*[dnOsuCc]$/.test(words[j]?.text ?? '')).pop()?.text ?? 'MAPFILE';
+      const procSub = toks.find((tk, j) => tk.t === 'redir' && tk.op === '<' && toks[j + 1]?.t === 'word' && (toks[j + 1] as { w: Word }).w.subs.length > 0);
+      const src = procSub ? (toks[toks.indexOf(procSub) + 1] as { w: Word }).w.subs[0] : null;
+      const textOut = here !== null ? here.text : src !== null ? resolveSubstitution(src, this.env) : null;
+      if (textOut !== null && /^[A-Za-z_]\w*$/.test(name)) {
+        this.setList(name, textOut.split('\n').filter((l) => l !== '').map((l) => ({ text: l, dynamic: false, glob: false, subs: [], quoted: true })));
+      }
     } else if (first.text === 'read' && here !== null) {
       const names: string[] = [];
       let asArray = false;
@@ -566,7 +582,10 @@ class Lexer {
       this.i = end < 0 ? s.length : end + 1;
       // ${ARR[@]}, ${ARR[*]}, ${ARR[n]}: every value of the array is checked.
       const arr = /^([A-Za-z_]\w*)\[[^\]]*\]$/.exec(inner);
-      const known = /^[A-Za-z_]\w*$/.test(inner) ? expandVar(inner, this.env) : arr ? expandVar(arr[1], this.env) : null;
+      // ${!X}: the variable whose name X holds.
+      const indirect = /^!([A-Za-z_]\w*)$/.exec(inner);
+      const via = indirect ? expandVar(indirect[1], this.env) : null;
+      const known = via && !via.dynamic && /^[A-Za-z_]\w*$/.test(via.text) ? expandVar(via.text, this.env) : /^[A-Za-z_]\w*$/.test(inner) ? expandVar(inner, this.env) : arr ? expandVar(arr[1], this.env) : null;
       // ${X:-default}, ${X-default}, ${X:=default}: the value, or the default when X is not known here.
       const withDefault = known === null ? /^([A-Za-z_]\w*):?[-=](.*)$/.exec(inner) : null;
       // ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat}, ${X:off:len}, ${X:?msg}: computed from a known X.
@@ -645,8 +664,37 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
     cur = null;
   };
 
+  /** Inside `case … in`: a pattern (`a|b)`, `(x)`) comes before each branch's commands. */
+  let casePatternNext = 0;
+  let caseBodies = 0;
   for (let k = 0; k < tokens.length; k++) {
     const tok = tokens[k];
+    if (casePatternNext > 0 && !cur) {
+      // Skip a pattern up to its `)`; `esac` ends the case.
+      if (tok.t === 'word' && !tok.w.quoted && tok.w.text === 'esac') {
+        casePatternNext--;
+        continue;
+      }
+      if (tok.t === 'op' && (tok.op === '\n' || tok.op === ';' || tok.op === ';;')) continue;
+      let j = k;
+      while (j < tokens.length && !(tokens[j].t === 'op' && (tokens[j] as { op: string }).op === ')')) j++;
+      if (j < tokens.length) {
+        k = j;
+        casePatternNext--;
+        caseBodies++;
+        continue;
+      }
+    }
+    if (caseBodies > 0 && tok.t === 'op' && tok.op === ';;') {
+      endCommand();
+      caseBodies--;
+      casePatternNext++;
+      continue;
+    }
+    if (caseBodies > 0 && tok.t === 'word' && !tok.w.quoted && tok.w.text === 'esac' && !cur) {
+      caseBodies--;
+      continue;
+    }
     if (tok.t === 'word') {
       // Function definition: name ( ) { ... }
       const n1 = tokens[k + 1];
@@ -682,7 +730,13 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
         continue;
       }
       if (!cur && !tok.w.quoted && SKIP_KEYWORDS.has(tok.w.text)) continue;
-      if (!cur && !tok.w.quoted && (tok.w.text === 'for' || tok.w.text === 'select' || tok.w.text === 'case')) {
+      if (!cur && !tok.w.quoted && tok.w.text === 'case') {
+        // case WORD in: the patterns and branches follow.
+        k += tokens[k + 2]?.t === 'word' ? 2 : 1;
+        casePatternNext++;
+        continue;
+      }
+      if (!cur && !tok.w.quoted && (tok.w.text === 'for' || tok.w.text === 'select')) {
         // Skip the header up to the list (for x in a b c; do ...): its words are not a command.
         while (k + 1 < tokens.length && !(tokens[k + 1].t === 'op' && [';', '\n'].includes((tokens[k + 1] as { op: string }).op))) k++;
         continue;
