@@ -142,3 +142,35 @@ t.test('a secret reaching anything that sends elsewhere is blocked; a key used t
     t.notOk(verdict(c).blocked, c);
   }
 });
+
+t.test('values and lists the shell builds on the line are followed (case, printf -v, +=, ${!x}, mapfile, IFS, aliases, cd)', async (t) => {
+  for (const c of [
+    'case x in x) rm -rf ~ ;; esac',
+    "printf -v t '%s' ~; rm -rf \"$t\"",
+    'd=$HOME; d+=/.ssh; rm -rf "$d"',
+    'x=HOME; rm -rf "${!x}"',
+    'mapfile -t a < <(echo ~); rm -rf "${a[@]}"',
+    's="rm,-rf,/"; IFS=,; $s',
+    "shopt -s expand_aliases\nalias rr='rm -rf'\nrr ~",
+    '{rm,-rf,~}',
+    'cd /tmp && rm -rf "$OLDPWD"',
+    "source <(echo 'rm -rf ~')",
+  ]) t.ok(verdict(c).blocked, c);
+  t.same(parseShell('d=/a; d+=/b; echo $d', env).commands.at(-1)?.words.map((w) => w.text), ['echo', '/a/b'], '+= appends');
+  t.notOk(verdict('case "$1" in start) npm start;; *) echo usage;; esac').blocked);
+  t.notOk(verdict("alias ll='ls -la'; ll").blocked);
+});
+
+t.test('paths reach a deleter through read loops, parallel, filters and locate as they do through xargs', async (t) => {
+  for (const c of ['find ~ -type f | while read -r f; do rm -f "$f"; done', 'find ~ | parallel rm -rf', 'find ~ -maxdepth 1 | tail -n +2 | xargs rm -rf', 'locate -0 "$HOME" | xargs -0 rm -f', 'find ~ -size +0 -delete', "find ~ -name 'id_*' | xargs rm -f", 'git rev-parse --show-toplevel | xargs rm -rf']) {
+    t.ok(verdict(c).blocked, c);
+  }
+  for (const c of ['find . -name "*.o" | while read f; do rm "$f"; done', 'find build | grep "\\.tmp$" | xargs rm -f', 'find ~/Downloads -name "*.dmg" -mtime +30 -delete']) t.notOk(verdict(c).blocked, c);
+});
+
+t.test('git: main overwritten by a rename, inline aliases, release/* families, expiry by config; dry runs change nothing', async (t) => {
+  for (const c of ['git switch -q dev && git branch -M dev main', "git -c alias.brd='branch -D' brd main", 'git push -f origin x:release/2.4', 'git push origin :refs/heads/release/2.3', 'git -c gc.reflogExpire=now gc', 'java -jar bfg.jar --delete-files id_rsa .']) {
+    t.ok(verdict(c).blocked, c);
+  }
+  for (const c of ['git push --dry-run --force origin main', 'git filter-repo --analyze', 'git branch -m a b', 'git -c alias.st=status st']) t.notOk(verdict(c).blocked, c);
+});

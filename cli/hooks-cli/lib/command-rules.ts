@@ -54,6 +54,8 @@ export interface Invocation {
   viaXargs: boolean;
   /** xargs -I REPL: the string replaced by each input item. */
   xargsReplace?: string;
+  /** xargs -a FILE: the file it reads its items from. */
+  xargsFile?: Word;
   /** Invocations earlier in the same pipeline (their output is this one's input). */
   upstream: Invocation[];
   /** The text of an inline script when this is `sh -c`, `eval` and the like. */
@@ -82,6 +84,8 @@ const OTHER_INTERPRETERS = new Set(['tclsh', 'wish', 'expect', 'julia', 'pwsh', 
 const DOWNLOADERS = new Set(['curl', 'wget', 'wget2', 'fetch', 'http', 'https', 'xh', 'xhs', 'curlie', 'httpie', 'aria2c', 'axel', 'lwp-download', 'lwp-request', 'GET', 'lynx', 'links', 'w3m', 'elinks', 'ftp', 'tftp', 'lftp', 'rclone', 'gsutil', 'scp', 'sftp', 'rsync']);
 const DECODERS = new Set(['base64', 'base32', 'xxd', 'openssl', 'gunzip', 'zcat', 'rev', 'tr']);
 const PROTECTED_BRANCHES = new Set(['main', 'master', 'trunk', 'develop', 'development', 'production', 'prod', 'release', 'stable', 'live', 'default', 'gh-pages']);
+/** A default or shared branch: the names above, and the families teams protect (release/2.4, hotfix/x, production/eu). */
+const isProtected = (b: string) => PROTECTED_BRANCHES.has(b.replace(/^refs\/heads\//, '')) || /^(refs\/heads\/)?(release|releases|hotfix|production|prod|stable|main|master|support|maintenance)\/./.test(b);
 /** Programs that send data over the network. */
 const SENDERS = new Set(['curl', 'wget', 'nc', 'ncat', 'netcat', 'socat', 'telnet', 'scp', 'sftp', 'rsync', 'ssh', 'ftp', 'lftp', 'openssl', 'aws', 'gsutil', 'gcloud', 'az', 'rclone', 'dig', 'nslookup', 'host', 'http', 'https', 'xh', 'httpie', 'smbclient', 'mail', 'mailx', 'sendmail', 'mutt', 'ping', 'whois', 'swaks']);
 /** Programs that print what they read: a secret operand ends up on their output. */
@@ -110,6 +114,8 @@ interface Unwrapped {
   chdir: string | null;
   /** VAR=value words peeled off on the way (prefixes, env's arguments). */
   assigned: Word[];
+  /** xargs -a FILE: the file it reads its items from. */
+  xargsFile?: Word;
 }
 
 function skipOptions(words: Word[], i: number, argOpts: Set<string>): number {
@@ -256,8 +262,17 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
         next = [];
         break;
       }
+      case 'parallel':
+        // GNU parallel CMD ::: ARGS is read by the generic reading; fed on stdin it is xargs.
+        if (words.some((w) => /^:::+$/.test(w.text))) break;
+        u.viaXargs = true;
+        if (words.some((w) => w.text.includes('{}'))) u.xargsReplace = '{}';
+        next = words.slice(skipOptions(words, 1, new Set(['-j', '--jobs', '-P', '--max-procs', '-n', '--max-args', '-N', '-d', '--delimiter', '-S', '--sshlogin', '--joblog', '--results', '--tmpdir', '-E', '--timeout', '--retries', '--delay', '-I', '--colsep', '-C'])));
+        break;
       case 'xargs': {
         u.viaXargs = true;
+        const af = words.findIndex((w, k) => k > 0 && (w.text === '-a' || w.text === '--arg-file'));
+        if (af > 0 && words[af + 1]) u.xargsFile = words[af + 1];
         for (let k = 1; k < words.length && words[k].text.startsWith('-'); k++) {
           const t = words[k].text;
           if (t === '-I') u.xargsReplace = words[k + 1]?.text;
@@ -367,11 +382,17 @@ interface Walk {
   branchNames: Map<string, string>;
   /** Files the line copied, with the name of what they are a copy of (cp /bin/bash /tmp/x). */
   copiedFrom: Map<string, string>;
+  /** `git config KEY VALUE` settings made on the line (aliases, gc expiry). */
+  gitConfig: string[];
+  /** Variables set by `read` in a loop fed by a pipeline: the stages that feed it. */
+  readFeeds: Map<string, Invocation[]>;
+  /** Aliases defined on the line. */
+  aliases: Map<string, string>;
 }
 
 /** Analyses a command line. */
 export function analyzeCommand(command: string, env: AnalyzeEnv): Analysis {
-  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map(), copiedFrom: new Map() };
+  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map(), copiedFrom: new Map(), gitConfig: [], readFeeds: new Map(), aliases: new Map() };
   collect(walk, command, env.cwd, 0, false);
   for (const inv of walk.out) checkInvocation(walk, inv);
   // exec 5<>/dev/tcp/H/P; while read l; do $l; done <&5: lines from the socket run as commands.
@@ -423,7 +444,8 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
       }
     }
   }
-  for (const cmd of [...parsed.commands, ...calls]) {
+  for (const original of [...parsed.commands, ...calls]) {
+    const cmd = withAlias(walk, original, cwd);
     const inv = toInvocation(walk, cmd, cwd, depth, nested);
     if (!inv) continue;
     // Track cd for the commands that follow (subshell scoping is ignored: the cautious reading).
@@ -438,9 +460,55 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
     inv.upstream = [...upstream];
     upstream.push(inv);
     byPipeline.set(cmd.pipeline, upstream);
+    readLoop(walk, inv);
     walk.out.push(inv);
     expandNested(walk, inv, cmd, depth);
   }
+}
+
+/**
+ * `LIST | while read [-r] [-d ''] X; do CMD "$X"; done`: read takes its lines from the stages before
+ * it, and CMD gets them through $X, as xargs would pass them.
+ */
+function readLoop(walk: Walk, inv: Invocation): void {
+  if (inv.argv[0] === 'read') {
+    if (inv.upstream.length === 0) return;
+    for (let k = 1; k < inv.argv.length; k++) {
+      const a = inv.argv[k];
+      if (/^-[a-zA-Z]*[dpntuNi]$/.test(a)) k++;
+      else if (/^[A-Za-z_]\w*$/.test(a)) walk.readFeeds.set(a, inv.upstream);
+    }
+    return;
+  }
+  if (walk.readFeeds.size === 0 || inv.viaXargs) return;
+  for (const w of inv.words.slice(1)) {
+    if (!w.dynamic) continue;
+    const m = /\$\{?([A-Za-z_]\w*)\}?/.exec(w.text);
+    const feeds = m ? walk.readFeeds.get(m[1]) : undefined;
+    if (m && feeds) {
+      inv.viaXargs = true;
+      inv.xargsReplace = m[0];
+      inv.upstream = feeds;
+      return;
+    }
+  }
+}
+
+/** `alias NAME='…'` records NAME; a later command named NAME is the alias's words followed by its own. */
+function withAlias(walk: Walk, cmd: SimpleCommand, cwd: string | null): SimpleCommand {
+  const first = cmd.words[0];
+  if (!first || first.quoted) return cmd;
+  if (first.text === 'alias') {
+    for (const w of cmd.words.slice(1)) {
+      const eq = w.text.indexOf('=');
+      if (eq > 0) walk.aliases.set(w.text.slice(0, eq), w.text.slice(eq + 1));
+    }
+    return cmd;
+  }
+  const value = walk.aliases.get(first.text);
+  if (value === undefined) return cmd;
+  const head = parseShell(value, parseEnv(walk, cwd)).commands[0]?.words ?? [];
+  return { ...cmd, words: [...head, ...cmd.words.slice(1)] };
 }
 
 /** A word of a function body with the positional parameters of one call put in. */
@@ -451,11 +519,12 @@ function withPositional(w: Word, args: string[]): Word {
 }
 
 /** Word splitting of unquoted expansions (`$CMD` holding `rm -rf /`) and brace expansion (`{/,~}`). */
-function expandWords(words: Word[]): Word[] {
+function expandWords(words: Word[], home?: string): Word[] {
   if (!words.some((w) => w.split || w.brace)) return words;
   const out: Word[] = [];
   for (const w of words) {
-    const texts = w.brace ? braceExpand(w.text) : [w.text];
+    // Brace expansion comes before tilde expansion: {rm,-rf,~} ends in the home directory.
+    const texts = w.brace ? braceExpand(w.text).map((t) => (home && !w.quoted && /^~(\/|$)/.test(t) ? home + t.slice(1) : t)) : [w.text];
     for (const t of texts) {
       const parts = w.split ? t.split(/\s+/).filter((x) => x !== '') : [t];
       for (const x of parts) out.push({ ...w, text: x, split: false, brace: false, glob: w.glob || /[*?[]/.test(x) });
@@ -500,7 +569,7 @@ export function braceExpand(text: string, budget = 64): string[] {
 }
 
 function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth: number, nested: boolean): Invocation | null {
-  const u = unwrap(expandWords(cmd.words), { home: walk.env.home, cwd: cwd ?? walk.env.cwd });
+  const u = unwrap(expandWords(cmd.words, walk.env.home), { home: walk.env.home, cwd: cwd ?? walk.env.cwd });
   // export/declare -x/typeset/readonly/local X=v: assignments that stay for the rest of the session.
   const declares = /^(export|declare|typeset|readonly|local|setenv)$/.test(u.words[0]?.text ?? '');
   const assigned = declares ? [...u.assigned, ...u.words.slice(1).filter(isAssignment)] : u.assigned;
@@ -511,7 +580,7 @@ function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth:
   const words = deleteAlias(u.words.map((w, k) => (k === 0 && w.text.startsWith('\\') ? { ...w, text: w.text.slice(1) } : w)));
   const argv = text(words);
   if (argv[0]?.includes('/') && !argv[0].startsWith('./')) argv[0] = base(argv[0]);
-  return { argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, upstream: [], nested };
+  return { argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsFile: u.xargsFile, upstream: [], nested };
 }
 
 /** Variables whose value is a command line a program runs later (git, pagers, editors, askpass helpers). */
@@ -549,14 +618,16 @@ function checkAssignments(walk: Walk, words: Word[], exported: boolean, cwd: str
       collect(walk, value.replace(/^\|/, ''), cwd, depth + 1, true);
     } else if (LOADED_VARS.test(name)) {
       const abs = /^[~/.]/.test(value) && cwd !== null ? resolveFrom(cwd, value.replace(/^~(?=\/|$)/, walk.env.home)) : null;
-      const temp = (p: string) => /^\/(tmp|var\/tmp|dev\/shm)\//.test(p);
+      const temp = (p: string) => /^\/(tmp|var\/tmp|dev\/shm)\//.test(p) && !isUnder(p, walk.env.home) && !isUnder(p, walk.env.project);
       const files = value.match(/(?:^|[\s=:])(?:-r|--require|--import|--loader|-M|-javaagent:|-agentpath:)?\s*([~/.][^\s:=]*)/g) ?? [];
       const loadsTemp = files.some((f) => {
         const m = /([~/.][^\s:=]*)$/.exec(f.trim());
         return m !== null && cwd !== null && (temp(resolveFrom(cwd, m[1].replace(/^~(?=\/|$)/, walk.env.home))) || walk.files.has(resolveFrom(cwd, m[1])));
       });
       let why: string | null = null;
-      if (/^(BASH_ENV|ENV|ZDOTDIR)$/.test(name) && abs !== null && !isStartupFile(abs, walk.env) && abs !== walk.env.home && !(name === 'ZDOTDIR' && isUnder(abs, walk.env.home))) why = 'every later shell reads it before its script';
+      // A one-run prefix naming a file of the project (BASH_ENV=./ci/env.sh bash test.sh) is how CI scripts share setup.
+      const projectFile = !exported && abs !== null && isUnder(abs, walk.env.project) && !walk.files.has(abs);
+      if (/^(BASH_ENV|ENV|ZDOTDIR)$/.test(name) && abs !== null && !projectFile && !isStartupFile(abs, walk.env) && abs !== walk.env.home && !(name === 'ZDOTDIR' && isUnder(abs, walk.env.home))) why = 'every later shell reads it before its script';
       else if (/^(LD_PRELOAD|LD_AUDIT|DYLD_INSERT_LIBRARIES)$/.test(name) && (loadsTemp || (exported && !/^\/(usr|lib|opt)\//.test(value)))) why = 'it is loaded into every later program';
       else if (loadsTemp) why = 'every later program of its kind loads it';
       if (why) block(walk, 'dangerous', `${name}=${value.slice(0, 80)} points at code that runs unseen: ${why}`, 'run the program it is meant for directly');
@@ -602,7 +673,10 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     if (readsStdin) {
       const body = stdinText(inv);
       if (body !== null) collect(walk, body, inv.cwd, depth + 1, true);
-    } else if (script === null) runScriptFile(walk, inv, scriptOperand(inv.argv), depth, null);
+    } else if (script === null) {
+      procSubScript(walk, inv, depth);
+      runScriptFile(walk, inv, scriptOperand(inv.argv), depth, null);
+    }
   } else if (name === 'eval') {
     collect(walk, inv.argv.slice(1).join(' '), inv.cwd, depth + 1, true);
   } else if (name === 'find') {
@@ -611,6 +685,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     const asFind = fdAsFind(inv);
     if (asFind) findExec(walk, asFind, depth);
   } else if (name === 'source' || name === '.') {
+    procSubScript(walk, inv, depth);
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
   } else if (name === 'docker' || name === 'podman' || name === 'nerdctl') {
     containerRun(walk, inv, depth);
@@ -775,6 +850,11 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
 
 /** git -c KEY=CMD and git config KEY CMD for the keys whose value git runs (core.pager, core.sshCommand, core.editor, core.fsmonitor, sequence.editor, diff.external, credential.helper '!…'). */
 function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
+  const ci = inv.argv.indexOf('config');
+  if (ci > 0) {
+    const kv = inv.argv.slice(ci + 1).filter((a) => !a.startsWith('-'));
+    if (kv.length >= 2) walk.gitConfig.push(`${kv[0]} ${kv.slice(1).join(' ')}`);
+  }
   const keys = /^(core\.(pager|sshcommand|editor|fsmonitor|askpass|gitproxy)|sequence\.editor|diff\.external|credential\.helper|pager\.\w+|gpg\.program|uploadpack\.packobjectshook|filter\.[^.]+\.(clean|smudge|process)|diff\.[^.]+\.textconv)$/i;
   const a = inv.argv;
   for (let k = 1; k < a.length; k++) {
@@ -789,6 +869,14 @@ function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
     }
     if (key && value && keys.test(key)) collect(walk, value.replace(/^!/, ''), inv.cwd, depth + 1, true);
   }
+}
+
+/** source <(echo '…') / bash <(printf …): a process substitution whose output is known is the script run. */
+function procSubScript(walk: Walk, inv: Invocation, depth: number): void {
+  const w = inv.words.slice(1).find((x) => x.text.startsWith('/dev/fd/') && x.subs.length > 0);
+  if (!w) return;
+  const out = resolveSubstitution(w.subs[0], parseEnv(walk, inv.cwd));
+  if (out !== null) collect(walk, out, inv.cwd, depth + 1, true);
 }
 
 /** The command line `tmux new[-session|-window] … CMD`, `screen -dm … CMD`, `ssh [opts] HOST CMD` run. */
@@ -1029,7 +1117,7 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
 }
 
 /** find ROOTS... tests... -exec CMD {} ; : each -exec command runs with {} as a found path. */
-function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; exprStart: number; namePattern: string | null } {
+function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; nameFiltered: boolean; exprStart: number; namePattern: string | null } {
   let i = 1;
   while (i < inv.words.length && /^-[HLP]$|^-O\d$|^-D$/.test(inv.words[i].text)) i += inv.words[i].text === '-D' ? 2 : 1;
   const roots: Word[] = [];
@@ -1044,7 +1132,9 @@ function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; exprSta
     (a, k) => /^-(i?name|i?path|i?regex|i?wholename|newer\w*|[amc](time|min)|size|empty|user|group|perm|links|inum|samefile|lname|nouser|nogroup)$/.test(a) && !MATCH_ALL.has(tests[k + 1] ?? '') && tests[k - 1] !== '!' && tests[k - 1] !== '-not',
   );
   const namePattern = tests.find((a, k) => /^-i?name$/.test(tests[k - 1] ?? '') && !MATCH_ALL.has(a)) ?? null;
-  return { roots: roots.length > 0 ? roots : [{ text: '.', dynamic: false, glob: false, subs: [], quoted: false }], filtered, exprStart: i, namePattern };
+  // Filters on names and paths narrow a listing of / or the home directory; size, owner, age or kind still select nearly all of it.
+  const nameFiltered = tests.some((a, k) => /^-(i?name|i?path|i?regex|i?wholename|i?lname|inum|samefile)$/.test(a) && !MATCH_ALL.has(tests[k + 1] ?? '') && tests[k - 1] !== '!' && tests[k - 1] !== '-not');
+  return { roots: roots.length > 0 ? roots : [{ text: '.', dynamic: false, glob: false, subs: [], quoted: false }], filtered, nameFiltered, exprStart: i, namePattern };
 }
 
 const FD_ARG_OPTS = new Set(['-e', '--extension', '-t', '--type', '-E', '--exclude', '-d', '--max-depth', '--min-depth', '--exact-depth', '-S', '--size', '-c', '--color', '-j', '--threads', '--changed-within', '--changed-before', '--change-newer-than', '--change-older-than', '-o', '--owner', '--base-directory', '--search-path', '--ignore-file', '--max-results', '--batch-size', '--path-separator']);
@@ -1124,6 +1214,10 @@ function findExec(walk: Walk, inv: Invocation, depth: number): void {
       walk.out.push(child);
       if (SHELLS.has(child.argv[0])) {
         const { script } = shellScript(child.argv);
+        // sh -c ': > "$1"' _ {} (or > {} , truncate -s0 "$1"): each found file emptied, as if deleted.
+        if (script !== null && /(^|[;&|]|\s)(:|true|echo\s+-n|printf\s+'')?\s*>\s*["']?(\$\{?[1@]\}?|\{\})/.test(script)) {
+          checkDelete(walk, child, target(inv, { ...root, text: filtered ? `${root.text}/…` : root.text, dynamic: root.dynamic }), !filtered, 'find -exec … >');
+        }
         // sh -c 'rm -rf "$1"' _ {}: the positional parameters are the words after the script.
         if (script !== null) collect(walk, substitutePositional(script, child.argv.slice(child.argv.indexOf(script) + 1)), inv.cwd, depth + 1, true);
       }
@@ -1239,6 +1333,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (inv.elevated) warn(walk, 'suspicious', `runs with root privileges (sudo ${name})`);
   if (SENDERS.has(name)) checkExfiltration(walk, inv);
   else checkSecretReachesNetwork(walk, inv);
+  checkOutputSubstitutions(walk, inv);
   checkServices(walk, inv);
   checkServesSecrets(walk, inv);
 
@@ -1247,7 +1342,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'srm': {
       const recursive = args.some((a) => SHORT(a, 'rR') || a === '--recursive');
       if (args.includes('--no-preserve-root')) block(walk, 'dangerous', 'rm --no-preserve-root removes the safeguard against deleting /');
-      const viaX = xargsTargets(inv, walk.env.home);
+      const viaX = xargsTargets(walk, inv);
       const targets = viaX?.targets ?? operands(inv.words).map((w) => target(inv, w));
       for (const t of targets) checkDelete(walk, inv, t, recursive || (viaX?.recursive ?? false), 'rm');
       if (recursive) critical(walk, `rm ${args.join(' ')}`);
@@ -1258,7 +1353,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'truncate':
     case 'shred': {
       // find . | xargs shred -u: the items xargs is fed are destroyed as rm would delete them.
-      const fed = name !== 'rmdir' && inv.viaXargs ? xargsItems(inv, walk.env.home) : null;
+      const fed = name !== 'rmdir' && inv.viaXargs ? xargsItems(walk, inv) : null;
       if (fed) for (const t of fed.items) checkDelete(walk, inv, t, fed.recursive, name);
       for (const w of operands(inv.words, new Set(['-s', '-n', '--size', '--iterations']))) {
         const t = target(inv, w);
@@ -1475,9 +1570,11 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     default:
       if (/^mkfs(\.|$)/.test(name) || ['mke2fs', 'mkswap', 'wipefs', 'mkdosfs', 'mkntfs', 'mkexfatfs', 'mkfs.btrfs', 'cryptsetup', 'blkdiscard', 'sfdisk'].includes(name)) {
         // Formatting an image file (mkfs.ext4 disk.img) is ordinary work; a device, or a target only known at run time, is not.
-        const devs = operands(inv.words, new Set(['-t', '-L', '-b', '-E', '-g', '-G', '-i', '-I', '-J', '-m', '-M', '-N', '-o', '-O', '-r', '-T', '-U', '-d', '--label', '--type']))
+        const ops = operands(inv.words, new Set(['-t', '-L', '-b', '-E', '-g', '-G', '-i', '-I', '-J', '-m', '-M', '-N', '-o', '-O', '-r', '-T', '-U', '-d', '--label', '--type']));
+        // Any word naming a device counts, also one an option seemed to take (mkfs.vfat -I /dev/mmcblk0: -I takes none there).
+        const devs = [...ops, ...inv.words.slice(1).filter((w) => !ops.includes(w) && /^\/dev\//.test(w.text))]
           .map((w) => ({ w, t: target(inv, w) }))
-          .filter(({ w, t }) => w.dynamic || (t.abs !== null && t.abs.startsWith('/dev/') && !['/dev/null', '/dev/zero'].includes(t.abs)));
+          .filter(({ w, t }) => (w.dynamic && ops.includes(w)) || (t.abs !== null && t.abs.startsWith('/dev/') && !['/dev/null', '/dev/zero'].includes(t.abs)));
         if (devs.length > 0) block(walk, 'dangerous', `${name} formats a filesystem on ${devs.map((d) => d.w.text).join(' ')}, erasing what was on it`, 'format an image file instead (truncate -s 1G disk.img && mkfs.ext4 disk.img), or let the user do it');
         else if (!args.some((a) => /\.(img|iso|raw|bin|qcow2|vhd|swap)$|swapfile/.test(a)) && name !== 'mkswap' && !args.some((a) => /\//.test(a) || /\./.test(a))) warn(walk, 'suspicious', `${name} with no device named`);
       } else if (['fdisk', 'sfdisk', 'cfdisk', 'parted', 'sgdisk', 'gdisk'].includes(name)) {
@@ -1488,10 +1585,29 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (!HANDLES_PATHS.has(name)) {
     for (const w of operands(inv.words)) checkRead(walk, inv, target(inv, w), name);
   }
+  checkEssentialPackages(walk, inv);
+  if (name === 'bfg' || (name === 'java' && inv.argv.some((a) => /(^|\/)bfg[^/]*\.jar$/i.test(a)))) {
+    block(walk, 'dangerous', 'BFG rewrites every commit of the repository (like git filter-repo): every commit id changes', 'ask the user first; for one file committed by mistake use git rm --cached FILE and a new commit');
+  }
   checkDisks(walk, inv);
   checkCloudDestroy(walk, inv);
   checkKillAll(walk, inv);
   checkTraversal(walk, inv);
+}
+
+/** Packages without which the system no longer boots, logs in or installs anything. */
+const ESSENTIAL_PACKAGES = /^(libc6|libc-bin|glibc|bash|coreutils|dpkg|apt|rpm|dnf|yum|systemd|systemd-sysv|init|sudo|login|passwd|util-linux|base-files|base-passwd|libpam\S*|openssh-server|grub\S*|linux-image\S*|linux-firmware|kernel|kernel-core|e2fsprogs|mount|ncurses-base|debianutils|diffutils|findutils|grep|gzip|hostname|sed|tar|perl-base|zlib1g|libssl\S*|ca-certificates|python3|python3-minimal)(:\w+)?$/;
+
+/** dpkg --force-all/--force-remove-essential, or removing a package the system cannot run without (apt purge libc6). */
+function checkEssentialPackages(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  const removing =
+    (name === 'dpkg' && args.some((a) => /^(-[rP]|--remove|--purge)$/.test(a))) ||
+    (/^(apt|apt-get|aptitude|yum|dnf|zypper|pacman|apk|rpm)$/.test(name ?? '') && args.some((a) => /^(remove|purge|erase|autoremove|del|-R[a-z]*|-e|--erase)$/.test(a)));
+  if (!removing) return;
+  const forced = args.some((a) => /^--force-(all|remove-essential|depends|remove-protected)$|^--nodeps$|^-Rdd$/.test(a));
+  const pkg = args.find((a) => ESSENTIAL_PACKAGES.test(a));
+  if (forced || pkg) block(walk, 'dangerous', `${name} ${args.slice(0, 4).join(' ')} removes ${pkg ? `the essential package ${pkg}` : 'packages past the safety checks'}: the system may no longer boot or install anything`, 'remove only the package you mean, without --force options');
 }
 
 /** Tools that only read or list a disk device, or are judged by the checks above (mkfs, dd, partitioning). */
@@ -1573,12 +1689,12 @@ function substitutePositional(script: string, after: string[]): string {
 const STDIN_TARGET: Target = { word: { text: '<stdin>', dynamic: true, glob: false, subs: [], quoted: false }, abs: null, wholeDir: false };
 
 /** xargs rm ...: the paths come from the previous stage of the pipeline (find ROOT, echo PATHS, ls DIR) or a here-string, beside rm's own operands. */
-function xargsTargets(inv: Invocation, home: string): { targets: Target[]; recursive: boolean } | null {
+function xargsTargets(walk: Walk, inv: Invocation): { targets: Target[]; recursive: boolean } | null {
   if (!inv.viaXargs) return null;
   const own = operands(inv.words).filter((w) => !/\{\}|^%$/.test(w.text));
   const replStr = inv.xargsReplace;
   const replWords = replStr ? inv.words.slice(1).filter((w) => w.text.includes(replStr)) : [];
-  const fed = xargsItems(inv, home);
+  const fed = xargsItems(walk, inv);
   const targets: Target[] = own.filter((w) => !replWords.includes(w)).map((w) => target(inv, w));
   let recursive = false;
   if (fed === null) targets.push(STDIN_TARGET);
@@ -1594,36 +1710,69 @@ function xargsTargets(inv: Invocation, home: string): { targets: Target[]; recur
   return { targets, recursive };
 }
 
-/** What an xargs reads: items with their targets, or null when unknown. */
-function xargsItems(inv: Invocation, home: string): { items: Target[]; recursive: boolean; names?: boolean } | null {
+/** Stages that pass a list of paths on mostly whole (tail -n +2, sort, uniq, head, grep -v, cat, tr, a `read` loop's header). */
+const PASS_THROUGH = /^(tail|head|sort|uniq|tac|cat|tr|shuf|tee|nl|read|stdbuf|pv)$/;
+
+/** What an xargs (or a `while read` loop, or parallel) reads: items with their targets, or null when unknown. */
+function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: boolean; names?: boolean } | null {
+  const home = walk.env.home;
   const here = inv.redirects.find((r) => r.body !== undefined);
   const word = (t: string): Word => ({ text: t, dynamic: false, glob: /[*?]/.test(t), subs: [], quoted: false });
-  if (here) return { items: here.body!.split(/\s+/).filter((x) => x !== '').map((x) => target(inv, word(x))), recursive: false };
-  let feeder = inv.upstream[inv.upstream.length - 1];
+  const fromText = (t: string, at: Invocation) => ({ items: t.split(/[\s\0]+/).filter((x) => x !== '').map((x) => target(at, word(x))), recursive: false });
+  if (here) return fromText(here.body!, inv);
+  // xargs -a <(echo ~) / -a FILE-the-line-wrote: the argument file's text.
+  if (inv.xargsFile) {
+    const sub = inv.xargsFile.subs[0];
+    const out = sub !== undefined ? resolveSubstitution(sub, parseEnv(walk, inv.cwd)) : inv.cwd !== null ? walk.files.get(resolveFrom(inv.cwd, inv.xargsFile.text))?.content ?? null : null;
+    return out === null ? null : fromText(out, inv);
+  }
+  // The stage that produces the list: skip what only passes it on; a grep (not -v), sed -n or awk with a pattern narrows it.
+  let narrowed = false;
+  let k = inv.upstream.length - 1;
+  for (; k >= 0; k--) {
+    const a = inv.upstream[k].argv;
+    if (PASS_THROUGH.test(a[0]) || (a[0] === 'grep' && a.some((x) => /^-[a-zA-Z]*v/.test(x)))) continue;
+    if (/^(grep|egrep|rg|sed|awk)$/.test(a[0])) {
+      narrowed = true;
+      continue;
+    }
+    break;
+  }
+  let feeder: Invocation | undefined = inv.upstream[k];
   const procSub = inv.redirects.find((r) => r.op === '<' && r.target.subs.length > 0);
   if (!feeder && procSub) {
     // xargs rm < <(find / -print0): the substitution's last command feeds it.
-    const cmds = parseShell(procSub.target.subs[0], { home, cwd: inv.cwd ?? '/' }).commands;
+    const cmds = parseShell(procSub.target.subs[0], parseEnv(walk, inv.cwd)).commands;
     const last = cmds[cmds.length - 1];
     if (last) feeder = { ...inv, argv: text(last.words), words: last.words, redirects: last.redirects, viaXargs: false, upstream: [] };
   }
   if (!feeder) return null;
   const f = feeder.argv[0];
   if (f === 'find') {
-    const { roots, filtered } = findRoots(feeder);
+    const { roots, filtered, nameFiltered, namePattern } = findRoots(feeder);
     return {
       items: roots.map((r) => {
-        const t = target(feeder, r);
-        return filtered ? { ...t, abs: t.abs === null ? null : `${t.abs === '/' ? '' : t.abs}/…` } : t;
+        const t = target(feeder!, r);
+        // Names that are keys (-name 'id_*', '*.pem') say what is deleted: those files under the root.
+        if (namePattern && isSecretName(namePattern) && t.abs !== null) return target(feeder!, { ...r, text: `${t.abs}/${namePattern}`, glob: true, dynamic: false });
+        const narrow = narrowed || (broadRoot(walk, t.abs) ? nameFiltered : filtered);
+        return narrow ? { ...t, abs: t.abs === null ? null : `${t.abs === '/' ? '' : t.abs}/…` } : t;
       }),
-      recursive: !filtered,
+      recursive: !(narrowed || roots.every((r) => (broadRoot(walk, target(feeder!, r).abs) ? nameFiltered : filtered))),
     };
+  }
+  if (/^(locate|mlocate|plocate|slocate)$/.test(f)) {
+    // locate PATH lists everything under PATH (its argument is a substring of the paths).
+    const pat = operands(feeder.words, new Set(['-d', '--database', '-n', '-l', '--limit'])).find((w) => /^[/~]/.test(w.text) || w.dynamic);
+    if (!pat) return null;
+    const t = target(feeder, { ...pat, text: pat.text.replace(/\*+$/, '') });
+    return { items: [narrowed ? { ...t, abs: t.abs === null ? null : `${t.abs}/…` } : t], recursive: !narrowed };
   }
   if (f === 'echo' || f === 'printf') {
     const args = operands(feeder.words).filter((w, k) => !(k === 0 && /^-[neE]+$/.test(w.text)));
     const texts = f === 'printf' ? printfFormat(args[0]?.text ?? '', args.slice(1).map((w) => w.text)) : args.map((w) => w.text).join(' ');
     if (args.some((w) => w.dynamic && !/^[/~]/.test(w.text))) return null;
-    return { items: texts.split(/[\s\0]+/).filter((x) => x !== '').map((x) => target(feeder, word(x))), recursive: false };
+    return fromText(texts, feeder);
   }
   if (f === 'ls') {
     // Bare ls lists everything here (ls | xargs rm = rm *); ls PATHS lists those paths (or, for a
@@ -1631,9 +1780,21 @@ function xargsItems(inv: Invocation, home: string): { items: Target[]; recursive
     const listed = operands(feeder.words);
     if (listed.length === 0) return { items: [target(inv, word('*'))], recursive: false };
     const dirs = !feeder.argv.some((a) => /^-[a-zA-Z]*d/.test(a)) && listed.every((w) => !w.glob);
-    return { items: listed.map((d) => target(feeder, d)), recursive: false, names: dirs };
+    return { items: listed.map((d) => target(feeder!, d)), recursive: false, names: dirs };
+  }
+  // Anything else whose output is known (git rev-parse --show-toplevel, pwd, dirname, realpath...).
+  if (!narrowed && !feeder.words.some((w) => w.dynamic)) {
+    const out = resolveSubstitution(feeder.argv.map((a) => (/^[\w@%+=:,./~-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' '), parseEnv(walk, feeder.cwd));
+    if (out !== null && out.trim() !== '') return fromText(out, feeder);
   }
   return null;
+}
+
+/** The root of a listing is / , the home directory or one of their ancestors: only filters on names narrow a listing there. */
+function broadRoot(walk: Walk, abs: string | null): boolean {
+  if (abs === null) return false;
+  const c = classifyDelete(abs, walk.env);
+  return c === 'root' || c === 'home' || c === 'ancestor';
 }
 
 function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean, verb: string): void {
@@ -1676,7 +1837,7 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
       return;
     }
   }
-  if (isSystemPath(t.abs, env.home) || isSecretPath(t.abs, env)) {
+  if (isSystemPath(t.abs, env.home) || isSecretPath(t.abs, env) || (t.word.glob && isSecretName(path.posix.basename(t.abs)) && isUnder(t.abs, env.home) && !isUnder(t.abs, env.project))) {
     block(walk, 'system', `${verb} would delete the system or secret file ${t.abs}`);
     return;
   }
@@ -1731,7 +1892,7 @@ function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, source
   }
   if (!isSystemPath(t.abs, walk.env.home) && checkShadow(walk, inv, t, verb, sources)) return;
   if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `${verb} writes to the system path ${t.abs}`, 'system files are changed through the package manager or a reviewed config change, not by the assistant');
-  else if (isSecretPath(t.abs, walk.env)) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
+  else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir') block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
 }
 
 /** Two paths in one directory whose names extend each other (config / config.bak, id_rsa / id_rsa.2024): a backup and its original. */
@@ -1958,12 +2119,17 @@ function checkChattr(walk: Walk, inv: Invocation): void {
 
 function checkFind(walk: Walk, inv: Invocation): void {
   if (!inv.argv.includes('-delete')) return;
-  const { roots, filtered } = findRoots(inv);
+  const { roots, filtered: anyFilter, nameFiltered, namePattern } = findRoots(inv);
   critical(walk, `find -delete`);
   for (const r of roots) {
     const t = target(inv, r);
     if (t.abs === null) continue;
     const c = classifyDelete(t.abs, walk.env);
+    const filtered = broadRoot(walk, t.abs) ? nameFiltered : anyFilter;
+    if (namePattern && isSecretName(namePattern) && (broadRoot(walk, t.abs) || isUnder(t.abs, walk.env.home)) && !isUnder(t.abs, walk.env.project)) {
+      block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes keys and credentials`, 'remove the one file meant, by its path');
+      continue;
+    }
     if (c && !filtered) block(walk, c === 'system' ? 'system' : 'dangerous', `find -delete with no filter: ${describeDelete(c, t.abs)}`, 'add a filter (-name, -type, -mtime) and run it first without -delete to see the list');
     else if (c && c !== 'project') warn(walk, 'suspicious', `find ${t.abs} ... -delete deletes matching files across ${t.abs}`, 'run it first without -delete to see the list');
   }
@@ -1977,11 +2143,29 @@ function checkGit(walk: Walk, inv: Invocation): void {
   let i = 1;
   const argv = inv.argv;
   while (i < argv.length && argv[i].startsWith('-')) i += ['-C', '-c', '--git-dir', '--work-tree', '--namespace'].includes(argv[i]) ? 2 : 1;
-  const sub = argv[i];
-  const rest = argv.slice(i + 1);
+  let sub = argv[i];
+  let rest = argv.slice(i + 1);
+  // git -c alias.X='branch -D' X main, or an alias configured earlier on the line: X is what it stands for.
+  const alias = gitAlias(walk, argv.slice(1, i), sub);
+  if (alias !== null) {
+    if (alias.startsWith('!')) {
+      collect(walk, `${alias.slice(1)} ${rest.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')}`, inv.cwd, 1, true);
+      return;
+    }
+    const words = alias.trim().split(/\s+/);
+    sub = words[0];
+    rest = [...words.slice(1), ...rest];
+  }
   const has = (...flags: string[]) => rest.some((a) => flags.includes(a));
-  // git SUB --help / -h / git help SUB only print the manual.
+  // git SUB --help / -h / git help SUB only print the manual; --dry-run (-n for push) changes nothing.
   if (sub === 'help' || has('--help', '-h')) return;
+  if (has('--dry-run') || (sub === 'push' && rest.some((a) => /^-[a-zA-Z]*n[a-zA-Z]*$/.test(a)))) return;
+  // Expiry set to now for this one run (-c gc.reflogExpire=now ... gc) or earlier on the line: the reflog goes at once.
+  const expiry = [...argv.slice(1, i).filter((a, k, all) => all[k - 1] === '-c'), ...walk.gitConfig].find((a) => /^gc\.(reflogexpire|reflogexpireunreachable|pruneexpire)[= ](now|all|0|never)/i.test(a));
+  if (sub === 'gc' && expiry) {
+    block(walk, 'dangerous', `git gc with ${expiry} throws away the reflog and unreachable commits at once: lost work cannot be recovered`, 'leave gc to its defaults');
+    return;
+  }
   switch (sub) {
     case 'push': {
       const forceShort = rest.some((a) => /^-[a-zA-Z]*f[a-zA-Z]*$/.test(a));
@@ -2008,14 +2192,14 @@ function checkGit(walk: Walk, inv: Invocation): void {
         const current = dst === 'HEAD' || dst === '@' || dst.includes('$(…)') || dst.startsWith('$');
         return { branch: (current ? gitCurrentBranch(walk) ?? 'HEAD' : dst).replace(/^refs\/heads\//, ''), del: deleting };
       });
-      const protectedDest = dests.find((d) => PROTECTED_BRANCHES.has(d.branch) || d.branch.includes('*'));
+      const protectedDest = dests.find((d) => isProtected(d.branch) || d.branch.includes('*'));
       if (protectedDest?.del) {
         block(walk, 'dangerous', `git push deletes the protected branch ${protectedDest.branch} on the remote`);
         break;
       }
       if (force || plusForce) {
         const current = refspecs.length === 0 ? gitCurrentBranch(walk) : null;
-        const target = protectedDest?.branch ?? (current && PROTECTED_BRANCHES.has(current) ? current : null);
+        const target = protectedDest?.branch ?? (current && isProtected(current) ? current : null);
         if (target) {
           block(walk, 'dangerous', `force-push over ${target} rewrites history others have pulled`, 'push to a feature branch and open a pull request; if main must change, use git revert');
         } else if (!lease) {
@@ -2060,19 +2244,27 @@ function checkGit(walk: Walk, inv: Invocation): void {
       if (rest.some((a) => /^(-[a-zA-Z]*[mM][a-zA-Z]*|--move)$/.test(a)) && names.length > 0) {
         const from = names.length >= 2 ? names[0] : gitCurrentBranch(walk) ?? 'HEAD';
         const origin = walk.branchNames.get(from) ?? from;
-        walk.branchNames.set(names[names.length - 1], origin);
-        if (PROTECTED_BRANCHES.has(origin)) warn(walk, 'suspicious', `git branch -m renames the default branch ${origin} to ${names[names.length - 1]}`);
+        const onto = names[names.length - 1];
+        // -M (or -m -f) OTHER main: main is overwritten by OTHER and its own commits lose their branch.
+        const force = rest.some((a) => /^-[a-zA-Z]*M/.test(a) || a === '--force' || /^-[a-zA-Z]*f/.test(a));
+        if (force && names.length >= 2 && isProtected(onto) && from !== onto && !isProtected(origin)) {
+          block(walk, 'dangerous', `git branch ${rest.join(' ')} overwrites the branch ${onto} with ${from}: the commits of ${onto} lose their branch`, 'merge or open a pull request instead; to rename, pick a new name');
+        }
+        walk.branchNames.set(onto, origin);
+        if (isProtected(origin)) warn(walk, 'suspicious', `git branch -m renames the default branch ${origin} to ${names[names.length - 1]}`);
         break;
       }
       // A branch given by a substitution or HEAD is the current one; a name renamed earlier on the line is what it was.
       const resolved = names.map((a) => (a === 'HEAD' || a === '@' || a.includes('$(…)') ? gitCurrentBranch(walk) ?? a : walk.branchNames.get(a) ?? a));
-      const protectedName = resolved.find((a) => PROTECTED_BRANCHES.has(a));
+      const protectedName = resolved.find((a) => isProtected(a));
       if (forceDelete && protectedName) block(walk, 'dangerous', `git branch -D ${protectedName} deletes the default branch and its unmerged commits`, 'switch to the branch you want and leave main alone; git branch -m renames');
       else if (rest.some((a) => a === '-d' || a === '--delete') && protectedName) warn(walk, 'suspicious', `deleting the branch ${protectedName} locally`);
       break;
     }
     case 'filter-branch':
     case 'filter-repo':
+      // filter-repo --analyze only writes a report.
+      if (has('--analyze')) break;
       block(walk, 'dangerous', `git ${sub} rewrites the whole history of the repository (every commit id changes; collaborators' clones no longer match)`, 'ask the user first; for one file committed by mistake use git rm --cached FILE and a new commit');
       break;
     case 'reflog':
@@ -2089,7 +2281,7 @@ function checkGit(walk: Walk, inv: Invocation): void {
       const ref = refs[0] ?? '';
       const short = walk.branchNames.get(ref.replace(/^refs\/heads\//, '')) ?? ref.replace(/^refs\/heads\//, '');
       const zero = refs.slice(1).some((a) => /^0{7,40}$/.test(a));
-      if ((del || zero) && (ref === 'HEAD' || PROTECTED_BRANCHES.has(short) || ref === '' || inv.viaXargs || /\$/.test(ref))) {
+      if ((del || zero) && (ref === 'HEAD' || isProtected(short) || ref === '' || inv.viaXargs || /\$/.test(ref))) {
         block(walk, 'dangerous', `git update-ref ${del ? '-d' : 'to zero'} ${ref || '(refs from the input)'} deletes a branch ref without any safety check`, 'git branch -d BRANCH (refuses to drop unmerged work)');
       } else if (del) warn(walk, 'suspicious', `git update-ref -d ${ref} deletes a ref without any safety check`, 'git branch -d BRANCH');
       break;
@@ -2098,6 +2290,17 @@ function checkGit(walk: Walk, inv: Invocation): void {
       if (rest.includes('-d') || rest.includes('--delete')) warn(walk, 'suspicious', 'git symbolic-ref -d HEAD leaves the repository without a current branch');
       break;
   }
+}
+
+/** The text of a git alias: from -c alias.NAME=... on this command, or git config alias.NAME ... earlier on the line. */
+function gitAlias(walk: Walk, globals: string[], sub: string | undefined): string | null {
+  if (!sub) return null;
+  const key = `alias.${sub}`.toLowerCase();
+  for (let k = 0; k < globals.length; k++) {
+    if (globals[k - 1] === '-c' && globals[k].toLowerCase().startsWith(`${key}=`)) return globals[k].slice(key.length + 1);
+  }
+  for (const c of walk.gitConfig) if (c.toLowerCase().startsWith(`${key} `)) return c.slice(key.length + 1);
+  return null;
 }
 
 /** Deleting what lives outside this machine: a cloud account's resources, a database, a repository on GitHub. */
@@ -2395,6 +2598,8 @@ function checkSecretReachesNetwork(walk: Walk, inv: Invocation): void {
   const viaCode = code !== null && talksToNetwork(code);
   const sends = viaCode || uploads(inv.argv) || (!lang && name !== 'ssh-copy-id' && networkDestination(inv.argv));
   if (!sends) return;
+  // A credential given on stdin to log in with it (docker login --password-stdin, gh auth login --with-token) is used, not sent away.
+  if (inv.argv.some((a) => /^--(password-stdin|with-token|token-stdin|password-file)$/.test(a)) || /^(login|auth)$/.test(inv.argv[1] ?? '')) return;
   const say = (what: string, how: string) =>
     block(walk, 'dangerous', `${name} sends ${what} elsewhere (${how}): secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
   for (const r of inv.redirects) {
@@ -2414,6 +2619,30 @@ function checkSecretReachesNetwork(walk: Walk, inv: Invocation): void {
     for (const sub of w.subs) {
       const found = subProducesSecret(walk, inv, sub, 1);
       if (found) return say(found, 'inside a command substitution');
+    }
+  }
+}
+
+/**
+ * `tee >(curl -d @- URL) < SECRET`, `cat SECRET > >(nc h p)`: an output process substitution reads what
+ * the command writes; when that is a secret and the substitution sends elsewhere, the secret leaves.
+ */
+function checkOutputSubstitutions(walk: Walk, inv: Invocation): void {
+  const outs = [...inv.words.slice(1), ...inv.redirects.map((r) => r.target)].filter((w) => w.text.startsWith('/dev/fd/') && w.subs.length > 0);
+  if (outs.length === 0) return;
+  const secret =
+    producesSecret(walk, inv) ??
+    inv.redirects.map((r) => (r.op === '<' && !r.target.dynamic && inv.cwd !== null ? resolveFrom(inv.cwd, r.target.text) : null)).find((abs) => abs !== null && isSecret(walk, abs)) ??
+    withInner(inv.upstream).map((u) => producesSecret(walk, u)).find((x) => x !== null) ??
+    null;
+  if (!secret) return;
+  for (const w of outs) {
+    for (const c of parseShell(w.subs[0], parseEnv(walk, inv.cwd)).commands) {
+      const argv = unwrap(c.words, { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd }).words.map((x) => x.text);
+      if (argv.length > 0 && (SENDERS.has(base(argv[0])) || uploads([base(argv[0]), ...argv.slice(1)]) || networkDestination(argv.slice(1)))) {
+        block(walk, 'dangerous', `${inv.argv[0]} passes ${secret} to ${base(argv[0])} through a process substitution, which sends it elsewhere: secrets must not leave this machine`);
+        return;
+      }
     }
   }
 }

@@ -93,9 +93,28 @@ const META = new Set([' ', '\t', '\n', '|', '&', ';', '(', ')', '<', '>']);
 /** Finds the `)` closing a `$(` or `<(` whose body starts at `i`; quote- and nesting-aware. */
 function matchParen(s: string, i: number): number {
   let depth = 1;
+  // Inside `case … esac` a pattern ends with an unmatched `)`: it does not close the substitution.
+  let cases = 0;
+  let patterns = 0;
   while (i < s.length) {
     const c = s[i];
-    if (c === '\\') i += 2;
+    const boundary = i === 0 || /[\s;&|(]/.test(s[i - 1]);
+    if (boundary && /^case\s/.test(s.slice(i, i + 5))) {
+      cases++;
+      patterns++;
+      i += 4;
+    } else if (boundary && cases > 0 && /^esac\b/.test(s.slice(i, i + 5))) {
+      cases--;
+      // esac cancels the pattern a last `;;` announced.
+      if (cases === 0) patterns = 0;
+      i += 4;
+    } else if (cases > 0 && c === ';' && s[i + 1] === ';') {
+      patterns++;
+      i += 2;
+    } else if (c === ')' && patterns > 0 && depth === 1) {
+      patterns--;
+      i++;
+    } else if (c === '\\') i += 2;
     else if (c === "'") {
       const j = s.indexOf("'", i + 1);
       i = j < 0 ? s.length : j + 1;
@@ -296,7 +315,15 @@ class Lexer {
     while (words.length > 0 && /^[A-Za-z_]\w*\+?=/.test(words[0].text)) words.shift(); // IFS= read ...
     const first = words[0];
     if (!first || first.quoted) return;
-    if (first.text === 'set' && (words[1]?.text === '--' || (words.length > 1 && !words[1].text.startsWith('-')))) {
+    if (first.text === 'cd' || first.text === 'pushd') {
+      // cd DIR: $OLDPWD is the directory left, $PWD the new one (unknown when DIR is).
+      const dir = words.slice(1).find((w) => w.text !== '--' && !/^-[LPe@]+$/.test(w.text));
+      const pwd = this.vars().get('PWD') ?? { text: this.env.cwd, dynamic: false, subs: [] };
+      this.vars().set('OLDPWD', pwd);
+      if (!dir || dir.text === '~') this.vars().set('PWD', { text: this.env.home, dynamic: false, subs: [] });
+      else if (dir.dynamic || dir.text === '-' || pwd.dynamic) this.vars().set('PWD', { text: '$PWD', dynamic: true, subs: [] });
+      else this.vars().set('PWD', { text: posixResolve(pwd.text, dir.text), dynamic: false, subs: [] });
+    } else if (first.text === 'set' && (words[1]?.text === '--' || (words.length > 1 && !words[1].text.startsWith('-')))) {
       const vals = words.slice(words[1].text === '--' ? 2 : 1);
       vals.forEach((v, n) => this.vars().set(String(n + 1), { text: v.text, dynamic: v.dynamic, subs: [...v.subs], glob: v.glob }));
       this.setList('@', vals);
@@ -611,7 +638,11 @@ class Lexer {
     }
     this.i += 1 + m[1].length;
     const known = expandVar(m[1], this.env);
-    if (known !== null) appendValue(w, known, inQuotes);
+    // IFS=, set on the line: an unquoted expansion splits on its characters (s="rm,-rf,~"; IFS=,; $s).
+    const ifs = inQuotes ? null : this.env.vars?.get('IFS')?.text ?? null;
+    if (known !== null && ifs && /\S/.test(ifs) && [...ifs].some((ch) => known.text.includes(ch))) {
+      appendValue(w, { ...known, text: known.text.split(new RegExp(`[${ifs.replace(/[\]\\^-]/g, '\\$&')}]`)).join(' ') }, false);
+    } else if (known !== null) appendValue(w, known, inQuotes);
     else {
       w.text += '$' + m[1];
       w.dynamic = true;
