@@ -694,9 +694,14 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     const out = inv.words[0].text === '$(…)' ? resolveSubstitution(inv.words[0].subs[0], parseEnv(walk, inv.cwd)) : inv.words[0].text;
     if (out !== null) collect(walk, [out, ...inv.argv.slice(1)].join(' '), inv.cwd, depth + 1, true);
   } else if (name === 'at' || name === 'batch') {
-    // echo CMD | at now: at runs the text it reads through sh later.
+    // echo CMD | at now: at runs the text it reads through sh later; at -f FILE runs FILE.
     const body = stdinText(inv);
     if (body !== null) collect(walk, body, inv.cwd, depth + 1, true);
+    const f = inv.argv[inv.argv.indexOf('-f') + 1];
+    if (inv.argv.includes('-f') && f) {
+      if (/^\/(tmp|var\/tmp|dev\/shm)\//.test(f)) block(walk, 'dangerous', `${name} -f ${f} schedules a script from a temporary directory to run unattended`);
+      else runScriptFile(walk, inv, f, depth, null);
+    }
   } else if (name === 'tmux' || name === 'screen' || name === 'ssh') {
     // tmux new -d 'CMD', screen -dm CMD..., ssh HOST CMD: the command runs through a shell (there or here).
     const script = detachedScript(inv.argv);
@@ -710,6 +715,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     // AppleScript's `do shell script "…"` runs its text through sh (Apple TN2065).
     const src = inv.argv.filter((_, k) => inv.argv[k - 1] === '-e').join('\n') || stdinText(inv) || '';
     for (const m of src.matchAll(/do\s+shell\s+script\s+"((?:[^"\\]|\\.)*)"/gi)) collect(walk, m[1].replace(/\\(.)/g, '$1'), inv.cwd, depth + 1, true);
+    if (/make\s+(new\s+)?login\s+item/i.test(src)) block(walk, 'dangerous', 'osascript adds a login item: it starts by itself at every login, a way to stay on the machine');
   } else if (/^(pwsh|powershell)(\.exe)?$/i.test(name)) {
     const script = powershellScript(inv.argv);
     if (script !== null) collect(walk, powershellAsSh(script, walk.env.home), inv.cwd, depth + 1, true);
@@ -863,11 +869,15 @@ function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
     if (a[k - 1] === '-c' && a[k].includes('=')) {
       key = a[k].slice(0, a[k].indexOf('='));
       value = a[k].slice(a[k].indexOf('=') + 1);
-    } else if (a.includes('config') && keys.test(a[k]) && a[k + 1] !== undefined && !a[k + 1].startsWith('-')) {
+    } else if (a.includes('config') && (keys.test(a[k]) || /^core\.hookspath$/i.test(a[k])) && a[k + 1] !== undefined && !a[k + 1].startsWith('-')) {
       key = a[k];
       value = a[k + 1];
     }
-    if (key && value && keys.test(key)) collect(walk, value.replace(/^!/, ''), inv.cwd, depth + 1, true);
+    if (key && value && keys.test(key) && !/^core\.hookspath$/i.test(key)) collect(walk, value.replace(/^!/, ''), inv.cwd, depth + 1, true);
+    // core.hooksPath somewhere outside the project (a temp dir, a download): hooks from there run in every repository.
+    if (key && value && /^core\.hookspath$/i.test(key) && /^(\/tmp|\/var\/tmp|\/dev\/shm)(\/|$)|^https?:/.test(value)) {
+      block(walk, 'dangerous', `git config ${key} ${value}: hooks from there would run in every git command of the user`, 'keep hooks in the repository (.githooks) and set core.hooksPath to it only there');
+    }
   }
 }
 
@@ -1037,6 +1047,7 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
   if (depth > MAX_DEPTH) return;
   const f = analyzeCode(lang, code);
   const who = `${inv.argv[0]} code`;
+  if (f.forkBomb) block(walk, 'dangerous', `${who} is a fork bomb: it starts copies of itself without end until the machine stops answering`);
   if (f.tooLong) block(walk, 'dangerous', `${who} of ${code.length} characters is too long to check inline`, 'write it to a file, read it, then run the file');
   for (const sh of f.shell) collect(walk, sh, inv.cwd, depth + 1, true);
   for (const d of f.decoded) {
@@ -1458,7 +1469,9 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       if (args.some((a) => ['poweroff', 'reboot', 'halt', 'kexec', 'emergency', 'rescue'].includes(a))) block(walk, 'dangerous', `systemctl ${args.join(' ')} stops or restarts the machine`);
       // A unit enabled for the user (or every user) starts at each login by itself, with no one watching.
       const persist = args.some((a) => /^(enable|reenable|link|add-wants|add-requires|preset|preset-all)$/.test(a));
-      if (persist && args.some((a) => a === '--user' || a === '--global')) block(walk, 'dangerous', `systemctl ${args.join(' ')} makes a user service start by itself at every login: a way to stay on the machine`, 'show the user the unit and let them enable it');
+      const unitFile = args.find((a) => /^\/(tmp|var\/tmp|dev\/shm)\/|^~|^\.\//.test(a) && /\.(service|timer|socket|path)$/.test(a));
+      if (persist && unitFile) block(walk, 'dangerous', `systemctl ${args.join(' ')} enables the unit file ${unitFile} from outside the system's unit directories: it starts by itself from now on`);
+      else if (persist && args.some((a) => a === '--user' || a === '--global')) block(walk, 'dangerous', `systemctl ${args.join(' ')} makes a user service start by itself at every login: a way to stay on the machine`, 'show the user the unit and let them enable it');
       else if (persist) warn(walk, 'suspicious', `systemctl ${args.join(' ')} makes a service start at every boot`);
       break;
     }
@@ -1550,7 +1563,10 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       break;
     case 'docker':
     case 'podman':
-      if ((args.includes('system') && args.includes('prune')) || (args.includes('volume') && (args.includes('prune') || args.includes('rm')))) {
+      // Every volume at once (system prune --volumes, volume rm $(docker volume ls -q), volume prune -a): the databases' data goes.
+      if ((args.includes('system') && args.includes('prune') && args.includes('--volumes')) || (args.includes('volume') && (args.includes('rm') || args.includes('remove')) && inv.words.some((w) => w.subs.some((sub) => /volume\s+ls\s+(-q|--quiet)\s*$/.test(sub)))) || (args.includes('volume') && args.includes('prune') && args.some((a) => /^-[a-zA-Z]*a|^--all$/.test(a)))) {
+        block(walk, 'dangerous', `${name} ${args.slice(0, 3).join(' ')} deletes every volume, with the data of the databases kept in them`, 'remove the one volume meant, by name');
+      } else if ((args.includes('system') && args.includes('prune')) || (args.includes('volume') && (args.includes('prune') || args.includes('rm')))) {
         warn(walk, 'suspicious', `${name} ${args.slice(0, 2).join(' ')} deletes containers, images or volumes for good`);
       }
       break;
@@ -1586,6 +1602,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     for (const w of operands(inv.words)) checkRead(walk, inv, target(inv, w), name);
   }
   checkEssentialPackages(walk, inv);
+  checkMachine(walk, inv);
   if (name === 'bfg' || (name === 'java' && inv.argv.some((a) => /(^|\/)bfg[^/]*\.jar$/i.test(a)))) {
     block(walk, 'dangerous', 'BFG rewrites every commit of the repository (like git filter-repo): every commit id changes', 'ask the user first; for one file committed by mistake use git rm --cached FILE and a new commit');
   }
@@ -1593,6 +1610,21 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkCloudDestroy(walk, inv);
   checkKillAll(walk, inv);
   checkTraversal(walk, inv);
+}
+
+/** Cutting the machine off, handing out root, changing how it boots or what runs in its kernel. */
+function checkMachine(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  const a = args.join(' ');
+  const say = (what: string) => block(walk, 'dangerous', `${name} ${args.slice(0, 5).join(' ')} ${what}`, 'let the user do this themselves');
+  if ((name === 'ip' && /\blink\s+set\s+\S+.*\bdown\b/.test(a)) || (name === 'ifconfig' && /\sdown\b/.test(` ${a}`)) || name === 'ifdown' || (name === 'nmcli' && /\b(networking|radio\s+all|radio\s+wifi)\s+off\b|\bdevice\s+disconnect\b/.test(a))) say('takes the network down: the machine (and this session) loses its connection');
+  else if (name === 'systemctl' && /\b(stop|disable|mask|kill)\b/.test(a) && /\b(sshd?|sshd\.service|ssh\.service|ssh\.socket|networking|NetworkManager|systemd-networkd|network)\b/.test(a)) say('stops remote access or the network of the machine');
+  else if (/^(iptables|ip6tables)$/.test(name) && /(^|\s)(-P|--policy)\s+(INPUT|OUTPUT)\s+(DROP|REJECT)\b/.test(a)) say('drops all traffic by default: the machine is cut off');
+  else if (/^(useradd|adduser|usermod)$/.test(name) && (/(^|\s)(-u|--uid)\s*0(\s|$)/.test(a) || (args.includes('-o') && /(-u|--uid)\s*0\b/.test(a)))) say('gives an account uid 0: a second root');
+  else if (name === 'setcap' && /cap_(setuid|setgid|sys_admin|dac_override|dac_read_search|sys_ptrace|sys_module|chown|fowner)/i.test(a)) say('gives a program root powers (capabilities): a way to become root');
+  else if (name === 'efibootmgr' && /(^|\s)(-B|--delete-bootnum|-o|--bootorder)\b/.test(a)) say('changes how the machine boots');
+  else if ((name === 'insmod' || (name === 'modprobe' && !args.some((x) => /^-(r|-remove|n|-dry-run|c|-show)/.test(x)))) && args.some((x) => /\.ko(\.[gx]z|\.zst)?$/.test(x) && (/^\/(tmp|var\/tmp|dev\/shm)\//.test(x) || walk.files.get(resolveFrom(inv.cwd ?? '/', x))?.downloaded))) say('loads a kernel module from outside the system: code with every power over the machine');
+  else if (name === 'defaults' && args[0] === 'write' && /LoginHook|LogoutHook|LaunchAgents|AutoLaunchedApplicationDictionary/i.test(a)) say('installs something macOS runs at every login: a way to stay on the machine');
 }
 
 /** Packages without which the system no longer boots, logs in or installs anything. */
@@ -2036,6 +2068,8 @@ function checkServesSecrets(walk: Walk, inv: Invocation): void {
   else if (/^(serve|http-server|live-server)$/.test(name)) dir = a.slice(1).find((x) => !x.startsWith('-')) ?? '.';
   else if (name === 'ruby' && a.includes('httpd')) dir = a.slice(a.indexOf('httpd') + 1).find((x) => !x.startsWith('-')) ?? '.';
   else if (name === 'busybox' && a[1] === 'httpd') dir = after('-h') ?? '.';
+  // ngrok http file:///DIR, cloudflared/localtunnel pointed at files: the directory goes on the internet.
+  else if (/^(ngrok|cloudflared|lt|localtunnel)$/.test(name)) dir = a.map((x) => /^file:\/\/(\/.*|~.*)$/.exec(x)?.[1]).find((x) => x !== undefined);
   if (dir === undefined || dir === null || inv.cwd === null) return;
   const abs = resolveFrom(inv.cwd, dir.replace(/^~(?=\/|$)/, walk.env.home));
   if (abs === walk.env.home || abs === '/' || isSecret(walk, abs)) {
@@ -2057,7 +2091,9 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
     if (t.abs === null) continue;
     const c = classifyDelete(t.abs, walk.env);
     if (c === 'root' || c === 'home' || c === 'ancestor' || c === 'top-level' || (c === 'system' && recursive)) {
-      if (recursive || c === 'root') {
+      // chmod 000 ~ locks the user out of their home; chmod 777 ~ opens it (and ssh then refuses its keys).
+      const lockout = name === 'chmod' && (/^0?0[0-7]{2}$/.test(mode) || /^0?[0-7]{2}7$/.test(mode) || /^(a|ugo)?[=-]/.test(mode) && /^(a|ugo)?(=|-rwx)$/.test(mode));
+      if (recursive || c === 'root' || lockout) {
         block(walk, 'dangerous', `${name}${recursive ? ' -R' : ''} ${mode} on ${t.abs} changes ${c === 'root' ? 'the whole filesystem' : 'a tree the system or the user depends on'}`, name === 'chmod' ? 'change only the files that need it, e.g. chmod 644 FILE or chmod u+x script.sh' : undefined);
         continue;
       }
@@ -2332,6 +2368,9 @@ function checkServices(walk: Walk, inv: Invocation): void {
       // gh api -X DELETE repos/OWNER/REPO (or orgs/ORG): the REST call behind gh repo delete.
       else if (args[0] === 'api' && args.some((a, k) => /^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a) || /^(-XDELETE|--method=DELETE)$/i.test(a)) && args.some((a) => /^\/?(repos\/[^/\s]+\/[^/\s]+|orgs\/[^/\s]+)\/?$/.test(a))) {
         say('deletes the repository (or organization) on GitHub through the API', 'archive it instead: gh repo archive');
+      } else if (args[0] === 'api' && args.some((a, k) => (/^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a)) || /^(-XDELETE|--method=DELETE)$/i.test(a))) {
+        const ref = args.map((a) => /\/git\/refs\/heads\/(.+)$|\/branches\/([^/]+)\/protection/.exec(a)).find((m) => m !== null);
+        if (ref && isProtected(ref[1] ?? ref[2])) say(`deletes the branch ${ref[1] ?? ref[2]} (or its protection) on GitHub through the API`);
       }
       break;
     case 'dropdb':
@@ -2487,7 +2526,7 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
   const name = inv.argv[0];
   const args = inv.argv.slice(1);
   if (name === 'openssl' && args[0] !== 's_client') return;
-  if ((name === 'aws' || name === 'gsutil' || name === 'gcloud' || name === 'az') && !args.some((a) => /^(s3|gs|az|https?):\/\//.test(a))) return;
+  if ((name === 'aws' || name === 'gsutil' || name === 'gcloud' || name === 'az') && !args.some((a) => /^(s3|gs|az|https?):\/\//.test(a)) && !args.some((a) => /^(upload|upload-batch|cp|sync|put)$/.test(a))) return;
   const say = (what: string, how: string) =>
     block(walk, 'dangerous', `${name} sends ${what} to the network (${how}): secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
   for (const r of inv.redirects) {
@@ -2543,7 +2582,8 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     // -T FILE, also inside a cluster of short options (curl -sT FILE).
     const uploadOpt = prev === '--upload-file' || prev === '--post-file' || prev === '--body-file' || (name === 'curl' && /^-[a-zA-Z]*T$/.test(prev));
     const path = atFile ?? eq ?? (uploadOpt ? t : null);
-    const candidates = path !== null && path !== undefined ? [path] : ['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil'].includes(name) && remote && !t.startsWith('-') ? [t] : [];
+    const upload = (name === 'az' || name === 'gcloud') && /^(-f|--file|--source|--data)$/.test(prev);
+    const candidates = path !== null && path !== undefined ? [path] : upload || (['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil', 'gcloud'].includes(name) && (remote || args.includes('cp')) && !t.startsWith('-')) ? [t] : [];
     for (const c of candidates) {
       if (c === '-') continue;
       const tt = target(inv, { ...w, text: c.replace(/^~(?=\/|$)/, walk.env.home) });

@@ -22,6 +22,8 @@
 export type Lang = 'python' | 'perl' | 'ruby' | 'js' | 'php' | 'lua' | 'awk' | 'r';
 
 export interface CodeFindings {
+  /** The code starts copies of itself without end (fork while fork). */
+  forkBomb: boolean;
   shell: string[];
   deletes: { path: string; recursive: boolean }[];
   devices: string[];
@@ -390,7 +392,7 @@ function listingRoots(code: string): { path: string; glob: string | null }[] {
 export const MAX_CODE_CHARS = 20_000;
 
 export function analyzeCode(lang: Lang, source: string): CodeFindings {
-  const f: CodeFindings = { shell: [], deletes: [], devices: [], writes: [], reverse: false, exfil: null, decoded: [], tooLong: false };
+  const f: CodeFindings = { forkBomb: false, shell: [], deletes: [], devices: [], writes: [], reverse: false, exfil: null, decoded: [], tooLong: false };
   // Some passes scan ahead from each call they find: bounded input keeps the hook inside its budget.
   if (source.length > MAX_CODE_CHARS) {
     f.tooLong = true;
@@ -426,6 +428,20 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       const open = m.index + m[0].length - 1;
       const lits = literals(code, open + 1, closeParen(code, open));
       if (lits.length >= 2) f.shell.push(lits.slice(1).map((l) => (/^[\w@%+=:,./~-]+$/.test(l.value) ? l.value : `'${l.value.replace(/'/g, `'\\''`)}'`)).join(' '));
+    }
+  }
+  // fork in a loop that never ends: fork while fork, while True: os.fork(), loop { fork }, for(;;) fork().
+  if (/\bfork\b[^;\n]{0,20}\bwhile\s+fork\b|while\s*\(?\s*(1|true|True|:)\s*\)?\s*[:{]?[^}\n]{0,40}\bfork\s*\(|\bloop\s*(\{|do)\s*fork\b|for\s*\(\s*;\s*;\s*\)\s*\{?\s*(os\.|process\.)?fork\s*\(|while\s*\(?\s*(1|true)\s*\)?\s*\{\s*(pcntl_)?fork\s*\(/.test(code)) f.forkBomb = true;
+  // Calls reached by another name or by a computed name (from os import system as s, getattr(os, 'sys'+'tem'),
+  // import_module('shutil'), const {execSync: x} = require(...), obj['exec'+'Sync']): every string that is a
+  // command line is taken as one the code may run, and deletes of trees by any name are looked for in them.
+  if (/\bimport\s+[\w.]+\s+as\s+\w+|\bfrom\s+[\w.]+\s+import\s+[^\n;]*\bas\b|\bgetattr\s*\(|import_module\s*\(|__builtins__|\bglobals\(\)\s*\[|\{\s*\w+\s*:\s*\w+\s*\}\s*=\s*require|\]\s*\(|\bsend\s*\(\s*:|\bmethod\s*\(|->can\(|call_user_func/.test(code)) {
+    for (const l of literals(code)) if (/^\s*\S+\s+\S/.test(l.value)) f.shell.push(l.value);
+    const names = code.match(/['"](rmtree|remove_tree|rm_rf|rmSync|removeSync)['"]/);
+    if (names) for (const l of literals(code)) if (/^[~/.]/.test(l.value)) f.deletes.push({ path: l.value, recursive: true });
+    if (/import_module\s*\(\s*['"]shutil['"]\s*\)\s*\.\s*rmtree\s*\(/.test(code)) {
+      const m = /import_module\s*\(\s*['"]shutil['"]\s*\)\s*\.\s*rmtree\s*\(\s*(['"])([^'"]*)\1/.exec(code);
+      if (m) f.deletes.push({ path: m[2], recursive: true });
     }
   }
   // Code inside a string run by exec/eval/Function/compile/instance_eval is code too (one level).
