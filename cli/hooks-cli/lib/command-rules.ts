@@ -737,6 +737,10 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     else if (!readsStdin) runScriptFile(walk, inv, scriptOperand(inv.argv), depth, lang);
   } else if (/^(\.{0,2}\/|~)/.test(inv.words[0]?.text ?? '')) {
     runScriptFile(walk, inv, inv.words[0].text, depth, null);
+  } else if (walk.files.size > 0 && name && !name.includes('/')) {
+    // A bare name the line put into a directory on PATH (curl … | sudo tee /usr/local/bin/x && x).
+    const abs = [...walk.files.keys()].find((f) => path.posix.basename(f) === name && isPathDir(path.posix.dirname(f), walk.env));
+    if (abs) runScriptFile(walk, inv, abs, depth, null);
   }
 }
 
@@ -978,6 +982,10 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
     if (content !== null || downloaded) walk.files.set(abs, { content, downloaded });
     checkAutoRun(walk, inv, abs, content, downloaded);
   }
+  // curl URL | tee FILE (or sudo tee): FILE holds the download.
+  if (name === 'tee' && inv.upstream.some((u) => fetches(walk, u) !== null)) {
+    for (const w of operands(inv.words)) if (!w.dynamic) walk.files.set(resolveFrom(inv.cwd, w.text), { content: null, downloaded: inv.upstream.map((u) => fetches(walk, u)).find((x) => x !== null)! });
+  }
   if (DOWNLOADERS.has(name)) for (const w of downloadOutputs(inv)) if (!w.dynamic) {
     walk.files.set(resolveFrom(inv.cwd, w.text), { content: null, downloaded: name });
     checkAutoRun(walk, inv, resolveFrom(inv.cwd, w.text), null, name);
@@ -1124,7 +1132,10 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
     const esc = m.inside.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     script = script.replace(new RegExp(`(^|[\\s'"=:@])${esc}(?=/|\\s|$|['"])`, 'g'), `$1${m.host}`);
   }
+  const from = walk.out.length;
   collect(walk, script, walk.env.cwd, depth + 1, true);
+  // What runs in the container stands where the container does in a pipeline (docker run -v ~/.ssh:/k … cat /k/id_rsa | nc …).
+  if (walk.out.length > from) (inv.inner ??= []).push(...walk.out.slice(from));
 }
 
 /** find ROOTS... tests... -exec CMD {} ; : each -exec command runs with {} as a found path. */
@@ -2464,6 +2475,10 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
   if (name === 'history' || name === 'fc') return 'the shell history';
   const cred = printsCredential(inv.argv);
   if (cred) return cred;
+  if (depth < 3) for (const i of inv.inner ?? []) {
+    const found = producesSecret(walk, i, depth + 1);
+    if (found) return found;
+  }
   if ((name === 'npm' || name === 'yarn' || name === 'pnpm') && args[0] === 'config' && args[1] === 'get' && /token|auth|password/i.test(args[2] ?? '')) return `the ${name} token`;
   if (name === 'aws' && args[0] === 'configure' && /^(get|export-credentials)$/.test(args[1] ?? '')) return 'the AWS credentials';
   if ((name === 'gh' || name === 'glab') && args[0] === 'auth' && args[1] === 'token') return `the ${name} token`;

@@ -112,6 +112,7 @@ const HOME_EXPRS: RegExp[] = [
   /os\.getenv\(\s*(['"])HOME\1\s*\)/g,
   /Deno\.env\.get\(\s*(['"])HOME\1\s*\)/g,
   /\bENVIRON\s*\[\s*(['"])HOME\1\s*\]/g,
+  /\$_(?:SERVER|ENV)\s*\[\s*(['"])HOME\1\s*\]/g,
   /System\.user_home!?\(\)/g,
   /System\.getProperty\(\s*(['"])user\.home\1\s*\)/g,
   /\bBun\.env\.HOME\b/g,

@@ -621,9 +621,18 @@ class Lexer {
       if (known !== null) appendValue(w, known, inQuotes);
       else if (op && opBase && !opBase.dynamic && !/[$`]/.test(op[3])) {
         appendValue(w, { text: paramOp(opBase.text, op[2], op[3]), dynamic: false, subs: [] }, inQuotes);
-      } else if (withDefault && !/[$`]/.test(withDefault[2])) {
+      } else if (withDefault && !/`|\$\(/.test(withDefault[2])) {
+        // ${XDG_CONFIG_HOME:-$HOME/.config}: a default built from known variables is known too.
         const v = expandVar(withDefault[1], this.env);
-        appendValue(w, v ?? { text: withDefault[2].replace(/^~(?=\/|$)/, this.env.home), dynamic: false, subs: [] }, inQuotes);
+        let unknown = false;
+        const dflt = withDefault[2]
+          .replace(/^~(?=\/|$)/, this.env.home)
+          .replace(/\$\{?([A-Za-z_]\w*)\}?/g, (m, n: string) => {
+            const x = expandVar(n, this.env);
+            if (x === null || x.dynamic) unknown = true;
+            return x?.text ?? m;
+          });
+        appendValue(w, v ?? { text: dflt, dynamic: unknown, subs: [] }, inQuotes);
       } else {
         w.text += '${' + inner + '}';
         w.dynamic = true;
