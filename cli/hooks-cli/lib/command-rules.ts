@@ -1614,6 +1614,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   }
   checkEssentialPackages(walk, inv);
   checkMachine(walk, inv);
+  checkOtherWriters(walk, inv);
   if (name === 'bfg' || (name === 'java' && inv.argv.some((a) => /(^|\/)bfg[^/]*\.jar$/i.test(a)))) {
     block(walk, 'dangerous', 'BFG rewrites every commit of the repository (like git filter-repo): every commit id changes', 'ask the user first; for one file committed by mistake use git rm --cached FILE and a new commit');
   }
@@ -1621,6 +1622,30 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkCloudDestroy(walk, inv);
   checkKillAll(walk, inv);
   checkTraversal(walk, inv);
+}
+
+/**
+ * Writers beyond cp/tee/redirections: sponge FILE, patch FILE, editors run without a terminal (ed,
+ * ex/vim -c/-s/-e, sed-like scripts on stdin) on a file; archives extracted into / or a system tree.
+ */
+function checkOtherWriters(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  if (name === 'sponge' || name === 'patch') {
+    for (const w of operands(inv.words, new Set(['-p', '-i', '-o', '-d', '-B', '-r']))) checkWrite(walk, inv, target(inv, w), name);
+    if (name === 'patch') {
+      const o = args.indexOf('-o');
+      if (o >= 0 && inv.words[o + 2]) checkWrite(walk, inv, target(inv, inv.words[o + 2]), name);
+    }
+  } else if (/^(ed|red|ex|vi|vim|nvim|view)$/.test(name ?? '') && (name === 'ed' || name === 'ex' || args.some((a) => /^(-[a-zA-Z]*[sec]|-E|--cmd|\+.+)$/.test(a)) || stdinText(inv) !== null)) {
+    for (const w of operands(inv.words, new Set(['-c', '--cmd', '-S', '-u', '-i', '-T', '-w', '-W']))) if (!w.text.startsWith('+')) checkWrite(walk, inv, target(inv, w), `${name} (scripted)`);
+  } else if ((name === 'tar' && args.some((a) => /^-?[a-zA-Z]*x/.test(a) || a === '--extract')) || name === 'unzip' || name === 'bsdtar' || name === '7z' && args[0] === 'x') {
+    // Extracted into / or a system tree: whatever the archive holds lands over the system's files.
+    const k = inv.argv.findIndex((a) => a === '-C' || a === '--directory' || a === '-d' || a.startsWith('--directory='));
+    const dir = k > 0 ? (inv.argv[k].includes('=') ? inv.argv[k].split('=')[1] : inv.argv[k + 1]) : null;
+    const abs = dir && inv.cwd !== null ? resolveFrom(inv.cwd, dir.replace(/^~(?=\/|$)/, walk.env.home)) : inv.cwd;
+    if (abs === '/' || (abs !== null && isSystemPath(abs, walk.env.home))) block(walk, 'system', `${name} extracts an archive into ${abs}: its files land over the system's`, 'extract into a new directory, look, then install what is needed');
+    else if (abs !== null && (isAutostartPath(abs, walk.env) || isSecret(walk, abs))) block(walk, 'dangerous', `${name} extracts an archive into ${abs}: its files land over keys or things that start by themselves`);
+  }
 }
 
 /** Cutting the machine off, handing out root, changing how it boots or what runs in its kernel. */

@@ -45,6 +45,8 @@ export function isSystemPath(p: string, home?: string): boolean {
 /** Files whose contents are secrets: reading them is worth a warning, writing them is refused. */
 export function isSecretPath(p: string, env: PathEnv): boolean {
   if (/^\/etc\/(shadow|gshadow|sudoers)(\.d\/.*)?$/.test(p) || p === '/etc/master.passwd') return true;
+  // Machine secrets: SSH host keys, cluster admin config, VPN and Wi-Fi keys, TLS private keys, mounted service secrets.
+  if (/^\/etc\/(ssh\/ssh_host_[^/]*_key|kubernetes\/(admin|super-admin|kubelet|controller-manager|scheduler)\.conf|kubernetes\/pki\/.*\.key|wireguard\/.+|NetworkManager\/system-connections\/.+|ssl\/private\/.*|letsencrypt\/(live|archive)\/.+\/privkey.*|openvpn\/.*\.key|ipsec\.secrets|krb5\.keytab)$|^\/(var\/)?run\/secrets\/|^\/var\/lib\/kubelet\/pki\//.test(p)) return true;
   const h = homeOf(p, env);
   if (p === `${h}/.ssh/known_hosts` || p === `${h}/.ssh/known_hosts.old`) return false;
   return (
@@ -109,6 +111,9 @@ const HOME_SECRETS = [
   '.config/configstore', '.config/sops', '.config/age', '.age', '.ethereum', '.bitcoin', '.electrum', '.config/Slack', '.config/discord', '.config/Signal', '.config/BraveSoftware',
   '.pki', '.keychain', '.claude/.credentials.json', '.config/anthropic', '.config/openai', '.databrickscfg', '.snowflake', '.my.cnf', '.dbt/profiles.yml', '.kaggle', '.huggingface', '.cache/huggingface/token',
   '.config/hcloud', '.oci', '.bluemix', '.config/linode-cli', '.ngrok2', '.config/ngrok', '.tailscale',
+  // Package registries' logins.
+  '.m2/settings.xml', '.m2/settings-security.xml', '.gradle/gradle.properties', '.sbt/credentials', '.ivy2/.credentials', '.pip/pip.conf', '.config/pip/pip.conf',
+  '.yarnrc', '.yarnrc.yml', '.nuget/NuGet/NuGet.Config', '.subversion/auth', '.config/git/credentials', '.composer/auth.json', '.config/composer/auth.json',
 ];
 
 /** A file name that holds a secret wherever it is: private keys, .env files, credential files. */
@@ -116,7 +121,8 @@ export function isSecretName(name: string): boolean {
   // A find/ls pattern such as '.env*' or 'id_*' names secrets when its fixed part does.
   if (name.endsWith('*') && name.length > 1 && isSecretName(name.replace(/\*+$/, ''))) return true;
   if (/^\.env(\..*)?$/.test(name)) return !/\.(example|sample|template|dist|defaults?)$/.test(name);
-  if (/^id_(rsa|dsa|ecdsa|ed25519)[^.]*$/.test(name) || /^id_\*$/.test(name)) return true;
+  if (/^id_(rsa|dsa|ecdsa|ed25519)[^.]*$/.test(name) || /^id_\*$/.test(name) || /^[\w.-]+_(rsa|dsa|ecdsa|ed25519)(_key)?$/.test(name)) return true;
+  if (/\.(ovpn|p8|keytab|kdb|age-key|asc\.key)$|^wp-config\.php$|^\.my\.cnf$/.test(name)) return true;
   if (/^\.(ssh|aws|gnupg|kube|password-store|netrc|git-credentials|pgpass)$/.test(name)) return true;
   if (/^(Login Data|Cookies|key[34]\.db|logins\.json|cookies\.sqlite)$/.test(name)) return true;
   if (/^(credentials(\.(json|ya?ml|toml|ini|csv|txt|xml|enc|yml\.enc|db))?|secrets?\.(json|ya?ml|toml)|.*\.(pem|key|p12|pfx|keystore|jks|kdbx|ppk|tfstate|tfstate\.backup)|\.netrc|\.npmrc|\.pgpass|\.htpasswd|htpasswd|\.my\.cnf|wallet\.dat|secring\..*|.*\.kubeconfig|kubeconfig(\..*)?|service-account.*\.json)$/.test(name)) return true;
