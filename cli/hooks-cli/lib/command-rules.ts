@@ -388,12 +388,19 @@ interface Walk {
   readFeeds: Map<string, Invocation[]>;
   /** Aliases defined on the line. */
   aliases: Map<string, string>;
+  /** The branch checked out by git switch/checkout earlier on the line ('HEAD' when detached). */
+  branchNow?: string;
+  /** Paths moved on the line: new path -> the path it was (mv .git /tmp/x, then rm -rf /tmp/x). */
+  movedFrom: Map<string, string>;
+  /** Directories an archive downloaded on the line was unpacked into. */
+  unpacked: string[];
 }
 
 /** Analyses a command line. */
 export function analyzeCommand(command: string, env: AnalyzeEnv): Analysis {
-  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map(), copiedFrom: new Map(), gitConfig: [], readFeeds: new Map(), aliases: new Map() };
+  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map(), copiedFrom: new Map(), gitConfig: [], readFeeds: new Map(), aliases: new Map(), movedFrom: new Map(), unpacked: [] };
   collect(walk, command, env.cwd, 0, false);
+  loopInputs(walk);
   for (const inv of walk.out) checkInvocation(walk, inv);
   // exec 5<>/dev/tcp/H/P; while read l; do $l; done <&5: lines from the socket run as commands.
   if (walk.netSocket && walk.out.some((i) => (i.words[0]?.dynamic && i.words[0].subs.length === 0) || i.argv[0] === 'eval' || (SHELLS.has(i.argv[0]) && readsScriptFromStdin(i.argv)))) {
@@ -511,6 +518,30 @@ function withAlias(walk: Walk, cmd: SimpleCommand, cwd: string | null): SimpleCo
   return { ...cmd, words: [...head, ...cmd.words.slice(1)] };
 }
 
+/** `while read -r f; do CMD "$f"; done < <(LIST)`: the loop's input comes after its body; link read's variables to LIST. */
+function loopInputs(walk: Walk): void {
+  for (let k = 0; k < walk.out.length; k++) {
+    const inp = walk.out[k];
+    const r = inp.argv.length === 0 ? inp.redirects.find((x) => x.op === '<' && x.target.subs.length > 0) : undefined;
+    if (!r) continue;
+    const cmds = parseShell(r.target.subs[0], parseEnv(walk, inp.cwd)).commands;
+    const last = cmds[cmds.length - 1];
+    if (!last) continue;
+    const feeder: Invocation = { ...inp, argv: text(last.words), words: last.words, redirects: last.redirects, viaXargs: false, upstream: [] };
+    feeder.argv[0] = base(feeder.argv[0] ?? '');
+    const readAt = walk.out.slice(0, k).map((x, j) => (x.argv[0] === 'read' && x.upstream.length === 0 ? j : -1)).filter((j) => j >= 0).pop();
+    if (readAt === undefined) continue;
+    const names = walk.out[readAt].argv.slice(1).filter((a, j, all) => /^[A-Za-z_]\w*$/.test(a) && !/^-[a-zA-Z]*[dpntuNi]$/.test(all[j - 1] ?? ''));
+    for (const inv of walk.out.slice(readAt + 1, k)) {
+      const w = inv.words.slice(1).find((x) => x.dynamic && names.some((n) => new RegExp(`\\$\\{?${n}\\b`).test(x.text)));
+      if (!w || inv.viaXargs) continue;
+      inv.viaXargs = true;
+      inv.xargsReplace = /\$\{?[A-Za-z_]\w*\}?/.exec(w.text)![0];
+      inv.upstream = [feeder];
+    }
+  }
+}
+
 /** A word of a function body with the positional parameters of one call put in. */
 function withPositional(w: Word, args: string[]): Word {
   if (!w.dynamic || !/\$\{?[1-9@*]/.test(w.text)) return w;
@@ -577,7 +608,13 @@ function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth:
   const runCwd = u.chdir !== null && cwd !== null ? resolveFrom(cwd, u.chdir) : cwd;
   if (u.script !== null) collect(walk, u.script, runCwd, depth + 1, true);
   if (u.query || (u.words.length === 0 && cmd.redirects.length === 0)) return null;
-  const words = deleteAlias(u.words.map((w, k) => (k === 0 && w.text.startsWith('\\') ? { ...w, text: w.text.slice(1) } : w)));
+  let words = deleteAlias(u.words.map((w, k) => (k === 0 && w.text.startsWith('\\') ? { ...w, text: w.text.slice(1) } : w)));
+  // git-filter-repo ARGS, python3 git-filter-repo ARGS: git's dashed form of `git filter-repo ARGS`.
+  const dashed = /^git-([a-z][\w-]*)$/.exec(base(words[0]?.text ?? '')) ?? (langOf(base(words[0]?.text ?? '')) ? /^git-(filter-repo|filter-branch)$/.exec(base(words[1]?.text ?? '')) : null);
+  if (dashed) {
+    const at = base(words[0].text).startsWith('git-') ? 0 : 1;
+    words = [{ ...words[at], text: 'git' }, { ...words[at], text: dashed[1] }, ...words.slice(at + 1)];
+  }
   const argv = text(words);
   if (argv[0]?.includes('/') && !argv[0].startsWith('./')) argv[0] = base(argv[0]);
   return { argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsFile: u.xargsFile, upstream: [], nested };
@@ -689,6 +726,21 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
   } else if (name === 'docker' || name === 'podman' || name === 'nerdctl') {
     containerRun(walk, inv, depth);
+  } else if (name === 'ctr' && inv.argv.includes('run')) {
+    // containerd's ctr run [opts] IMAGE ID CMD…: read as docker run with the same mounts (--mount type=bind,src=…,dst=…).
+    const args = inv.argv.slice(inv.argv.indexOf('run') + 1);
+    const opts: string[] = [];
+    let j = 0;
+    for (; j < args.length && args[j].startsWith('-'); j++) {
+      const a = args[j];
+      if (a === '--mount' && args[j + 1]) opts.push('--mount', args[++j].replace(/(^|,)src=/, '$1source=').replace(/(^|,)dst=/, '$1target=').replace(/options=[^,]*\brw\b[^,]*/, '') );
+      else if (a.startsWith('--mount=')) opts.push('--mount', a.slice(8).replace(/(^|,)src=/, '$1source=').replace(/(^|,)dst=/, '$1target='));
+      else if (a === '--privileged') opts.push(a);
+      else if (/^--(env|label|net-host|cwd|user|device|runtime|snapshotter)$/.test(a) && !/^--net-host$/.test(a)) j++;
+    }
+    const image = args[j];
+    const rest = args.slice(j + 2);
+    if (image) containerRun(walk, { ...inv, argv: ['docker', 'run', ...opts, image, ...rest] }, depth);
   } else if (inv.words[0]?.subs.length === 1 && (inv.words[0].text === '$(…)' || (!inv.words[0].quoted && /\s/.test(inv.words[0].text)))) {
     // `echo rm -rf /` or $(printf …) as the command: the output it resolves to, split into words, is the command line.
     const out = inv.words[0].text === '$(…)' ? resolveSubstitution(inv.words[0].subs[0], parseEnv(walk, inv.cwd)) : inv.words[0].text;
@@ -737,6 +789,8 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     else if (!readsStdin) runScriptFile(walk, inv, scriptOperand(inv.argv), depth, lang);
   } else if (/^(\.{0,2}\/|~)/.test(inv.words[0]?.text ?? '')) {
     runScriptFile(walk, inv, inv.words[0].text, depth, null);
+    const abs = inv.cwd !== null ? resolveFrom(inv.cwd, inv.words[0].text.replace(/^~(?=\/|$)/, walk.env.home)) : null;
+    if (abs && walk.unpacked.some((d) => isUnder(abs, d))) block(walk, 'dangerous', `runs ${inv.words[0].text} from an archive downloaded on the same line: unreviewed code`, 'download and unpack first, read the script, then run it in a separate step');
   } else if (walk.files.size > 0 && name && !name.includes('/')) {
     // A bare name the line put into a directory on PATH (curl … | sudo tee /usr/local/bin/x && x).
     const abs = [...walk.files.keys()].find((f) => path.posix.basename(f) === name && isPathDir(path.posix.dirname(f), walk.env));
@@ -982,6 +1036,14 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
     if (content !== null || downloaded) walk.files.set(abs, { content, downloaded });
     checkAutoRun(walk, inv, abs, content, downloaded);
   }
+  // An archive the line downloaded, unpacked: what it holds is as unreviewed as the download (its scripts run later on the line are refused).
+  if ((name === 'tar' && inv.argv.some((a, k) => k > 0 && (/^-?[a-zA-Z]*x/.test(a) || a === '--extract'))) || name === 'unzip' || name === 'bsdtar' || (name === '7z' && inv.argv[1] === 'x')) {
+    const k = inv.argv.findIndex((a) => a === '-C' || a === '--directory' || a === '-d' || a.startsWith('--directory='));
+    const dir = k > 0 ? (inv.argv[k].includes('=') ? inv.argv[k].split('=')[1] : inv.argv[k + 1]) : null;
+    const into = dir ? resolveFrom(inv.cwd, dir.replace(/^~(?=\/|$)/, walk.env.home)) : inv.cwd;
+    const archive = inv.words.slice(1).some((w) => !w.dynamic && walk.files.get(resolveFrom(inv.cwd!, w.text))?.downloaded);
+    if (archive || inv.upstream.some((u) => fetches(walk, u) !== null)) walk.unpacked.push(into);
+  }
   // curl URL | tee FILE (or sudo tee): FILE holds the download.
   if (name === 'tee' && inv.upstream.some((u) => fetches(walk, u) !== null)) {
     for (const w of operands(inv.words)) if (!w.dynamic) walk.files.set(resolveFrom(inv.cwd, w.text), { content: null, downloaded: inv.upstream.map((u) => fetches(walk, u)).find((x) => x !== null)! });
@@ -1040,6 +1102,9 @@ function checkAutoRun(walk: Walk, inv: Invocation, abs: string, content: string 
 function runScriptFile(walk: Walk, inv: Invocation, file: string | null, depth: number, lang: ReturnType<typeof langOf>): void {
   if (!file || inv.cwd === null) return;
   const abs = resolveFrom(inv.cwd, file.replace(/^~(?=\/|$)/, walk.env.home));
+  if (inv.argv[0] !== file && walk.unpacked.some((d) => isUnder(abs, d))) {
+    block(walk, 'dangerous', `${inv.argv[0]} runs ${file} from an archive downloaded on the same line: unreviewed code`, 'download and unpack first, read the script, then run it in a separate step');
+  }
   const known = walk.files.get(abs);
   if (!known) return;
   if (known.downloaded) {
@@ -1056,6 +1121,7 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
   const f = analyzeCode(lang, code);
   const who = `${inv.argv[0]} code`;
   if (f.forkBomb) block(walk, 'dangerous', `${who} is a fork bomb: it starts copies of itself without end until the machine stops answering`);
+  if (f.runsFetched) block(walk, 'dangerous', `${who} runs code it downloads: unreviewed code`, 'download it to a file, read it, then run it');
   if (f.tooLong) block(walk, 'dangerous', `${who} of ${code.length} characters is too long to check inline`, 'write it to a file, read it, then run the file');
   for (const sh of f.shell) collect(walk, sh, inv.cwd, depth + 1, true);
   for (const d of f.decoded) {
@@ -1393,9 +1459,22 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       // mv ~/.kube/config ~/.kube/config.old: a secret renamed beside itself stays where it was kept.
       const beside = d !== null && sources.length > 0 && sources.every((s) => besideItself(walk, target(inv, s).abs, d.abs));
       if (!beside) for (const s of sources) checkDelete(walk, inv, target(inv, s), true, 'mv');
+      // Remember what moved where: a later delete of the new path deletes what was moved there.
+      if (d?.abs) for (const src of sources) {
+        const abs = target(inv, src).abs;
+        if (abs === null) continue;
+        walk.movedFrom.set(d.abs, abs);
+        walk.movedFrom.set(`${d.abs}/${path.posix.basename(abs)}`, abs);
+      }
       if (dest && d) {
         if (d.abs === '/dev/null' && sources.length > 0) block(walk, 'dangerous', `mv onto /dev/null destroys ${sources.map((s) => s.text).join(' ')}`);
         else if (!beside) checkWrite(walk, inv, d, 'mv', sources);
+        if (d.abs && (tIdx > 0 || dest.text.endsWith('/') || d.abs === walk.env.home || sources.length > 1)) {
+          for (const w of sources) {
+            const sAbs = target(inv, w).abs;
+            if (sAbs) checkWrite(walk, inv, { ...d, abs: `${d.abs}/${path.posix.basename(sAbs)}` }, 'mv', [w]);
+          }
+        }
       }
       break;
     }
@@ -1413,6 +1492,13 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const d = dest ? target(inv, dest) : null;
       const beside = d !== null && srcs.length > 0 && name !== 'scp' && srcs.every((w) => besideItself(walk, target(inv, w).abs, d.abs));
       if (dest && d && !beside) checkWrite(walk, inv, d, name, name === 'ln' ? srcs.slice(0, 1) : srcs);
+      // Into a directory (DIR/, ~, -t DIR, several sources): each source lands as DIR/ITS-NAME (cp /tmp/x/.zshrc ~/).
+      if (d?.abs && (tIdx > 0 || dest!.text.endsWith('/') || d.abs === walk.env.home || srcs.length > 1)) {
+        for (const w of srcs) {
+          const sAbs = target(inv, w).abs;
+          if (sAbs) checkWrite(walk, inv, { ...d, abs: `${d.abs}/${path.posix.basename(sAbs)}` }, name, [w]);
+        }
+      }
       for (const src of srcs) checkRead(walk, inv, target(inv, src), name);
       if (d?.abs && srcs.length === 1 && (name === 'cp' || name === 'install')) walk.copiedFrom.set(d.abs, base(srcs[0].text));
       if (name === 'rsync' && args.some((a) => a.startsWith('--delete') || a === '--del')) {
@@ -1482,7 +1568,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const persist = args.some((a) => /^(enable|reenable|link|add-wants|add-requires|preset|preset-all)$/.test(a));
       const unitFile = args.find((a) => /^\/(tmp|var\/tmp|dev\/shm)\/|^~|^\.\//.test(a) && /\.(service|timer|socket|path)$/.test(a));
       if (persist && unitFile) block(walk, 'dangerous', `systemctl ${args.join(' ')} enables the unit file ${unitFile} from outside the system's unit directories: it starts by itself from now on`);
-      else if (persist && args.some((a) => a === '--user' || a === '--global')) block(walk, 'dangerous', `systemctl ${args.join(' ')} makes a user service start by itself at every login: a way to stay on the machine`, 'show the user the unit and let them enable it');
+      else if (persist && args.some((a) => a === '--user' || a === '--global') && !args.filter((a) => !a.startsWith('-') && !/^(enable|reenable|link|preset|add-wants|add-requires)$/.test(a)).every((u) => PACKAGED_USER_UNITS.test(u.replace(/\.(service|socket|timer)$/, '')) && !walk.files.has(u))) block(walk, 'dangerous', `systemctl ${args.join(' ')} makes a user service start by itself at every login: a way to stay on the machine`, 'show the user the unit and let them enable it');
       else if (persist) warn(walk, 'suspicious', `systemctl ${args.join(' ')} makes a service start at every boot`);
       break;
     }
@@ -1538,7 +1624,9 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'usermod':
     case 'gpasswd':
     case 'adduser':
-      if (args.some((a) => /^(sudo|wheel|root|admin|docker)$/.test(a)) || args.some((a) => a === '-o' || a === '--non-unique')) block(walk, 'dangerous', `${name} ${args.join(' ')} grants administrator rights`);
+      if (args.some((a) => /^(sudo|wheel|root|admin|adm|disk|shadow)$/.test(a)) || args.some((a) => a === '-o' || a === '--non-unique')) block(walk, 'dangerous', `${name} ${args.join(' ')} grants administrator rights`);
+      // The docker group is Docker's own post-install step, though as strong as root: said, not refused.
+      else if (args.some((a) => a === 'docker')) warn(walk, 'suspicious', `${name} ${args.join(' ')}: members of the docker group can become root`);
       break;
     case 'passwd':
     case 'chpasswd':
@@ -1614,6 +1702,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   }
   checkEssentialPackages(walk, inv);
   checkMachine(walk, inv);
+  checkXargsRuns(walk, inv);
   checkOtherWriters(walk, inv);
   if (name === 'bfg' || (name === 'java' && inv.argv.some((a) => /(^|\/)bfg[^/]*\.jar$/i.test(a)))) {
     block(walk, 'dangerous', 'BFG rewrites every commit of the repository (like git filter-repo): every commit id changes', 'ask the user first; for one file committed by mistake use git rm --cached FILE and a new commit');
@@ -1630,6 +1719,11 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
  */
 function checkOtherWriters(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
+  if (langOf(name ?? '') === 'awk' && args.some((a, k) => (a === '-i' && args[k + 1] === 'inplace') || a === '-iinplace' || a === '--include=inplace')) {
+    // gawk -i inplace PROGRAM FILE...: each FILE is rewritten.
+    const ops = operands(inv.words, new Set(['-i', '-v', '-F', '-f', '--include', '--assign']));
+    for (const w of ops.slice(args.some((a) => a === '-f') ? 0 : 1)) checkWrite(walk, inv, target(inv, w), `${name} -i inplace`);
+  }
   if (name === 'sponge' || name === 'patch') {
     for (const w of operands(inv.words, new Set(['-p', '-i', '-o', '-d', '-B', '-r']))) checkWrite(walk, inv, target(inv, w), name);
     if (name === 'patch') {
@@ -1643,8 +1737,25 @@ function checkOtherWriters(walk: Walk, inv: Invocation): void {
     const k = inv.argv.findIndex((a) => a === '-C' || a === '--directory' || a === '-d' || a.startsWith('--directory='));
     const dir = k > 0 ? (inv.argv[k].includes('=') ? inv.argv[k].split('=')[1] : inv.argv[k + 1]) : null;
     const abs = dir && inv.cwd !== null ? resolveFrom(inv.cwd, dir.replace(/^~(?=\/|$)/, walk.env.home)) : inv.cwd;
+
     if (abs === '/' || (abs !== null && isSystemPath(abs, walk.env.home))) block(walk, 'system', `${name} extracts an archive into ${abs}: its files land over the system's`, 'extract into a new directory, look, then install what is needed');
     else if (abs !== null && (isAutostartPath(abs, walk.env) || isSecret(walk, abs))) block(walk, 'dangerous', `${name} extracts an archive into ${abs}: its files land over keys or things that start by themselves`);
+  }
+}
+
+/**
+ * `echo main | xargs -I{} git push origin --force {}`: a command other than the deletes (which read their
+ * items themselves) run by xargs with items known on the line is checked as it runs, items put in.
+ */
+function checkXargsRuns(walk: Walk, inv: Invocation): void {
+  if (!inv.viaXargs || inv.nested && inv.argv[0] === undefined || /^(rm|srm|rmdir|unlink|shred|truncate)$/.test(inv.argv[0] ?? '')) return;
+  const fed = xargsItems(walk, inv);
+  if (!fed || fed.items.length === 0 || fed.items.length > 16 || fed.items.some((t) => t.word.dynamic)) return;
+  for (const item of fed.items) {
+    const repl = inv.xargsReplace;
+    const words = repl && inv.words.some((w) => w.text.includes(repl)) ? inv.words.map((w) => (w.text.includes(repl) ? { ...w, text: w.text.split(repl).join(item.word.text) } : w)) : [...inv.words, item.word];
+    const child: Invocation = { ...inv, argv: text(words), words, viaXargs: false, xargsReplace: undefined, upstream: [], nested: true };
+    checkInvocation(walk, child);
   }
 }
 
@@ -1678,6 +1789,9 @@ function checkEssentialPackages(walk: Walk, inv: Invocation): void {
   if (forced || pkg) block(walk, 'dangerous', `${name} ${args.slice(0, 4).join(' ')} removes ${pkg ? `the essential package ${pkg}` : 'packages past the safety checks'}: the system may no longer boot or install anything`, 'remove only the package you mean, without --force options');
 }
 
+/** User services that distributions ship (enabling one is everyday setup, not a planted unit). */
+const PACKAGED_USER_UNITS = /^(syncthing|pipewire|pipewire-pulse|wireplumber|pulseaudio|gpg-agent|gpg-agent-ssh|ssh-agent|gcr-ssh-agent|podman|podman-restart|docker|emacs|mpd|mpris-proxy|redshift|dunst|gnome-keyring-daemon|xdg-desktop-portal|onedrive|dropbox|keybase|kbfs|spotifyd|ollama|rclone@.*|vdirsyncer|offlineimap|mbsync|goimapnotify|foot-server|waybar|kanshi|mako|swayidle|geoclue-agent|obex|tracker-miner-fs-3|gvfs-daemon|at-spi-dbus-bus|pueued)$/;
+
 /** Tools that only read or list a disk device, or are judged by the checks above (mkfs, dd, partitioning). */
 const DEVICE_SAFE = /^(lsblk|blkid|file|stat|smartctl|mount|umount|eject|udevadm|partprobe|df|du|cat|head|tail|hexdump|xxd|od|less|more|strings|dd|e2fsck|fsck(\..*)?|tune2fs|dumpe2fs|xfs_info|blockdev|ls|readlink|realpath|cryptsetup|mkfs(\..*)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs|mkexfatfs|blkdiscard|sfdisk|fdisk|cfdisk|parted|sgdisk|gdisk|losetup|swapon|swapoff|growpart|resize2fs|iostat|pv|ddrescue|shred|truncate|cp|tee|echo|printf|sudo|findmnt|lsof|fuser|sync|fstrim|hdparm|nvme|wc|sha256sum|md5sum|cmp)$/;
 
@@ -1694,6 +1808,7 @@ function checkDisks(walk: Walk, inv: Invocation): void {
   else if (name === 'mdadm' && /--zero-superblock|--fail|--remove/.test(a)) what = 'erases RAID metadata';
   else if (name === 'nvme' && /^(format|sanitize|delete-ns|detach-ns)$/.test(args[0] ?? '')) what = 'erases the drive';
   else if (name === 'hdparm' && /--security-erase|--trim-sector|--write-sector|--make-bad-sector|--dco-restore/.test(a)) what = 'erases or damages the drive';
+  else if (name === 'diskutil' && /^(zeroDisk|randomDisk|secureErase|eraseDisk|eraseVolume|reformat|partitionDisk|apfs)$/i.test(args[0] ?? '') && !(args[0] === 'apfs' && !/deleteContainer|deleteVolume|eraseVolume/i.test(a))) what = 'erases a disk or volume';
   else if (name === 'btrfs' && /subvolume delete|device delete/.test(a) && /\s\/(\s|$)/.test(` ${a} `)) what = 'deletes the root subvolume';
   else if (!DEVICE_SAFE.test(name ?? '') && !NOT_WRAPPERS.has(name) && !langOf(name ?? '')) {
     const dev = inv.words.slice(1).find((w) => {
@@ -1867,6 +1982,11 @@ function broadRoot(walk: Walk, abs: string | null): boolean {
 
 function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean, verb: string): void {
   const env = walk.env;
+  const was = t.abs !== null ? walk.movedFrom.get(t.abs) : undefined;
+  if (was !== undefined && was !== t.abs) {
+    walk.movedFrom.delete(t.abs!);
+    checkDelete(walk, inv, { ...t, abs: was, word: { ...t.word, text: was, glob: false } }, recursive, `${verb} (of what was moved there from ${was})`);
+  }
   if (recursive && t.word.dynamic && checkUnknownDelete(walk, inv, t, verb)) return;
   if (t.abs === null) {
     if (recursive && t.word.dynamic) {
@@ -2011,6 +2131,12 @@ function checkRead(walk: Walk, inv: Invocation, t: Target, verb: string): void {
 
 function checkRedirects(walk: Walk, inv: Invocation): void {
   for (const r of inv.redirects) {
+    // cat >> ~/.ssh/config <<EOF / Host … / EOF: plain Host entries are configuration; ProxyCommand, LocalCommand,
+    // Match exec, KnownHostsCommand and Include make ssh run or load something, and stay refused.
+    if (/^>>?$/.test(r.op) && /\/\.ssh\/config$/.test(r.target.text)) {
+      const content = stdinText(inv) ?? inv.redirects.find((x) => x.body !== undefined)?.body ?? ((inv.argv[0] === 'echo' || inv.argv[0] === 'printf') && !inv.words.some((w) => w.dynamic) ? inv.argv.slice(1).join(' ') : null);
+      if (content !== null && !/ProxyCommand|LocalCommand|PermitLocalCommand|Match\s+.*exec|KnownHostsCommand|PKCS11Provider|SecurityKeyProvider|Include|ProxyJump\s+.*\$|IdentityAgent/i.test(content)) continue;
+    }
     const out = ['>', '>>', '>|', '&>', '&>>', '<>'].includes(r.op) || (r.op === '>&' && !/^(\d+|-)$/.test(r.target.text));
     const p = r.target.text;
     if (/^\/dev\/(tcp|udp)\//.test(p)) {
@@ -2153,6 +2279,11 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
       block(walk, 'dangerous', `${name} ${mode} makes ${t.abs} run as its owner for anyone${walk.copiedFrom.has(t.abs) ? ` (a copy of ${walk.copiedFrom.get(t.abs)})` : ''}: a way to become root`);
       continue;
     }
+    // A directory on PATH made writable by others (/usr/local/bin, ~/.local/bin): anyone can plant a command there.
+    if ((worldWritable || /(^|,)(a|o|go|og|ugo)?[+=][rwxXst]*w/.test(mode) && /(^|,)[ugo]*[ao]/.test(mode)) && (isPathDir(t.abs, walk.env) || isUnder(t.abs, '/usr/local'))) {
+      block(walk, 'dangerous', `${name} ${mode} makes ${t.abs} writable by other users: anyone can put a command there that root or the user then runs`);
+      continue;
+    }
     if (worldWritable) warn(walk, 'suspicious', `${name} ${mode} makes ${f.text} writable by every user`, 'chmod 755 for directories and programs, chmod 644 for files (u+x to make a script executable)');
     else if (setuid) warn(walk, 'suspicious', `${name} ${mode} sets the setuid/setgid bit on ${f.text}`);
     else if (recursive && (c === 'project' || t.wholeDir)) warn(walk, 'suspicious', `${name} -R ${mode} on the whole project`);
@@ -2208,7 +2339,7 @@ function checkFind(walk: Walk, inv: Invocation): void {
 }
 
 function gitCurrentBranch(walk: Walk): string | null {
-  return walk.env.currentBranch?.() ?? null;
+  return walk.branchNow ?? walk.env.currentBranch?.() ?? null;
 }
 
 function checkGit(walk: Walk, inv: Invocation): void {
@@ -2239,6 +2370,16 @@ function checkGit(walk: Walk, inv: Invocation): void {
     return;
   }
   switch (sub) {
+    case 'switch':
+    case 'checkout': {
+      // git switch X / checkout X / -c|-b X / --detach: later commands on the line work on that branch.
+      if (rest.includes('--')) break;
+      const create = rest.findIndex((a) => /^-[cCbB]$|^--(create|force-create|orphan)$/.test(a));
+      const named = create >= 0 ? rest[create + 1] : rest.find((a) => !a.startsWith('-'));
+      if (rest.some((a) => a === '--detach' || a === '-d')) walk.branchNow = 'HEAD';
+      else if (named && !/[./]$/.test(named) && named !== '.') walk.branchNow = named;
+      break;
+    }
     case 'push': {
       const forceShort = rest.some((a) => /^-[a-zA-Z]*f[a-zA-Z]*$/.test(a));
       const lease = rest.some((a) => a.startsWith('--force-with-lease'));
@@ -2327,7 +2468,9 @@ function checkGit(walk: Walk, inv: Invocation): void {
         break;
       }
       // A branch given by a substitution or HEAD is the current one; a name renamed earlier on the line is what it was.
-      const resolved = names.map((a) => (a === 'HEAD' || a === '@' || a.includes('$(…)') ? gitCurrentBranch(walk) ?? a : walk.branchNames.get(a) ?? a));
+      // A substitution asking for the default branch (origin/HEAD, init.defaultBranch) is main; another is the current branch.
+      const defaultAsked = inv.words.some((w) => w.subs.some((sub) => /origin\/HEAD|defaultBranch|symbolic-ref\s+(--short\s+)?refs\/remotes/.test(sub)));
+      const resolved = names.map((a) => (a.includes('$(…)') && defaultAsked ? 'main' : a === 'HEAD' || a === '@' || a.includes('$(…)') ? gitCurrentBranch(walk) ?? a : walk.branchNames.get(a) ?? a));
       const protectedName = resolved.find((a) => isProtected(a));
       if (forceDelete && protectedName) block(walk, 'dangerous', `git branch -D ${protectedName} deletes the default branch and its unmerged commits`, 'switch to the branch you want and leave main alone; git branch -m renames');
       else if (rest.some((a) => a === '-d' || a === '--delete') && protectedName) warn(walk, 'suspicious', `deleting the branch ${protectedName} locally`);
@@ -2353,6 +2496,12 @@ function checkGit(walk: Walk, inv: Invocation): void {
       const ref = refs[0] ?? '';
       const short = walk.branchNames.get(ref.replace(/^refs\/heads\//, '')) ?? ref.replace(/^refs\/heads\//, '');
       const zero = refs.slice(1).some((a) => /^0{7,40}$/.test(a));
+      // update-ref refs/heads/main VALUE: main moved to any commit but its remote's (back to the root, to a rewritten tree).
+      const moved = !del && !zero && isProtected(short) && refs.length >= 2 && !/^(refs\/remotes\/|origin\/|upstream\/|HEAD$|@\{u\}|@\{upstream\})/.test(refs[1]);
+      if (moved) {
+        block(walk, 'dangerous', `git update-ref ${ref} ${refs[1]} moves ${short} to another commit without any check: its own commits lose their branch`, 'use git reset on a feature branch, or git revert on main');
+        break;
+      }
       if ((del || zero) && (ref === 'HEAD' || isProtected(short) || ref === '' || inv.viaXargs || /\$/.test(ref))) {
         block(walk, 'dangerous', `git update-ref ${del ? '-d' : 'to zero'} ${ref || '(refs from the input)'} deletes a branch ref without any safety check`, 'git branch -d BRANCH (refuses to drop unmerged work)');
       } else if (del) warn(walk, 'suspicious', `git update-ref -d ${ref} deletes a ref without any safety check`, 'git branch -d BRANCH');
@@ -2407,6 +2556,10 @@ function checkServices(walk: Walk, inv: Invocation): void {
       } else if (args[0] === 'api' && args.some((a, k) => (/^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a)) || /^(-XDELETE|--method=DELETE)$/i.test(a))) {
         const ref = args.map((a) => /\/git\/refs\/heads\/(.+)$|\/branches\/([^/]+)\/protection/.exec(a)).find((m) => m !== null);
         if (ref && isProtected(ref[1] ?? ref[2])) say(`deletes the branch ${ref[1] ?? ref[2]} (or its protection) on GitHub through the API`);
+      } else if (args[0] === 'api' && args.some((a, k) => (/^(-X|--method)$/.test(args[k - 1] ?? '') && /^(patch|post|put)$/i.test(a)) || /^(-X(PATCH|PUT|POST)|--method=(PATCH|PUT|POST))$/i.test(a)) && args.some((a) => /^force=true$/.test(a))) {
+        // PATCH …/git/refs/heads/main -F force=true: a force-push done through the API.
+        const ref = args.map((a) => /\/git\/refs\/heads\/(.+)$/.exec(a)).find((m) => m !== null);
+        if (ref && isProtected(ref[1])) say(`force-moves the branch ${ref[1]} on GitHub through the API: a force-push over it`);
       }
       break;
     case 'dropdb':

@@ -24,6 +24,8 @@ export type Lang = 'python' | 'perl' | 'ruby' | 'js' | 'php' | 'lua' | 'awk' | '
 export interface CodeFindings {
   /** The code starts copies of itself without end (fork while fork). */
   forkBomb: boolean;
+  /** The code runs code it fetches (exec(urlopen(…).read()), eval(file_get_contents('https://…'))). */
+  runsFetched: boolean;
   shell: string[];
   deletes: { path: string; recursive: boolean }[];
   devices: string[];
@@ -118,7 +120,13 @@ const HOME_EXPRS: RegExp[] = [
   /\bBun\.env\.HOME\b/g,
   /\bhomedir\(\)/g,
 ];
-const CWD_EXPRS: RegExp[] = [/os\.getcwd\(\)/g, /(?:pathlib\.)?Path\.cwd\(\)/g, /process\.cwd\(\)/g, /\bDir\.pwd\b/g, /\bgetcwd\(\)/g, /Deno\.cwd\(\)/g];
+const CWD_EXPRS: RegExp[] = [
+  /os\.getcwd\(\)/g, /(?:pathlib\.)?Path\.cwd\(\)/g, /process\.cwd\(\)/g, /\bDir\.pwd\b/g, /\bgetcwd\(\)/g, /Deno\.cwd\(\)/g,
+  // $PWD and the project directory read from the environment (the hook runs in the project).
+  /\$ENV\{\s*(['"]?)(PWD|CLAUDE_PROJECT_DIR)\1\s*\}/g, /process\.env(?:\.(?:PWD|CLAUDE_PROJECT_DIR)\b|\[\s*(['"])(?:PWD|CLAUDE_PROJECT_DIR)\1\s*\])/g,
+  /os\.environ(?:\.get\(\s*|\s*\[\s*)(['"])(?:PWD|CLAUDE_PROJECT_DIR)\1\s*[)\]]/g, /os\.getenv\(\s*(['"])(?:PWD|CLAUDE_PROJECT_DIR)\1\s*\)/g,
+  /\bENV\s*\[\s*(['"])(?:PWD|CLAUDE_PROJECT_DIR)\1\s*\]/g, /\bgetenv\(\s*(['"])(?:PWD|CLAUDE_PROJECT_DIR)\1\s*\)/g,
+];
 
 interface Lit {
   start: number;
@@ -331,9 +339,16 @@ function identValues(code: string, id: string): string[] {
   const lists = [
     new RegExp(`for\\s*\\(?\\s*(?:const|let|var|my)?\\s*\\$?${e}\\s+(?:in|of)\\s*[[(]([^\\])]*)[\\])]`, 'g'),
     new RegExp(`[[(]([^\\])]*)[\\])]\\s*\\.(?:each|forEach|map)\\s*(?:\\{\\s*\\|\\s*${e}\\s*\\||\\(\\s*\\(?\\s*${e}\\b)`, 'g'),
-    new RegExp(`(?:^|[^\\w.$])\\$?${e}\\s*=\\s*(['"][^'"]*['"])`, 'g'),
+    new RegExp(`(?:^|[^\\w.$])\\$?${e}\\s*=\\s*((?:['"][^'"]*['"]\\s*[+.]\\s*)*['"][^'"]*['"])`, 'g'),
   ];
-  for (const re of lists) for (const m of code.matchAll(re)) for (const l of literals(m[1])) out.push(l.value);
+  lists.forEach((re, k) => {
+    for (const m of code.matchAll(re)) {
+      const lits = literals(m[1]);
+      // x = "~" + '/.bashrc': an assignment of joined literals is their join; a list gives each value.
+      if (k === 2) out.push(lits.map((l) => l.value).join(''));
+      else for (const l of lits) out.push(l.value);
+    }
+  });
   return out;
 }
 
@@ -393,7 +408,7 @@ function listingRoots(code: string): { path: string; glob: string | null }[] {
 export const MAX_CODE_CHARS = 20_000;
 
 export function analyzeCode(lang: Lang, source: string): CodeFindings {
-  const f: CodeFindings = { forkBomb: false, shell: [], deletes: [], devices: [], writes: [], reverse: false, exfil: null, decoded: [], tooLong: false };
+  const f: CodeFindings = { forkBomb: false, runsFetched: false, shell: [], deletes: [], devices: [], writes: [], reverse: false, exfil: null, decoded: [], tooLong: false };
   // Some passes scan ahead from each call they find: bounded input keeps the hook inside its budget.
   if (source.length > MAX_CODE_CHARS) {
     f.tooLong = true;
@@ -431,8 +446,14 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       if (lits.length >= 2) f.shell.push(lits.slice(1).map((l) => (/^[\w@%+=:,./~-]+$/.test(l.value) ? l.value : `'${l.value.replace(/'/g, `'\\''`)}'`)).join(' '));
     }
   }
+  // exec/eval/Function/instance_eval/load of what the network gives: code nobody reviewed.
+  if (/\b(exec|eval|compile|Function|instance_eval|class_eval|load|loadstring|runpy\.run_path|include|require)\s*\(/.test(code) && (NETWORK.test(code) || /file_get_contents\s*\(\s*['"]https?:|URI\.open|open-uri|\bget\s*\(\s*['"]https?:|\(\s*['"]https?:\/\//.test(code)) && /\b(exec|eval|Function|instance_eval|class_eval|loadstring)\s*\([^)]*(urlopen|requests\.|fetch|get\(|file_get_contents|URI|Net::HTTP|read|text\(|http)/.test(code)) {
+    f.runsFetched = true;
+  }
+  // fetch(url).then(r => r.text()).then(eval): eval handed the downloaded text as a callback.
+  if (NETWORK.test(code) && /\.then\s*\(\s*(eval|Function|new\s+Function|vm\.runInThisContext)\s*\)/.test(code)) f.runsFetched = true;
   // fork in a loop that never ends: fork while fork, while True: os.fork(), loop { fork }, for(;;) fork().
-  if (/\bfork\b[^;\n]{0,20}\bwhile\s+fork\b|while\s*\(?\s*(1|true|True|:)\s*\)?\s*[:{]?[^}\n]{0,40}\bfork\s*\(|\bloop\s*(\{|do)\s*fork\b|for\s*\(\s*;\s*;\s*\)\s*\{?\s*(os\.|process\.)?fork\s*\(|while\s*\(?\s*(1|true)\s*\)?\s*\{\s*(pcntl_)?fork\s*\(/.test(code)) f.forkBomb = true;
+  if (/\bfork\b[^;\n]{0,20}\bwhile\s+fork\b|while\s*\(?\s*(1|true|True|:)\s*\)?\s*[:{]?[^}\n]{0,40}\bfork\s*\(|\bloop\s*(\{|do)\s*fork\b|for\s*\(\s*;\s*;\s*\)\s*\{?\s*(os\.|process\.)?fork\s*\(|while\s*\(?\s*(1|true)\s*\)?\s*\{\s*(pcntl_)?fork\s*\(|fork\s*\(\s*\)[^\n]{0,40}\bfor\b[^\n]{0,30}\b(iter\s*\(\s*int\s*,|itertools\.(count|repeat|cycle)\s*\(|count\s*\(\s*\))/.test(code)) f.forkBomb = true;
   // Calls reached by another name or by a computed name (from os import system as s, getattr(os, 'sys'+'tem'),
   // import_module('shutil'), const {execSync: x} = require(...), obj['exec'+'Sync']): every string that is a
   // command line is taken as one the code may run, and deletes of trees by any name are looked for in them.
@@ -504,17 +525,24 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     const open = m.index + m[0].length - 1;
     const end = closeParen(code, open);
     const lits = literals(code, open + 1, end);
-    if (lits.length === 0) continue;
     const args = code.slice(open + 1, end);
+    // p.write_text(…) / open(p, 'a') with p assigned a path literal: the receiver or the variable is the file.
+    if (/write_text|write_bytes/.test(m[0])) {
+      const recv = /(?:(["'])([^"']+)\1|\b([A-Za-z_]\w*))\s*\.\s*$/.exec(code.slice(Math.max(0, m.index - 200), m.index));
+      if (recv) f.writes.push(...(recv[2] !== undefined ? [recv[2]] : identValues(code, recv[3])));
+      continue;
+    }
+    if (/^\s*open/.test(m[0]) || m[0].startsWith('open')) {
+      const ident = /^\s*([A-Za-z_]\w*)\s*,\s*(['"])(\+?[wa]b?\+?|r\+b?)\2/.exec(args);
+      if (ident) f.writes.push(...identValues(code, ident[1]));
+    }
+    if (lits.length === 0) continue;
     if (/^\s*open/.test(m[0]) || m[0].startsWith('open')) {
       const mode = lits.find((l) => /^(\+?[wa]b?\+?|r\+b?|>>?|\+<)$/.test(l.value));
       const perlTarget = lits.find((l) => /^>>?\s*[^>\s]/.test(l.value));
       if (perlTarget) f.writes.push(perlTarget.value.replace(/^>>?\s*/, ''));
       else if (mode && lits[0] !== mode) f.writes.push(regionText(code, [open + 1, end], true) ?? lits[0].value);
       else if (mode && lang === 'perl' && lits.length > 1) f.writes.push(lits[lits.length - 1].value);
-    } else if (/write_text|write_bytes/.test(m[0])) {
-      const before = /Path\(\s*(['"])([^'"]+)\1\s*\)\s*\.\s*$/.exec(code.slice(Math.max(0, m.index - 200), m.index));
-      if (before) f.writes.push(before[2]);
     } else if (code.slice(open + 1, lits[0].start).trim() === '') f.writes.push(regionText(code, [open + 1, end], true) ?? lits[0].value);
     void args;
   }

@@ -481,7 +481,9 @@ class Lexer {
         this.i++;
       } else if (c === '~' && this.i === start && (s[this.i + 1] === '+' || s[this.i + 1] === '-') && (this.i + 2 >= s.length || s[this.i + 2] === '/' || META.has(s[this.i + 2]))) {
         // ~+ is $PWD, ~- is $OLDPWD (bash Tilde Expansion).
-        if (s[this.i + 1] === '+') w.text += this.env.cwd;
+        const known = this.env.vars?.get(s[this.i + 1] === '+' ? 'PWD' : 'OLDPWD');
+        if (known) appendValue(w, known, true);
+        else if (s[this.i + 1] === '+') w.text += this.env.cwd;
         else {
           w.text += '$OLDPWD';
           w.dynamic = true;
