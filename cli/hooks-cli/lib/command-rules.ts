@@ -316,7 +316,7 @@ function shellScript(argv: string[]): { script: string | null; readsStdin: boole
       continue;
     }
     if (t.startsWith('--')) continue;
-    if (t === '-' && !cFlag) return { script: null, readsStdin: true };
+    if ((t === '-' || /^\/dev\/(stdin|fd\/0)$|^\/proc\/self\/fd\/0$/.test(t)) && !cFlag) return { script: null, readsStdin: true };
     return cFlag ? { script: t, readsStdin: false } : { script: null, readsStdin: false };
   }
   return { script: null, readsStdin: !cFlag };
@@ -327,7 +327,7 @@ function interpreterReadsStdin(argv: string[]): boolean {
   const inline = args.some((a) => a === '-c' || a === '-e' || a === '-E' || a === '-r');
   if (inline) return false;
   const operands = args.filter((a) => !a.startsWith('-') || a === '-');
-  return operands.length === 0 || operands[0] === '-';
+  return operands.length === 0 || operands[0] === '-' || /^\/dev\/(stdin|fd\/0)$/.test(operands[0]);
 }
 
 /** Runs a shell or an interpreter on its standard input. */
@@ -394,11 +394,15 @@ interface Walk {
   movedFrom: Map<string, string>;
   /** Directories an archive downloaded on the line was unpacked into. */
   unpacked: string[];
+  /** Files the line filled with a list of paths (find ~ > /tmp/l): the command that listed them. */
+  listFiles: Map<string, Invocation>;
+  /** package.json scripts set on the line (npm pkg set scripts.X=…). */
+  npmScripts: Map<string, string>;
 }
 
 /** Analyses a command line. */
 export function analyzeCommand(command: string, env: AnalyzeEnv): Analysis {
-  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map(), copiedFrom: new Map(), gitConfig: [], readFeeds: new Map(), aliases: new Map(), movedFrom: new Map(), unpacked: [] };
+  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map(), copiedFrom: new Map(), gitConfig: [], readFeeds: new Map(), aliases: new Map(), movedFrom: new Map(), unpacked: [], listFiles: new Map(), npmScripts: new Map() };
   collect(walk, command, env.cwd, 0, false);
   loopInputs(walk);
   for (const inv of walk.out) checkInvocation(walk, inv);
@@ -601,6 +605,14 @@ export function braceExpand(text: string, budget = 64): string[] {
 
 function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth: number, nested: boolean): Invocation | null {
   const u = unwrap(expandWords(cmd.words, walk.env.home), { home: walk.env.home, cwd: cwd ?? walk.env.cwd });
+  // env X=v sh -c '… "$X" …' / X=v bash -c …: the script sees X (set for it, not for the rest of the line: the cautious reading keeps it).
+  if (u.assigned.length > 0 && (u.script !== null || SHELLS.has(base(u.words[0]?.text ?? '')) || langOf(base(u.words[0]?.text ?? '')))) {
+    for (const w of u.assigned) {
+      const eq = w.text.indexOf('=');
+      const n = w.text.slice(0, eq).replace(/\+$/, '');
+      if (!walk.vars.has(n)) walk.vars.set(n, { text: w.text.slice(eq + 1), dynamic: w.dynamic, subs: [...w.subs] });
+    }
+  }
   // export/declare -x/typeset/readonly/local X=v: assignments that stay for the rest of the session.
   const declares = /^(export|declare|typeset|readonly|local|setenv)$/.test(u.words[0]?.text ?? '');
   const assigned = declares ? [...u.assigned, ...u.words.slice(1).filter(isAssignment)] : u.assigned;
@@ -707,6 +719,15 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     // sh -c 'rm -rf "$0"' / and bash -c '… $1' _ ~: the words after the script are $0, $1...
     const after = script !== null ? inv.argv.slice(inv.argv.lastIndexOf(script) + 1) : [];
     if (script !== null) collect(walk, after.length > 0 ? substitutePositional(script.replace(/"?\$\{?0\}?"?/g, `'${(after[0] ?? '').replace(/'/g, `'\\''`)}'`), after) : script, inv.cwd, depth + 1, true);
+    // find ~ | xargs -I % sh -c 'rm -rf "%"': each item xargs feeds is put into the script.
+    if (script !== null && inv.viaXargs && inv.xargsReplace && script.includes(inv.xargsReplace)) {
+      const fed = xargsItems(walk, inv);
+      for (const t of (fed?.items ?? []).slice(0, 8)) {
+        const item = t.abs !== null && !t.abs.endsWith('/…') ? t.abs : '$ITEM';
+        const body = script.split(inv.xargsReplace).join(item);
+        collect(walk, fed?.recursive && /^\s*(rm|shred|unlink)\b/.test(body) && !/\s-[a-zA-Z]*[rR]/.test(body) ? body.replace(/^\s*(rm)\b/, '$1 -r') : body, inv.cwd, depth + 1, true);
+      }
+    }
     if (readsStdin) {
       const body = stdinText(inv);
       if (body !== null) collect(walk, body, inv.cwd, depth + 1, true);
@@ -774,6 +795,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
   }
   else if (name === 'git') gitConfigCommands(walk, inv, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '') && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
+  else if (/^(npm|pnpm|yarn|bun)$/.test(name)) npmScripts(walk, inv, depth);
   else if (name === 'make' && inv.argv.some((a, k) => a === '-' && /^(-f|--file|--makefile)$/.test(inv.argv[k - 1] ?? '')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(0, 1), argv: inv.argv.slice(0, 1) }, depth);
   else if (!NOT_WRAPPERS.has(name) && !langOf(name ?? '') && depth < MAX_DEPTH) genericNested(walk, inv, depth);
   const lang = langOf(name ?? '');
@@ -912,8 +934,34 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
   }
 }
 
+/** npm pkg set scripts.X="CMD" (also npm set-script X CMD) then npm run X / yarn X / npm test: CMD runs through the shell. */
+function npmScripts(walk: Walk, inv: Invocation, depth: number): void {
+  const a = inv.argv;
+  if ((a[1] === 'pkg' && a[2] === 'set') || a[1] === 'set-script') {
+    if (a[1] === 'set-script' && a[2] && a[3]) walk.npmScripts.set(a[2], a[3]);
+    for (const x of a.slice(3)) {
+      const m = /^scripts\.([^=]+)=(.*)$/s.exec(x);
+      if (m) walk.npmScripts.set(m[1], m[2]);
+    }
+    return;
+  }
+  const run = a[1] === 'run' || a[1] === 'run-script' ? a[2] : a[1];
+  const cmd = run ? walk.npmScripts.get(run) ?? (/^(install|i|ci|add)$/.test(a[1] ?? '') ? walk.npmScripts.get('postinstall') ?? walk.npmScripts.get('preinstall') ?? walk.npmScripts.get('install') : undefined) : undefined;
+  if (cmd !== undefined) collect(walk, cmd, inv.cwd, depth + 1, true);
+}
+
 /** git -c KEY=CMD and git config KEY CMD for the keys whose value git runs (core.pager, core.sshCommand, core.editor, core.fsmonitor, sequence.editor, diff.external, credential.helper '!…'). */
 function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
+  // git rebase -x CMD / --exec CMD, git submodule foreach CMD, git bisect run CMD: git runs CMD through the shell.
+  const a0 = inv.argv;
+  for (let k = 1; k < a0.length; k++) {
+    if (a0.includes('rebase') && (a0[k - 1] === '-x' || a0[k - 1] === '--exec')) collect(walk, a0[k], inv.cwd, depth + 1, true);
+    else if (a0.includes('rebase') && a0[k].startsWith('--exec=')) collect(walk, a0[k].slice(7), inv.cwd, depth + 1, true);
+  }
+  const fe = a0.indexOf('foreach');
+  if (a0.includes('submodule') && fe > 0) collect(walk, a0.slice(fe + 1).filter((x) => !/^--(recursive|quiet)$/.test(x)).join(' '), inv.cwd, depth + 1, true);
+  const br = a0.indexOf('run');
+  if (a0.includes('bisect') && br > 0) collect(walk, a0.slice(br + 1).map((x) => (/^[\w@%+=:,./~-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`)).join(' '), inv.cwd, depth + 1, true);
   const ci = inv.argv.indexOf('config');
   if (ci > 0) {
     const kv = inv.argv.slice(ci + 1).filter((a) => !a.startsWith('-'));
@@ -1043,6 +1091,17 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
     const into = dir ? resolveFrom(inv.cwd, dir.replace(/^~(?=\/|$)/, walk.env.home)) : inv.cwd;
     const archive = inv.words.slice(1).some((w) => !w.dynamic && walk.files.get(resolveFrom(inv.cwd!, w.text))?.downloaded);
     if (archive || inv.upstream.some((u) => fetches(walk, u) !== null)) walk.unpacked.push(into);
+  }
+  // find ~ > /tmp/l, find … -fprint /tmp/l, du -a ~ > l: the file holds a list of paths that xargs may read back.
+  if (name === 'find' || listerRoots(walk, inv)) {
+    for (const r of inv.redirects) if (/^>>?$/.test(r.op) && !r.target.dynamic) walk.listFiles.set(resolveFrom(inv.cwd, r.target.text), inv);
+    const fp = inv.argv.findIndex((a) => a === '-fprint' || a === '-fprint0');
+    if (name === 'find' && fp > 0 && inv.words[fp + 1]) walk.listFiles.set(resolveFrom(inv.cwd, inv.words[fp + 1].text), inv);
+  }
+  // ln -s SECRET LINK: the link reads as the secret.
+  if (name === 'ln') {
+    const ops = operands(inv.words, new Set(['-t', '-S', '--suffix', '--target-directory']));
+    if (ops.length >= 2 && isSecret(walk, target(inv, ops[0]).abs) && !ops[ops.length - 1].dynamic) walk.secretFiles.add(resolveFrom(inv.cwd, ops[ops.length - 1].text));
   }
   // curl URL | tee FILE (or sudo tee): FILE holds the download.
   if (name === 'tee' && inv.upstream.some((u) => fetches(walk, u) !== null)) {
@@ -1293,6 +1352,13 @@ function findExec(walk: Walk, inv: Invocation, depth: number): void {
       if (sub.words.length === 0) continue;
       // find enumerates the whole tree: rm on what an unfiltered find lists deletes the tree, -r or not.
       const tool = base(sub.words[0].text);
+      // cp /dev/null {}, sed -i d {}, dd of={} …: every found file emptied, as good as deleted.
+      const sargs = sub.words.map((w) => w.text);
+      const empties = (tool === 'cp' && /^\/dev\/(null|zero)$/.test(sargs[sargs.length - 2] ?? '')) || (tool === 'sed' && sargs.some((a) => /^-[a-zA-Z]*i/.test(a)) && sargs.some((a) => /^('?)(\d*,?\$?d|\/\.?\*?\/d|\/\/d)\1$/.test(a))) || (tool === 'dd' && sargs.some((a) => /^of=/.test(a)) && sargs.some((a) => /^if=\/dev\/(zero|null|urandom)$/.test(a))) || (tool === 'tee' && sargs.length === 2);
+      if (empties) {
+        checkDelete(walk, { ...inv, nested: true }, target(inv, { ...root, text: filtered && !named ? `${root.text}/…` : root.text }), !filtered, `find -exec ${tool}`);
+        continue;
+      }
       const asRm = (ws: Word[]) => [{ ...ws[0], text: 'rm', glob: false }, { ...ws[0], text: '-r', glob: false }, ...operands(ws).map((w) => w)];
       // chmod/chown/chgrp/setfacl on everything an unfiltered find lists is the -R form.
       const permsAll = !filtered && /^(chmod|chown|chgrp|setfacl)$/.test(tool);
@@ -1434,6 +1500,12 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const viaX = xargsTargets(walk, inv);
       const targets = viaX?.targets ?? operands(inv.words).map((w) => target(inv, w));
       for (const t of targets) checkDelete(walk, inv, t, recursive || (viaX?.recursive ?? false), 'rm');
+      // rm $(find ~ …), for f in $(find ~); do rm "$f": the substitution lists the paths, as xargs would feed them.
+      // (Only a word that is the substitution's output alone: "$(git rev-parse --show-toplevel)/coverage" is one path.)
+      for (const w of viaX ? [] : operands(inv.words).filter((x) => x.subs.length === 1 && (x.text === '$(…)' || x.text === resolveSubstitution(x.subs[0], parseEnv(walk, inv.cwd))))) for (const sub of w.subs) {
+        const fed = substitutionItems(walk, inv, sub);
+        if (fed) for (const t of fed.items) checkDelete(walk, inv, t, recursive || fed.recursive, 'rm');
+      }
       if (recursive) critical(walk, `rm ${args.join(' ')}`);
       break;
     }
@@ -1725,6 +1797,11 @@ function checkOtherWriters(walk: Walk, inv: Invocation): void {
     const ops = operands(inv.words, new Set(['-i', '-v', '-F', '-f', '--include', '--assign']));
     for (const w of ops.slice(args.some((a) => a === '-f') ? 0 : 1)) checkWrite(walk, inv, target(inv, w), `${name} -i inplace`);
   }
+  if ((name === 'tar' || name === 'zip' || name === '7z') && args.some((a) => /^--remove-files$|^-[a-zA-Z]*m$/.test(a) && (name !== 'zip' || a === '-m') && (name !== 'tar' || a === '--remove-files') && (name !== '7z' || a === '-sdel'))) {
+    // tar --remove-files / zip -m: the inputs are deleted once packed.
+    const ops = operands(inv.words, new Set(['-f', '--file', '-C', '--directory', '-T', '-X']));
+    for (const w of ops.filter((w) => !/\.(t?gz|tar|zip|tgz|bz2|xz|7z|zst)$/.test(w.text))) checkDelete(walk, inv, target(inv, w), true, `${name} ${name === 'tar' ? '--remove-files' : '-m'}`);
+  }
   if (name === 'sponge' || name === 'patch') {
     for (const w of operands(inv.words, new Set(['-p', '-i', '-o', '-d', '-B', '-r']))) checkWrite(walk, inv, target(inv, w), name);
     if (name === 'patch') {
@@ -1895,7 +1972,7 @@ function xargsTargets(walk: Walk, inv: Invocation): { targets: Target[]; recursi
 }
 
 /** Stages that pass a list of paths on mostly whole (tail -n +2, sort, uniq, head, grep -v, cat, tr, a `read` loop's header). */
-const PASS_THROUGH = /^(tail|head|sort|uniq|tac|cat|tr|shuf|tee|nl|read|stdbuf|pv)$/;
+const PASS_THROUGH = /^(tail|head|sort|uniq|tac|cat|tr|shuf|tee|nl|read|stdbuf|pv|cut)$/;
 
 /** What an xargs (or a `while read` loop, or parallel) reads: items with their targets, or null when unknown. */
 function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: boolean; names?: boolean } | null {
@@ -1905,6 +1982,9 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   const fromText = (t: string, at: Invocation) => ({ items: t.split(/[\s\0]+/).filter((x) => x !== '').map((x) => target(at, word(x))), recursive: false });
   if (here) return fromText(here.body!, inv);
   // xargs -a <(echo ~) / -a FILE-the-line-wrote: the argument file's text.
+  const listFile = (w: Word | undefined) => (w && inv.cwd !== null && !w.dynamic ? walk.listFiles.get(resolveFrom(inv.cwd, w.text)) : undefined);
+  const fromFile = listFile(inv.xargsFile) ?? listFile(inv.redirects.find((r) => r.op === '<')?.target);
+  if (fromFile) return xargsItems(walk, { ...inv, xargsFile: undefined, redirects: [], upstream: [fromFile] });
   if (inv.xargsFile) {
     const sub = inv.xargsFile.subs[0];
     const out = sub !== undefined ? resolveSubstitution(sub, parseEnv(walk, inv.cwd)) : inv.cwd !== null ? walk.files.get(resolveFrom(inv.cwd, inv.xargsFile.text))?.content ?? null : null;
@@ -1916,7 +1996,7 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   for (; k >= 0; k--) {
     const a = inv.upstream[k].argv;
     if (PASS_THROUGH.test(a[0]) || (a[0] === 'grep' && a.some((x) => /^-[a-zA-Z]*v/.test(x)))) continue;
-    if (/^(grep|egrep|rg|sed|awk)$/.test(a[0])) {
+    if (/^(grep|egrep|rg|sed|awk)$/.test(a[0]) && !a.includes('--files') && !inv.upstream[k].redirects.some((r) => r.body !== undefined)) {
       narrowed = true;
       continue;
     }
@@ -1966,12 +2046,56 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
     const dirs = !feeder.argv.some((a) => /^-[a-zA-Z]*d/.test(a)) && listed.every((w) => !w.glob);
     return { items: listed.map((d) => target(feeder!, d)), recursive: false, names: dirs };
   }
+  const lister = listerRoots(walk, feeder);
+  if (lister) return { items: lister.roots.map((t) => (narrowed || lister.filtered ? { ...t, abs: t.abs === null ? null : `${t.abs}/…` } : t)), recursive: !narrowed && !lister.filtered };
+  // A filter of a known text (sed -n 1p <<< "$HOME", cut … <<< …): prints (part of) that text.
+  const fedText = feeder.redirects.find((r) => r.body !== undefined)?.body;
+  if (fedText !== undefined && !narrowed && /^(sed|cut|head|tail|awk|tr|cat|grep|sort|uniq)$/.test(f)) return fromText(fedText, feeder);
+  if (f === 'jq' && feeder.argv.some((a) => /^(env|\$ENV)\.(HOME|PWD)$/.test(a))) return fromText(feeder.argv.some((a) => /PWD$/.test(a)) ? feeder.cwd ?? walk.env.cwd : walk.env.home, feeder);
   // Anything else whose output is known (git rev-parse --show-toplevel, pwd, dirname, realpath...).
   if (!narrowed && !feeder.words.some((w) => w.dynamic)) {
     const out = resolveSubstitution(feeder.argv.map((a) => (/^[\w@%+=:,./~-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' '), parseEnv(walk, feeder.cwd));
     if (out !== null && out.trim() !== '') return fromText(out, feeder);
   }
   return null;
+}
+
+/**
+ * Commands that print the paths under their operands (listers): du -a, tree -fi, fd, rg --files,
+ * git ls-files, stat -c %n, compgen -G PATTERN, ls -R. Their roots, and whether a pattern narrows them.
+ */
+function listerRoots(walk: Walk, u: Invocation): { roots: Target[]; filtered: boolean } | null {
+  const [name, ...args] = u.argv;
+  const paths = (ws: Word[]) => ws.filter((w) => /^[/~.]/.test(w.text) || w.glob);
+  let roots: Word[] | null = null;
+  let filtered = false;
+  if (name === 'du' && args.some((a) => /^-[a-zA-Z]*a/.test(a) || a === '--all')) roots = paths(operands(u.words, new Set(['-d', '--max-depth', '-t', '--threshold', '-B'])));
+  else if (name === 'tree' && args.some((a) => /^-[a-zA-Z]*f/.test(a))) roots = paths(operands(u.words, new Set(['-L', '-P', '-I', '-o'])));
+  else if (name === 'fd' || name === 'fdfind') {
+    const ops = operands(u.words, FD_ARG_OPTS);
+    filtered = !['', '.', '^', '.*'].includes(ops[0]?.text ?? '') || args.some((a) => /^(-e|--extension|-t|--type)$/.test(a) && false);
+    roots = ops.slice(1);
+  } else if ((name === 'rg' || name === 'ag') && args.some((a) => a === '--files' || a === '-l' && false)) roots = paths(operands(u.words, new Set(['-g', '--glob', '-t', '--type', '-T'])));
+  else if (name === 'git' && args[0] === 'ls-files') {
+    roots = [{ ...u.words[0], text: u.cwd ?? walk.env.cwd, dynamic: false, glob: false }];
+    filtered = args.slice(1).some((a) => !a.startsWith('-'));
+  }
+  else if (name === 'stat' || name === 'compgen' || name === 'realpath' || name === 'readlink') roots = paths(operands(u.words, new Set(['-c', '--format', '--printf', '-G', '-W', '-f'])).concat(name === 'compgen' ? u.words.filter((w, k) => u.words[k - 1]?.text === '-G') : []));
+  else if (name === 'ls' && args.some((a) => /^-[a-zA-Z]*R/.test(a))) roots = paths(operands(u.words));
+  if (roots === null) return null;
+  if (roots.length === 0) roots = [{ ...u.words[0], text: '.', dynamic: false, glob: false }];
+  // compgen -G "$HOME/*", stat -c %n PATTERN: the pattern is expanded by the tool, quoted or not.
+  return { roots: roots.map((r) => target(u, /[*?[]/.test(r.text) ? { ...r, glob: true } : r)), filtered };
+}
+
+/** The paths a substitution's command lists (find, a lister, echo), as xargsItems reads a feeder. */
+function substitutionItems(walk: Walk, inv: Invocation, sub: string): { items: Target[]; recursive: boolean } | null {
+  const cmds = parseShell(sub, parseEnv(walk, inv.cwd)).commands;
+  const last = cmds[cmds.length - 1];
+  if (!last || !/^(find|fd|fdfind|du|tree|rg|ls|locate|plocate|compgen|stat)$/.test(base(last.words[0]?.text ?? ''))) return null;
+  const feeder: Invocation = { ...inv, argv: text(last.words), words: last.words, redirects: last.redirects, viaXargs: false, upstream: [] };
+  feeder.argv[0] = base(feeder.argv[0]);
+  return xargsItems(walk, { ...inv, viaXargs: true, xargsFile: undefined, redirects: [], upstream: [feeder] });
 }
 
 /** The root of a listing is / , the home directory or one of their ancestors: only filters on names narrow a listing there. */
@@ -2230,7 +2354,7 @@ function checkServesSecrets(walk: Walk, inv: Invocation): void {
   else if ((name === 'npx' || name === 'pnpx' || name === 'bunx') && /^(serve|http-server|live-server)(@.*)?$/.test(a[1] ?? '')) dir = a.slice(2).find((x) => !x.startsWith('-')) ?? '.';
   else if (/^(serve|http-server|live-server)$/.test(name)) dir = a.slice(1).find((x) => !x.startsWith('-')) ?? '.';
   else if (name === 'ruby' && a.includes('httpd')) dir = a.slice(a.indexOf('httpd') + 1).find((x) => !x.startsWith('-')) ?? '.';
-  else if (name === 'busybox' && a[1] === 'httpd') dir = after('-h') ?? '.';
+  else if ((name === 'busybox' && a[1] === 'httpd') || name === 'httpd' && a.includes('-h')) dir = after('-h') ?? '.';
   // ngrok http file:///DIR, cloudflared/localtunnel pointed at files: the directory goes on the internet.
   else if (/^(ngrok|cloudflared|lt|localtunnel)$/.test(name)) dir = a.map((x) => /^file:\/\/(\/.*|~.*)$/.exec(x)?.[1]).find((x) => x !== undefined);
   if (dir === undefined || dir === null || inv.cwd === null) return;
@@ -2332,6 +2456,11 @@ function checkFind(walk: Walk, inv: Invocation): void {
     const filtered = broadRoot(walk, t.abs) ? nameFiltered : anyFilter;
     if (namePattern && isSecretName(namePattern) && (broadRoot(walk, t.abs) || isUnder(t.abs, walk.env.home)) && !isUnder(t.abs, walk.env.project)) {
       block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes keys and credentials`, 'remove the one file meant, by its path');
+      continue;
+    }
+    // Deleting by pattern across / or a system tree (find / -name '*.so*' -delete) removes the system's own files.
+    if (filtered && (t.abs === '/' || (isSystemPath(t.abs, walk.env.home) && !/^\/(var\/(log|cache|tmp)|tmp)(\/|$)/.test(t.abs)))) {
+      block(walk, 'system', `find ${t.abs} … -delete deletes the system's own files that match`, 'delete inside the project, or let the user clean system directories');
       continue;
     }
     if (c && !filtered) block(walk, c === 'system' ? 'system' : 'dangerous', `find -delete with no filter: ${describeDelete(c, t.abs)}`, 'add a filter (-name, -type, -mtime) and run it first without -delete to see the list');
@@ -2742,9 +2871,11 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     }
   }
   // sftp -b -, ftp, lftp fed a script: `put FILE` (send, mput, reput) uploads FILE.
-  const script = stdinText(inv);
+  // lftp -e 'put F; bye', smbclient -c 'put F', sftp batch text on stdin: a put uploads F.
+  const optScript = inv.argv.filter((_, k) => /^(-e|-c|--command|--commands)$/.test(inv.argv[k - 1] ?? '')).join('\n');
+  const script = [stdinText(inv), optScript].filter((x) => x).join('\n') || null;
   if (script !== null && inv.cwd !== null) {
-    for (const m of script.matchAll(/(?:^|[\n;])\s*(?:put|mput|reput|send|append|upload)\s+(\S+)/gi)) {
+    for (const m of script.matchAll(/(?:^|[\n;])\s*(?:put|mput|reput|send|append|upload)\s+([^\s;]+)/gi)) {
       const abs = resolveFrom(inv.cwd, m[1].replace(/^~(?=\/|$)/, walk.env.home));
       if (isSecret(walk, abs)) return say(abs, 'by a put in its script');
     }
@@ -2774,7 +2905,7 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     const atFile = urlencode ?? /(?:^|=)[@<]([^;,\s]+)/.exec(t)?.[1];
     const eq = /^--(post-file|body-file|upload-file)=(.+)$/.exec(t)?.[2];
     // -T FILE, also inside a cluster of short options (curl -sT FILE).
-    const uploadOpt = prev === '--upload-file' || prev === '--post-file' || prev === '--body-file' || (name === 'curl' && /^-[a-zA-Z]*T$/.test(prev));
+    const uploadOpt = prev === '--upload-file' || prev === '--post-file' || prev === '--body-file' || (name === 'curl' && /^-[a-zA-Z]*T$/.test(prev)) || (/^(mutt|mail|mailx|neomutt|s-nail|swaks|sendemail)$/.test(name) && /^(-a|-A|--attach|--attach-type)$/.test(prev));
     const path = atFile ?? eq ?? (uploadOpt ? t : null);
     const upload = (name === 'az' || name === 'gcloud') && /^(-f|--file|--source|--data)$/.test(prev);
     const candidates = path !== null && path !== undefined ? [path] : upload || (['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil', 'gcloud'].includes(name) && (remote || args.includes('cp')) && !t.startsWith('-')) ? [t] : [];

@@ -209,6 +209,8 @@ class Lexer {
   private cmdStart = true;
   /** After `export`/`local`...: the words are assignments. */
   private declaring = false;
+  /** declare -n / local -n: the assignments make name references. */
+  private nameref = false;
   /** A redirection's target comes next: it is not a command word. */
   private redirTarget = false;
   /** `for NAME in WORDS`: 1 = name expected, 2 = `in` expected, 3 = collecting the list. */
@@ -240,7 +242,17 @@ class Lexer {
       this.forItems.push(w);
       return;
     }
+    if (this.declaring && /^-[a-zA-Z]+$/.test(w.text)) {
+      if (w.text.includes('n')) this.nameref = true;
+      return;
+    }
     const assign = /^([A-Za-z_]\w*)\+?=/.exec(w.text);
+    if (this.declaring && this.nameref && assign) {
+      // declare -n REF=NAME: REF stands for the variable NAME.
+      const target = expandVar(w.text.slice(assign[0].length), this.env);
+      if (target) this.vars().set(assign[1], target);
+      return;
+    }
     if ((this.cmdStart || this.declaring) && assign) {
       const value = w.text.slice(assign[0].length);
       if (value === '' && this.s[this.i] === '(') {
@@ -262,7 +274,7 @@ class Lexer {
       this.cmdStart = false;
       return;
     }
-    if (this.cmdStart && !w.quoted && w.text === 'for') {
+    if (this.cmdStart && !w.quoted && (w.text === 'for' || w.text === 'select')) {
       this.forState = 1;
       this.forItems = [];
       return;
@@ -272,6 +284,11 @@ class Lexer {
   }
 
   private endForList(): void {
+    // for NAME; do …: NAME walks "$@".
+    if (this.forState === 2) {
+      const all = this.vars().get('@');
+      if (all) this.vars().set(this.forName, all);
+    }
     if (this.forState === 3 && this.forItems.length > 0 && this.forItems.every((w) => !w.text.includes(',') && !w.text.includes('{'))) {
       const items = this.forItems;
       this.vars().set(this.forName, {
@@ -404,6 +421,7 @@ class Lexer {
             this.endForList();
             this.cmdStart = true;
             this.declaring = false;
+            this.nameref = false;
           }
           if (op === '\n') this.readHeredocBodies();
         }
@@ -658,7 +676,10 @@ class Lexer {
       if (known !== null) appendValue(w, known, inQuotes);
       else if (op && opBase && !opBase.dynamic && !/[$`]/.test(op[3])) {
         appendValue(w, { text: paramOp(opBase.text, op[2], op[3]), dynamic: false, subs: [] }, inQuotes);
-      } else if (withDefault && !/`|\$\(/.test(withDefault[2])) {
+      } else if (withDefault && /`|\$\(/.test(withDefault[2])) {
+        w.text += '${' + inner + '}';
+        w.dynamic = true;
+      } else if (withDefault) {
         // ${XDG_CONFIG_HOME:-$HOME/.config}: a default built from known variables is known too.
         const v = expandVar(withDefault[1], this.env);
         let unknown = false;
@@ -670,6 +691,8 @@ class Lexer {
             return x?.text ?? m;
           });
         appendValue(w, v ?? { text: dflt, dynamic: unknown, subs: [] }, inQuotes);
+        // ${X:=default} also assigns it.
+        if (!v && /^[A-Za-z_]\w*:?=/.test(inner)) this.vars().set(withDefault[1], { text: dflt, dynamic: unknown, subs: [] });
       } else {
         w.text += '${' + inner + '}';
         w.dynamic = true;
@@ -1002,8 +1025,9 @@ export function printfFormat(format: string, args: string[]): string {
   let out = '';
   let k = 0;
   do {
-    out += unescapePrintf(format).replace(/%(-?\d*)([sdb%])/g, (_m, _w, c: string) => (c === '%' ? '%' : c === 'b' ? unescapePrintf(args[k++] ?? '') : args[k++] ?? ''));
-  } while (k < args.length && /%-?\d*[sdb]/.test(format));
+    // %q prints the argument shell-quoted: for the plain paths that matter here, the argument itself.
+    out += unescapePrintf(format).replace(/%(-?\d*)([sdbq%])/g, (_m, _w, c: string) => (c === '%' ? '%' : c === 'b' ? unescapePrintf(args[k++] ?? '') : args[k++] ?? ''));
+  } while (k < args.length && /%-?\d*[sdbq]/.test(format));
   return out;
 }
 
