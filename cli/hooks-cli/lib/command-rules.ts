@@ -796,6 +796,19 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
   else if (name === 'git') gitConfigCommands(walk, inv, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '') && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name)) npmScripts(walk, inv, depth);
+  if (SOURCE_RUNNERS.test(name ?? '') && inv.cwd !== null && walk.files.size > 0) {
+    // cat > /tmp/m.go <<EOF … EOF; go run /tmp/m.go: the source the line wrote is read for what it runs and deletes.
+    for (const w of inv.words.slice(1)) {
+      const known = walk.files.get(resolveFrom(inv.cwd, w.text));
+      if (known?.content) {
+        genericCodeDeletes(walk, inv, known.content);
+        for (const l of stringLiterals(known.content)) {
+          const c = embeddedCommand(l);
+          if (c !== null) collect(walk, c, inv.cwd, depth + 1, true);
+        }
+      } else if (known?.downloaded) block(walk, 'dangerous', `${name} runs ${w.text}, which ${known.downloaded} downloaded on the same line: unreviewed code`);
+    }
+  }
   else if (name === 'make' && inv.argv.some((a, k) => a === '-' && /^(-f|--file|--makefile)$/.test(inv.argv[k - 1] ?? '')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(0, 1), argv: inv.argv.slice(0, 1) }, depth);
   else if (!NOT_WRAPPERS.has(name) && !langOf(name ?? '') && depth < MAX_DEPTH) genericNested(walk, inv, depth);
   const lang = langOf(name ?? '');
@@ -916,13 +929,16 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
     }
   }
   // Option values and positionals that are command lines, string literals in code, lines fed on stdin.
-  const body = stdinText(inv);
+  const body0 = stdinText(inv);
+  const body = body0 === null ? null : body0.replace(TCL_HOME, walk.env.home);
+  for (const c of [...optScripts, ...scripts, ...(body !== null ? [body] : [])]) genericCodeDeletes(walk, inv, c);
   const code = [...scripts, ...optScripts, ...(body !== null ? [body] : [])].filter((x) => CODE_LIKE.test(x));
   const texts = [...scripts, ...code.flatMap(stringLiterals)];
   if (body !== null) texts.push(...body.split('\n').map((l) => l.replace(/^\t/, '')));
   const seen = new Set<string>();
   // An option meant for a command line is one, whatever its first word; elsewhere a line counts when it starts with a command that matters.
-  for (const x of optScripts) {
+  for (const x0 of optScripts) {
+    const x = x0.replace(TCL_HOME, walk.env.home);
     seen.add(x);
     collect(walk, embeddedCommand(x, true)!, inv.cwd, depth + 1, true);
   }
@@ -946,9 +962,43 @@ function npmScripts(walk: Walk, inv: Invocation, depth: number): void {
     return;
   }
   const run = a[1] === 'run' || a[1] === 'run-script' ? a[2] : a[1];
-  const cmd = run ? walk.npmScripts.get(run) ?? (/^(install|i|ci|add)$/.test(a[1] ?? '') ? walk.npmScripts.get('postinstall') ?? walk.npmScripts.get('preinstall') ?? walk.npmScripts.get('install') : undefined) : undefined;
-  if (cmd !== undefined) collect(walk, cmd, inv.cwd, depth + 1, true);
+  // npm run X also runs preX and postX; npm install runs the install hooks.
+  const names = run === undefined ? [] : /^(install|i|ci|add)$/.test(run) ? ['preinstall', 'install', 'postinstall', 'prepare'] : [`pre${run}`, run, `post${run}`];
+  for (const n of names) {
+    const cmd = walk.npmScripts.get(n);
+    if (cmd !== undefined) collect(walk, cmd, inv.cwd, depth + 1, true);
+  }
 }
+
+/** Tcl's $env(HOME) / $::env(HOME): the home directory. */
+const TCL_HOME = /\$(?:::)?env\(HOME\)/g;
+
+/**
+ * Code in a language without a table (julia, go, java, c#, rust, kotlin, swift, tcl…): a recursive-delete
+ * call given the home directory, / or the working directory in the spellings such languages use
+ * (homedir(), os.Getenv("HOME"), System.getProperty("user.home"), pwd()) deletes that tree.
+ */
+function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
+  // Tcl: file delete [-force] [--] PATH (with -force a tree).
+  for (const m of code.matchAll(/\bfile\s+delete\s+(-force\s+)?(?:--\s+)?["{]?([~/.][^\s"}\]]*)/g)) {
+    const w: Word = { text: m[2].replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true };
+    checkDelete(walk, inv, target(inv, w), !!m[1], `${inv.argv[0]} code`);
+  }
+  if (code.length > 20_000 || !/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\b/.test(code)) return;
+  const norm = code
+    .replace(/\bhomedir\(\)|os\.Getenv\(\s*"HOME"\s*\)|os\.UserHomeDir\(\)|System\.getProperty\(\s*"user\.home"\s*\)|System\.getenv\(\s*"HOME"\s*\)|Sys\.getenv\(\s*"HOME"\s*\)|ENV\[\s*"HOME"\s*\]|Environment\.GetFolderPath\([^)]*UserProfile\)|std::env::var\(\s*"HOME"\s*\)[^,);]*|dirs::home_dir\(\)[^,);]*|FileManager\.default\.homeDirectoryForCurrentUser[^,);]*|\$(?:::)?env\(HOME\)/g, '"~"')
+    .replace(/\bpwd\(\)|os\.Getwd\(\)|System\.getProperty\(\s*"user\.dir"\s*\)|Directory\.GetCurrentDirectory\(\)/g, '"."');
+  for (const m of norm.matchAll(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\s*\(\s*(?:new\s+File\()?(["'])([^"']*)\2/g)) {
+    const p = m[3];
+    if (!/^(~|\/|\.)(\/.*)?$/.test(p)) continue;
+    const w: Word = { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true };
+    const rec = /RemoveAll|rmtree|recursive|Recursively|remove_dir_all|rm_rf|deleteDirectory|deleteDir/.test(m[0] + norm.slice(m.index!, m.index! + 120));
+    checkDelete(walk, inv, target(inv, w), rec, `${inv.argv[0]} code`);
+  }
+}
+
+/** Compilers and runners that run a source file: go run F, gcc F, javac/java F, rustc F, swift F, dotnet script F... */
+const SOURCE_RUNNERS = /^(go|gcc|g\+\+|cc|clang|clang\+\+|tcc|rustc|javac|java|kotlinc|kotlin|swift|swiftc|dotnet|zig|nim|crystal|dart|julia|tclsh|elixir|scala|groovy|ghc|runghc|ocaml|fpc|gfortran|v|odin|cargo|deno|bun)$/;
 
 /** git -c KEY=CMD and git config KEY CMD for the keys whose value git runs (core.pager, core.sshCommand, core.editor, core.fsmonitor, sequence.editor, diff.external, credential.helper '!…'). */
 function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
@@ -1034,6 +1084,8 @@ function powershellScript(argv: string[]): string | null {
 function powershellAsSh(script: string, home: string): string {
   return script
     .replace(/\$env:(HOME|USERPROFILE)\b|\$HOME\b/gi, home)
+    // Get-ChildItem X | Remove-Item: everything in X removed.
+    .replace(/\b(?:Get-ChildItem|gci|dir|ls)\s+(?:-\w+\s+)*(?:-Path\s+)?(["']?)([^\s|"']+)\1[^|;]*\|\s*(?:Remove-Item|ri|rm|del|erase)\b/gi, (_m, _q, dir: string) => `rm '${dir === '~' ? home : dir}'/*`)
     .replace(/\b(Remove-Item|ri|del|erase|rd|rmdir)\b/gi, 'rm')
     .replace(/\s-(Recurse|r)\b/gi, ' -r')
     .replace(/\s-(Force|fo)\b/gi, ' -f')
@@ -1995,7 +2047,8 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   let k = inv.upstream.length - 1;
   for (; k >= 0; k--) {
     const a = inv.upstream[k].argv;
-    if (PASS_THROUGH.test(a[0]) || (a[0] === 'grep' && a.some((x) => /^-[a-zA-Z]*v/.test(x)))) continue;
+    // awk '{print $2}' (no pattern, only printing fields) passes the list on too.
+    if (PASS_THROUGH.test(a[0]) || (a[0] === 'grep' && a.some((x) => /^-[a-zA-Z]*v/.test(x))) || (/^[gm]?awk$/.test(a[0]) && a.some((x) => /^\s*\{\s*print\s+\$\w+\s*;?\s*\}\s*$/.test(x)))) continue;
     if (/^(grep|egrep|rg|sed|awk)$/.test(a[0]) && !a.includes('--files') && !inv.upstream[k].redirects.some((r) => r.body !== undefined)) {
       narrowed = true;
       continue;

@@ -94,7 +94,9 @@ export function inlineCode(lang: Lang, argv: string[]): { code: string | null; r
   }
   if (codes.length > 0) return { code: codes.join('\n'), readsStdin: false };
   const operands = args.filter((a, k) => (!a.startsWith('-') || a === '-') && !/^-[mWXOQ]$/.test(args[k - 1] ?? ''));
-  return { code: null, readsStdin: operands.length === 0 || operands[0] === '-' };
+  // deno run -A -, bun run -: the subcommand, then the script operand.
+  if (lang === 'js' && /^(run|eval)$/.test(operands[0] ?? '') && /^(deno|bun)/.test(argv[0].split('/').pop() ?? '')) operands.shift();
+  return { code: null, readsStdin: operands.length === 0 || operands[0] === '-' || /^\/dev\/(stdin|fd\/0)$/.test(operands[0] ?? '') };
 }
 
 const HOME_EXPRS: RegExp[] = [
@@ -212,7 +214,7 @@ function regionText(code: string, [a, b]: [number, number], firstOnly = false): 
   if (lits.length === 0) return null;
   const region = code.slice(a, b);
   const firstNonSpace = region.trimStart()[0];
-  const list = !firstOnly && (firstNonSpace === '[' || /^\s*(['"])[^'"]*\1\s*,\s*[['"]/.test(region));
+  const list = !firstOnly && (firstNonSpace === '[' || /^\s*(['"])[^'"]*\1\s*,\s*\[?\s*['"]/.test(region));
   if (list) {
     // Up to the end of the list: `['rm', '-rf', '/'], shell=False`.
     const end = firstNonSpace === '[' ? a + region.indexOf('[') + closeParen(region, region.indexOf('[')) - region.indexOf('[') : b;
@@ -306,7 +308,39 @@ function joinLiterals(code: string, lang: Lang): string {
   return out + code.slice(at);
 }
 
+/** import shutil as s, os.path as p / from shutil import rmtree as r: the names stand for what they import. */
+function resolveAliases(code: string): string {
+  const subs: [RegExp, string][] = [];
+  for (const m of code.matchAll(/\bimport\s+([\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)/g)) {
+    for (const part of m[1].split(',')) {
+      const a = /^\s*([\w.]+)\s+as\s+(\w+)\s*$/.exec(part);
+      if (a) subs.push([new RegExp(`(?<![\\w.])${a[2]}\\.`, 'g'), `${a[1]}.`]);
+    }
+  }
+  for (const m of code.matchAll(/\bfrom\s+([\w.]+)\s+import\s+([^\n;]+)/g)) {
+    for (const part of m[2].replace(/[()]/g, '').split(',')) {
+      const a = /^\s*(\w+)(?:\s+as\s+(\w+))?\s*$/.exec(part);
+      if (a) subs.push([new RegExp(`(?<![\\w.])${a[2] ?? a[1]}(?=\\s*\\()`, 'g'), `${m[1]}.${a[1]}`]);
+    }
+  }
+  for (const [re, to] of subs) code = code.replace(re, to);
+  return code;
+}
+
+/** 'rm -rf %s' % x, 'rm -rf {}'.format(x), f-strings, ' '.join([...]): the string the code builds from literals. */
+function formatStrings(code: string): string {
+  const lit = `(['"])((?:(?!\\1)[^\\\\\n])*)\\1`;
+  return code
+    .replace(new RegExp(`${lit}\\s*%\\s*\\(?\\s*(['"])([^'"\\n]*)\\3\\s*\\)?`, 'g'), (_m, q: string, f: string, _q2, v: string) => `${q}${f.replace(/%[sdr]/, v)}${q}`)
+    .replace(new RegExp(`${lit}\\s*\\.\\s*format\\(\\s*(['"])([^'"\\n]*)\\3\\s*\\)`, 'g'), (_m, q: string, f: string, _q2, v: string) => `${q}${f.replace(/\{[^}]*\}/, v)}${q}`)
+    .replace(new RegExp(`${lit}\\s*\\.\\s*join\\(\\s*\\[([^\\]]*)\\]\\s*\\)`, 'g'), (m, q: string, sep: string, items: string) => {
+      const vals = [...items.matchAll(/(['"])([^'"]*)\1/g)].map((x) => x[2]);
+      return vals.length > 0 ? `${q}${vals.join(sep)}${q}` : m;
+    });
+}
+
 function preprocess(code: string, lang: Lang): string {
+  if (lang === 'python') code = resolveAliases(code);
   // __import__('os').system(...) is os.system(...).
   code = code.replace(/__import__\(\s*(['"])([\w.]+)\1\s*\)/g, '$2');
   // perl's q{...}, qq{...}, q(...), qq(...) are string literals.
@@ -326,6 +360,14 @@ function preprocess(code: string, lang: Lang): string {
   for (const re of HOME_EXPRS) c = c.replace(re, '"~"');
   for (const re of CWD_EXPRS) c = c.replace(re, '"."');
   c = joinLiterals(c, lang);
+  // x = '~' then 'rm -rf %s' % x, ' '.join(cmd) with cmd a list literal: variables holding one literal are put in first.
+  c = c.replace(/(['"][^'"\n]*['"]\s*%\s*\(?\s*|\.format\(\s*|['"]\s*\.\s*join\(\s*)([A-Za-z_]\w*)(?=\s*\)?)/g, (m, pre: string, id: string) => {
+    const list = new RegExp(`(?:^|[^\\w.])${id}\\s*=\\s*(\\[[^\\]]*\\])`).exec(c)?.[1];
+    if (list && /join/.test(pre)) return pre + list;
+    const v = identValues(c, id);
+    return v.length === 1 ? `${pre}"${v[0]}"` : m;
+  });
+  c = formatStrings(c);
   // path.join(os.homedir()) and the like, now that the home directory is the literal "~".
   c = c.replace(/(?:require\(\s*['"](?:node:)?path['"]\s*\)|\bpath|\bos\.path)\.(?:resolve|join|normalize|abspath|realpath)\(\s*"(~|\.)"\s*\)/g, '"$1"');
   // Interpolations of those (f"{Path.home()}/x", `${os.homedir()}/x`, "#{Dir.home}/x") are the text itself.
@@ -402,6 +444,18 @@ function listingRoots(code: string): { path: string; glob: string | null }[] {
     for (const root of roots) out.push({ path: root, glob: glob === null ? null : glob.replace(/^(\*\*\/)+(?=\*\*)/, '') });
   }
   return out;
+}
+
+/** zlib or gzip data inflated, or null (bounded: real one-liners are small). */
+function inflated(raw: Buffer): string | null {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const zlib = require('node:zlib') as typeof import('node:zlib');
+    const out = (raw[0] === 0x1f ? zlib.gunzipSync(raw, { maxOutputLength: 65536 }) : zlib.inflateSync(raw, { maxOutputLength: 65536 })).toString('utf8');
+    return /^[\x09\x0a\x0d\x20-\x7e]+$/.test(out) ? out : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Inline code longer than this is not analysed (and the caller refuses it): real one-liners are far shorter. */
@@ -490,7 +544,21 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   if (lang === 'js') for (const m of code.matchAll(/\$`([^`]*)`/g)) f.shell.push(m[1]);
   if (lang === 'awk') {
     for (const m of code.matchAll(/(['"])([^'"]*)\1\s*\|\s*getline/g)) f.shell.push(m[2]);
-    for (const m of code.matchAll(/print[^|;}]*\|\s*(['"])([^'"]*)\1/g)) f.shell.push(m[2]);
+    for (const m of code.matchAll(/print\s*\(?\s*((?:"[^"]*"|'[^']*'|[^|;}"'])*?)\)?\s*\|\s*(['"])([^'"]*)\2/g)) {
+      f.shell.push(m[3]);
+      // print "rm -rf ~" | "sh": the printed text is what the shell runs.
+      if (/^\s*(ba|z|da)?sh\b/.test(m[3])) for (const l of literals(m[1])) f.shell.push(l.value);
+    }
+    // ("find / -type f" | getline f) … system("rm -f " f): each listed path given to the command.
+    // The listing command may sit in a variable: cmd = "ls -d " ENVIRON["HOME"]; (cmd | getline d).
+    const viaVar = /\(?\s*([A-Za-z_]\w*)\s*\|\s*getline\s+(\w+)/.exec(code);
+    const viaVal = viaVar ? new RegExp(`\\b${viaVar[1]}\\s*=\\s*(["'])([^"']*)\\1`).exec(code) : null;
+    const gl = /(['"])((?:find|ls)\s+[^'"]*)\1\s*\|\s*getline\s+(\w+)/.exec(code) ?? (viaVal && /^(find|ls)\s/.test(viaVal[2]) ? ['', '', viaVal[2], viaVar![2]] : null);
+    const sys = gl ? new RegExp(`system\\(\\s*(['"])((?:rm|shred|unlink)[^'"]*)\\1\\s*${gl[3]}\\b`).exec(code) : null;
+    if (gl && sys) {
+      const root = /^(?:find|ls)\s+(?:-\S+\s+)*([^\s-]\S*)/.exec(gl[2])?.[1];
+      if (root) f.deletes.push({ path: root, recursive: !/-name|-path|-regex/.test(gl[2]) });
+    }
   }
 
   const del = DELETE_CALLS[lang];
@@ -512,6 +580,10 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       }
       f.deletes.push({ path: regionText(code, region, true) ?? lits[0].value, recursive });
     }
+  }
+  // list(map(shutil.rmtree, ['~', '/x'])), [*map(os.remove, […])]: the function applied to each literal.
+  for (const m of code.matchAll(/\bmap\(\s*((?:shutil\.)?rmtree|os\.remove|os\.unlink|os\.rmdir|fs\.rmSync|File\.delete)\s*,\s*\[([^\]]*)\]/g)) {
+    for (const l of literals(m[2])) f.deletes.push({ path: l.value, recursive: /rmtree|rmSync/.test(m[1]) });
   }
   // Single-file deletes: os.remove, fs.unlinkSync, File.delete, unlink.
   const unlinkRe = /(?:\bos\.(?:remove|unlink)|\bunlinkSync|\bfs\.unlink|\bFile\.(?:delete|unlink)|\bFileUtils\.rm(?!_)|(?<![\w$>.])unlink)(?=\s*[("'])/g;
@@ -567,9 +639,19 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   const lits = literals(code);
   for (const l of lits) {
     if (DISK.test(l.value) && /(['"])(w|wb|r\+b?|a|ab|w\+b?)\1|O_WRONLY|O_RDWR|\bwrite|writeFileSync|File\.write|open\([^)]*>/.test(code)) f.devices.push(l.value);
-    if (/^[A-Za-z0-9+/]{8,}={0,2}$/.test(l.value) && l.value.length % 4 === 0 && /b64|base64|decode/i.test(code)) {
-      const text = Buffer.from(l.value, 'base64').toString('utf8');
+    if (/^[A-Za-z0-9+/]{8,}={0,2}$/.test(l.value) && l.value.length % 4 === 0 && /b64|base64|decode|atob/i.test(code)) {
+      const raw = Buffer.from(l.value, 'base64');
+      const text = raw.toString('utf8');
       if (/^[\x09\x0a\x0d\x20-\x7e]+$/.test(text)) f.decoded.push(text);
+      else if (/zlib|decompress|inflate|gzip/.test(code)) {
+        // zlib.decompress(base64.b64decode(…)): the compressed text, inflated.
+        const z = inflated(raw);
+        if (z !== null) f.decoded.push(z);
+      }
+    }
+    // codecs.decode(…, 'rot13'): the letters turned back.
+    if (/rot[_-]?13/i.test(code) && /[a-z]/i.test(l.value) && l.value.length > 3) {
+      f.decoded.push(l.value.replace(/[a-z]/gi, (ch) => String.fromCharCode(((ch.toLowerCase().charCodeAt(0) - 97 + 13) % 26) + (ch === ch.toLowerCase() ? 97 : 65))));
     }
     // Hex literals the code decodes (bytes.fromhex, binascii.unhexlify, Buffer.from(x, 'hex'), pack('H*')).
     if (/^(?:[0-9a-fA-F]{2}){4,}$/.test(l.value) && /fromhex|unhexlify|['"]hex['"]|pack\s*\(?\s*['"]H|\[\s*l.value\s*\]\.pack|decode\(\s*['"]hex/i.test(code)) {
@@ -577,11 +659,18 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       if (/^[\x09\x0a\x0d\x20-\x7e]+$/.test(text)) f.decoded.push(text);
     }
   }
+  // ''.join(map(chr, [105, 109, …])), String.fromCharCode(114, 109, …), pack('C*', …): text spelled as numbers.
+  for (const m of code.matchAll(/(?:chr|fromCharCode|pack\(\s*['"]C\*['"]|\bbytes|\bbytearray|Buffer\.from|Uint8Array)[^[(]*[[(]\s*\[?\s*((?:\d{1,3}\s*,\s*){3,}\d{1,3})\s*\]?\s*[\])]/g)) {
+    const text = m[1].split(/\s*,\s*/).map((n) => String.fromCharCode(Number(n))).join('');
+    if (/^[\x09\x0a\x0d\x20-\x7e]+$/.test(text)) f.decoded.push(text);
+  }
   if (/socket|fsockopen|net\.connect|net\.Socket/i.test(code) && /dup2|pty\.spawn|\/bin\/(ba|z|da)?sh\b|cmd\.exe|exec\s+\{?["']?\/bin/.test(code)) f.reverse = true;
   // gawk's /inet/tcp special files: commands read from the connection and run with |& getline.
   if (/\/inet\d?\/(tcp|udp)\//.test(code) && /\|&|system\s*\(/.test(code)) f.reverse = true;
   // A secret whose content the code reads (open, readFileSync, read_text, File.read...) while it talks to the network.
   if (NETWORK.test(code)) {
+    // The whole environment (tokens and keys) serialised while talking to the network.
+    if (/dict\(\s*os\.environ\s*\)|json\.dumps\(\s*(dict\()?os\.environ|os\.environ\.(items|copy)\(\)|JSON\.stringify\(\s*process\.env\s*\)|Object\.(entries|keys)\(\s*process\.env\s*\)|\bENV\.to_h\b|\bENV\.to_a\b|%ENV\b|getenv\(\s*\)|\$_ENV\b|Deno\.env\.toObject\(\)/.test(code)) f.exfil = 'the environment (tokens and keys)';
     // A secret path among the literals while the code reads files (open F, <F>, read_bytes, slurp...) and talks to the network.
     if (/\bopen\b|read_bytes|read_text|readFile|File\.read|IO\.read|slurp|<[A-Z]+>|file_get_contents|fread|\.read\(/.test(code)) {
       const lit = lits.find((l) => SECRET_FRAGMENT.test(l.value));
