@@ -617,10 +617,14 @@ function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth:
   const declares = /^(export|declare|typeset|readonly|local|setenv)$/.test(u.words[0]?.text ?? '');
   const assigned = declares ? [...u.assigned, ...u.words.slice(1).filter(isAssignment)] : u.assigned;
   if (assigned.length > 0) checkAssignments(walk, assigned, declares, cwd, depth);
-  const runCwd = u.chdir !== null && cwd !== null ? resolveFrom(cwd, u.chdir) : cwd;
+  const gitC = base(u.words[0]?.text ?? '') === 'git' ? u.words.findIndex((w, k) => k > 0 && w.text === '-C') : -1;
+  const chdir = u.chdir ?? (gitC > 0 && u.words[gitC + 1] && !u.words[gitC + 1].dynamic ? u.words[gitC + 1].text : null);
+  const runCwd = chdir !== null && cwd !== null ? resolveFrom(cwd, chdir) : cwd;
   if (u.script !== null) collect(walk, u.script, runCwd, depth + 1, true);
   if (u.query || (u.words.length === 0 && cmd.redirects.length === 0)) return null;
   let words = deleteAlias(u.words.map((w, k) => (k === 0 && w.text.startsWith('\\') ? { ...w, text: w.text.slice(1) } : w)));
+  // $SHELL -c …, $BASH -c …, ${SHELL:-sh} -c …, or any command word only known at run time given -c SCRIPT: a shell.
+  if (words[0]?.dynamic && (/^\$\{?(SHELL|BASH|ZSH_NAME|0)\b/.test(words[0].text) || (words[1]?.text === '-c' && words.length > 2))) words = [{ ...words[0], text: 'sh', dynamic: false }, ...words.slice(1)];
   // git-filter-repo ARGS, python3 git-filter-repo ARGS: git's dashed form of `git filter-repo ARGS`.
   const dashed = /^git-([a-z][\w-]*)$/.exec(base(words[0]?.text ?? '')) ?? (langOf(base(words[0]?.text ?? '')) ? /^git-(filter-repo|filter-branch)$/.exec(base(words[1]?.text ?? '')) : null);
   if (dashed) {
@@ -1110,11 +1114,17 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
   if (inv.cwd === null) return;
   const name = inv.argv[0];
   // Secrets copied into other files stay secrets.
-  if (producesSecret(walk, inv) !== null || (name === 'cp' || name === 'tar' || name === 'zip' || name === '7z') && operands(inv.words).some((w) => isSecret(walk, target(inv, w).abs))) {
+  // (Any command given a secret operand, not only cp/tar/zip: python -m zipfile -c OUT ~/.ssh, rsync, 7z, age…)
+  const valueOpts = new Set(['-e', '--rsh', '-i', '-o', '-f', '-C', '-T', '-X', '-t', '-S', '-m', '--exclude', '--include', '-p', '-P', '-F', '-J', '-l', '--password-file']);
+  if (producesSecret(walk, inv) !== null || operands(inv.words, valueOpts).some((w) => isSecret(walk, target(inv, w).abs))) {
+    // python3 -m zipfile|tarfile -c OUT SRC…: OUT holds them.
+    const mi = inv.argv.indexOf('-m');
+    const mc = mi > 0 && /^(zipfile|tarfile)$/.test(inv.argv[mi + 1] ?? '') ? inv.argv.indexOf('-c', mi) : -1;
+    if (mc > 0 && inv.words[mc + 1] && !inv.words[mc + 1].dynamic) walk.secretFiles.add(resolveFrom(inv.cwd, inv.words[mc + 1].text));
     for (const r of inv.redirects) if (['>', '>>', '>|', '&>'].includes(r.op) && !r.target.dynamic) walk.secretFiles.add(resolveFrom(inv.cwd, r.target.text));
     const ops = operands(inv.words, new Set(['-C', '-T', '-X']));
     const fIdx = inv.argv.findIndex((a, k) => k > 0 && (/^-[a-zA-Z]*f$/.test(a) || a === '--file' || (k === 1 && name === 'tar' && /^[a-zA-Z]*f$/.test(a))));
-    const out = name === 'tar' && fIdx > 0 ? inv.words[fIdx + 1] : name === 'zip' || name === '7z' ? ops.find((w) => !['a'].includes(w.text)) : name === 'cp' ? ops[ops.length - 1] : undefined;
+    const out = name === 'tar' && fIdx > 0 ? inv.words[fIdx + 1] : name === 'zip' || name === '7z' ? ops.find((w) => !['a'].includes(w.text)) : /^(cp|rsync|install|ditto)$/.test(name) ? ops[ops.length - 1] : undefined;
     if (out && !out.dynamic && out.text !== '-') walk.secretFiles.add(resolveFrom(inv.cwd, out.text));
     // openssl enc -in SECRET -out FILE, gpg -o FILE, base64 SECRET -o FILE: the output holds the secret.
     inv.words.forEach((w, k) => {
@@ -2160,6 +2170,12 @@ function broadRoot(walk: Walk, abs: string | null): boolean {
 
 function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean, verb: string): void {
   const env = walk.env;
+  // "$d" unknown when the line was parsed but set by the time it runs (eval "d=~"; rm -rf "$d"): its value now.
+  const late = t.word.dynamic ? /^\$\{?([A-Za-z_]\w*)\}?(\/.*)?$/.exec(t.word.text) : null;
+  const lateVal = late ? walk.vars.get(late[1]) : undefined;
+  if (late && lateVal && !lateVal.dynamic && lateVal.text !== t.word.text) {
+    t = target(inv, { ...t.word, text: lateVal.text + (late[2] ?? ''), dynamic: false });
+  }
   const was = t.abs !== null ? walk.movedFrom.get(t.abs) : undefined;
   if (was !== undefined && was !== t.abs) {
     walk.movedFrom.delete(t.abs!);
@@ -2654,7 +2670,8 @@ function checkGit(walk: Walk, inv: Invocation): void {
       // A substitution asking for the default branch (origin/HEAD, init.defaultBranch) is main; another is the current branch.
       const defaultAsked = inv.words.some((w) => w.subs.some((sub) => /origin\/HEAD|defaultBranch|symbolic-ref\s+(--short\s+)?refs\/remotes/.test(sub)));
       const resolved = names.map((a) => (a.includes('$(…)') && defaultAsked ? 'main' : a === 'HEAD' || a === '@' || a.includes('$(…)') ? gitCurrentBranch(walk) ?? a : walk.branchNames.get(a) ?? a));
-      const protectedName = resolved.find((a) => isProtected(a));
+      // Locally only the default names count (an old release/1.0 deleted here still lives on the remote).
+      const protectedName = resolved.find((a) => PROTECTED_BRANCHES.has(a.replace(/^refs\/heads\//, '')));
       if (forceDelete && protectedName) block(walk, 'dangerous', `git branch -D ${protectedName} deletes the default branch and its unmerged commits`, 'switch to the branch you want and leave main alone; git branch -m renames');
       else if (rest.some((a) => a === '-d' || a === '--delete') && protectedName) warn(walk, 'suspicious', `deleting the branch ${protectedName} locally`);
       break;

@@ -260,7 +260,8 @@ class Lexer {
         const end = this.s.indexOf(')', this.i);
         const inner = this.s.slice(this.i + 1, end < 0 ? this.s.length : end);
         this.i = end < 0 ? this.s.length : end + 1;
-        this.setList(assign[1], parseShell(inner, { ...this.env, vars: this.vars() }, 40).commands.flatMap((c) => c.words));
+        // declare -A M=([k]=v …): the values, without their keys.
+        this.setList(assign[1], parseShell(inner, { ...this.env, vars: this.vars() }, 40).commands.flatMap((c) => c.words).map((x) => ({ ...x, text: x.text.replace(/^\[[^\]]*\]=/, '') })));
         return;
       }
       // X+=v appends to a known X.
