@@ -1,7 +1,9 @@
 /**
  * The notifications and space-events HTTP API (seed 002) as an express app.
  *
- * buildSpaceApp() never listens: api/space/serve.ts and the tests bind it.
+ * buildSpaceHandler() never listens: api/space/serve.ts binds it. It
+ * answers the log's two hot reads itself (see there) and hands every other
+ * request to the express app of buildSpaceApp().
  * Inputs are checked in api/space/validation.ts; every error answer is
  * `{"error": "...", "code": "SPACE_ERR_..."}` with the status of the
  * catalogue in api/space/errors.ts. It also serves the subscribe page
@@ -9,6 +11,7 @@
  * origins listed in CORS_ORIGINS (api/space/cors.ts).
  */
 import type http from 'node:http';
+import querystring from 'node:querystring';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { isCategory, isGlobalCategory, isLocationCategory } from './categories';
 import type { Notifier } from './delivery';
@@ -45,18 +48,81 @@ function categoryParam(raw: string): string {
   return raw;
 }
 
-export function buildSpaceApp(deps: SpaceAppDeps): express.Express {
+/** What every answer carries: no caching anywhere (the log and the events change), and the CORS headers. */
+function commonHeaders(cors: Cors, req: http.IncomingMessage, res: http.ServerResponse): void {
+  res.setHeader('Cache-Control', 'no-store');
+  cors.apply(req, res);
+}
+
+/**
+ * GET /api/notifications: a page of the log as Store.notificationPage() keeps
+ * it, with a `Link` to the next page by keyset when the page is full (it may
+ * have more behind it, whichever way this one was asked for). Throws the
+ * SpaceError of a bad query, or the store's error, before anything is set on
+ * the answer.
+ */
+function logPageAnswer(store: Store, query: Record<string, unknown>): { link: string | null; body: string } {
+  const { limit, offset, beforeId } = parsePage(query);
+  const page = store.notificationPage(limit, beforeId === null ? { offset } : { beforeId });
+  return { link: page.count === limit ? `</api/notifications?limit=${limit}&before_id=${page.lastId}>; rel="next"` : null, body: page.body };
+}
+
+function sendJson(res: http.ServerResponse, body: string, link: string | null = null): void {
+  if (link !== null) res.setHeader('Link', link);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.end(body);
+}
+
+/**
+ * The service's request handler: the express app, with the log's two hot
+ * reads (the history page and the unread count: what the subscribe page and
+ * polling clients ask for most) answered before it, on node:http alone. Under
+ * load, express's routing and its per-request objects cost more than these
+ * answers themselves (docs/benchmarks.md, bench:space-log). They send the
+ * same headers and bytes as the express routes below, which still serve
+ * every other spelling of these paths, HEAD, and any request these cannot
+ * answer: a query that fails validation, or a store that throws (the express
+ * route then answers with the JSON error).
+ */
+export function buildSpaceHandler(deps: SpaceAppDeps): (req: http.IncomingMessage, res: http.ServerResponse) => void {
+  const cors = new Cors(deps.corsOrigins ?? []);
+  const app = buildSpaceApp(deps, cors);
+  const { store } = deps;
+  const fast = (req: http.IncomingMessage): { link: string | null; body: string } | null => {
+    if (req.method !== 'GET' || req.url === undefined || !req.url.startsWith('/api/notifications')) return null;
+    const q = req.url.indexOf('?');
+    const path = q === -1 ? req.url : req.url.slice(0, q);
+    if (path === '/api/notifications/unread-count') return { link: null, body: `{"count":${store.unreadCount()}}` };
+    // express's 'simple' query parser is querystring.parse: the same values reach parsePage() on both paths.
+    if (path === '/api/notifications') return logPageAnswer(store, q === -1 ? {} : querystring.parse(req.url.slice(q + 1)));
+    return null;
+  };
+  return (req, res) => {
+    let answer: { link: string | null; body: string } | null = null;
+    try {
+      answer = fast(req);
+    } catch {
+      answer = null;
+    }
+    if (answer === null) {
+      app(req, res);
+      return;
+    }
+    commonHeaders(cors, req, res);
+    sendJson(res, answer.body, answer.link);
+  };
+}
+
+export function buildSpaceApp(deps: SpaceAppDeps, cors = new Cors(deps.corsOrigins ?? [])): express.Express {
   const { store, notifier, events, clock } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('query parser', 'simple');
-  app.use((_req, res, next) => {
-    res.setHeader('Cache-Control', 'no-store');
+  app.use((req, res, next) => {
+    commonHeaders(cors, req, res);
     next();
   });
-  const cors = new Cors(deps.corsOrigins ?? []);
-  app.use(cors.headers());
   // Bodies are JSON whatever their Content-Type; an empty body reads as none.
   const json = express.json({ type: () => true, limit: BODY_LIMIT, strict: true });
 
@@ -116,12 +182,8 @@ export function buildSpaceApp(deps: SpaceAppDeps): express.Express {
   });
 
   app.get('/api/notifications', (req, res) => {
-    const { limit, offset, beforeId } = parsePage(req.query as Record<string, unknown>);
-    const page = store.notificationPageJson(limit, beforeId === null ? { offset } : { beforeId });
-    // A full page may have more behind it: the next page by keyset, whichever way this one was asked for.
-    if (page.count === limit) res.setHeader('Link', `</api/notifications?limit=${limit}&before_id=${page.lastId}>; rel="next"`);
-    res.setHeader('Content-Type', 'application/json; charset=utf-8');
-    res.end(page.json);
+    const { link, body } = logPageAnswer(store, req.query as Record<string, unknown>);
+    sendJson(res, body, link);
   });
 
   app.get('/api/notifications/unread-count', (_req, res) => {

@@ -11,6 +11,7 @@
  *
  * Same-origin use (the subscribe page served at `/`) needs none of this.
  */
+import type http from 'node:http';
 import type { NextFunction, Request, Response } from 'express';
 
 /** Request headers a page may send: JSON bodies need Content-Type, which is not CORS-safelisted. */
@@ -46,20 +47,32 @@ export class Cors {
   }
 
   /** The request's Origin when it is one of the configured origins, else null. */
-  allowed(req: Request): string | null {
+  allowed(req: http.IncomingMessage): string | null {
     const origin = req.headers.origin;
     return typeof origin === 'string' && this.origins.has(origin) ? origin : null;
   }
 
-  /** Middleware for every answer: the allow header for listed origins (and `Vary: Origin` whenever CORS is on, so caches keep answers apart). */
+  /**
+   * The headers every answer gets: the allow header for listed origins, and
+   * `Vary: Origin` whenever CORS is on, so caches keep answers apart. On a
+   * plain node:http answer, for the routes served before express (app.ts).
+   */
+  apply(req: http.IncomingMessage, res: http.ServerResponse): void {
+    if (this.origins.size > 0) {
+      const vary = res.getHeader('Vary');
+      res.setHeader('Vary', vary === undefined ? 'Origin' : `${String(vary)}, Origin`);
+    }
+    const origin = this.allowed(req);
+    if (origin) {
+      res.setHeader('Access-Control-Allow-Origin', origin);
+      res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS);
+    }
+  }
+
+  /** apply() as express middleware, for every answer of the app. */
   headers() {
     return (req: Request, res: Response, next: NextFunction): void => {
-      if (this.origins.size > 0) res.vary('Origin');
-      const origin = this.allowed(req);
-      if (origin) {
-        res.setHeader('Access-Control-Allow-Origin', origin);
-        res.setHeader('Access-Control-Expose-Headers', EXPOSED_HEADERS);
-      }
+      this.apply(req, res);
       next();
     };
   }

@@ -97,7 +97,28 @@ export const MIGRATIONS: readonly string[] = [
     WHEN OLD.read_at IS NULL AND OLD.id > coalesce((SELECT max(up_to_id) FROM read_all_marks), 0)
   BEGIN UPDATE log_counters SET value = value - 1 WHERE name = 'unread'; END;
   `,
+  // 3: each log entry's JSON as GET /api/notifications answers it (with its own read_at), kept by triggers, so a page
+  // is its entries' stored text joined (Store.notificationPage(); docs/benchmarks.md, bench:space-log).
+  `
+  ALTER TABLE notifications ADD COLUMN entry_json TEXT;
+  UPDATE notifications SET entry_json = ${entryJson('notifications')};
+  CREATE TRIGGER notifications_entry_insert AFTER INSERT ON notifications
+  BEGIN UPDATE notifications SET entry_json = ${entryJson('notifications')} WHERE id = NEW.id; END;
+  CREATE TRIGGER notifications_entry_update AFTER UPDATE OF read_at, push_sent ON notifications
+  BEGIN UPDATE notifications SET entry_json = ${entryJson('notifications')} WHERE id = NEW.id; END;
+  `,
 ];
+
+/**
+ * A log entry (`row`: the table's name or alias) as the API's JSON object, with
+ * its own read_at; the keys in NotificationEntry's order, so that the text is
+ * the one JSON.stringify writes for the entry (test/space/http-api.test.ts).
+ */
+export function entryJson(row: string): string {
+  return `json_object('id', ${row}.id, 'category', ${row}.category, 'title', ${row}.title, 'body', ${row}.body, 'data_json', ${row}.data_json,
+    'location_id', ${row}.location_id, 'sent_at', ${row}.sent_at, 'read_at', ${row}.read_at,
+    'push_sent', json(CASE WHEN ${row}.push_sent = 1 THEN 'true' ELSE 'false' END))`;
+}
 
 export class SchemaTooNewError extends Error {
   constructor(readonly found: number, readonly known: number) {

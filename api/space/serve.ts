@@ -8,7 +8,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { answerClientErrorsWithJson, buildSpaceApp } from './app';
+import { answerClientErrorsWithJson, buildSpaceHandler } from './app';
 import { systemClock, type Clock, type Sleep } from './clock';
 import type { SpaceConfig } from './config';
 import { checkpoint, openDatabase, type Db } from './db';
@@ -64,7 +64,7 @@ export async function startSpaceService(config: SpaceConfig, opts: ServiceOption
   const log = opts.log ?? (() => {});
   const db = openDatabase(config.databasePath);
   const store = new Store(db);
-  const feed = new LiveFeed(() => store.unreadCount());
+  const feed = new LiveFeed(() => store.unreadCount(), config.corsOrigins);
   const push = new PushSender(config.vapid, store, clock, config.push, opts.sleep);
   const notifier = new Notifier(store, push, clock, (e) => feed.broadcast(e));
 
@@ -83,7 +83,7 @@ export async function startSpaceService(config: SpaceConfig, opts: ServiceOption
     await tick();
   });
 
-  const server = http.createServer(buildSpaceApp({ store, notifier, events, clock, vapidPublicKey: config.vapid?.publicKey ?? null, page: config.page, corsOrigins: config.corsOrigins }));
+  const server = http.createServer(buildSpaceHandler({ store, notifier, events, clock, vapidPublicKey: config.vapid?.publicKey ?? null, page: config.page, corsOrigins: config.corsOrigins }));
   server.keepAliveTimeout = 5000;
   answerClientErrorsWithJson(server);
   feed.attach(server);

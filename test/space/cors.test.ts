@@ -8,6 +8,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
+import { WebSocket } from 'ws';
+import { FEED_PATH } from '../../api/space/ws-feed';
 import { ConfigError, configFromEnv } from '../../api/space/config';
 import { openPage } from '../helpers/browser';
 import { assertSpaceError, startService } from '../helpers/space';
@@ -33,6 +35,46 @@ t.test('a listed origin gets Access-Control-Allow-Origin on answers and errors; 
     t.strictSame(corsHeaders(r.headers), [], `${origin}: no CORS header`);
   }
   t.strictSame(corsHeaders((await api.get('/api/notifications')).headers), [], 'no Origin, no CORS header');
+});
+
+t.test('the live feed opens for the service\'s own pages, listed origins and clients outside a browser; other pages get 403', async (t) => {
+  const { service } = await startService(t, { env: { CORS_ORIGINS: ALLOWED } });
+  const feedUrl = `${service.url.replace('http', 'ws')}${FEED_PATH}`;
+  const port = new URL(service.url).port;
+  /** The handshake's outcome: 'hello' when the feed's first message came, else the refusal's status and body. */
+  const open = (headers: Record<string, string>) =>
+    new Promise<{ hello: boolean; status?: number; body?: string }>((resolve) => {
+      const ws = new WebSocket(feedUrl, { headers });
+      ws.once('message', (d) => {
+        ws.terminate();
+        resolve({ hello: (JSON.parse(String(d)) as { type: string }).type === 'hello' });
+      });
+      ws.once('unexpected-response', (_req, res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c));
+        res.on('end', () => resolve({ hello: false, status: res.statusCode, body }));
+      });
+      ws.once('error', () => resolve({ hello: false }));
+    });
+
+  t.equal((await open({})).hello, true, 'no Origin (not a browser): accepted');
+  t.equal((await open({ origin: `http://127.0.0.1:${port}` })).hello, true, 'the service\'s own origin');
+  t.equal((await open({ origin: ALLOWED })).hello, true, 'a listed origin');
+  // Behind a proxy that names the public host in X-Forwarded-Host (and its own upstream in Host).
+  t.equal((await open({ origin: 'https://space.example', 'x-forwarded-host': 'space.example' })).hello, true, 'the public origin behind a proxy');
+  t.equal((await open({ origin: 'https://space.example:443', host: 'space.example' })).hello, true, 'a default port written out or left out compares equal');
+
+  // The accepted clients above were closed; their server ends may still be going: refusals must only never add one.
+  const clientsBefore = service.feed.clientCount;
+  for (const origin of ['https://evil.example', `http://127.0.0.1:${Number(port) + 1}`, `http://localhost:${port}.evil.example`, 'null', 'file://']) {
+    const r = await open({ origin });
+    t.equal(r.hello, false, `${origin}: no feed`);
+    t.equal(r.status, 403, `${origin}: 403`);
+    const body = JSON.parse(r.body ?? '{}') as { error: string; code: string };
+    t.equal(body.code, 'SPACE_ERR_FORBIDDEN_ORIGIN');
+    t.match(body.error, /CORS_ORIGINS/, 'the error names the setting that lets a page in');
+  }
+  t.ok(service.feed.clientCount <= clientsBefore, 'no refused handshake became a client');
 });
 
 t.test('a preflight from a listed origin is 204 with the path\'s methods; from another origin it is refused as before', async (t) => {

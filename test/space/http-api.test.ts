@@ -3,9 +3,12 @@
  * the service on a free port and a real SQLite file.
  */
 import crypto from 'node:crypto';
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import t from 'tap';
 import { GLOBAL_CATEGORIES, LOCATION_CATEGORIES } from '../../api/space/categories';
 import { ManualClock } from '../../api/space/clock';
+import { migrate, MIGRATIONS } from '../../api/space/db';
 import { assertSpaceError, startService } from '../helpers/space';
 
 /** A subscription body as a browser's PushSubscription.toJSON() gives it. */
@@ -288,12 +291,16 @@ t.test('notification log: keyset paging with before_id walks the whole log, Link
 t.test('notification log: the page JSON written by SQLite (json_object) is byte for byte what JSON.stringify gives', async (t) => {
   const clock = new ManualClock('2026-11-21T12:00:00Z');
   const { api, service } = await startService(t, { clock });
-  const odd = ['quote " and backslash \\', 'tab\tnew\nline', 'é ✓ 🚀', '\u2028\u2029', '\u0000\u001f', '</script>'];
+  // The last two: the text the page query writes a read-all's read_at over, inside values (it must stay as it is there).
+  const odd = ['quote " and backslash \\', 'tab\tnew\nline', 'é ✓ 🚀', '\u2028\u2029', '\u0000\u001f', '</script>', '"read_at":null,', 'x\\","read_at":null,'];
   for (const [i, text] of odd.entries()) {
     const e = service.store.logNotification({ category: 'launch', title: text, body: `b ${text}`, data: { text, n: [1.5, null, true] }, location_id: i % 2 ? 2147483647 : null }, i % 3 === 0, clock.now());
     if (i === 2) service.store.markRead(e.id, clock.now());
   }
   await api.post('/api/notifications/read-all');
+  // Entries under the read-all mark: one read again (it keeps the mark's read_at), one marked sent afterwards.
+  service.store.markRead(1, clock.now());
+  service.store.markPushSent(2);
   service.store.logNotification({ category: 'test', title: 'after', body: 'b', data: null, location_id: null }, false, clock.now());
   const page = await api.get('/api/notifications?limit=200');
   t.equal(page.text, JSON.stringify(service.store.listNotifications(200, 0)));
@@ -301,6 +308,75 @@ t.test('notification log: the page JSON written by SQLite (json_object) is byte 
   const keyset = await api.get('/api/notifications?limit=3&before_id=5');
   t.equal(keyset.text, JSON.stringify(service.store.listNotificationsBefore(5, 3)));
   t.equal(keyset.body.length, 3);
+});
+
+t.test('notification log: a page kept between requests never outlives a write to the log, by this service or another connection', async (t) => {
+  const clock = new ManualClock('2026-11-21T12:00:00Z');
+  const { api, service, dbPath } = await startService(t, { clock });
+  const log = (title: string) => service.store.logNotification({ category: 'launch', title, body: 'b', data: null, location_id: null }, false, clock.now());
+  const first = log('one');
+  const second = log('two');
+  const page = async (q = '') => (await api.get(`/api/notifications${q}`)).body as Array<{ id: number; title: string; read_at: string | null; push_sent: boolean }>;
+  t.strictSame((await page()).map((e) => e.title), ['two', 'one']);
+  t.strictSame((await page()).map((e) => e.title), ['two', 'one'], 'asked again: the same');
+
+  log('three');
+  t.strictSame((await page()).map((e) => e.title), ['three', 'two', 'one'], 'a new entry shows at once');
+  clock.advanceMinutes(1);
+  await api.post(`/api/notifications/${first.id}/read`);
+  t.equal((await page()).find((e) => e.id === first.id)?.read_at, clock.now().toISOString(), 'a read shows at once');
+  service.store.markPushSent(second.id);
+  t.equal((await page()).find((e) => e.id === second.id)?.push_sent, true, 'a push marked sent shows at once');
+  clock.advanceMinutes(1);
+  await page(`?before_id=${second.id + 1}`);
+  await api.post('/api/notifications/read-all');
+  t.ok((await page()).every((e) => e.read_at !== null), 'read-all shows at once');
+  t.equal((await page(`?before_id=${second.id + 1}`)).find((e) => e.id === second.id)?.read_at, clock.now().toISOString(), 'also on a keyset page asked for before it');
+  clock.advanceMinutes(400 * 24 * 60);
+  service.maintain();
+  t.strictSame(await page(), [], 'retention shows at once');
+
+  // Another process writing to the same file (e.g. a second service or a script) is seen through SQLite's data_version.
+  log('four');
+  t.strictSame((await page()).map((e) => e.title), ['four']);
+  const other = new Database(dbPath);
+  t.teardown(() => other.close());
+  other.prepare("UPDATE notifications SET read_at = '2030-01-01T00:00:00.000Z' WHERE title = 'four'").run();
+  t.equal((await page())[0].read_at, '2030-01-01T00:00:00.000Z', "another connection's write shows at once");
+  t.equal((await page())[0].read_at, '2030-01-01T00:00:00.000Z');
+});
+
+t.test('notification log: a store that fails answers 500 with the JSON error body, and the service goes on', async (t) => {
+  const { api, service } = await startService(t);
+  const original = service.store.notificationPage.bind(service.store);
+  service.store.notificationPage = () => {
+    throw new Error('disk I/O error');
+  };
+  const failed = await api.get('/api/notifications');
+  assertSpaceError(t, failed, 500, 'SPACE_ERR_INTERNAL', 'the page');
+  t.match(failed.body.error, /disk I\/O error/);
+  service.store.notificationPage = original;
+  t.equal((await api.get('/api/notifications')).status, 200, 'the next request is served');
+});
+
+t.test('notification log: entries written before the stored page JSON (schema 2) are served as before, and kept up by later writes', async (t) => {
+  const dbPath = path.join(t.testdir(), 'v2.db');
+  const db = new Database(dbPath);
+  migrate(db, MIGRATIONS.slice(0, 2));
+  const ins = db.prepare("INSERT INTO notifications (category, title, body, data_json, location_id, sent_at, read_at, push_sent) VALUES ('launch', ?, 'b \"q\"', '{\"k\":[1,2]}', ?, '2026-11-20T00:00:00.000Z', ?, ?)");
+  ins.run('old unread', 7, null, 1);
+  ins.run('old read', null, '2026-11-20T01:00:00.000Z', 0);
+  ins.run('old unread too', null, null, 0);
+  db.close();
+  const { api, service } = await startService(t, { dbPath });
+  const body = (await api.get('/api/notifications')).text;
+  t.equal(body, JSON.stringify(service.store.listNotifications(50, 0)), 'byte for byte what the entries give');
+  t.strictSame(JSON.parse(body).map((e: { title: string }) => e.title), ['old unread too', 'old read', 'old unread']);
+  await api.post('/api/notifications/1/read');
+  await api.post('/api/notifications/read-all');
+  const after = (await api.get('/api/notifications')).text;
+  t.equal(after, JSON.stringify(service.store.listNotifications(50, 0)));
+  t.ok(JSON.parse(after).every((e: { read_at: string | null }) => e.read_at !== null));
 });
 
 t.test('notification log queries: pages walk the rowid, the unread count reads a counter (no scan of the log)', async (t) => {
