@@ -1165,6 +1165,13 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
     const ops = operands(inv.words, new Set(['-t', '-S', '--suffix', '--target-directory']));
     if (ops.length >= 2 && isSecret(walk, target(inv, ops[0]).abs) && !ops[ops.length - 1].dynamic) walk.secretFiles.add(resolveFrom(inv.cwd, ops[ops.length - 1].text));
   }
+  // git clone URL [DIR]: the clone is a download; a script of it run later on the line is unreviewed code.
+  if (name === 'git' && inv.argv.includes('clone')) {
+    const ops = inv.words.slice(inv.argv.indexOf('clone') + 1).filter((w, k, all) => !w.text.startsWith('-') && !/^(-b|--branch|--depth|-o|--origin|-c|--config|--reference|--filter|--template|-j|--jobs)$/.test(all[k - 1]?.text ?? ''));
+    const url = ops[0]?.text ?? '';
+    const dir = ops[1]?.text ?? url.replace(/\/+$/, '').replace(/\.git$/, '').split(/[/:]/).pop() ?? '';
+    if (url && dir && !ops[1]?.dynamic) walk.unpacked.push(resolveFrom(inv.cwd, dir.replace(/^~(?=\/|$)/, walk.env.home)));
+  }
   // curl URL | tee FILE (or sudo tee): FILE holds the download.
   if (name === 'tee' && inv.upstream.some((u) => fetches(walk, u) !== null)) {
     for (const w of operands(inv.words)) if (!w.dynamic) walk.files.set(resolveFrom(inv.cwd, w.text), { content: null, downloaded: inv.upstream.map((u) => fetches(walk, u)).find((x) => x !== null)! });
@@ -1320,9 +1327,19 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
     script = script.replace(new RegExp(`(^|[\\s'"=:@])${esc}(?=/|\\s|$|['"])`, 'g'), `$1${m.host}`);
   }
   const from = walk.out.length;
-  collect(walk, script, walk.env.cwd, depth + 1, true);
+  // -w DIR: the command's relative paths resolve against DIR, mapped back to the host through the mounts.
+  const wIdx = args.findIndex((a) => a === '-w' || a === '--workdir' || a.startsWith('--workdir='));
+  const workdir = wIdx >= 0 ? (args[wIdx].includes('=') ? args[wIdx].split('=')[1] : args[wIdx + 1]) : undefined;
+  const wm = workdir ? mounts.find((m) => m.inside.startsWith('/') && (workdir === m.inside || workdir.startsWith(`${m.inside}/`))) : undefined;
+  const runIn = wm && workdir ? m2host(wm, workdir) : walk.env.cwd;
+  collect(walk, script, runIn, depth + 1, true);
   // What runs in the container stands where the container does in a pipeline (docker run -v ~/.ssh:/k … cat /k/id_rsa | nc …).
   if (walk.out.length > from) (inv.inner ??= []).push(...walk.out.slice(from));
+}
+
+/** A path inside a container mapped back to the host path mounted there. */
+function m2host(m: { host: string; inside: string }, p: string): string {
+  return m.host + p.slice(m.inside.length);
 }
 
 /** find ROOTS... tests... -exec CMD {} ; : each -exec command runs with {} as a found path. */
@@ -1864,6 +1881,15 @@ function checkOtherWriters(walk: Walk, inv: Invocation): void {
     const ops = operands(inv.words, new Set(['-f', '--file', '-C', '--directory', '-T', '-X']));
     for (const w of ops.filter((w) => !/\.(t?gz|tar|zip|tgz|bz2|xz|7z|zst)$/.test(w.text))) checkDelete(walk, inv, target(inv, w), true, `${name} ${name === 'tar' ? '--remove-files' : '-m'}`);
   }
+  if (name === 'sort' || name === 'uniq' || name === 'shuf') {
+    // sort -o FILE / --output=FILE, uniq IN OUT: FILE is written.
+    const o = inv.words.findIndex((w, k) => k > 0 && (/^-[a-zA-Z]*o$/.test(w.text) || w.text === '--output'));
+    const eq = inv.words.find((w) => w.text.startsWith('--output='));
+    if (o > 0 && inv.words[o + 1]) checkWrite(walk, inv, target(inv, inv.words[o + 1]), `${name} -o`);
+    if (eq) checkWrite(walk, inv, target(inv, { ...eq, text: eq.text.slice(9) }), `${name} -o`);
+    const ops = operands(inv.words, new Set(['-o', '--output', '-k', '-t', '-S', '-f', '-s', '-w', '-n']));
+    if (name === 'uniq' && ops.length === 2) checkWrite(walk, inv, target(inv, ops[1]), 'uniq');
+  }
   if (name === 'sponge' || name === 'patch') {
     for (const w of operands(inv.words, new Set(['-p', '-i', '-o', '-d', '-B', '-r']))) checkWrite(walk, inv, target(inv, w), name);
     if (name === 'patch') {
@@ -1904,7 +1930,7 @@ function checkMachine(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
   const a = args.join(' ');
   const say = (what: string) => block(walk, 'dangerous', `${name} ${args.slice(0, 5).join(' ')} ${what}`, 'let the user do this themselves');
-  if ((name === 'ip' && /\blink\s+set\s+\S+.*\bdown\b/.test(a)) || (name === 'ifconfig' && /\sdown\b/.test(` ${a}`)) || name === 'ifdown' || (name === 'nmcli' && /\b(networking|radio\s+all|radio\s+wifi)\s+off\b|\bdevice\s+disconnect\b/.test(a))) say('takes the network down: the machine (and this session) loses its connection');
+  if ((name === 'ip' && (/\blink\s+set\s+\S+.*\bdown\b/.test(a) || /\b(route|r|addr|address|a|neigh)\s+flush\s+(all|table\s+(main|all)|dev|scope\s+global)\b/.test(a) || /\broute\s+(del|delete)\s+default\b/.test(a))) || (name === 'ifconfig' && /\sdown\b/.test(` ${a}`)) || name === 'ifdown' || (name === 'nmcli' && /\b(networking|radio\s+all|radio\s+wifi)\s+off\b|\bdevice\s+disconnect\b/.test(a))) say('takes the network down: the machine (and this session) loses its connection');
   else if (name === 'systemctl' && /\b(stop|disable|mask|kill)\b/.test(a) && /\b(sshd?|sshd\.service|ssh\.service|ssh\.socket|networking|NetworkManager|systemd-networkd|network)\b/.test(a)) say('stops remote access or the network of the machine');
   else if (/^(iptables|ip6tables)$/.test(name) && /(^|\s)(-P|--policy)\s+(INPUT|OUTPUT)\s+(DROP|REJECT)\b/.test(a)) say('drops all traffic by default: the machine is cut off');
   else if (/^(useradd|adduser|usermod)$/.test(name) && (/(^|\s)(-u|--uid)\s*0(\s|$)/.test(a) || (args.includes('-o') && /(-u|--uid)\s*0\b/.test(a)))) say('gives an account uid 0: a second root');
@@ -2205,6 +2231,11 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
       return;
     }
     // ~/.[a-z]* or ~/D* match .ssh, .config, Documents...: the glob deletes them.
+    // ~/p*t, ~/[p]roject, ~/pr?ject match the project itself when it sits there.
+    if (t.word.glob && path.posix.dirname(t.abs) === path.posix.dirname(env.project) && /[*?[]/.test(path.posix.basename(t.abs)) && globMatches(path.posix.basename(t.abs), path.posix.basename(env.project))) {
+      block(walk, 'dangerous', `${verb} ${t.word.text} matches the project directory ${env.project}: ${describeDelete('project', env.project)}`, 'name the exact directory to remove, e.g. rm -rf ./build');
+      return;
+    }
     const globbed = t.word.glob && path.posix.dirname(t.abs) === env.home ? PRECIOUS_NAMES.find((n) => globMatches(path.posix.basename(t.abs!), n)) : undefined;
     if (globbed) {
       block(walk, 'dangerous', `${verb} ${t.word.text} matches ${env.home}/${globbed} and the like: the user's own files, keys or settings, which nothing can bring back`, 'name the exact paths to remove');
@@ -2387,7 +2418,9 @@ function checkSubstitutionsRun(walk: Walk, inv: Invocation): void {
   const cmdSub = inv.words[0]?.text.startsWith('$(…)') && inv.words[0].subs.length > 0;
   const runs = cmdSub || SHELLS.has(name) || name === 'eval' || name === 'source' || name === '.' || INTERPRETERS.has(name.replace(/[\d.]+$/, '')) || langOf(name) !== null || OTHER_INTERPRETERS.has(name);
   if (!runs) return;
-  for (const w of cmdSub ? inv.words.slice(0, 1) : inv.words.slice(1)) {
+  // bash -s < <(curl …), source /dev/stdin <<< "$(curl …)": the script comes in through a redirection.
+  const viaRedirect = inv.redirects.filter((r) => r.op === '<<<' || (r.op === '<' && r.target.subs.length > 0)).map((r) => r.target);
+  for (const w of cmdSub ? inv.words.slice(0, 1) : [...inv.words.slice(1), ...viaRedirect]) {
     for (const sub of w.subs) {
       const inner = parseShell(sub, { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd }).commands;
       const names = inner.map((c) => unwrap(c.words, { home: walk.env.home, cwd: walk.env.cwd }).words.map((x) => x.text));
@@ -2436,7 +2469,10 @@ function checkServesSecrets(walk: Walk, inv: Invocation): void {
 function checkPermissions(walk: Walk, inv: Invocation): void {
   const name = inv.argv[0];
   const recursive = inv.argv.slice(1).some((a) => SHORT(a, 'R') || a === '--recursive');
-  const ops = operands(inv.words, new Set(['--reference']));
+  // chmod -x FILE, chmod -w FILE: a mode that starts with '-' is the mode, not an option.
+  const dashMode = name === 'chmod' ? inv.words.slice(1).find((w) => /^-[rwxXst]+$/.test(w.text)) : undefined;
+  const ops0 = operands(inv.words, new Set(['--reference']));
+  const ops = dashMode && !ops0.some((w) => /^[0-7]{3,4}$|^[ugoa]*[+=-]/.test(w.text)) ? [dashMode, ...ops0] : ops0;
   if (ops.length === 0) return;
   const [spec, ...files] = ops;
   const mode = spec.text;
@@ -2463,6 +2499,9 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
     const opens = /^0?[0-7]?[0-7]([1-7][0-7]|[0-7][1-7])$/.test(mode) || /(^|,)([ugoa]*[aog][ugoa]*)?[+=][rwxXst]*[rw]/.test(mode);
     const chownAway = name !== 'chmod' && /^(nobody|nogroup|www-data|daemon|nginx|apache|http|httpd|guest|ftp|games|sys|bin|mail|news|uucp|proxy|backup|list|irc|gnats|_www)([:.]|$)|^[:.](nobody|nogroup|www-data|users|everyone|staff|adm|wheel)$/.test(mode);
     const opensSecret = isSecret(walk, t.abs) && !isSharedSshFile(t.abs) && ((name === 'chmod' && opens) || chownAway);
+    // chown -R $USER ~/.config/gcloud (or $(whoami), $(id -u)): ownership given back to the user, nothing granted to others.
+    const toUser = name !== 'chmod' && (/\$\{?(USER|LOGNAME|UID)\b/.test(spec.text) || spec.subs.some((sub) => /^\s*(whoami|id\b|logname)/.test(sub)) || spec.text.includes('$(…)') && spec.subs.length > 0 && spec.subs.every((sub) => /^\s*(whoami|id|logname)\b/.test(sub)));
+    if (toUser && isUnder(t.abs, walk.env.home) && t.abs !== walk.env.home) continue;
     if ((recursive && (isPreciousHomeDir(t.abs, walk.env) || (isSecret(walk, t.abs) && isUnder(t.abs, walk.env.home)))) || opensSecret) {
       block(walk, 'dangerous', `${name}${recursive ? ' -R' : ''} ${mode} on ${t.abs} ${opensSecret ? 'opens a secret to other users' : 'changes the keys, settings or files kept there'}`, name === 'chmod' ? 'keys and their directory belong at chmod 700 ~/.ssh and chmod 600 for the key files' : undefined);
       continue;
@@ -2604,6 +2643,10 @@ function checkGit(walk: Walk, inv: Invocation): void {
         const current = dst === 'HEAD' || dst === '@' || dst.includes('$(…)') || dst.startsWith('$');
         return { branch: (current ? gitCurrentBranch(walk) ?? 'HEAD' : dst).replace(/^refs\/heads\//, ''), del: deleting };
       });
+      // $(git branch --format='+%(refname:short)'), $(git for-each-ref …): every branch, main among them; a + forces them.
+      const listed = inv.words.some((w) => w.subs.some((sub) => /\bgit\s+(branch|for-each-ref|show-ref)\b/.test(sub) && !/grep\s+-v.*\b(main|master)\b/.test(sub)));
+      if (listed && inv.words.some((w) => w.subs.some((sub) => /['"]\+|\+%\(|sed\s+['"]?s\/\^\/\+/.test(sub)))) plusForce = true;
+      if (listed) dests.push({ branch: 'main', del: deleting });
       const protectedDest = dests.find((d) => isProtected(d.branch) || d.branch.includes('*'));
       if (protectedDest?.del) {
         block(walk, 'dangerous', `git push deletes the protected branch ${protectedDest.branch} on the remote`);
@@ -2669,7 +2712,9 @@ function checkGit(walk: Walk, inv: Invocation): void {
       // A branch given by a substitution or HEAD is the current one; a name renamed earlier on the line is what it was.
       // A substitution asking for the default branch (origin/HEAD, init.defaultBranch) is main; another is the current branch.
       const defaultAsked = inv.words.some((w) => w.subs.some((sub) => /origin\/HEAD|defaultBranch|symbolic-ref\s+(--short\s+)?refs\/remotes/.test(sub)));
-      const resolved = names.map((a) => (a.includes('$(…)') && defaultAsked ? 'main' : a === 'HEAD' || a === '@' || a.includes('$(…)') ? gitCurrentBranch(walk) ?? a : walk.branchNames.get(a) ?? a));
+      // $(git branch --merged | grep -v 'main\|master'): main is filtered out of the list.
+      const mainFiltered = inv.words.some((w) => w.subs.some((sub) => /grep\s+-v.*\b(main|master)\b/.test(sub)));
+      const resolved = names.map((a) => (a.includes('$(…)') && mainFiltered ? 'feature' : a.includes('$(…)') && defaultAsked ? 'main' : a === 'HEAD' || a === '@' || a.includes('$(…)') ? gitCurrentBranch(walk) ?? a : walk.branchNames.get(a) ?? a));
       // Locally only the default names count (an old release/1.0 deleted here still lives on the remote).
       const protectedName = resolved.find((a) => PROTECTED_BRANCHES.has(a.replace(/^refs\/heads\//, '')));
       if (forceDelete && protectedName) block(walk, 'dangerous', `git branch -D ${protectedName} deletes the default branch and its unmerged commits`, 'switch to the branch you want and leave main alone; git branch -m renames');
@@ -2683,7 +2728,8 @@ function checkGit(walk: Walk, inv: Invocation): void {
       block(walk, 'dangerous', `git ${sub} rewrites the whole history of the repository (every commit id changes; collaborators' clones no longer match)`, 'ask the user first; for one file committed by mistake use git rm --cached FILE and a new commit');
       break;
     case 'reflog':
-      if (rest[0] === 'expire' && rest.some((a) => /^--expire(-unreachable)?=(now|all|0)/.test(a))) {
+      // now, all, 0, "N seconds/minutes/hours ago", a date or a timestamp: the reflog goes at once.
+      if (rest[0] === 'expire' && rest.some((a) => /^--expire(-unreachable)?=(now|all|0|never|@\d+|\d+[ .](seconds?|minutes?|hours?|sec|min)[ .]ago|\d{4}-\d{2}-\d{2}.*)$/i.test(a))) {
         block(walk, 'dangerous', 'git reflog expire --expire=now throws away the reflog, the record that lets lost commits be recovered', 'leave the reflog to expire on its own');
       } else if (rest[0] === 'delete') warn(walk, 'suspicious', 'git reflog delete removes recovery points');
       break;
@@ -2691,6 +2737,13 @@ function checkGit(walk: Walk, inv: Invocation): void {
       if (rest.some((a) => /^--prune=(now|all)/.test(a))) warn(walk, 'suspicious', 'git gc --prune=now deletes unreachable commits at once (no grace period to recover them)');
       break;
     case 'update-ref': {
+      if (rest.includes('--stdin')) {
+        // printf 'delete refs/heads/main\n' | git update-ref --stdin: each line of the input is an instruction.
+        const text = stdinText(inv) ?? '';
+        const hit = [...text.matchAll(/(?:^|\n)\s*(delete|update|create|force)\s+(\S+)/g)].map((m) => m[2].replace(/^refs\/heads\//, '')).find((r) => isProtected(r) || r === 'HEAD');
+        if (hit) block(walk, 'dangerous', `git update-ref --stdin deletes or moves ${hit} without any check`, 'git branch -d BRANCH (refuses to drop unmerged work)');
+        break;
+      }
       const del = rest.includes('-d') || rest.includes('--delete');
       const refs = rest.filter((a) => !a.startsWith('-'));
       const ref = refs[0] ?? '';
@@ -3063,8 +3116,20 @@ function checkSecretReachesNetwork(walk: Walk, inv: Invocation): void {
  * the command writes; when that is a secret and the substitution sends elsewhere, the secret leaves.
  */
 function checkOutputSubstitutions(walk: Walk, inv: Invocation): void {
-  const outs = [...inv.words.slice(1), ...inv.redirects.map((r) => r.target)].filter((w) => w.text.startsWith('/dev/fd/') && w.subs.length > 0);
+  const outs = [...inv.words.slice(1), ...inv.redirects.filter((r) => r.op !== '<').map((r) => r.target)].filter((w) => w.text.startsWith('/dev/fd/') && w.subs.length > 0);
   if (outs.length === 0) return;
+  // curl … | tee >(sh): a shell in the substitution reads what tee reads, the download.
+  const fetched = withInner(inv.upstream).map((u) => fetches(walk, u)).find((x) => x !== null);
+  if (fetched) {
+    for (const w of outs) {
+      const c = parseShell(w.subs[0], parseEnv(walk, inv.cwd)).commands[0];
+      const argv = c ? unwrap(c.words, { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd }).words.map((x) => x.text) : [];
+      if (argv.length > 0 && readsScriptFromStdin([base(argv[0]), ...argv.slice(1)])) {
+        block(walk, 'dangerous', `a download (${fetched}) is passed by ${inv.argv[0]} to ${base(argv[0])} through a process substitution: unreviewed code runs`, 'download to a file, read it, then run it');
+        return;
+      }
+    }
+  }
   const secret =
     producesSecret(walk, inv) ??
     inv.redirects.map((r) => (r.op === '<' && !r.target.dynamic && inv.cwd !== null ? resolveFrom(inv.cwd, r.target.text) : null)).find((abs) => abs !== null && isSecret(walk, abs)) ??
