@@ -1715,7 +1715,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       if (args.some((a) => a === '0' || a === '6')) block(walk, 'dangerous', `${name} ${args.join(' ')} stops or restarts the machine`);
       break;
     case 'systemctl': {
-      if (args.some((a) => ['poweroff', 'reboot', 'halt', 'kexec', 'emergency', 'rescue'].includes(a))) block(walk, 'dangerous', `systemctl ${args.join(' ')} stops or restarts the machine`);
+      if (args.some((a) => ['poweroff', 'reboot', 'halt', 'kexec', 'emergency', 'rescue', 'suspend', 'hibernate', 'hybrid-sleep', 'suspend-then-hibernate', 'soft-reboot', 'isolate'].includes(a))) block(walk, 'dangerous', `systemctl ${args.join(' ')} stops, sleeps or restarts the machine`);
       // A unit enabled for the user (or every user) starts at each login by itself, with no one watching.
       const persist = args.some((a) => /^(enable|reenable|link|add-wants|add-requires|preset|preset-all)$/.test(a));
       const unitFile = args.find((a) => /^\/(tmp|var\/tmp|dev\/shm)\/|^~|^\.\//.test(a) && /\.(service|timer|socket|path)$/.test(a));
@@ -1731,7 +1731,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       }
       break;
     case 'loginctl':
-      if (args.includes('enable-linger')) block(walk, 'dangerous', 'loginctl enable-linger keeps the user\'s services running after logout and starts them at boot: a way to stay on the machine');
+      if (args.some((a) => /^(terminate-user|kill-user|terminate-session|kill-session|poweroff|reboot|suspend|hibernate)$/.test(a))) block(walk, 'dangerous', `loginctl ${args.join(' ')} ends the user's sessions or stops the machine`);
+      else if (args.includes('enable-linger')) block(walk, 'dangerous', 'loginctl enable-linger keeps the user\'s services running after logout and starts them at boot: a way to stay on the machine');
       break;
     case 'kill':
     case 'pkill':
@@ -2366,6 +2367,8 @@ function checkRedirects(walk: Walk, inv: Invocation): void {
     const p = r.target.text;
     if (/^\/dev\/(tcp|udp)\//.test(p)) {
       walk.netSocket = true;
+      // echo $AWS_SECRET_ACCESS_KEY > /dev/tcp/…, env > /dev/udp/…: what the command prints is a secret.
+      if (out) walk.secretRead ??= producesSecret(walk, inv);
       const shell = SHELLS.has(inv.argv[0] ?? '');
       if (shell) block(walk, 'dangerous', `${inv.argv[0]} connected to ${p}: a reverse shell`);
       else warn(walk, 'suspicious', `redirection to the network socket ${p}`);
@@ -2709,6 +2712,11 @@ function checkGit(walk: Walk, inv: Invocation): void {
         if (isProtected(origin)) warn(walk, 'suspicious', `git branch -m renames the default branch ${origin} to ${names[names.length - 1]}`);
         break;
       }
+      // git branch -f main X: main moved to another commit (its own commits lose their branch) unless X is its remote.
+      if (rest.some((a) => a === '-f' || a === '--force') && !rest.some((a) => /^-[a-zA-Z]*[dDmMcC]$|^--(delete|move|copy)$/.test(a)) && names.length >= 2 && PROTECTED_BRANCHES.has(names[0]) && !/^(origin|upstream)\/|^refs\/remotes\/|^@\{u/.test(names[1])) {
+        block(walk, 'dangerous', `git branch -f ${names[0]} ${names[1]} moves ${names[0]} to another commit: its own commits lose their branch`, 'make a new branch for the other commit instead');
+        break;
+      }
       // A branch given by a substitution or HEAD is the current one; a name renamed earlier on the line is what it was.
       // A substitution asking for the default branch (origin/HEAD, init.defaultBranch) is main; another is the current branch.
       const defaultAsked = inv.words.some((w) => w.subs.some((sub) => /origin\/HEAD|defaultBranch|symbolic-ref\s+(--short\s+)?refs\/remotes/.test(sub)));
@@ -2803,6 +2811,7 @@ function checkServices(walk: Walk, inv: Invocation): void {
       break;
     case 'gh':
       if (args[0] === 'repo' && args[1] === 'delete') say('deletes the repository on GitHub with its issues and pull requests', 'archive it instead: gh repo archive');
+      else if (args[0] === 'repo' && args[1] === 'edit' && args.some((a, k) => (a === '--visibility' && args[k + 1] === 'public') || a === '--visibility=public')) say('makes the repository public: its code and history, secrets committed in it included, go to everyone');
       // gh api -X DELETE repos/OWNER/REPO (or orgs/ORG): the REST call behind gh repo delete.
       else if (args[0] === 'api' && args.some((a, k) => /^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a) || /^(-XDELETE|--method=DELETE)$/i.test(a)) && args.some((a) => /^\/?(repos\/[^/\s]+\/[^/\s]+|orgs\/[^/\s]+)\/?$/.test(a))) {
         say('deletes the repository (or organization) on GitHub through the API', 'archive it instead: gh repo archive');

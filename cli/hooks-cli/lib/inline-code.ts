@@ -242,11 +242,11 @@ function regionText(code: string, [a, b]: [number, number], firstOnly = false): 
 }
 
 const SHELL_CALLS: Record<Lang, RegExp> = {
-  python: /(?:\bos\.(?:system|popen|exec\w*|spawn\w*)|\b\w+\.(?:system|popen)|\b\w+\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|pty\.spawn|commands\.getoutput|(?<![.\w])(?:run|call|check_call|check_output|Popen|system|popen|getoutput|execvp?e?|execlp?e?))(?=\s*\()/g,
+  python: /(?:\bcreate_subprocess_(?:shell|exec)|\bos\.(?:system|popen|exec\w*|spawn\w*)|\b\w+\.(?:system|popen)|\b\w+\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|pty\.spawn|commands\.getoutput|(?<![.\w])(?:run|call|check_call|check_output|Popen|system|popen|getoutput|execvp?e?|execlp?e?))(?=\s*\()/g,
   perl: /(?<![\w$@%>.])(?:system|exec|qx)(?=\s*[("'{])/g,
-  ruby: /(?<![\w.])(?:system|exec|spawn|IO\.popen|Open3\.\w+|Kernel\.system|Kernel\.exec)(?=\s*[("'])/g,
+  ruby: /(?<![\w.])(?:system|exec|spawn|IO\.popen|Open3\.\w+|Kernel\.system|Kernel\.exec|Kernel\.spawn|Process\.spawn|Process\.exec|PTY\.spawn)(?=\s*[("'])/g,
   js: /\b(?:execSync|exec|execFileSync|execFile|spawnSync|spawn|fork|Bun\.spawn\w*|\$)(?=\s*\()/g,
-  php: /\b(?:system|shell_exec|exec|passthru|popen|proc_open)(?=\s*\()/g,
+  php: /\b(?:system|shell_exec|exec|passthru|popen|proc_open|pcntl_exec)(?=\s*\()/g,
   lua: /\b(?:os\.execute|io\.popen)(?=\s*[("'])/g,
   awk: /\bsystem(?=\s*\()/g,
   // R: system("…"), system2("cmd", …), shell("…") (base R, ?system).
