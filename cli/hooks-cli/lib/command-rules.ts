@@ -1715,7 +1715,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       if (args.some((a) => a === '0' || a === '6')) block(walk, 'dangerous', `${name} ${args.join(' ')} stops or restarts the machine`);
       break;
     case 'systemctl': {
-      if (args.some((a) => ['poweroff', 'reboot', 'halt', 'kexec', 'emergency', 'rescue', 'suspend', 'hibernate', 'hybrid-sleep', 'suspend-then-hibernate', 'soft-reboot', 'isolate'].includes(a))) block(walk, 'dangerous', `systemctl ${args.join(' ')} stops, sleeps or restarts the machine`);
+      if (args.some((a) => ['poweroff', 'reboot', 'halt', 'kexec', 'emergency', 'rescue', 'suspend', 'hibernate', 'hybrid-sleep', 'suspend-then-hibernate', 'soft-reboot', 'isolate'].includes(a))) block(walk, 'dangerous', `systemctl ${args.join(' ')} stops or restarts the machine (or puts it to sleep)`);
       // A unit enabled for the user (or every user) starts at each login by itself, with no one watching.
       const persist = args.some((a) => /^(enable|reenable|link|add-wants|add-requires|preset|preset-all)$/.test(a));
       const unitFile = args.find((a) => /^\/(tmp|var\/tmp|dev\/shm)\/|^~|^\.\//.test(a) && /\.(service|timer|socket|path)$/.test(a));
