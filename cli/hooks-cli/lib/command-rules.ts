@@ -62,6 +62,8 @@ export interface Invocation {
   nested: boolean;
   /** What an unknown wrapper runs (proxychains curl …): it stands in the pipeline where the wrapper does. */
   inner?: Invocation[];
+  /** VAR=value words set for this command (RAILS_ENV=production rails …). */
+  assigned?: string[];
 }
 
 export interface Analysis {
@@ -633,7 +635,9 @@ function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth:
   }
   const argv = text(words);
   if (argv[0]?.includes('/') && !argv[0].startsWith('./')) argv[0] = base(argv[0]);
-  return { argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsFile: u.xargsFile, upstream: [], nested };
+  if (/^(bin\/rails|bin\/rake|\.\/bin\/rails)$/.test(words[0]?.text ?? '')) argv[0] = base(words[0].text);
+  if (argv[0] === 'php' && argv[1] === 'artisan') argv.splice(0, 2, 'artisan');
+  return { argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsFile: u.xargsFile, upstream: [], nested, assigned: u.assigned.map((w) => w.text) };
 }
 
 /** Variables whose value is a command line a program runs later (git, pagers, editors, askpass helpers). */
@@ -1116,7 +1120,7 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
   // Secrets copied into other files stay secrets.
   // (Any command given a secret operand, not only cp/tar/zip: python -m zipfile -c OUT ~/.ssh, rsync, 7z, age…)
   const valueOpts = new Set(['-e', '--rsh', '-i', '-o', '-f', '-C', '-T', '-X', '-t', '-S', '-m', '--exclude', '--include', '-p', '-P', '-F', '-J', '-l', '--password-file']);
-  if (producesSecret(walk, inv) !== null || operands(inv.words, valueOpts).some((w) => isSecret(walk, target(inv, w).abs))) {
+  if (producesSecret(walk, inv) !== null || operands(inv.words, valueOpts).some((w) => isSecret(walk, target(inv, w).abs) || (/^(tar|zip|7z|rsync|cp)$/.test(name) && holdsSecrets(walk, target(inv, w).abs)))) {
     // python3 -m zipfile|tarfile -c OUT SRC…: OUT holds them.
     const mi = inv.argv.indexOf('-m');
     const mc = mi > 0 && /^(zipfile|tarfile)$/.test(inv.argv[mi + 1] ?? '') ? inv.argv.indexOf('-c', mi) : -1;
@@ -1760,7 +1764,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'crontab': {
       const ops = operands(inv.words, new Set(['-u']));
       if (args.some((a) => /^-[a-zA-Z]*r/.test(a))) block(walk, 'dangerous', 'crontab -r deletes every cron job of the user without asking', 'crontab -l > crontab.bak first, then crontab -e to remove the one job');
-      else if (!args.some((a) => a === '-l' || a === '-e') && ops.length > 0) {
+      else if (!args.some((a) => a === '-l' || a === '-e') && (ops.length > 0 || inv.upstream.length > 0 || inv.redirects.some((r) => r.op === '<' || r.body !== undefined))) {
+        if (ops.length === 0) ops.push({ ...inv.words[0], text: '-' });
         block(walk, 'dangerous', `crontab ${ops[0].text} replaces the user's whole crontab${ops[0].text === '-' ? ' with text from the pipe' : ''}: jobs installed this way run unattended`, 'show the user the line and let them add it with crontab -e');
       }
       break;
@@ -2801,7 +2806,7 @@ function checkServices(walk: Walk, inv: Invocation): void {
       break;
     case 'aws':
       if (args[0] === 's3' && ((args[1] === 'rm' && args.includes('--recursive')) || (args[1] === 'rb' && args.includes('--force')))) say('deletes a bucket or everything in it');
-      else if (/^(delete-db-instance|delete-db-cluster|delete-table|delete-stack|terminate-instances|delete-bucket|delete-cluster|delete-repository)$/.test(args[1] ?? '')) say('deletes cloud resources with their data');
+      else if (/^(delete-db-instance|delete-db-cluster|delete-table|delete-stack|terminate-instances|delete-bucket|delete-cluster|delete-repository|delete-function|delete-vpc|delete-user|delete-role|delete-secret|delete-hosted-zone|delete-file-system|delete-queue|delete-topic|delete-domain|delete-distribution|delete-log-group|delete-service|delete-account|close-account|delete-organization)$/.test(args[1] ?? '')) say('deletes cloud resources with their data');
       break;
     case 'gsutil':
       if (args.includes('rm') && args.some((a) => /^-[a-zA-Z]*r/.test(a)) || args.includes('rb')) say('deletes a bucket or everything in it');
@@ -2827,6 +2832,18 @@ function checkServices(walk: Walk, inv: Invocation): void {
     case 'dropdb':
       say('drops a whole database');
       break;
+    case 'rails':
+    case 'rake':
+    case 'artisan':
+    case 'prisma':
+    case 'sequelize':
+    case 'knex': {
+      // db:drop/reset/schema:load, migrate:fresh/reset, prisma migrate reset, db:wipe: with production named or the check off.
+      const task = args.find((a) => /^(db:(drop|reset|schema:load|truncate_all|purge|wipe|seed:undo:all)(:\w+)?|migrate:(fresh|reset|refresh|rollback)|reset)$/.test(a));
+      const prod = (inv.assigned ?? []).concat(args).some((a) => /^(RAILS_ENV|RACK_ENV|NODE_ENV|APP_ENV|ENVIRONMENT)=prod(uction)?$|^DISABLE_DATABASE_ENVIRONMENT_CHECK=1$|^--env(=|\s)prod/i.test(a)) || (name === 'artisan' && args.includes('--force')) || (inv.assigned ?? []).some((a) => /^DATABASE_URL=.*prod/i.test(a));
+      if (task && prod) say(`wipes the production database (${task})`);
+      break;
+    }
     case 'psql':
     case 'mysql':
     case 'mariadb':
@@ -2854,6 +2871,11 @@ const SECRET_VAR = /(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVA
 
 function varNames(text: string): string[] {
   return [...text.matchAll(/\$\{?([A-Za-z_]\w*)/g)].map((m) => m[1]);
+}
+
+/** A secret, or a directory that holds the user's keys: the home directory and its ancestors, ~/.config. */
+function holdsSecrets(walk: Walk, abs: string | null): boolean {
+  return abs !== null && (isSecret(walk, abs) || isUnder(walk.env.home, abs) || abs === `${walk.env.home}/.config` || abs === `${walk.env.home}/.local`);
 }
 
 function isSecret(walk: Walk, abs: string | null): boolean {
@@ -2900,6 +2922,8 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
     for (const w of operands(inv.words, new Set(argOpts))) {
       const t = target(inv, w);
       if (isSecret(walk, t.abs)) return t.abs;
+      // tar/zip/cpio of the home directory (or /): an archive of every key in it.
+      if (/^(tar|zip|7z|cpio|gzip|zstd|xz)$/.test(name) && holdsSecrets(walk, t.abs)) return `${t.abs} (with the keys in it)`;
       if (/\/proc\/(self|\d+|\*)\/environ$/.test(w.text)) return w.text;
       // cat $(ls ~/.ssh/id_*), tar c $(find ~/.aws): the substitution lists secret files, the reader reads them.
       if (depth < 3) for (const sub of w.subs) {
@@ -2976,6 +3000,18 @@ function subProducesSecret(walk: Walk, inv: Invocation, body: string, depth: num
   return null;
 }
 
+/** A here-string or here-document whose text runs a command that prints a secret: nc … <<< "$(cat ~/.ssh/id_rsa)". */
+function stdinSecret(walk: Walk, inv: Invocation): string | null {
+  for (const r of inv.redirects) {
+    const subs = r.op === '<<<' ? r.target.subs : r.body !== undefined ? [...r.body.matchAll(/\$\(([^()]*)\)/g)].map((m) => m[1]) : [];
+    for (const sub of subs) {
+      const found = subProducesSecret(walk, inv, sub, 1);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
 /** Network senders (curl, nc, scp, ...) fed a secret: through the pipe, a redirection, a file argument, a substitution, a variable. */
 function checkExfiltration(walk: Walk, inv: Invocation): void {
   const name = inv.argv[0];
@@ -2994,6 +3030,8 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     const found = producesSecret(walk, u);
     if (found) return say(found, `piped from ${u.argv[0]}`);
   }
+  const fedSecret = stdinSecret(walk, inv);
+  if (fedSecret) return say(fedSecret, 'in the text given on its input');
   if (name === 'socat' && inv.cwd !== null) {
     // socat FILE:~/.ssh/id_rsa TCP:h:p (also OPEN:, GOPEN:, SYSTEM:cat F): one address reads the secret, the other is the network.
     for (const a of args) {
@@ -3045,6 +3083,8 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
       if (c === '-') continue;
       const tt = target(inv, { ...w, text: c.replace(/^~(?=\/|$)/, walk.env.home) });
       if (isSecret(walk, tt.abs)) return say(tt.abs!, `as a file argument`);
+      // scp -r ~ host:, rsync -a ~/ host: — the whole home directory, keys and all.
+      if (!remote || !/^[\w.-]*@?[\w.-]+:/.test(c)) if (holdsSecrets(walk, tt.abs) && ['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil'].includes(name)) return say(`${tt.abs} (the keys in it)`, 'as a file argument');
     }
     const authHeader = /^(authorization|proxy-authorization|x-api-key|api-key|private-token|x-auth-token|x-github-token|x-goog-api-key|anthropic-api-key|x-access-token)\s*:/i.test(t) || ['-u', '--user', '--oauth2-bearer', '--password', '--http-password'].includes(prev) || /^--(user|password|http-password)=/.test(t);
     // A credential in the header meant for it (-H "Authorization: Bearer $(gh auth token)") is the credential used, not sent away.
@@ -3106,6 +3146,8 @@ function checkSecretReachesNetwork(walk: Walk, inv: Invocation): void {
     const found = producesSecret(walk, u);
     if (found) return say(found, `piped from ${u.argv[0]}`);
   }
+  const fedSecret = stdinSecret(walk, inv);
+  if (fedSecret) return say(fedSecret, 'in the text given on its input');
   if (viaCode) return;
   for (let k = 1; k < inv.words.length; k++) {
     const w = inv.words[k];

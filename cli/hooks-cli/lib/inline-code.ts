@@ -507,7 +507,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   // fetch(url).then(r => r.text()).then(eval): eval handed the downloaded text as a callback.
   if (NETWORK.test(code) && /\.then\s*\(\s*(eval|Function|new\s+Function|vm\.runInThisContext)\s*\)/.test(code)) f.runsFetched = true;
   // fork in a loop that never ends: fork while fork, while True: os.fork(), loop { fork }, for(;;) fork().
-  if (/\bfork\b[^;\n]{0,20}\bwhile\s+fork\b|while\s*\(?\s*(1|true|True|:)\s*\)?\s*[:{]?[^}]{0,40}\bfork\s*\(|\bloop\s*(\{|do)\s*fork\b|for\s*\(\s*;\s*;\s*\)\s*\{?\s*(os\.|process\.)?fork\s*\(|while\s*\(?\s*(1|true)\s*\)?\s*\{\s*(pcntl_)?fork\s*\(|fork\s*\(\s*\)[^\n]{0,40}\bfor\b[^\n]{0,30}\b(iter\s*\(\s*int\s*,|itertools\.(count|repeat|cycle)\s*\(|count\s*\(\s*\))/.test(code)) f.forkBomb = true;
+  if (/\bfork\b[^;\n]{0,20}\bwhile\s+(fork|1|true)\b|while\s*\(?\s*(1|true|True|:)\s*\)?\s*[:{]?[^}]{0,40}\bfork\s*\(|\bloop\s*(\{|do)\s*fork\b|for\s*\(\s*;\s*;\s*\)\s*\{?\s*(os\.|process\.)?fork\s*\(|while\s*\(?\s*(1|true)\s*\)?\s*\{\s*(pcntl_)?fork\s*\(|fork\s*\(\s*\)[^\n]{0,40}\bfor\b[^\n]{0,30}\b(iter\s*\(\s*int\s*,|itertools\.(count|repeat|cycle)\s*\(|count\s*\(\s*\))/.test(code)) f.forkBomb = true;
   // Calls reached by another name or by a computed name (from os import system as s, getattr(os, 'sys'+'tem'),
   // import_module('shutil'), const {execSync: x} = require(...), obj['exec'+'Sync']): every string that is a
   // command line is taken as one the code may run, and deletes of trees by any name are looked for in them.
