@@ -661,7 +661,8 @@ function checkAssignments(walk: Walk, words: Word[], exported: boolean, cwd: str
     const value = w.text.slice(eq + 1);
     if (value.trim() === '') continue;
     if (name === 'PROMPT_COMMAND' || /^PS[0-4]$/.test(name)) {
-      const scripts = name === 'PROMPT_COMMAND' ? [value] : [...value.matchAll(/\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`/g)].map((m) => m[1] ?? m[2]);
+      // In PS1 only the $( ) kept as text (single quotes) runs at each prompt; one in double quotes ran once, at the assignment.
+      const scripts = name === 'PROMPT_COMMAND' ? [value] : [...value.matchAll(/\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`/g)].map((m) => m[1] ?? m[2]).filter((x) => x !== '…');
       for (const script of scripts) {
         const before = walk.findings.length;
         collect(walk, script, cwd, depth + 1, true);
