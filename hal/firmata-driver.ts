@@ -586,16 +586,23 @@ export class FirmataDriver implements MotionController {
       this.everHomed[axis] = true;
       done();
     };
-    const approach = () => {
+    // The re-approach runs to 2 x pull-off beyond `closedAt`, a point where the switch was seen closed (where the seek
+    // halted, or where the axis powered up on it): the switch closes again on the way, however far the back-off ran on
+    // past the edge before its halt reached the board (a host that reads the switch late: the board keeps stepping).
+    // From where the pull-off ended, 2 x pull-off fell short of the switch whenever the back-off overran by more than
+    // the pull-off (test/hal/firmata-driver.test.ts, the host that stalls).
+    const approach = (closedAt: number) => {
       this.homingPhase[axis] = 'approach';
-      this.untilSwitch(motion, axis, this.pos[axis] - 2 * pullOff, cfg.feedDegS, true, 'home', finish, () =>
-        fail('POS_ERR_HOMING_SWITCH_NOT_FOUND', `${axis}: home switch not found again on the slow re-approach (${(2 * cfg.pullOffDeg).toFixed(1)} deg); check the switch`),
+      const target = Math.min(this.pos[axis], closedAt) - 2 * pullOff;
+      this.untilSwitch(motion, axis, target, cfg.feedDegS, true, 'home', finish, () =>
+        fail('POS_ERR_HOMING_SWITCH_NOT_FOUND', `${axis}: home switch not found again on the slow re-approach (${(2 * cfg.pullOffDeg).toFixed(1)} deg beyond where it was closed); check the switch`),
       );
     };
     // Back off until the switch opens, then the pull-off beyond.
     const backOff = (maxDeg: number) => {
       this.homingPhase[axis] = 'back_off';
-      this.untilSwitch(motion, axis, this.pos[axis] + Math.round(maxDeg * perDeg), cfg.seekDegS, false, 'keep', () => this.runThen(motion, axis, this.pos[axis] + pullOff, cfg.seekDegS, approach), () =>
+      const closedAt = this.pos[axis];
+      this.untilSwitch(motion, axis, this.pos[axis] + Math.round(maxDeg * perDeg), cfg.seekDegS, false, 'keep', () => this.runThen(motion, axis, this.pos[axis] + pullOff, cfg.seekDegS, () => approach(closedAt)), () =>
         fail('POS_ERR_HOMING_SWITCH_STUCK', `${axis}: home switch still closed after backing off ${maxDeg.toFixed(1)} deg; the switch is stuck or the axis cannot move`),
       );
     };

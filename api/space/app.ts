@@ -58,14 +58,19 @@ function commonHeaders(cors: Cors, req: http.IncomingMessage, res: http.ServerRe
  * GET /api/notifications: a page of the log as Store.notificationPage() keeps
  * it, with a `Link` to the next page by keyset when the page is full (it may
  * have more behind it, whichever way this one was asked for). Throws the
- * SpaceError of a bad query.
+ * SpaceError of a bad query, or the store's error, before anything is set on
+ * the answer.
  */
-function sendLogPage(store: Store, query: Record<string, unknown>, res: http.ServerResponse): void {
+function logPageAnswer(store: Store, query: Record<string, unknown>): { link: string | null; body: string } {
   const { limit, offset, beforeId } = parsePage(query);
   const page = store.notificationPage(limit, beforeId === null ? { offset } : { beforeId });
-  if (page.count === limit) res.setHeader('Link', `</api/notifications?limit=${limit}&before_id=${page.lastId}>; rel="next"`);
+  return { link: page.count === limit ? `</api/notifications?limit=${limit}&before_id=${page.lastId}>; rel="next"` : null, body: page.body };
+}
+
+function sendJson(res: http.ServerResponse, body: string, link: string | null = null): void {
+  if (link !== null) res.setHeader('Link', link);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.end(page.body);
+  res.end(body);
 }
 
 /**
@@ -75,40 +80,36 @@ function sendLogPage(store: Store, query: Record<string, unknown>, res: http.Ser
  * load, express's routing and its per-request objects cost more than these
  * answers themselves (docs/benchmarks.md, bench:space-log). They send the
  * same headers and bytes as the express routes below, which still serve
- * every other spelling of these paths, HEAD, and any query that fails
- * validation (with its JSON error).
+ * every other spelling of these paths, HEAD, and any request these cannot
+ * answer: a query that fails validation, or a store that throws (the express
+ * route then answers with the JSON error).
  */
 export function buildSpaceHandler(deps: SpaceAppDeps): (req: http.IncomingMessage, res: http.ServerResponse) => void {
   const cors = new Cors(deps.corsOrigins ?? []);
   const app = buildSpaceApp(deps, cors);
   const { store } = deps;
+  const fast = (req: http.IncomingMessage): { link: string | null; body: string } | null => {
+    if (req.method !== 'GET' || req.url === undefined || !req.url.startsWith('/api/notifications')) return null;
+    const q = req.url.indexOf('?');
+    const path = q === -1 ? req.url : req.url.slice(0, q);
+    if (path === '/api/notifications/unread-count') return { link: null, body: `{"count":${store.unreadCount()}}` };
+    // express's 'simple' query parser is querystring.parse: the same values reach parsePage() on both paths.
+    if (path === '/api/notifications') return logPageAnswer(store, q === -1 ? {} : querystring.parse(req.url.slice(q + 1)));
+    return null;
+  };
   return (req, res) => {
-    if (req.method === 'GET' && req.url !== undefined && req.url.startsWith('/api/notifications')) {
-      const q = req.url.indexOf('?');
-      const path = q === -1 ? req.url : req.url.slice(0, q);
-      if (path === '/api/notifications/unread-count') {
-        commonHeaders(cors, req, res);
-        res.setHeader('Content-Type', 'application/json; charset=utf-8');
-        res.end(`{"count":${store.unreadCount()}}`);
-        return;
-      }
-      if (path === '/api/notifications') {
-        // express's 'simple' query parser is querystring.parse: the same values reach parsePage() on both paths.
-        const query = q === -1 ? {} : querystring.parse(req.url.slice(q + 1));
-        let valid = true;
-        try {
-          parsePage(query);
-        } catch {
-          valid = false;
-        }
-        if (valid) {
-          commonHeaders(cors, req, res);
-          sendLogPage(store, query, res);
-          return;
-        }
-      }
+    let answer: { link: string | null; body: string } | null = null;
+    try {
+      answer = fast(req);
+    } catch {
+      answer = null;
     }
-    app(req, res);
+    if (answer === null) {
+      app(req, res);
+      return;
+    }
+    commonHeaders(cors, req, res);
+    sendJson(res, answer.body, answer.link);
   };
 }
 
@@ -181,7 +182,8 @@ export function buildSpaceApp(deps: SpaceAppDeps, cors = new Cors(deps.corsOrigi
   });
 
   app.get('/api/notifications', (req, res) => {
-    sendLogPage(store, req.query as Record<string, unknown>, res);
+    const { link, body } = logPageAnswer(store, req.query as Record<string, unknown>);
+    sendJson(res, body, link);
   });
 
   app.get('/api/notifications/unread-count', (_req, res) => {

@@ -25,6 +25,12 @@ interface RigOptions {
   noStart?: boolean;
   /** Wraps what the board sends (a wrong baud rate's garbage). */
   boardSends?: (data: Buffer) => Buffer;
+  /**
+   * A host that stalls: called for each chunk the board sends; a number of
+   * microseconds holds it, and everything the board sends after it, until
+   * then (in order), as a busy host reads its port late.
+   */
+  hostStallUs?: (data: Buffer) => number;
 }
 
 async function rig(t: Test, o: RigOptions = {}) {
@@ -35,7 +41,24 @@ async function rig(t: Test, o: RigOptions = {}) {
   o.sim?.(simSettings);
   const line = createLine<SimFirmataMachine>(clock, BAUD);
   const { positioner, controller: driver } = createFirmataPositioner(clock.background(), config, { path: line.hostPath, baudRate: BAUD, trace: line.trace }, { retryMs: 100, ...o.tuning });
-  let send: (data: Buffer) => void = () => undefined;
+  let deliver: (data: Buffer) => void = () => undefined;
+  let heldUntilUs = -1;
+  let held: Buffer[] = [];
+  const send = (data: Buffer) => {
+    if (held.length > 0 || clock.nowUs() < heldUntilUs) {
+      held.push(data);
+      return;
+    }
+    const stallUs = o.hostStallUs?.(data) ?? 0;
+    if (stallUs <= 0) return deliver(data);
+    heldUntilUs = clock.nowUs() + stallUs;
+    held.push(data);
+    clock.setTimerAt(heldUntilUs, () => {
+      const chunks = held;
+      held = [];
+      for (const c of chunks) deliver(c);
+    });
+  };
   // A board faster than an Uno runs its loop that much faster (as the driver is told).
   const loop = o.tuning?.maxStepRateStepsS === undefined ? undefined : firmataLoopFor(o.tuning.maxStepRateStepsS);
   const machine = createSimFirmataBoard(clock, config, simSettings, (data) => send(o.boardSends ? o.boardSends(data) : data), loop);
@@ -43,7 +66,7 @@ async function rig(t: Test, o: RigOptions = {}) {
   await line.restore();
   const attach = async () => {
     const peer = await line.attachBoard(() => machine);
-    send = (data) => peer.send(data);
+    deliver = (data) => peer.send(data);
   };
   await attach();
   t.teardown(async () => {
@@ -168,6 +191,31 @@ t.test('phi powered up inside its cam: homing backs off until the switch opens, 
   await r.home();
   t.equal(r.positioner.status().homed, true);
   t.ok(Math.abs(r.sim.phi.truePositionSteps % (360 * 800)) <= 3, `phi zero at its switch edge: ${r.sim.phi.truePositionSteps}`);
+});
+
+t.test('a host that reads the switch opening late in the back-off still homes: the re-approach goes back to where the switch was', async (t) => {
+  // The host stalls 1 s when the board reports theta's switch open while backing off: at the seek speed (10 deg/s,
+  // about 6 on an Uno's step rate) the board runs some 6 deg on past the edge before the halt reaches it. The slow
+  // re-approach used to run 2 x pull-off (4 deg) from wherever the pull-off ended, and so stopped short of the
+  // switch: POS_ERR_HOMING_SWITCH_NOT_FOUND.
+  // Seen under load in test/cli/serve-driver.test.ts, where the board runs 20 times faster than the wall clock.
+  let stalled = false;
+  let r: Awaited<ReturnType<typeof rig>> | null = null;
+  r = await rig(t, {
+    hostStallUs: (data) => {
+      const digital = data.some((b) => (b & 0xf0) === 0x90);
+      if (stalled || !digital || !r || r.positioner.status().axes.theta.homingPhase !== 'back_off' || r.sim.theta.homeSwitch.isTriggered()) return 0;
+      stalled = true;
+      return 1 * SEC;
+    },
+  });
+  r.positioner.home('theta');
+  await r.clock.runUntil('homing to end', () => r.positioner.status().state !== 'homing', 120 * SEC);
+  t.ok(stalled, 'the host stalled as the switch opened');
+  const s = r.positioner.status();
+  t.equal(s.state, 'idle', `homed (fault: ${JSON.stringify(s.fault)})`);
+  t.equal(s.axes.theta.homed, true);
+  t.ok(Math.abs(r.sim.theta.truePositionSteps) <= 2, `theta zero at its switch edge (${r.sim.theta.truePositionSteps})`);
 });
 
 t.test('a stuck-closed switch fails homing after a bounded back-off with a clear error', async (t) => {

@@ -346,6 +346,19 @@ t.test('notification log: a page kept between requests never outlives a write to
   t.equal((await page())[0].read_at, '2030-01-01T00:00:00.000Z');
 });
 
+t.test('notification log: a store that fails answers 500 with the JSON error body, and the service goes on', async (t) => {
+  const { api, service } = await startService(t);
+  const original = service.store.notificationPage.bind(service.store);
+  service.store.notificationPage = () => {
+    throw new Error('disk I/O error');
+  };
+  const failed = await api.get('/api/notifications');
+  assertSpaceError(t, failed, 500, 'SPACE_ERR_INTERNAL', 'the page');
+  t.match(failed.body.error, /disk I\/O error/);
+  service.store.notificationPage = original;
+  t.equal((await api.get('/api/notifications')).status, 200, 'the next request is served');
+});
+
 t.test('notification log: entries written before the stored page JSON (schema 2) are served as before, and kept up by later writes', async (t) => {
   const dbPath = path.join(t.testdir(), 'v2.db');
   const db = new Database(dbPath);
