@@ -273,7 +273,7 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
         break;
       case 'xargs': {
         u.viaXargs = true;
-        const af = words.findIndex((w, k) => k > 0 && (w.text === '-a' || w.text === '--arg-file'));
+        const af = words.findIndex((w, k) => k > 0 && (w.text === '-a' || w.text === '--arg-file' || /^-[a-zA-Z0-9]+a$/.test(w.text)));
         if (af > 0 && words[af + 1]) u.xargsFile = words[af + 1];
         for (let k = 1; k < words.length && words[k].text.startsWith('-'); k++) {
           const t = words[k].text;
@@ -284,7 +284,11 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
           else if (t.startsWith('-i')) u.xargsReplace = t.slice(2);
           if (XARGS_ARG_OPTS.has(t)) k++;
         }
-        next = words.slice(skipOptions(words, 1, XARGS_ARG_OPTS));
+        // A cluster ending in a value option (-r0a FILE, -0I{}) takes the next word too.
+        let j = 1;
+        while (j < words.length && words[j].text.startsWith('-') && words[j].text !== '--') j += XARGS_ARG_OPTS.has(words[j].text) || /^-[a-zA-Z0-9]+[aIdEsLnP]$/.test(words[j].text) && !/^-[0rtpx]+$/.test(words[j].text) ? 2 : 1;
+        if (words[j]?.text === '--') j++;
+        next = words.slice(j);
         break;
       }
       default:
@@ -400,11 +404,13 @@ interface Walk {
   listFiles: Map<string, Invocation>;
   /** package.json scripts set on the line (npm pkg set scripts.X=…). */
   npmScripts: Map<string, string>;
+  /** Descriptors opened on a secret (exec 5< ~/.aws/credentials). */
+  secretFds: Map<number, string>;
 }
 
 /** Analyses a command line. */
 export function analyzeCommand(command: string, env: AnalyzeEnv): Analysis {
-  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map(), copiedFrom: new Map(), gitConfig: [], readFeeds: new Map(), aliases: new Map(), movedFrom: new Map(), unpacked: [], listFiles: new Map(), npmScripts: new Map() };
+  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map(), copiedFrom: new Map(), gitConfig: [], readFeeds: new Map(), aliases: new Map(), movedFrom: new Map(), unpacked: [], listFiles: new Map(), npmScripts: new Map(), secretFds: new Map() };
   collect(walk, command, env.cwd, 0, false);
   loopInputs(walk);
   for (const inv of walk.out) checkInvocation(walk, inv);
@@ -528,12 +534,20 @@ function withAlias(walk: Walk, cmd: SimpleCommand, cwd: string | null): SimpleCo
 function loopInputs(walk: Walk): void {
   for (let k = 0; k < walk.out.length; k++) {
     const inp = walk.out[k];
-    const r = inp.argv.length === 0 ? inp.redirects.find((x) => x.op === '<' && x.target.subs.length > 0) : undefined;
+    const r = inp.argv.length === 0 ? inp.redirects.find((x) => (x.op === '<' && x.target.subs.length > 0) || x.body !== undefined) : undefined;
     if (!r) continue;
-    const cmds = parseShell(r.target.subs[0], parseEnv(walk, inp.cwd)).commands;
-    const last = cmds[cmds.length - 1];
-    if (!last) continue;
-    const feeder: Invocation = { ...inp, argv: text(last.words), words: last.words, redirects: last.redirects, viaXargs: false, upstream: [] };
+    let feeder: Invocation;
+    if (r.body !== undefined) {
+      // done <<EOF … EOF / done <<< "$HOME": the lines are the items.
+      const lines = r.body.split('\n').filter((l) => l.trim() !== '');
+      const ws = [{ ...r.target, text: 'echo', dynamic: false, glob: false, subs: [] }, ...lines.map((l) => ({ ...r.target, text: l.trim(), dynamic: false, glob: false, subs: [] }))];
+      feeder = { ...inp, argv: text(ws), words: ws, redirects: [], viaXargs: false, upstream: [] };
+    } else {
+      const cmds = parseShell(r.target.subs[0], parseEnv(walk, inp.cwd)).commands;
+      const last = cmds[cmds.length - 1];
+      if (!last) continue;
+      feeder = { ...inp, argv: text(last.words), words: last.words, redirects: last.redirects, viaXargs: false, upstream: [] };
+    }
     feeder.argv[0] = base(feeder.argv[0] ?? '');
     const readAt = walk.out.slice(0, k).map((x, j) => (x.argv[0] === 'read' && x.upstream.length === 0 ? j : -1)).filter((j) => j >= 0).pop();
     if (readAt === undefined) continue;
@@ -695,6 +709,12 @@ function checkAssignments(walk: Walk, words: Word[], exported: boolean, cwd: str
 
 /** Tools that delete trees as rm -rf does (rimraf, del-cli, rm-rf, wipe): read as rm -rf; their own globs (rimraf --glob, del-cli) count as globs. */
 function deleteAlias(words: Word[]): Word[] {
+  // cmake -E rm|remove|remove_directory ARGS, coreutils --coreutils-prog=PROG ARGS: the program they stand for.
+  const n0 = base(words[0]?.text ?? '');
+  if (n0 === 'cmake' && words[1]?.text === '-E' && /^(rm|remove|remove_directory|rm_rf)$/.test(words[2]?.text ?? '')) {
+    return [{ ...words[0], text: 'rm' }, { ...words[0], text: /remove_directory|rm_rf/.test(words[2].text) || words.some((w) => /^-[a-zA-Z]*r/i.test(w.text)) ? '-rf' : '-f' }, ...words.slice(3).filter((w) => !/^-[a-zA-Z]+$/.test(w.text))];
+  }
+  if (n0 === 'coreutils' && /^--coreutils-prog=/.test(words[1]?.text ?? '')) return deleteAlias([{ ...words[1], text: words[1].text.slice(17) }, ...words.slice(2)]);
   const name = base(words[0]?.text ?? '');
   if (!/^(rimraf|rm-rf|del-cli|del|wipe|trash-rm)$/.test(name)) return words;
   const globs = name !== 'rimraf' || words.some((a) => a.text === '--glob' || a.text === '-g');
@@ -797,6 +817,8 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     // AppleScript's `do shell script "…"` runs its text through sh (Apple TN2065).
     const src = inv.argv.filter((_, k) => inv.argv[k - 1] === '-e').join('\n') || stdinText(inv) || '';
     for (const m of src.matchAll(/do\s+shell\s+script\s+"((?:[^"\\]|\\.)*)"/gi)) collect(walk, m[1].replace(/\\(.)/g, '$1'), inv.cwd, depth + 1, true);
+    // JavaScript for Automation (osascript -l JavaScript): app.doShellScript("…").
+    for (const m of src.matchAll(/doShellScript\(\s*(['"`])((?:(?!\1)[^\\]|\\.)*)\1/g)) collect(walk, m[2].replace(/\\(.)/g, '$1'), inv.cwd, depth + 1, true);
     if (/make\s+(new\s+)?login\s+item/i.test(src)) block(walk, 'dangerous', 'osascript adds a login item: it starts by itself at every login, a way to stay on the machine');
   } else if (/^(pwsh|powershell)(\.exe)?$/i.test(name)) {
     const script = powershellScript(inv.argv);
@@ -805,6 +827,8 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
   else if (name === 'git') gitConfigCommands(walk, inv, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '') && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name)) npmScripts(walk, inv, depth);
+  else if (name === 'make' && inv.argv.some((a, k) => a === '-' && /^(-f|--file|--makefile)$/.test(inv.argv[k - 1] ?? '')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(0, 1), argv: inv.argv.slice(0, 1) }, depth);
+  else if (!NOT_WRAPPERS.has(name) && !langOf(name ?? '') && depth < MAX_DEPTH) genericNested(walk, inv, depth);
   if (SOURCE_RUNNERS.test(name ?? '') && inv.cwd !== null && walk.files.size > 0) {
     // cat > /tmp/m.go <<EOF … EOF; go run /tmp/m.go: the source the line wrote is read for what it runs and deletes.
     for (const w of inv.words.slice(1)) {
@@ -818,9 +842,14 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
       } else if (known?.downloaded) block(walk, 'dangerous', `${name} runs ${w.text}, which ${known.downloaded} downloaded on the same line: unreviewed code`);
     }
   }
-  else if (name === 'make' && inv.argv.some((a, k) => a === '-' && /^(-f|--file|--makefile)$/.test(inv.argv[k - 1] ?? '')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(0, 1), argv: inv.argv.slice(0, 1) }, depth);
-  else if (!NOT_WRAPPERS.has(name) && !langOf(name ?? '') && depth < MAX_DEPTH) genericNested(walk, inv, depth);
   const lang = langOf(name ?? '');
+  if (lang && inv.viaXargs) {
+    const c = inlineCode(lang, inv.argv).code;
+    if (c !== null && deletesArgs(c)) {
+      const fed = xargsItems(walk, inv);
+      for (const t of fed?.items ?? [STDIN_TARGET]) checkDelete(walk, inv, t, fed?.recursive ?? false, `${name} code given the paths by xargs`);
+    }
+  }
   if (lang) {
     const { code, readsStdin } = inlineCode(lang, inv.argv);
     const text = code ?? (readsStdin ? stdinText(inv) : null);
@@ -846,7 +875,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
  * Commands that matter when they are what a wrapper finally runs: deletes, disks, permissions,
  * git, downloads and network tools, shells and interpreters, services, the machine.
  */
-const HEADS = /^(rm|srm|rmdir|unlink|shred|truncate|dd|mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|parted|blkdiscard|chmod|chown|chgrp|chattr|setfacl|find|fd|xargs|git|curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|mv|cp|tee|install|ln|sh|bash|zsh|dash|ksh|fish|eval|sudo|su|doas|env|python[\d.]*|perl|ruby|node|php[\d.]*|lua[\d.]*|kill|pkill|killall|shutdown|reboot|halt|poweroff|systemctl|launchctl|crontab|docker|podman|kubectl|terraform|aws|gcloud|gh|rimraf|del-cli|rm-rf|trash|trash-put|base64|openssl|iptables|usermod|passwd|userdel|chpasswd|visudo|mount|umount)$/;
+const HEADS = /^(rm|srm|rmdir|unlink|shred|truncate|dd|mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|parted|blkdiscard|chmod|chown|chgrp|chattr|setfacl|find|fd|xargs|git|curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|mv|cp|tee|install|ln|sh|bash|zsh|dash|ksh|fish|sudo|su|doas|env|python[\d.]*|perl|ruby|node|php[\d.]*|lua[\d.]*|kill|pkill|killall|shutdown|reboot|halt|poweroff|systemctl|launchctl|crontab|docker|podman|kubectl|terraform|aws|gcloud|gh|rimraf|del-cli|rm-rf|trash|trash-put|base64|openssl|iptables|usermod|passwd|userdel|chpasswd|visudo|mount|umount)$/;
 
 /**
  * Commands whose arguments are data (text, package names, paths), never a command they run:
@@ -871,12 +900,15 @@ const SCRIPT_OPTS = /^(-c|--run|--command|-x|--exec|-s|--shell|-ex|--eval|-eval|
 /** A command line inside text: `!cmd` (vim, gdb, less), `.shell cmd`/`.system cmd` (sqlite3), `spawn cmd` (expect), `exec cmd` (tcl), `\\! cmd` (psql, mysql), or a line starting with a command that matters. */
 function embeddedCommand(text: string, anyHead = false): string | null {
   const s = text.replace(/^\s*[:+]*(?=!)/, '');
-  const m = /^(?:!|\\!\s*|\.(?:shell|system)\s+|spawn\s+|exec\s+|system\s+|shell-command\s+)(.+)$/s.exec(s);
+  const m = /^(?:!|\\!\s*|\.(?:shell|system)\s+|spawn\s+|exec\s+|system\s+|shell-command\s+|shell\s+|platform\s+shell\s+)(.+)$/s.exec(s);
   if (m) return m[1];
   if (anyHead) return s;
   const first = /^\s*(?:[A-Za-z_]\w*=\S*\s+)*([\w./-]+)/.exec(s)?.[1];
   return first && HEADS.test(base(first)) && /\s/.test(s.trim()) ? s : null;
 }
+
+/** Interpreters of languages without a table here: their -e/--eval value is code, not a shell line. */
+const CODE_TOOLS = /^(erl|escript|elixir|iex|emacs|racket|guile|sbcl|clisp|clojure|clj|bb|julia|octave|groovy|scala|kotlin|crystal|ghc|ghci|runghc|ocaml|swipl|gst|nim|dart|jshell|hy|fennel|janet|sqlite3|mysql|psql|mongosh|mongo|gdb|lldb)$/;
 
 /** Text that reads as code of some language rather than a shell line: calls `f(…)`, s-expressions, methods on strings. */
 const CODE_LIKE = /\w\s*\(|^\s*\(|["'`]\s*\.\s*[\w!]/;
@@ -947,9 +979,15 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
   const seen = new Set<string>();
   // An option meant for a command line is one, whatever its first word; elsewhere a line counts when it starts with a command that matters.
   for (const x0 of optScripts) {
-    const x = x0.replace(TCL_HOME, walk.env.home);
+    // expect/Tcl braces quote like single quotes: spawn sh -c {rm -rf ~}.
+    const tcl = /^(expect|tclsh|wish)$/.test(inv.argv[0] ?? '');
+    const x = tcl ? x0.replace(TCL_HOME, walk.env.home).replace(/\{([^{}]*)\}/g, (_m, b: string) => `'${b.replace(/'/g, `'\\''`)}'`) : x0;
     seen.add(x);
-    collect(walk, embeddedCommand(x, true)!, inv.cwd, depth + 1, true);
+    // A value in another language (erl's halt(), elisp) is read for the command lines in it, not run as one.
+    // Tools whose option is code of their own language (erl -eval, emacs --eval, julia -e…): read for the command lines in it,
+    // not run as one (erl's halt() is not /sbin/halt); elsewhere (nix-shell --run, script -c) the value is a shell line.
+    const c = CODE_TOOLS.test(base(inv.argv[0] ?? '')) ? embeddedCommand(x) : embeddedCommand(x, true);
+    if (c !== null) collect(walk, c, inv.cwd, depth + 1, true);
   }
   for (const x of texts) {
     const c = embeddedCommand(x);
@@ -992,6 +1030,12 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
   for (const m of code.matchAll(/\bfile\s+delete\s+(-force\s+)?(?:--\s+)?["{]?([~/.][^\s"}\]]*)/g)) {
     const w: Word = { text: m[2].replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true };
     checkDelete(walk, inv, target(inv, w), !!m[1], `${inv.argv[0]} code`);
+  }
+  // Emacs Lisp (delete-directory "~" t), Elixir File.rm_rf!(System.user_home()).
+  for (const m of code.replace(/System\.user_home!?\(\)|\(expand-file-name\s+"~"\)|\(getenv\s+"HOME"\)/g, '"~"').matchAll(/\((delete-directory|delete-file)\s+"([^"]*)"(\s+t)?|File\.rm_rf!?\(\s*"([^"]*)"/g)) {
+    const p = m[2] ?? m[4];
+    if (!/^(~|\/|\.)(\/.*)?$/.test(p)) continue;
+    checkDelete(walk, inv, target(inv, { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true }), !!m[3] || !!m[4], `${inv.argv[0]} code`);
   }
   if (code.length > 20_000 || !/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\b/.test(code)) return;
   const norm = code
@@ -1244,7 +1288,8 @@ function runScriptFile(walk: Walk, inv: Invocation, file: string | null, depth: 
     block(walk, 'dangerous', `runs ${file}, which ${known.downloaded} downloaded on the same line: unreviewed code`, `download first, read it, then run it in a separate step: ${known.downloaded} … -o ${file} && less ${file}`);
   } else if (known.content !== null) {
     if (lang) checkCode(walk, inv, lang, known.content, depth);
-    else collect(walk, known.content, inv.cwd, depth + 1, true);
+    // Inside the script $0 is its own path (cd "$(dirname "$0")/..").
+    else collect(walk, known.content.replace(/"?\$\{?0\}?"?/g, `'${abs}'`), inv.cwd, depth + 1, true);
   }
 }
 
@@ -1347,6 +1392,11 @@ function m2host(m: { host: string; inside: string }, p: string): string {
   return m.host + p.slice(m.inside.length);
 }
 
+/** Interpreter code that deletes the paths it is given as arguments (unlink @ARGV, os.remove over sys.argv, fs.rmSync over process.argv). */
+function deletesArgs(code: string): boolean {
+  return /@ARGV|\$ARGV|sys\.argv|process\.argv|\bARGV\b|\$argv|Deno\.args|commandArgs/.test(code) && /\bunlink\b|os\.(remove|unlink)|rmtree|rmSync|unlinkSync|File\.delete|FileUtils\.rm|\brm_rf\b|\.unlink\(|Deno\.remove/.test(code);
+}
+
 /** find ROOTS... tests... -exec CMD {} ; : each -exec command runs with {} as a found path. */
 function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; nameFiltered: boolean; exprStart: number; namePattern: string | null } {
   let i = 1;
@@ -1416,7 +1466,9 @@ function fdAsFind(inv: Invocation): Invocation | null {
 const MATCH_ALL = new Set(['*', '.*', '*.*', '.[!.]*', '.??*', '**', '*/*', '.*/*', '^.*$', '.+', '^.*', '.*$']);
 
 function findExec(walk: Walk, inv: Invocation, depth: number): void {
-  const { roots, filtered, namePattern } = findRoots(inv);
+  const { roots, filtered: anyFilter, nameFiltered, namePattern } = findRoots(inv);
+  // At / or ~ only filters on names narrow the listing (-ctime -99999, -size +0 select nearly all of it).
+  const filtered = roots.some((r) => broadRoot(walk, target(inv, r).abs)) ? nameFiltered : anyFilter;
   // A filter that names secrets (-name 'id_*', '.env*') makes {} a secret for the exfiltration check.
   const secretFilter = namePattern !== null && isSecretName(namePattern);
   for (let i = 1; i < inv.words.length; i++) {
@@ -1436,6 +1488,13 @@ function findExec(walk: Walk, inv: Invocation, depth: number): void {
       if (sub.words.length === 0) continue;
       // find enumerates the whole tree: rm on what an unfiltered find lists deletes the tree, -r or not.
       const tool = base(sub.words[0].text);
+      // perl -e 'unlink @ARGV' {} +, python3 -c '…os.remove(p) for p in sys.argv[1:]' {} +: code deleting its arguments is rm of them.
+      const lang = langOf(tool);
+      const code = lang ? inlineCode(lang, sub.words.map((w) => w.text)).code : null;
+      if (code !== null && deletesArgs(code)) {
+        checkDelete(walk, { ...inv, nested: true }, target(inv, { ...root, text: filtered && !named ? `${root.text}/…` : root.text }), !filtered, `find -exec ${tool} code`);
+        continue;
+      }
       // cp /dev/null {}, sed -i d {}, dd of={} …: every found file emptied, as good as deleted.
       const sargs = sub.words.map((w) => w.text);
       const empties = (tool === 'cp' && /^\/dev\/(null|zero)$/.test(sargs[sargs.length - 2] ?? '')) || (tool === 'sed' && sargs.some((a) => /^-[a-zA-Z]*i/.test(a)) && sargs.some((a) => /^('?)(\d*,?\$?d|\/\.?\*?\/d|\/\/d)\1$/.test(a))) || (tool === 'dd' && sargs.some((a) => /^of=/.test(a)) && sargs.some((a) => /^if=\/dev\/(zero|null|urandom)$/.test(a))) || (tool === 'tee' && sargs.length === 2);
@@ -1457,7 +1516,12 @@ function findExec(walk: Walk, inv: Invocation, depth: number): void {
           checkDelete(walk, child, target(inv, { ...root, text: filtered ? `${root.text}/…` : root.text, dynamic: root.dynamic }), !filtered, 'find -exec … >');
         }
         // sh -c 'rm -rf "$1"' _ {}: the positional parameters are the words after the script.
-        if (script !== null) collect(walk, substitutePositional(script, child.argv.slice(child.argv.indexOf(script) + 1)), inv.cwd, depth + 1, true);
+        if (script !== null) {
+          const pos = child.argv.slice(child.argv.indexOf(script) + 1);
+          collect(walk, substitutePositional(script, pos), inv.cwd, depth + 1, true);
+          // for f; do … "$f" …; done walks the positional parameters: set them first.
+          if (/\bfor\s+\w+\s*(;|\n|do\b)/.test(script) && pos.length > 1) collect(walk, `set -- ${pos.slice(1).map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')}\n${filtered ? script : script.replace(/\brm\s+(?!-[a-zA-Z]*[rR])/g, 'rm -r ')}`, inv.cwd, depth + 1, true);
+        }
       }
     }
     i = j;
@@ -1861,6 +1925,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   }
   checkEssentialPackages(walk, inv);
   checkMachine(walk, inv);
+  checkToolCommands(walk, inv);
   checkXargsRuns(walk, inv);
   checkOtherWriters(walk, inv);
   if (name === 'bfg' || (name === 'java' && inv.argv.some((a) => /(^|\/)bfg[^/]*\.jar$/i.test(a)))) {
@@ -1930,6 +1995,47 @@ function checkXargsRuns(walk: Walk, inv: Invocation): void {
     const child: Invocation = { ...inv, argv: text(words), words, viaXargs: false, xargsReplace: undefined, upstream: [], nested: true };
     checkInvocation(walk, child);
   }
+}
+
+/**
+ * Options of everyday tools whose value is a command they run: tar --checkpoint-action=exec=CMD,
+ * --to-command, -I/--use-compress-program; zip -TT CMD; rsync -e/--rsh; ssh -o ProxyCommand/LocalCommand;
+ * make --eval 'x: ; CMD'; sed's `e` command and s///e; ansible -m file … state=absent.
+ */
+function checkToolCommands(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  const cmds: string[] = [];
+  const val = (k: number, pre: string) => (args[k].length > pre.length ? args[k].slice(pre.length) : args[k + 1] ?? '');
+  args.forEach((a, k) => {
+    if (name === 'tar') {
+      const m = /^--(checkpoint-action=exec=|to-command=|use-compress-program=|info-script=|new-volume-script=)(.*)$/.exec(a);
+      if (m) cmds.push(m[2]);
+      else if (/^(-I|-F|--use-compress-program|--to-command|--info-script)$/.test(a)) cmds.push(args[k + 1] ?? '');
+    } else if (name === 'zip' && /^(-TT|--unzip-command)/.test(a)) cmds.push(val(k, a.startsWith('--') ? '--unzip-command=' : '-TT'));
+    else if (name === 'rsync' && (a === '-e' || a === '--rsh' || a.startsWith('--rsh=') || a === '--rsync-path' || a.startsWith('--rsync-path='))) cmds.push(a.includes('=') ? a.slice(a.indexOf('=') + 1) : args[k + 1] ?? '');
+    else if ((name === 'ssh' || name === 'scp' || name === 'sftp') && (a === '-o' || /^-o./.test(a))) {
+      const o = a === '-o' ? args[k + 1] ?? '' : a.slice(2);
+      const m = /^(ProxyCommand|LocalCommand|KnownHostsCommand|RemoteCommand)[\s=]+(.*)$/i.exec(o);
+      if (m) cmds.push(m[2]);
+    } else if (name === 'make' && (a.startsWith('--eval=') || a === '--eval')) {
+      const text = a === '--eval' ? args[k + 1] ?? '' : a.slice(7);
+      for (const m of text.matchAll(/:[^;\n]*;\s*([^\n]+)|\n\t([^\n]+)/g)) cmds.push(m[1] ?? m[2]);
+    }
+  });
+  if (name === 'sed') {
+    // sed's `e CMD` runs CMD; s/…/REPL/e runs REPL.
+    const scripts = inv.argv.filter((_, k) => /^(-e|--expression)$/.test(inv.argv[k - 1] ?? '')).concat(operands(inv.words, new Set(['-e', '-f', '--expression', '--file'])).slice(0, 1).map((w) => w.text));
+    for (const sc of scripts) {
+      for (const m of sc.matchAll(/(?:^|[;\n{])\s*(?:\d+|\$|\/[^/]*\/)?\s*e\s+([^;\n}]+)/g)) cmds.push(m[1]);
+      for (const m of sc.matchAll(/(?:^|[;\n])\s*s(.)(?:(?!\1).)*\1((?:(?!\1).)*)\1[gpiI0-9]*e/g)) cmds.push(m[2]);
+    }
+  }
+  if (name === 'ansible' && args.some((a, k) => (a === '-m' || a === '--module-name') && /^(ansible\.builtin\.)?file$/.test(args[k + 1] ?? ''))) {
+    const a = args[args.findIndex((x) => x === '-a' || x === '--args') + 1] ?? '';
+    const p = /\b(?:path|dest|name)=("?)([^"\s]+)\1/.exec(a)?.[2];
+    if (p && /state=absent/.test(a)) checkDelete(walk, inv, target(inv, { ...inv.words[0], text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false }), true, 'ansible file state=absent');
+  }
+  for (const c of cmds) if (c.trim() !== '') collect(walk, c, inv.cwd, 1, true);
 }
 
 /** Cutting the machine off, handing out root, changing how it boots or what runs in its kernel. */
@@ -2080,6 +2186,10 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   const listFile = (w: Word | undefined) => (w && inv.cwd !== null && !w.dynamic ? walk.listFiles.get(resolveFrom(inv.cwd, w.text)) : undefined);
   const fromFile = listFile(inv.xargsFile) ?? listFile(inv.redirects.find((r) => r.op === '<')?.target);
   if (fromFile) return xargsItems(walk, { ...inv, xargsFile: undefined, redirects: [], upstream: [fromFile] });
+  if (inv.xargsFile && inv.xargsFile.subs.length > 0) {
+    const fed = substitutionItems(walk, inv, inv.xargsFile.subs[0]);
+    if (fed) return fed;
+  }
   if (inv.xargsFile) {
     const sub = inv.xargsFile.subs[0];
     const out = sub !== undefined ? resolveSubstitution(sub, parseEnv(walk, inv.cwd)) : inv.cwd !== null ? walk.files.get(resolveFrom(inv.cwd, inv.xargsFile.text))?.content ?? null : null;
@@ -2090,9 +2200,13 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   let k = inv.upstream.length - 1;
   for (; k >= 0; k--) {
     const a = inv.upstream[k].argv;
+    // A stage fed its own text (cat <<< ~) or reading a file (cut -f6 /etc/passwd) is where the list comes from.
+    if (inv.upstream[k].redirects.some((r) => r.body !== undefined)) break;
+    if (/^(cut|cat|sort|uniq|head|tail|tac|tr|nl)$/.test(a[0]) && operands(inv.upstream[k].words, new Set(['-d', '-f', '-c', '-b', '-n', '-k', '-t'])).some((w) => w.text.startsWith('/'))) break;
     // awk '{print $2}' (no pattern, only printing fields) passes the list on too.
     if (PASS_THROUGH.test(a[0]) || (a[0] === 'grep' && a.some((x) => /^-[a-zA-Z]*v/.test(x))) || (/^[gm]?awk$/.test(a[0]) && a.some((x) => /^\s*\{\s*print\s+\$\w+\s*;?\s*\}\s*$/.test(x)))) continue;
-    if (/^(grep|egrep|rg|sed|awk)$/.test(a[0]) && !a.includes('--files') && !inv.upstream[k].redirects.some((r) => r.body !== undefined)) {
+    const readsFile = operands(inv.upstream[k].words, new Set(['-F', '-f', '-v', '-e'])).slice(1).some((w) => /^[/~.]/.test(w.text));
+    if (/^(grep|egrep|rg|sed|awk)$/.test(a[0]) && !readsFile && !a.includes('--files') && !inv.upstream[k].redirects.some((r) => r.body !== undefined)) {
       narrowed = true;
       continue;
     }
@@ -2141,6 +2255,11 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
     if (listed.length === 0) return { items: [target(inv, word('*'))], recursive: false };
     const dirs = !feeder.argv.some((a) => /^-[a-zA-Z]*d/.test(a)) && listed.every((w) => !w.glob);
     return { items: listed.map((d) => target(feeder!, d)), recursive: false, names: dirs };
+  }
+  // getent passwd … | cut -d: -f6, awk -F: '{print $6}' /etc/passwd: the users' home directories.
+  if ((f === 'getent' && feeder.argv[1] === 'passwd') || feeder.argv.some((a) => a === '/etc/passwd')) {
+    const sixth = (a: string) => /^-f6$|^6$|\$6/.test(a);
+    if (inv.upstream.some((u) => u.argv.some(sixth)) || feeder.argv.some(sixth)) return fromText(walk.env.home, feeder);
   }
   const lister = listerRoots(walk, feeder);
   if (lister) return { items: lister.roots.map((t) => (narrowed || lister.filtered ? { ...t, abs: t.abs === null ? null : `${t.abs}/…` } : t)), recursive: !narrowed && !lister.filtered };
@@ -2363,6 +2482,11 @@ function checkRead(walk: Walk, inv: Invocation, t: Target, verb: string): void {
 
 function checkRedirects(walk: Walk, inv: Invocation): void {
   for (const r of inv.redirects) {
+    // exec 5< ~/.aws/credentials: descriptor 5 reads the secret for every later command (<&5).
+    if (r.op === '<' && r.fd !== null && r.fd > 2 && inv.argv.length === 0 && inv.cwd !== null && !r.target.dynamic && isSecret(walk, resolveFrom(inv.cwd, r.target.text))) walk.secretFds.set(r.fd, resolveFrom(inv.cwd, r.target.text));
+    if (r.op === '<&' && walk.secretFds.has(Number(r.target.text)) && (SENDERS.has(inv.argv[0]) || networkDestination(inv.argv.slice(1)) || uploads(inv.argv))) {
+      block(walk, 'dangerous', `${inv.argv[0]} reads descriptor ${r.target.text}, opened on the secret ${walk.secretFds.get(Number(r.target.text))}, and sends it elsewhere: secrets must not leave this machine`);
+    }
     // cat >> ~/.ssh/config <<EOF / Host … / EOF: plain Host entries are configuration; ProxyCommand, LocalCommand,
     // Match exec, KnownHostsCommand and Include make ssh run or load something, and stay refused.
     if (/^>>?$/.test(r.op) && /\/\.ssh\/config$/.test(r.target.text)) {
@@ -3213,6 +3337,17 @@ function checkLine(walk: Walk): void {
       return isSecret(walk, t.abs) || (t.abs !== null && made.some((f) => isUnder(f, t.abs!)));
     });
   });
+  // git commit/tag/notes -m "$(cat ~/.ssh/id_rsa)", docker build --build-arg K="$(cat key)", a secret copied into the
+  // project: then pushed or published (git push, docker push, npm publish, twine upload…), the secret leaves with it.
+  const publishes = walk.out.find((i) => (i.argv[0] === 'git' && i.argv.includes('push')) || (/^(docker|podman|buildah)$/.test(i.argv[0]) && i.argv.includes('push')) || (/^(npm|pnpm|yarn)$/.test(i.argv[0]) && i.argv.includes('publish')) || (i.argv[0] === 'twine' && i.argv.includes('upload')) || (/^(gem|cargo|poetry|flit|hatch)$/.test(i.argv[0]) && /^(push|publish)$/.test(i.argv[1] ?? '')));
+  if (publishes) {
+    const carrier = walk.out.find((i) => i !== publishes && /^(git|docker|podman|buildah)$/.test(i.argv[0]) && i.words.some((w) => w.subs.some((sub) => subProducesSecret(walk, i, sub, 1) !== null)));
+    const inProject = publishes.argv[0] !== 'git' && publishes.cwd !== null && [...walk.secretFiles].some((f) => isUnder(f, publishes.cwd!));
+    if (carrier || inProject) {
+      block(walk, 'dangerous', `a secret goes into ${carrier ? `what ${carrier.argv.slice(0, 2).join(' ')} records` : 'the package'} and ${publishes.argv.slice(0, 2).join(' ')} sends it away`, 'keep secrets out of commits, images and packages');
+      return;
+    }
+  }
   if (added && gits.some((i) => i.argv.includes('push'))) {
     block(walk, 'dangerous', 'the line adds a secret file to git and pushes it: the secret ends up on the remote, in history', 'keep secrets out of git (.gitignore); remove the file from the index with git rm --cached');
   }

@@ -267,7 +267,7 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
 
 const DISK = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper\/)/;
 const SECRET_FRAGMENT = /(\.ssh\/|\.aws\/|(^|\/)\.env(\.|$)|\.netrc|\.npmrc|\.git-credentials|\.kube\/config|\.docker\/config|\bid_(rsa|ed25519|ecdsa|dsa)\b|\/etc\/shadow|\.gnupg|\.pgpass)/;
-const NETWORK = /\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram)/;
+const NETWORK = /(?:file_get_contents|fopen|readfile|get_headers)\s*\(\s*["']https?:|require\(\s*['"](?:node:)?(?:net|tls|dgram|http2?)['"]\s*\)|\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram)/;
 
 /**
  * Joins of string literals into one: Path("~") / ".ssh" / "id_rsa" and "~".joinpath(".ssh", "x") in
@@ -291,6 +291,8 @@ function joinLiterals(code: string, lang: Lang): string {
     for (; j < lits.length; j++) {
       const between = code.slice(end, lits[j].start);
       if (lang === 'python' && /^\s*\/\s*$/.test(between)) value += `/${lits[j].value}`;
+      // "~" + '/.aws/credentials' (JS, python, ruby), "~" . "/.netrc" (php, perl): concatenation of two literals.
+      else if ((/^(js|python|ruby|lua)$/.test(lang) && /^\s*\+\s*$/.test(between)) || (/^(php|perl)$/.test(lang) && /^\s*\.\s*$/.test(between)) || (lang === 'lua' && /^\s*\.\.\s*$/.test(between))) value += lits[j].value;
       else if (lang === 'python' && /^\s*\.\s*joinpath\(\s*$/.test(between)) value += `/${lits[j].value}`;
       else if ((joinCall || /\.joinpath\(\s*("[^"]*"\s*,\s*)*$/.test(code.slice(start - 40, start))) && /^\s*,\s*$/.test(between)) value += `/${lits[j].value}`;
       else if (lang === 'awk' && /^[ \t]+$/.test(between)) value += lits[j].value;
@@ -360,6 +362,10 @@ function preprocess(code: string, lang: Lang): string {
   for (const re of HOME_EXPRS) c = c.replace(re, '"~"');
   for (const re of CWD_EXPRS) c = c.replace(re, '"."');
   c = joinLiterals(c, lang);
+  // The joins may leave path helpers around one literal again: path.resolve("./.."), os.path.abspath(os.path.join("./..")).
+  for (let k = 0; k < 3; k++) {
+    c = c.replace(/(?:require\(\s*['"](?:node:)?path['"]\s*\)|\bpath|\bos\.path)\.(?:resolve|join|normalize|abspath|realpath)\(\s*"([^"]*)"\s*\)/g, '"$1"');
+  }
   // x = '~' then 'rm -rf %s' % x, ' '.join(cmd) with cmd a list literal: variables holding one literal are put in first.
   c = c.replace(/(['"][^'"\n]*['"]\s*%\s*\(?\s*|\.format\(\s*|['"]\s*\.\s*join\(\s*)([A-Za-z_]\w*)(?=\s*\)?)/g, (m, pre: string, id: string) => {
     const list = new RegExp(`(?:^|[^\\w.])${id}\\s*=\\s*(\\[[^\\]]*\\])`).exec(c)?.[1];
@@ -405,8 +411,11 @@ const TYPE_TESTS = /\b(?:is_file|is_dir|isfile|isdir|is_symlink|islink|isFile|is
  * glob/scandir/opendir/RecursiveDirectoryIterator, and methods on a path (`"~".rglob('*')`,
  * `p.iterdir()` with p assigned a path) once Path.home()/Path('/') read as literals.
  */
-function listingRoots(code: string): { path: string; glob: string | null }[] {
+function listingRoots(code0: string): { path: string; glob: string | null }[] {
   const out: { path: string; glob: string | null }[] = [];
+  // const g = require('glob'); g.sync(…): the module's calls under another name.
+  const globMod = /\b(\w+)\s*=\s*require\(\s*['"](?:glob|fast-glob|globby|tiny-glob)['"]\s*\)/.exec(code0)?.[1];
+  const code = globMod ? code0.replace(new RegExp(`\\b${globMod}\\.(sync|glob|globSync)\\(`, 'g'), 'glob.sync(') : code0;
   const split = (pattern: string): { path: string; glob: string | null } => {
     const segs = pattern.split('/');
     const g = segs.findIndex((x) => /[*?[]/.test(x));

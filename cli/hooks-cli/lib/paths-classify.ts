@@ -113,6 +113,7 @@ const HOME_SECRETS = [
   '.config/hcloud', '.oci', '.bluemix', '.config/linode-cli', '.ngrok2', '.config/ngrok', '.tailscale',
   // Package registries' logins.
   '.m2/settings.xml', '.m2/settings-security.xml', '.gradle/gradle.properties', '.sbt/credentials', '.ivy2/.credentials', '.pip/pip.conf', '.config/pip/pip.conf',
+  '.config/github-copilot', '.config/gh-copilot', '.codeium', '.config/Cursor/User/globalStorage', '.continue/config.json', '.config/sourcegraph',
   '.yarnrc', '.yarnrc.yml', '.nuget/NuGet/NuGet.Config', '.subversion/auth', '.config/git/credentials', '.composer/auth.json', '.config/composer/auth.json',
 ];
 
@@ -126,6 +127,7 @@ export function isSecretName(name: string): boolean {
   if (/^\.(ssh|aws|gnupg|kube|password-store|netrc|git-credentials|pgpass)$/.test(name)) return true;
   if (/^(Login Data|Cookies|key[34]\.db|logins\.json|cookies\.sqlite)$/.test(name)) return true;
   if (/^(credentials(\.(json|ya?ml|toml|ini|csv|txt|xml|enc|yml\.enc|db))?|secrets?\.(json|ya?ml|toml)|.*\.(pem|key|p12|pfx|keystore|jks|kdbx|ppk|tfstate|tfstate\.backup)|\.netrc|\.npmrc|\.pgpass|\.htpasswd|htpasswd|\.my\.cnf|wallet\.dat|secring\..*|.*\.kubeconfig|kubeconfig(\..*)?|service-account.*\.json)$/.test(name)) return true;
+  if (/^(service[-_]?account|serviceAccountKey|firebase-adminsdk|.*-adminsdk-|gcp[-_]?(sa[-_]?)?key|sa[-_]key|client[-_]secret)[^/]*\.json$/i.test(name)) return true;
   // A data file whose name says what it holds (github_token.txt, api-key.json, db_password.env, auth.json, .vault-token):
   // not source code or documentation about such things, and not a template.
   return (

@@ -290,8 +290,10 @@ class Lexer {
       const all = this.vars().get('@');
       if (all) this.vars().set(this.forName, all);
     }
-    if (this.forState === 3 && this.forItems.length > 0 && this.forItems.every((w) => !w.text.includes(',') && !w.text.includes('{'))) {
-      const items = this.forItems;
+    // for p in "${ARR[@]}": an array's values come as one {a,b,c} word; each is an item.
+    const forItems = this.forItems.flatMap((w) => (w.brace && /^\{[^{}]*\}$/.test(w.text) ? w.text.slice(1, -1).split(',').map((t) => ({ ...w, text: t, brace: false })) : [w]));
+    if (this.forState === 3 && forItems.length > 0 && forItems.every((w) => !w.text.includes(',') && !w.text.includes('{'))) {
+      const items = forItems;
       this.vars().set(this.forName, {
         text: items.length === 1 ? items[0].text : `{${items.map((w) => w.text).join(',')}}`,
         dynamic: items.some((w) => w.dynamic),
@@ -670,7 +672,8 @@ class Lexer {
       const via = indirect ? expandVar(indirect[1], this.env) : null;
       const known = via && !via.dynamic && /^[A-Za-z_]\w*$/.test(via.text) ? expandVar(via.text, this.env) : /^[A-Za-z_]\w*$/.test(inner) ? expandVar(inner, this.env) : arr ? expandVar(arr[1], this.env) : null;
       // ${X:-default}, ${X-default}, ${X:=default}: the value, or the default when X is not known here.
-      const withDefault = known === null ? /^([A-Za-z_]\w*):?[-=](.*)$/.exec(inner) : null;
+      // (${1:-x} too: on a command line the positional parameters are empty unless set -- set them.)
+      const withDefault = known === null ? /^([A-Za-z_]\w*|\d+):?[-=](.*)$/.exec(inner) : null;
       // ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat}, ${X:off:len}, ${X:?msg}: computed from a known X.
       const op = known === null && !withDefault ? /^([A-Za-z_]\w*)(%%|%|##|#|:\?|:(?=\d))(.*)$/.exec(inner) : null;
       const opBase = op ? expandVar(op[1], this.env) : null;
@@ -941,6 +944,9 @@ function checkForkBomb(out: ParsedScript, name: string, start: number): void {
  * print. Null when unknown: callers then treat the word as dynamic.
  */
 export function resolveSubstitution(body: string, env: ParseEnv): string | null {
+  // $(cat <<'EOF' … EOF): the here-document's text.
+  const doc = /^\s*cat\s*<<(-?)\s*(['"]?)(\w+)\2\s*\n([\s\S]*?)\n\t*\3\s*$/.exec(body);
+  if (doc && doc[4].length <= 4000) return doc[2] ? doc[4] : doc[4].replace(/\$\{?HOME\}?/g, env.home);
   if (body.length > 400 || resolving >= 2 || /[|<>`]/.test(body.replace(/2>\s*\/dev\/null/g, ''))) return null;
   // Nested substitutions resolve inside out; bounding the depth keeps a deeply nested line linear.
   resolving++;
@@ -964,6 +970,9 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
     cwd = posixResolve(cwd, cd.words[1].text);
   }
   const words = cmds[cmds.length - 1].words;
+  // $(cat <<'EOF' … EOF), $(cat <<< TEXT): the text itself.
+  const fed = cmds[cmds.length - 1].redirects.find((r) => r.body !== undefined);
+  if (words.length === 1 && words[0].text === 'cat' && fed) return fed.body!.replace(/\n$/, '');
   if (words.length === 0 || words.some((w) => w.dynamic)) return null;
   const argv = words.map((w) => w.text);
   const args = argv.slice(1);
