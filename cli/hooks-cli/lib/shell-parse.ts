@@ -770,6 +770,8 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
 
   /** Inside `case … in`: a pattern (`a|b)`, `(x)`) comes before each branch's commands. */
   let casePatternNext = 0;
+  /** Where each open while/until/for/if began (its commands feed a pipe after done/fi). */
+  const compoundStarts: number[] = [];
   let caseBodies = 0;
   for (let k = 0; k < tokens.length; k++) {
     const tok = tokens[k];
@@ -833,6 +835,13 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
         }
         continue;
       }
+      // A compound command piped on (while …; done | curl, if …; fi | sh): every command inside it feeds the pipe.
+      if (!cur && !tok.w.quoted && /^(while|until|if)$/.test(tok.w.text)) compoundStarts.push(out.commands.length);
+      if (!cur && !tok.w.quoted && /^(done|fi)$/.test(tok.w.text) && compoundStarts.length > 0) {
+        const from = compoundStarts.pop()!;
+        lastUnit = out.commands.slice(from).filter((c) => c.depth === depth).map((c) => out.commands.indexOf(c));
+        continue;
+      }
       if (!cur && !tok.w.quoted && SKIP_KEYWORDS.has(tok.w.text)) continue;
       if (!cur && !tok.w.quoted && tok.w.text === 'case') {
         // case WORD in: the patterns and branches follow.
@@ -841,6 +850,7 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
         continue;
       }
       if (!cur && !tok.w.quoted && (tok.w.text === 'for' || tok.w.text === 'select')) {
+        compoundStarts.push(out.commands.length);
         // Skip the header up to the list (for x in a b c; do ...): its words are not a command.
         while (k + 1 < tokens.length && !(tokens[k + 1].t === 'op' && [';', '\n'].includes((tokens[k + 1] as { op: string }).op))) k++;
         continue;
