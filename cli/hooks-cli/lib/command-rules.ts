@@ -64,6 +64,8 @@ export interface Invocation {
   inner?: Invocation[];
   /** VAR=value words set for this command (RAILS_ENV=production rails …). */
   assigned?: string[];
+  /** Runs on another host (ssh HOST CMD). */
+  remote?: boolean;
 }
 
 export interface Analysis {
@@ -406,6 +408,8 @@ interface Walk {
   npmScripts: Map<string, string>;
   /** Descriptors opened on a secret (exec 5< ~/.aws/credentials). */
   secretFds: Map<number, string>;
+  /** Collecting a script that runs on another host (ssh HOST CMD). */
+  remote?: boolean;
 }
 
 /** Analyses a command line. */
@@ -651,7 +655,7 @@ function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth:
   if (argv[0]?.includes('/') && !argv[0].startsWith('./')) argv[0] = base(argv[0]);
   if (/^(bin\/rails|bin\/rake|\.\/bin\/rails)$/.test(words[0]?.text ?? '')) argv[0] = base(words[0].text);
   if (argv[0] === 'php' && argv[1] === 'artisan') argv.splice(0, 2, 'artisan');
-  return { argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsFile: u.xargsFile, upstream: [], nested, assigned: u.assigned.map((w) => w.text) };
+  return { remote: walk.remote, argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsFile: u.xargsFile, upstream: [], nested, assigned: u.assigned.map((w) => w.text) };
 }
 
 /** Variables whose value is a command line a program runs later (git, pagers, editors, askpass helpers). */
@@ -807,7 +811,13 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
   } else if (name === 'tmux' || name === 'screen' || name === 'ssh') {
     // tmux new -d 'CMD', screen -dm CMD..., ssh HOST CMD: the command runs through a shell (there or here).
     const script = detachedScript(inv.argv);
-    if (script !== null) collect(walk, script, name === 'ssh' ? null : inv.cwd, depth + 1, true);
+    if (script !== null) {
+      // On the remote host: a public key appended to its authorized_keys there is how a login is set up.
+      const was = walk.remote;
+      walk.remote = name === 'ssh';
+      collect(walk, script, name === 'ssh' ? null : inv.cwd, depth + 1, true);
+      walk.remote = was;
+    }
   } else if (name === 'git' && inv.argv.includes('config')) {
     // git config alias.X '!CMD': the alias runs CMD through the shell.
     const bang = inv.argv.find((a, k) => k > 1 && a.startsWith('!') && /^alias\./.test(inv.argv[k - 1] ?? ''));
@@ -2120,7 +2130,7 @@ function checkCloudDestroy(walk: Walk, inv: Invocation): void {
   const destroy = verbs.some((v) => /^(destroy|delete|remove|rm|rb|purge|terminate|drop|nuke|apps:destroy|delete-.+|terminate-.+|destroy-.+)$/.test(v));
   const unattended = args.some((x) => /^(--yes|-y|--force|-f|--quiet|-q|--confirm(=.*)?|--auto-approve|-auto-approve|--no-prompt|--no-confirm|--skip-confirmation|--non-interactive)$/.test(x));
   // kubectl, helm, gh, glab and aws are judged by checkServices (a single pod or object is ordinary work).
-  if (always || (destroy && unattended && !/^(kubectl|helm|gh|glab|aws|gsutil|rclone|mc|s3cmd|b2)$/.test(name))) {
+  if (always || (destroy && unattended && !/^(kubectl|helm|gh|glab|aws|gsutil|rclone|mc|s3cmd|b2|terraform|tofu|pulumi)$/.test(name))) {
     block(walk, 'dangerous', `${name} ${args.slice(0, 4).join(' ')} deletes resources of a cloud or hosting service${unattended ? ' without asking' : ''}`, 'let the user run it after checking what it removes');
   }
 }
@@ -2489,6 +2499,7 @@ function checkRedirects(walk: Walk, inv: Invocation): void {
     }
     // cat >> ~/.ssh/config <<EOF / Host … / EOF: plain Host entries are configuration; ProxyCommand, LocalCommand,
     // Match exec, KnownHostsCommand and Include make ssh run or load something, and stay refused.
+    if (inv.remote && r.op === '>>' && /\/\.ssh\/authorized_keys2?$/.test(r.target.text)) continue;
     if (/^>>?$/.test(r.op) && /\/\.ssh\/config$/.test(r.target.text)) {
       const content = stdinText(inv) ?? inv.redirects.find((x) => x.body !== undefined)?.body ?? ((inv.argv[0] === 'echo' || inv.argv[0] === 'printf') && !inv.words.some((w) => w.dynamic) ? inv.argv.slice(1).join(' ') : null);
       if (content !== null && !/ProxyCommand|LocalCommand|PermitLocalCommand|Match\s+.*exec|KnownHostsCommand|PKCS11Provider|SecurityKeyProvider|Include|ProxyJump\s+.*\$|IdentityAgent/i.test(content)) continue;
@@ -2926,7 +2937,9 @@ function checkServices(walk: Walk, inv: Invocation): void {
     case 'terraform':
     case 'tofu':
     case 'pulumi':
-      if (args.includes('destroy') || (args.includes('apply') && args.includes('-destroy'))) say('destroys every resource of the configuration');
+      // -target=ADDR limits it to the resources named (a sandbox module): a warning.
+      if ((args.includes('destroy') || (args.includes('apply') && args.includes('-destroy'))) && args.some((a) => /^--?target(=|$)/.test(a))) warn(walk, 'suspicious', `${name} destroy of the targeted resources (${args.filter((a) => /^--?target/.test(a)).join(' ')})`);
+      else if (args.includes('destroy') || (args.includes('apply') && args.includes('-destroy'))) say('destroys every resource of the configuration');
       break;
     case 'kubectl':
       if (args[0] === 'delete' && (args.some((a) => a === '--all' || a === '-A' || a === '--all-namespaces') || /^(ns|namespaces?|nodes?|pv|persistentvolumes?|crd|customresourcedefinitions?)$/.test(args[1] ?? ''))) say('deletes whole namespaces, nodes or every resource of a kind');
