@@ -345,6 +345,8 @@ function preprocess(code: string, lang: Lang): string {
   if (lang === 'python') code = resolveAliases(code);
   // __import__('os').system(...) is os.system(...).
   code = code.replace(/__import__\(\s*(['"])([\w.]+)\1\s*\)/g, '$2');
+  // perl's qw(a b c) is the list "a", "b", "c".
+  code = code.replace(/\bqw\s*([({\[\/])([^)}\]\/]*)[)}\]\/]/g, (_m, _o, body: string) => body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', '));
   // perl's q{...}, qq{...}, q(...), qq(...) are string literals.
   code = code.replace(/\bqq?\s*([{(\[])([^'"{}()[\]]*)[})\]]/g, (_m, _o, body: string) => `"${body}"`);
   // Path helpers around one literal are that literal: path.resolve('/'), os.path.abspath('/'), Path('/'), File.expand_path('~/x').
