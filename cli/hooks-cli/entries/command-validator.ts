@@ -14,7 +14,7 @@ import { runHook, type HookContext } from '../lib/hook-runtime';
 import { commandKey, predictions } from '../lib/learner';
 import { hostBlockAnswer, hostContextAnswer, seedAnswer, type HookAnswer } from '../lib/protocol';
 import { readState } from '../lib/session';
-import { backupAndRecord } from '../lib/session-ops';
+import { backupAndRecord, describeBackup } from '../lib/session-ops';
 
 const CRITICAL_BACKUP_EVERY_MS = 60_000;
 
@@ -62,7 +62,8 @@ function handle(ctx: HookContext): HookAnswer {
     const last = state?.backup_history[state.backup_history.length - 1];
     if (!last || ctx.now.getTime() - Date.parse(last.timestamp) > CRITICAL_BACKUP_EVERY_MS) {
       const meta = backupAndRecord(ctx, `before ${analysis.critical}`);
-      if (meta.success) lines.push(`Backup ${meta.backup_id} taken before this command.`);
+      // Said either way: a backup that left files out, or was not taken, is news the model needs (issue 13, problem 1).
+      lines.push(describeBackup(meta, 'before this command'));
     }
   }
   return allow(lines.join('\n'));

@@ -13,14 +13,17 @@
  *   system     -> system_files_protection      (block or warning)
  */
 import path from 'node:path';
-import { analyzeCode, inlineCode, langOf } from './inline-code';
+import { analyzeCode, inlineCode, langOf, stringLiterals, talksToNetwork } from './inline-code';
 import { parseShell, printfFormat, resolveSubstitution, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import {
   classifyDelete,
   describeDelete,
+  isAutostartPath,
+  isCoreCommand,
   isDiskDevice,
   isHomeCache,
+  isPathDir,
   isPreciousHomeDir,
   isSecretName,
   isSecretPath,
@@ -51,10 +54,18 @@ export interface Invocation {
   viaXargs: boolean;
   /** xargs -I REPL: the string replaced by each input item. */
   xargsReplace?: string;
+  /** xargs -a FILE: the file it reads its items from. */
+  xargsFile?: Word;
   /** Invocations earlier in the same pipeline (their output is this one's input). */
   upstream: Invocation[];
   /** The text of an inline script when this is `sh -c`, `eval` and the like. */
   nested: boolean;
+  /** What an unknown wrapper runs (proxychains curl …): it stands in the pipeline where the wrapper does. */
+  inner?: Invocation[];
+  /** VAR=value words set for this command (RAILS_ENV=production rails …). */
+  assigned?: string[];
+  /** Runs on another host (ssh HOST CMD). */
+  remote?: boolean;
 }
 
 export interface Analysis {
@@ -70,11 +81,15 @@ export interface AnalyzeEnv extends PathEnv {
   currentBranch?: () => string | null;
 }
 
-const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'ash', 'mksh', 'busybox-sh']);
+const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'ash', 'mksh', 'busybox-sh', 'fish', 'tcsh', 'csh', 'ksh93', 'oksh', 'loksh', 'yash', 'posh', 'rbash', 'xonsh', 'nu', 'elvish']);
 const INTERPRETERS = new Set(['python', 'python2', 'python3', 'perl', 'ruby', 'node', 'php', 'lua']);
-const DOWNLOADERS = new Set(['curl', 'wget', 'fetch', 'http', 'https', 'aria2c', 'lwp-download', 'lynx']);
+/** Programs that run code they read on stdin when given no script (besides the languages inline-code.ts knows). */
+const OTHER_INTERPRETERS = new Set(['tclsh', 'wish', 'expect', 'julia', 'pwsh', 'powershell', 'osascript', 'jshell', 'groovy', 'scala', 'guile', 'racket', 'sbcl', 'clisp', 'swift', 'elixir', 'iex', 'erl', 'escript', 'ghci', 'runghc', 'ocaml', 'gdb', 'sqlite3', 'octave', 'php-cgi', 'irb', 'pry', 'jruby', 'pypy', 'pypy3', 'ipython', 'bun', 'deno', 'tsx', 'ts-node', 'Rscript', 'R', 'luajit', 'gawk', 'make']);
+const DOWNLOADERS = new Set(['curl', 'wget', 'wget2', 'fetch', 'http', 'https', 'xh', 'xhs', 'curlie', 'httpie', 'aria2c', 'axel', 'lwp-download', 'lwp-request', 'GET', 'lynx', 'links', 'w3m', 'elinks', 'ftp', 'tftp', 'lftp', 'rclone', 'gsutil', 'scp', 'sftp', 'rsync']);
 const DECODERS = new Set(['base64', 'base32', 'xxd', 'openssl', 'gunzip', 'zcat', 'rev', 'tr']);
 const PROTECTED_BRANCHES = new Set(['main', 'master', 'trunk', 'develop', 'development', 'production', 'prod', 'release', 'stable', 'live', 'default', 'gh-pages']);
+/** A default or shared branch: the names above, and the families teams protect (release/2.4, hotfix/x, production/eu). */
+const isProtected = (b: string) => PROTECTED_BRANCHES.has(b.replace(/^refs\/heads\//, '')) || /^(refs\/heads\/)?(release|releases|hotfix|production|prod|stable|main|master|support|maintenance)\/./.test(b);
 /** Programs that send data over the network. */
 const SENDERS = new Set(['curl', 'wget', 'nc', 'ncat', 'netcat', 'socat', 'telnet', 'scp', 'sftp', 'rsync', 'ssh', 'ftp', 'lftp', 'openssl', 'aws', 'gsutil', 'gcloud', 'az', 'rclone', 'dig', 'nslookup', 'host', 'http', 'https', 'xh', 'httpie', 'smbclient', 'mail', 'mailx', 'sendmail', 'mutt', 'ping', 'whois', 'swaks']);
 /** Programs that print what they read: a secret operand ends up on their output. */
@@ -101,6 +116,10 @@ interface Unwrapped {
   query: boolean;
   /** A new working directory set by the wrapper (env -C, sudo -D). */
   chdir: string | null;
+  /** VAR=value words peeled off on the way (prefixes, env's arguments). */
+  assigned: Word[];
+  /** xargs -a FILE: the file it reads its items from. */
+  xargsFile?: Word;
 }
 
 function skipOptions(words: Word[], i: number, argOpts: Set<string>): number {
@@ -116,10 +135,10 @@ function skipOptions(words: Word[], i: number, argOpts: Set<string>): number {
 /** Peels wrappers off a simple command until the real command is first. */
 export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwrapped {
   let words = input;
-  const u: Unwrapped = { words, elevated: false, viaXargs: false, script: null, query: false, chdir: null };
+  const u: Unwrapped = { words, elevated: false, viaXargs: false, script: null, query: false, chdir: null, assigned: [] };
   for (let guard = 0; guard < 20; guard++) {
     let i = 0;
-    while (i < words.length && isAssignment(words[i])) i++;
+    while (i < words.length && isAssignment(words[i])) u.assigned.push(words[i++]);
     words = words.slice(i);
     if (words.length === 0) break;
     const name = base(words[0].text);
@@ -185,6 +204,7 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
             j += 2;
           } else if (t.startsWith('-') || isAssignment(words[j])) {
             if (t.startsWith('--chdir=')) u.chdir = t.slice(8);
+            if (isAssignment(words[j])) u.assigned.push(words[j]);
             j++;
           } else break;
         }
@@ -246,8 +266,17 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
         next = [];
         break;
       }
+      case 'parallel':
+        // GNU parallel CMD ::: ARGS is read by the generic reading; fed on stdin it is xargs.
+        if (words.some((w) => /^:::+$/.test(w.text))) break;
+        u.viaXargs = true;
+        if (words.some((w) => w.text.includes('{}'))) u.xargsReplace = '{}';
+        next = words.slice(skipOptions(words, 1, new Set(['-j', '--jobs', '-P', '--max-procs', '-n', '--max-args', '-N', '-d', '--delimiter', '-S', '--sshlogin', '--joblog', '--results', '--tmpdir', '-E', '--timeout', '--retries', '--delay', '-I', '--colsep', '-C'])));
+        break;
       case 'xargs': {
         u.viaXargs = true;
+        const af = words.findIndex((w, k) => k > 0 && (w.text === '-a' || w.text === '--arg-file' || /^-[a-zA-Z0-9]+a$/.test(w.text)));
+        if (af > 0 && words[af + 1]) u.xargsFile = words[af + 1];
         for (let k = 1; k < words.length && words[k].text.startsWith('-'); k++) {
           const t = words[k].text;
           if (t === '-I') u.xargsReplace = words[k + 1]?.text;
@@ -257,7 +286,11 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
           else if (t.startsWith('-i')) u.xargsReplace = t.slice(2);
           if (XARGS_ARG_OPTS.has(t)) k++;
         }
-        next = words.slice(skipOptions(words, 1, XARGS_ARG_OPTS));
+        // A cluster ending in a value option (-r0a FILE, -0I{}) takes the next word too.
+        let j = 1;
+        while (j < words.length && words[j].text.startsWith('-') && words[j].text !== '--') j += XARGS_ARG_OPTS.has(words[j].text) || /^-[a-zA-Z0-9]+[aIdEsLnP]$/.test(words[j].text) && !/^-[0rtpx]+$/.test(words[j].text) ? 2 : 1;
+        if (words[j]?.text === '--') j++;
+        next = words.slice(j);
         break;
       }
       default:
@@ -291,7 +324,7 @@ function shellScript(argv: string[]): { script: string | null; readsStdin: boole
       continue;
     }
     if (t.startsWith('--')) continue;
-    if (t === '-' && !cFlag) return { script: null, readsStdin: true };
+    if ((t === '-' || /^\/dev\/(stdin|fd\/0)$|^\/proc\/self\/fd\/0$/.test(t)) && !cFlag) return { script: null, readsStdin: true };
     return cFlag ? { script: t, readsStdin: false } : { script: null, readsStdin: false };
   }
   return { script: null, readsStdin: !cFlag };
@@ -302,15 +335,38 @@ function interpreterReadsStdin(argv: string[]): boolean {
   const inline = args.some((a) => a === '-c' || a === '-e' || a === '-E' || a === '-r');
   if (inline) return false;
   const operands = args.filter((a) => !a.startsWith('-') || a === '-');
-  return operands.length === 0 || operands[0] === '-';
+  return operands.length === 0 || operands[0] === '-' || /^\/dev\/(stdin|fd\/0)$/.test(operands[0]);
 }
 
 /** Runs a shell or an interpreter on its standard input. */
 export function readsScriptFromStdin(argv: string[]): boolean {
   const name = base(argv[0] ?? '');
   if (SHELLS.has(name)) return shellScript(argv).readsStdin;
-  if (INTERPRETERS.has(name.replace(/[\d.]+$/, '')) || INTERPRETERS.has(name)) return interpreterReadsStdin(argv);
+  if (INTERPRETERS.has(name.replace(/[\d.]+$/, '')) || INTERPRETERS.has(name) || langOf(name) !== null) return langOf(name) === 'awk' ? argv.includes('-f') && argv.includes('-') : interpreterReadsStdin(argv);
+  if (OTHER_INTERPRETERS.has(name) || OTHER_INTERPRETERS.has(name.replace(/[\d.]+$/, ''))) {
+    // pwsh -c - / -Command - and make -f - take the program from stdin too.
+    if (argv.includes('-')) return true;
+    return name !== 'make' && name !== 'sqlite3' && interpreterReadsStdin(argv);
+  }
   return false;
+}
+
+/**
+ * A pipeline stage whose output comes from elsewhere: a downloader, a raw network stream (nc,
+ * telnet, socat, openssl s_client, /dev/tcp), interpreter code that fetches, any unknown tool
+ * given a URL. Its output fed to a shell runs code nobody reviewed.
+ */
+function fetches(walk: Walk, u: Invocation): string | null {
+  const name = u.argv[0] ?? '';
+  if (DOWNLOADERS.has(name)) return name;
+  if (/^(nc|ncat|netcat|telnet|socat)$/.test(name) || (name === 'openssl' && u.argv[1] === 's_client')) return name;
+  if (u.redirects.some((r) => /^\/dev\/(tcp|udp)\//.test(r.target.text))) return '/dev/tcp';
+  const lang = langOf(name);
+  if (lang) {
+    const code = inlineCode(lang, u.argv).code;
+    return code !== null && talksToNetwork(code) ? `${name} code that fetches` : null;
+  }
+  return !NOT_WRAPPERS.has(name) && networkDestination(u.argv.slice(1)) ? name : null;
 }
 
 const text = (ws: Word[]) => ws.map((w) => w.text);
@@ -330,13 +386,42 @@ interface Walk {
   secretRead: string | null;
   /** Files the line filled with secrets (tar czf k.tgz ~/.ssh, cp ~/.aws/credentials /tmp/c), which then count as secrets. */
   secretFiles: Set<string>;
+  /** Branches renamed or copied on the line: new name -> the branch whose commits it holds. */
+  branchNames: Map<string, string>;
+  /** Files the line copied, with the name of what they are a copy of (cp /bin/bash /tmp/x). */
+  copiedFrom: Map<string, string>;
+  /** `git config KEY VALUE` settings made on the line (aliases, gc expiry). */
+  gitConfig: string[];
+  /** Variables set by `read` in a loop fed by a pipeline: the stages that feed it. */
+  readFeeds: Map<string, Invocation[]>;
+  /** Aliases defined on the line. */
+  aliases: Map<string, string>;
+  /** The branch checked out by git switch/checkout earlier on the line ('HEAD' when detached). */
+  branchNow?: string;
+  /** Paths moved on the line: new path -> the path it was (mv .git /tmp/x, then rm -rf /tmp/x). */
+  movedFrom: Map<string, string>;
+  /** Directories an archive downloaded on the line was unpacked into. */
+  unpacked: string[];
+  /** Files the line filled with a list of paths (find ~ > /tmp/l): the command that listed them. */
+  listFiles: Map<string, Invocation>;
+  /** package.json scripts set on the line (npm pkg set scripts.X=…). */
+  npmScripts: Map<string, string>;
+  /** Descriptors opened on a secret (exec 5< ~/.aws/credentials). */
+  secretFds: Map<number, string>;
+  /** Collecting a script that runs on another host (ssh HOST CMD). */
+  remote?: boolean;
 }
 
 /** Analyses a command line. */
 export function analyzeCommand(command: string, env: AnalyzeEnv): Analysis {
-  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set() };
+  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map(), copiedFrom: new Map(), gitConfig: [], readFeeds: new Map(), aliases: new Map(), movedFrom: new Map(), unpacked: [], listFiles: new Map(), npmScripts: new Map(), secretFds: new Map() };
   collect(walk, command, env.cwd, 0, false);
+  loopInputs(walk);
   for (const inv of walk.out) checkInvocation(walk, inv);
+  // exec 5<>/dev/tcp/H/P; while read l; do $l; done <&5: lines from the socket run as commands.
+  if (walk.netSocket && walk.out.some((i) => (i.words[0]?.dynamic && i.words[0].subs.length === 0) || i.argv[0] === 'eval' || (SHELLS.has(i.argv[0]) && readsScriptFromStdin(i.argv)))) {
+    block(walk, 'dangerous', 'the command opens a network socket (/dev/tcp) and runs what it reads from it: a reverse shell');
+  }
   if (walk.netSocket && walk.secretRead) {
     block(walk, 'dangerous', `the command reads the secret ${walk.secretRead} and opens a network socket (/dev/tcp): that sends the secret away`, 'secrets stay on this machine; ask the user to share what is needed');
   }
@@ -382,7 +467,8 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
       }
     }
   }
-  for (const cmd of [...parsed.commands, ...calls]) {
+  for (const original of [...parsed.commands, ...calls]) {
+    const cmd = withAlias(walk, original, cwd);
     const inv = toInvocation(walk, cmd, cwd, depth, nested);
     if (!inv) continue;
     // Track cd for the commands that follow (subshell scoping is ignored: the cautious reading).
@@ -397,8 +483,86 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
     inv.upstream = [...upstream];
     upstream.push(inv);
     byPipeline.set(cmd.pipeline, upstream);
+    readLoop(walk, inv);
     walk.out.push(inv);
     expandNested(walk, inv, cmd, depth);
+  }
+}
+
+/**
+ * `LIST | while read [-r] [-d ''] X; do CMD "$X"; done`: read takes its lines from the stages before
+ * it, and CMD gets them through $X, as xargs would pass them.
+ */
+function readLoop(walk: Walk, inv: Invocation): void {
+  if (inv.argv[0] === 'read') {
+    if (inv.upstream.length === 0) return;
+    for (let k = 1; k < inv.argv.length; k++) {
+      const a = inv.argv[k];
+      if (/^-[a-zA-Z]*[dpntuNi]$/.test(a)) k++;
+      else if (/^[A-Za-z_]\w*$/.test(a)) walk.readFeeds.set(a, inv.upstream);
+    }
+    return;
+  }
+  if (walk.readFeeds.size === 0 || inv.viaXargs) return;
+  for (const w of inv.words.slice(1)) {
+    if (!w.dynamic) continue;
+    const m = /\$\{?([A-Za-z_]\w*)\}?/.exec(w.text);
+    const feeds = m ? walk.readFeeds.get(m[1]) : undefined;
+    if (m && feeds) {
+      inv.viaXargs = true;
+      inv.xargsReplace = m[0];
+      inv.upstream = feeds;
+      return;
+    }
+  }
+}
+
+/** `alias NAME='…'` records NAME; a later command named NAME is the alias's words followed by its own. */
+function withAlias(walk: Walk, cmd: SimpleCommand, cwd: string | null): SimpleCommand {
+  const first = cmd.words[0];
+  if (!first || first.quoted) return cmd;
+  if (first.text === 'alias') {
+    for (const w of cmd.words.slice(1)) {
+      const eq = w.text.indexOf('=');
+      if (eq > 0) walk.aliases.set(w.text.slice(0, eq), w.text.slice(eq + 1));
+    }
+    return cmd;
+  }
+  const value = walk.aliases.get(first.text);
+  if (value === undefined) return cmd;
+  const head = parseShell(value, parseEnv(walk, cwd)).commands[0]?.words ?? [];
+  return { ...cmd, words: [...head, ...cmd.words.slice(1)] };
+}
+
+/** `while read -r f; do CMD "$f"; done < <(LIST)`: the loop's input comes after its body; link read's variables to LIST. */
+function loopInputs(walk: Walk): void {
+  for (let k = 0; k < walk.out.length; k++) {
+    const inp = walk.out[k];
+    const r = inp.argv.length === 0 ? inp.redirects.find((x) => (x.op === '<' && x.target.subs.length > 0) || x.body !== undefined) : undefined;
+    if (!r) continue;
+    let feeder: Invocation;
+    if (r.body !== undefined) {
+      // done <<EOF … EOF / done <<< "$HOME": the lines are the items.
+      const lines = r.body.split('\n').filter((l) => l.trim() !== '');
+      const ws = [{ ...r.target, text: 'echo', dynamic: false, glob: false, subs: [] }, ...lines.map((l) => ({ ...r.target, text: l.trim(), dynamic: false, glob: false, subs: [] }))];
+      feeder = { ...inp, argv: text(ws), words: ws, redirects: [], viaXargs: false, upstream: [] };
+    } else {
+      const cmds = parseShell(r.target.subs[0], parseEnv(walk, inp.cwd)).commands;
+      const last = cmds[cmds.length - 1];
+      if (!last) continue;
+      feeder = { ...inp, argv: text(last.words), words: last.words, redirects: last.redirects, viaXargs: false, upstream: [] };
+    }
+    feeder.argv[0] = base(feeder.argv[0] ?? '');
+    const readAt = walk.out.slice(0, k).map((x, j) => (x.argv[0] === 'read' && x.upstream.length === 0 ? j : -1)).filter((j) => j >= 0).pop();
+    if (readAt === undefined) continue;
+    const names = walk.out[readAt].argv.slice(1).filter((a, j, all) => /^[A-Za-z_]\w*$/.test(a) && !/^-[a-zA-Z]*[dpntuNi]$/.test(all[j - 1] ?? ''));
+    for (const inv of walk.out.slice(readAt + 1, k)) {
+      const w = inv.words.slice(1).find((x) => x.dynamic && names.some((n) => new RegExp(`\\$\\{?${n}\\b`).test(x.text)));
+      if (!w || inv.viaXargs) continue;
+      inv.viaXargs = true;
+      inv.xargsReplace = /\$\{?[A-Za-z_]\w*\}?/.exec(w.text)![0];
+      inv.upstream = [feeder];
+    }
   }
 }
 
@@ -410,11 +574,12 @@ function withPositional(w: Word, args: string[]): Word {
 }
 
 /** Word splitting of unquoted expansions (`$CMD` holding `rm -rf /`) and brace expansion (`{/,~}`). */
-function expandWords(words: Word[]): Word[] {
+function expandWords(words: Word[], home?: string): Word[] {
   if (!words.some((w) => w.split || w.brace)) return words;
   const out: Word[] = [];
   for (const w of words) {
-    const texts = w.brace ? braceExpand(w.text) : [w.text];
+    // Brace expansion comes before tilde expansion: {rm,-rf,~} ends in the home directory.
+    const texts = w.brace ? braceExpand(w.text).map((t) => (home && !w.quoted && /^~(\/|$)/.test(t) ? home + t.slice(1) : t)) : [w.text];
     for (const t of texts) {
       const parts = w.split ? t.split(/\s+/).filter((x) => x !== '') : [t];
       for (const x of parts) out.push({ ...w, text: x, split: false, brace: false, glob: w.glob || /[*?[]/.test(x) });
@@ -459,14 +624,106 @@ export function braceExpand(text: string, budget = 64): string[] {
 }
 
 function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth: number, nested: boolean): Invocation | null {
-  const u = unwrap(expandWords(cmd.words), { home: walk.env.home, cwd: cwd ?? walk.env.cwd });
-  const runCwd = u.chdir !== null && cwd !== null ? resolveFrom(cwd, u.chdir) : cwd;
+  const u = unwrap(expandWords(cmd.words, walk.env.home), { home: walk.env.home, cwd: cwd ?? walk.env.cwd });
+  // env X=v sh -c '… "$X" …' / X=v bash -c …: the script sees X (set for it, not for the rest of the line: the cautious reading keeps it).
+  if (u.assigned.length > 0 && (u.script !== null || SHELLS.has(base(u.words[0]?.text ?? '')) || langOf(base(u.words[0]?.text ?? '')))) {
+    for (const w of u.assigned) {
+      const eq = w.text.indexOf('=');
+      const n = w.text.slice(0, eq).replace(/\+$/, '');
+      if (!walk.vars.has(n)) walk.vars.set(n, { text: w.text.slice(eq + 1), dynamic: w.dynamic, subs: [...w.subs] });
+    }
+  }
+  // export/declare -x/typeset/readonly/local X=v: assignments that stay for the rest of the session.
+  const declares = /^(export|declare|typeset|readonly|local|setenv)$/.test(u.words[0]?.text ?? '');
+  const assigned = declares ? [...u.assigned, ...u.words.slice(1).filter(isAssignment)] : u.assigned;
+  if (assigned.length > 0) checkAssignments(walk, assigned, declares, cwd, depth);
+  const gitC = base(u.words[0]?.text ?? '') === 'git' ? u.words.findIndex((w, k) => k > 0 && w.text === '-C') : -1;
+  const chdir = u.chdir ?? (gitC > 0 && u.words[gitC + 1] && !u.words[gitC + 1].dynamic ? u.words[gitC + 1].text : null);
+  const runCwd = chdir !== null && cwd !== null ? resolveFrom(cwd, chdir) : cwd;
   if (u.script !== null) collect(walk, u.script, runCwd, depth + 1, true);
   if (u.query || (u.words.length === 0 && cmd.redirects.length === 0)) return null;
-  const words = u.words.map((w, k) => (k === 0 && w.text.startsWith('\\') ? { ...w, text: w.text.slice(1) } : w));
+  let words = deleteAlias(u.words.map((w, k) => (k === 0 && w.text.startsWith('\\') ? { ...w, text: w.text.slice(1) } : w)));
+  // $SHELL -c …, $BASH -c …, ${SHELL:-sh} -c …, or any command word only known at run time given -c SCRIPT: a shell.
+  if (words[0]?.dynamic && (/^\$\{?(SHELL|BASH|ZSH_NAME|0)\b/.test(words[0].text) || (words[1]?.text === '-c' && words.length > 2))) words = [{ ...words[0], text: 'sh', dynamic: false }, ...words.slice(1)];
+  // git-filter-repo ARGS, python3 git-filter-repo ARGS: git's dashed form of `git filter-repo ARGS`.
+  const dashed = /^git-([a-z][\w-]*)$/.exec(base(words[0]?.text ?? '')) ?? (langOf(base(words[0]?.text ?? '')) ? /^git-(filter-repo|filter-branch)$/.exec(base(words[1]?.text ?? '')) : null);
+  if (dashed) {
+    const at = base(words[0].text).startsWith('git-') ? 0 : 1;
+    words = [{ ...words[at], text: 'git' }, { ...words[at], text: dashed[1] }, ...words.slice(at + 1)];
+  }
   const argv = text(words);
   if (argv[0]?.includes('/') && !argv[0].startsWith('./')) argv[0] = base(argv[0]);
-  return { argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, upstream: [], nested };
+  if (/^(bin\/rails|bin\/rake|\.\/bin\/rails)$/.test(words[0]?.text ?? '')) argv[0] = base(words[0].text);
+  if (argv[0] === 'php' && argv[1] === 'artisan') argv.splice(0, 2, 'artisan');
+  return { remote: walk.remote, argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsFile: u.xargsFile, upstream: [], nested, assigned: u.assigned.map((w) => w.text) };
+}
+
+/** Variables whose value is a command line a program runs later (git, pagers, editors, askpass helpers). */
+const COMMAND_VARS = /^(GIT_SSH_COMMAND|GIT_PROXY_COMMAND|GIT_EXTERNAL_DIFF|GIT_EDITOR|GIT_SEQUENCE_EDITOR|GIT_PAGER|GIT_ASKPASS|SSH_ASKPASS|SUDO_ASKPASS|PAGER|MANPAGER|EDITOR|VISUAL|BROWSER|LESSOPEN|LESSCLOSE|FCEDIT)$/;
+/** Variables naming code that shells or the dynamic loader load into every later program. */
+const LOADED_VARS = /^(BASH_ENV|ENV|ZDOTDIR|LD_PRELOAD|LD_AUDIT|DYLD_INSERT_LIBRARIES|PERL5OPT|RUBYOPT|NODE_OPTIONS|JAVA_TOOL_OPTIONS|_JAVA_OPTIONS|PYTHONSTARTUP|PYTHONINSPECT)$/;
+/** Commands a prompt hook ordinarily runs: history sync, titles, git/direnv/starship/zoxide helpers. */
+const PROMPT_HELPER = /^(history|echo|printf|true|:|local|set|PS1=.*|_.*|__.*|.*(prompt|ps1|title|starship|direnv|zoxide|autojump|precmd|vte|osc7|terminal).*|z|pwd|tput|date|wait)$/i;
+
+/**
+ * Assignments that make later programs run code: PROMPT_COMMAND and prompt strings with `$(…)`
+ * (run before every prompt), BASH_ENV/ENV/ZDOTDIR (sourced by every later shell), LD_PRELOAD and
+ * the like (loaded into every later program), and the command-valued variables (GIT_SSH_COMMAND,
+ * PAGER...), whose value is analysed as the command line it is. `X=v cmd`, `export X=v`,
+ * `declare -x`, `env X=v` all count.
+ */
+function checkAssignments(walk: Walk, words: Word[], exported: boolean, cwd: string | null, depth: number): void {
+  for (const w of words) {
+    const eq = w.text.indexOf('=');
+    const name = w.text.slice(0, eq).replace(/\+$/, '');
+    const value = w.text.slice(eq + 1);
+    if (value.trim() === '') continue;
+    if (name === 'PROMPT_COMMAND' || /^PS[0-4]$/.test(name)) {
+      // In PS1 only the $( ) kept as text (single quotes) runs at each prompt; one in double quotes ran once, at the assignment.
+      const scripts = name === 'PROMPT_COMMAND' ? [value] : [...value.matchAll(/\$\(([^()]*(?:\([^()]*\)[^()]*)*)\)|`([^`]*)`/g)].map((m) => m[1] ?? m[2]).filter((x) => x !== '…');
+      for (const script of scripts) {
+        const before = walk.findings.length;
+        collect(walk, script, cwd, depth + 1, true);
+        const cmds = parseShell(script, parseEnv(walk, cwd)).commands.map((c) => unwrap(c.words, { home: walk.env.home, cwd: cwd ?? walk.env.cwd }).words.map((x) => x.text));
+        const other = cmds.find((a) => a.length > 0 && (!PROMPT_HELPER.test(base(a[0])) || (a[0] === 'history' && a.some((x) => /^-[a-zA-Z]*[cd]/.test(x)))));
+        if (other && !walk.findings.slice(before).some((f) => f.level === 'block')) {
+          block(walk, 'dangerous', `${name} set to run \`${other.join(' ').slice(0, 80)}\` before every prompt of the shell: a command that keeps running unseen`, 'leave the prompt alone; run the command once if it is needed');
+        }
+      }
+    } else if (COMMAND_VARS.test(name)) {
+      collect(walk, value.replace(/^\|/, ''), cwd, depth + 1, true);
+    } else if (LOADED_VARS.test(name)) {
+      const abs = /^[~/.]/.test(value) && cwd !== null ? resolveFrom(cwd, value.replace(/^~(?=\/|$)/, walk.env.home)) : null;
+      const temp = (p: string) => /^\/(tmp|var\/tmp|dev\/shm)\//.test(p) && !isUnder(p, walk.env.home) && !isUnder(p, walk.env.project);
+      const files = value.match(/(?:^|[\s=:])(?:-r|--require|--import|--loader|-M|-javaagent:|-agentpath:)?\s*([~/.][^\s:=]*)/g) ?? [];
+      const loadsTemp = files.some((f) => {
+        const m = /([~/.][^\s:=]*)$/.exec(f.trim());
+        return m !== null && cwd !== null && (temp(resolveFrom(cwd, m[1].replace(/^~(?=\/|$)/, walk.env.home))) || walk.files.has(resolveFrom(cwd, m[1])));
+      });
+      let why: string | null = null;
+      // A one-run prefix naming a file of the project (BASH_ENV=./ci/env.sh bash test.sh) is how CI scripts share setup.
+      const projectFile = !exported && abs !== null && isUnder(abs, walk.env.project) && !walk.files.has(abs);
+      if (/^(BASH_ENV|ENV|ZDOTDIR)$/.test(name) && abs !== null && !projectFile && !isStartupFile(abs, walk.env) && abs !== walk.env.home && !(name === 'ZDOTDIR' && isUnder(abs, walk.env.home))) why = 'every later shell reads it before its script';
+      else if (/^(LD_PRELOAD|LD_AUDIT|DYLD_INSERT_LIBRARIES)$/.test(name) && (loadsTemp || (exported && !/^\/(usr|lib|opt)\//.test(value)))) why = 'it is loaded into every later program';
+      else if (loadsTemp) why = 'every later program of its kind loads it';
+      if (why) block(walk, 'dangerous', `${name}=${value.slice(0, 80)} points at code that runs unseen: ${why}`, 'run the program it is meant for directly');
+    }
+  }
+}
+
+/** Tools that delete trees as rm -rf does (rimraf, del-cli, rm-rf, wipe): read as rm -rf; their own globs (rimraf --glob, del-cli) count as globs. */
+function deleteAlias(words: Word[]): Word[] {
+  // cmake -E rm|remove|remove_directory ARGS, coreutils --coreutils-prog=PROG ARGS: the program they stand for.
+  const n0 = base(words[0]?.text ?? '');
+  if (n0 === 'cmake' && words[1]?.text === '-E' && /^(rm|remove|remove_directory|rm_rf)$/.test(words[2]?.text ?? '')) {
+    return [{ ...words[0], text: 'rm' }, { ...words[0], text: /remove_directory|rm_rf/.test(words[2].text) || words.some((w) => /^-[a-zA-Z]*r/i.test(w.text)) ? '-rf' : '-f' }, ...words.slice(3).filter((w) => !/^-[a-zA-Z]+$/.test(w.text))];
+  }
+  if (n0 === 'coreutils' && /^--coreutils-prog=/.test(words[1]?.text ?? '')) return deleteAlias([{ ...words[1], text: words[1].text.slice(17) }, ...words.slice(2)]);
+  const name = base(words[0]?.text ?? '');
+  if (!/^(rimraf|rm-rf|del-cli|del|wipe|trash-rm)$/.test(name)) return words;
+  const globs = name !== 'rimraf' || words.some((a) => a.text === '--glob' || a.text === '-g');
+  const w0 = words[0];
+  return [{ ...w0, text: 'rm' }, { ...w0, text: '-rf' }, ...words.slice(1).filter((x) => !/^-[a-zA-Z]*[rRf]+$/.test(x.text)).map((x) => (globs && /[*?[]/.test(x.text) ? { ...x, glob: true } : x))];
 }
 
 /** Text an invocation reads on stdin, when the line says: a here-document or here-string, or static `echo`/`printf`/`cat <<EOF` output piped in. */
@@ -477,7 +734,10 @@ function stdinText(inv: Invocation): string | null {
   if ((feeder.argv[0] === 'echo' || feeder.argv[0] === 'printf') && !feeder.words.some((w) => w.dynamic)) {
     const args = feeder.argv.slice(1).filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a)));
     if (feeder.argv[0] === 'printf') return printfFormat(args[0] ?? '', args.slice(1));
-    return args.join(' ').replace(/\\n/g, '\n');
+    // bash's echo prints \n as it is, zsh's and dash's turn it into a newline: both readings are checked.
+    const raw = args.join(' ');
+    const escaped = raw.replace(/\\n/g, '\n');
+    return escaped === raw ? raw : `${raw}\n${escaped}`;
   }
   if (feeder.argv[0] === 'cat' && feeder.argv.length === 1) for (const r of feeder.redirects) if (r.body !== undefined) return r.body;
   return null;
@@ -492,10 +752,22 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     // sh -c 'rm -rf "$0"' / and bash -c '… $1' _ ~: the words after the script are $0, $1...
     const after = script !== null ? inv.argv.slice(inv.argv.lastIndexOf(script) + 1) : [];
     if (script !== null) collect(walk, after.length > 0 ? substitutePositional(script.replace(/"?\$\{?0\}?"?/g, `'${(after[0] ?? '').replace(/'/g, `'\\''`)}'`), after) : script, inv.cwd, depth + 1, true);
+    // find ~ | xargs -I % sh -c 'rm -rf "%"': each item xargs feeds is put into the script.
+    if (script !== null && inv.viaXargs && inv.xargsReplace && script.includes(inv.xargsReplace)) {
+      const fed = xargsItems(walk, inv);
+      for (const t of (fed?.items ?? []).slice(0, 8)) {
+        const item = t.abs !== null && !t.abs.endsWith('/…') ? t.abs : '$ITEM';
+        const body = script.split(inv.xargsReplace).join(item);
+        collect(walk, fed?.recursive && /^\s*(rm|shred|unlink)\b/.test(body) && !/\s-[a-zA-Z]*[rR]/.test(body) ? body.replace(/^\s*(rm)\b/, '$1 -r') : body, inv.cwd, depth + 1, true);
+      }
+    }
     if (readsStdin) {
       const body = stdinText(inv);
       if (body !== null) collect(walk, body, inv.cwd, depth + 1, true);
-    } else if (script === null) runScriptFile(walk, inv, scriptOperand(inv.argv), depth, null);
+    } else if (script === null) {
+      procSubScript(walk, inv, depth);
+      runScriptFile(walk, inv, scriptOperand(inv.argv), depth, null);
+    }
   } else if (name === 'eval') {
     collect(walk, inv.argv.slice(1).join(' '), inv.cwd, depth + 1, true);
   } else if (name === 'find') {
@@ -504,34 +776,90 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     const asFind = fdAsFind(inv);
     if (asFind) findExec(walk, asFind, depth);
   } else if (name === 'source' || name === '.') {
+    procSubScript(walk, inv, depth);
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
   } else if (name === 'docker' || name === 'podman' || name === 'nerdctl') {
     containerRun(walk, inv, depth);
+  } else if (name === 'ctr' && inv.argv.includes('run')) {
+    // containerd's ctr run [opts] IMAGE ID CMD…: read as docker run with the same mounts (--mount type=bind,src=…,dst=…).
+    const args = inv.argv.slice(inv.argv.indexOf('run') + 1);
+    const opts: string[] = [];
+    let j = 0;
+    for (; j < args.length && args[j].startsWith('-'); j++) {
+      const a = args[j];
+      if (a === '--mount' && args[j + 1]) opts.push('--mount', args[++j].replace(/(^|,)src=/, '$1source=').replace(/(^|,)dst=/, '$1target=').replace(/options=[^,]*\brw\b[^,]*/, '') );
+      else if (a.startsWith('--mount=')) opts.push('--mount', a.slice(8).replace(/(^|,)src=/, '$1source=').replace(/(^|,)dst=/, '$1target='));
+      else if (a === '--privileged') opts.push(a);
+      else if (/^--(env|label|net-host|cwd|user|device|runtime|snapshotter)$/.test(a) && !/^--net-host$/.test(a)) j++;
+    }
+    const image = args[j];
+    const rest = args.slice(j + 2);
+    if (image) containerRun(walk, { ...inv, argv: ['docker', 'run', ...opts, image, ...rest] }, depth);
   } else if (inv.words[0]?.subs.length === 1 && (inv.words[0].text === '$(…)' || (!inv.words[0].quoted && /\s/.test(inv.words[0].text)))) {
     // `echo rm -rf /` or $(printf …) as the command: the output it resolves to, split into words, is the command line.
     const out = inv.words[0].text === '$(…)' ? resolveSubstitution(inv.words[0].subs[0], parseEnv(walk, inv.cwd)) : inv.words[0].text;
     if (out !== null) collect(walk, [out, ...inv.argv.slice(1)].join(' '), inv.cwd, depth + 1, true);
   } else if (name === 'at' || name === 'batch') {
-    // echo CMD | at now: at runs the text it reads through sh later.
+    // echo CMD | at now: at runs the text it reads through sh later; at -f FILE runs FILE.
     const body = stdinText(inv);
     if (body !== null) collect(walk, body, inv.cwd, depth + 1, true);
+    const f = inv.argv[inv.argv.indexOf('-f') + 1];
+    if (inv.argv.includes('-f') && f) {
+      if (/^\/(tmp|var\/tmp|dev\/shm)\//.test(f)) block(walk, 'dangerous', `${name} -f ${f} schedules a script from a temporary directory to run unattended`);
+      else runScriptFile(walk, inv, f, depth, null);
+    }
   } else if (name === 'tmux' || name === 'screen' || name === 'ssh') {
     // tmux new -d 'CMD', screen -dm CMD..., ssh HOST CMD: the command runs through a shell (there or here).
     const script = detachedScript(inv.argv);
-    if (script !== null) collect(walk, script, name === 'ssh' ? null : inv.cwd, depth + 1, true);
+    if (script !== null) {
+      // On the remote host: a public key appended to its authorized_keys there is how a login is set up.
+      const was = walk.remote;
+      walk.remote = name === 'ssh';
+      collect(walk, script, name === 'ssh' ? null : inv.cwd, depth + 1, true);
+      walk.remote = was;
+    }
   } else if (name === 'git' && inv.argv.includes('config')) {
     // git config alias.X '!CMD': the alias runs CMD through the shell.
     const bang = inv.argv.find((a, k) => k > 1 && a.startsWith('!') && /^alias\./.test(inv.argv[k - 1] ?? ''));
     if (bang) collect(walk, bang.slice(1), inv.cwd, depth + 1, true);
+    gitConfigCommands(walk, inv, depth);
   } else if (name === 'osascript') {
     // AppleScript's `do shell script "…"` runs its text through sh (Apple TN2065).
     const src = inv.argv.filter((_, k) => inv.argv[k - 1] === '-e').join('\n') || stdinText(inv) || '';
     for (const m of src.matchAll(/do\s+shell\s+script\s+"((?:[^"\\]|\\.)*)"/gi)) collect(walk, m[1].replace(/\\(.)/g, '$1'), inv.cwd, depth + 1, true);
+    // JavaScript for Automation (osascript -l JavaScript): app.doShellScript("…").
+    for (const m of src.matchAll(/doShellScript\(\s*(['"`])((?:(?!\1)[^\\]|\\.)*)\1/g)) collect(walk, m[2].replace(/\\(.)/g, '$1'), inv.cwd, depth + 1, true);
+    if (/make\s+(new\s+)?login\s+item/i.test(src)) block(walk, 'dangerous', 'osascript adds a login item: it starts by itself at every login, a way to stay on the machine');
   } else if (/^(pwsh|powershell)(\.exe)?$/i.test(name)) {
     const script = powershellScript(inv.argv);
     if (script !== null) collect(walk, powershellAsSh(script, walk.env.home), inv.cwd, depth + 1, true);
   }
+  else if (name === 'git') gitConfigCommands(walk, inv, depth);
+  else if (/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '') && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
+  else if (/^(npm|pnpm|yarn|bun)$/.test(name)) npmScripts(walk, inv, depth);
+  else if (name === 'make' && inv.argv.some((a, k) => a === '-' && /^(-f|--file|--makefile)$/.test(inv.argv[k - 1] ?? '')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(0, 1), argv: inv.argv.slice(0, 1) }, depth);
+  else if (!NOT_WRAPPERS.has(name) && !langOf(name ?? '') && depth < MAX_DEPTH) genericNested(walk, inv, depth);
+  if (SOURCE_RUNNERS.test(name ?? '') && inv.cwd !== null && walk.files.size > 0) {
+    // cat > /tmp/m.go <<EOF … EOF; go run /tmp/m.go: the source the line wrote is read for what it runs and deletes.
+    for (const w of inv.words.slice(1)) {
+      const known = walk.files.get(resolveFrom(inv.cwd, w.text));
+      if (known?.content) {
+        genericCodeDeletes(walk, inv, known.content);
+        for (const l of stringLiterals(known.content)) {
+          const c = embeddedCommand(l);
+          if (c !== null) collect(walk, c, inv.cwd, depth + 1, true);
+        }
+      } else if (known?.downloaded) block(walk, 'dangerous', `${name} runs ${w.text}, which ${known.downloaded} downloaded on the same line: unreviewed code`);
+    }
+  }
   const lang = langOf(name ?? '');
+  if (lang && inv.viaXargs) {
+    const c = inlineCode(lang, inv.argv).code;
+    if (c !== null && deletesArgs(c)) {
+      const fed = xargsItems(walk, inv);
+      for (const t of fed?.items ?? [STDIN_TARGET]) checkDelete(walk, inv, t, fed?.recursive ?? false, `${name} code given the paths by xargs`);
+    }
+  }
   if (lang) {
     const { code, readsStdin } = inlineCode(lang, inv.argv);
     const text = code ?? (readsStdin ? stdinText(inv) : null);
@@ -544,7 +872,240 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     else if (!readsStdin) runScriptFile(walk, inv, scriptOperand(inv.argv), depth, lang);
   } else if (/^(\.{0,2}\/|~)/.test(inv.words[0]?.text ?? '')) {
     runScriptFile(walk, inv, inv.words[0].text, depth, null);
+    const abs = inv.cwd !== null ? resolveFrom(inv.cwd, inv.words[0].text.replace(/^~(?=\/|$)/, walk.env.home)) : null;
+    if (abs && walk.unpacked.some((d) => isUnder(abs, d))) block(walk, 'dangerous', `runs ${inv.words[0].text} from an archive downloaded on the same line: unreviewed code`, 'download and unpack first, read the script, then run it in a separate step');
+  } else if (walk.files.size > 0 && name && !name.includes('/')) {
+    // A bare name the line put into a directory on PATH (curl … | sudo tee /usr/local/bin/x && x).
+    const abs = [...walk.files.keys()].find((f) => path.posix.basename(f) === name && isPathDir(path.posix.dirname(f), walk.env));
+    if (abs) runScriptFile(walk, inv, abs, depth, null);
   }
+}
+
+/**
+ * Commands that matter when they are what a wrapper finally runs: deletes, disks, permissions,
+ * git, downloads and network tools, shells and interpreters, services, the machine.
+ */
+const HEADS = /^(rm|srm|rmdir|unlink|shred|truncate|dd|mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|parted|blkdiscard|chmod|chown|chgrp|chattr|setfacl|find|fd|xargs|git|curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|mv|cp|tee|install|ln|sh|bash|zsh|dash|ksh|fish|sudo|su|doas|env|python[\d.]*|perl|ruby|node|php[\d.]*|lua[\d.]*|kill|pkill|killall|shutdown|reboot|halt|poweroff|systemctl|launchctl|crontab|docker|podman|kubectl|terraform|aws|gcloud|gh|rimraf|del-cli|rm-rf|trash|trash-put|base64|openssl|iptables|usermod|passwd|userdel|chpasswd|visudo|mount|umount)$/;
+
+/**
+ * Commands whose arguments are data (text, package names, paths), never a command they run:
+ * the generic reading below leaves them alone. Commands the checks handle themselves are in it too.
+ */
+const NOT_WRAPPERS = new Set([
+  'echo', 'printf', 'cat', 'tac', 'tee', 'grep', 'egrep', 'fgrep', 'rg', 'ag', 'ack', 'git', 'gh', 'glab', 'man', 'tldr', 'info', 'which', 'whereis', 'type', 'apropos', 'whatis', 'help',
+  'apt', 'apt-get', 'aptitude', 'apt-cache', 'dpkg', 'yum', 'dnf', 'zypper', 'pacman', 'apk', 'brew', 'port', 'snap', 'flatpak', 'pip', 'pip3', 'pipx', 'cargo', 'go', 'gem', 'composer', 'conda', 'mamba', 'nix-env',
+  'jq', 'yq', 'sed', 'ls', 'test', '[', '[[', 'alias', 'unalias', 'complete', 'compgen', 'hash', 'history', 'read', 'mapfile', 'logger', 'notify-send', 'say', 'cowsay', 'figlet', 'wc', 'sort', 'uniq',
+  'head', 'tail', 'cut', 'tr', 'column', 'diff', 'cmp', 'comm', 'file', 'stat', 'du', 'df', 'touch', 'mkdir', 'cd', 'pushd', 'popd', 'export', 'declare', 'local', 'typeset', 'readonly', 'set', 'unset',
+  'shift', 'return', 'exit', 'true', 'false', 'sleep', 'wait', 'curl', 'wget', 'http', 'https', 'xh', 'nc', 'ncat', 'netcat', 'socat', 'telnet', 'ssh', 'scp', 'sftp', 'rsync', 'tmux', 'screen', 'at', 'batch',
+  'docker', 'podman', 'nerdctl', 'find', 'fd', 'fdfind', 'xargs', 'sudo', 'env', 'eval', 'source', '.', 'rm', 'srm', 'rmdir', 'unlink', 'truncate', 'shred', 'mv', 'cp', 'install', 'ln', 'dd', 'chmod', 'chown',
+  'chgrp', 'chattr', 'setfacl', 'kill', 'pkill', 'killall', 'pgrep', 'ps', 'crontab', 'systemctl', 'launchctl', 'shutdown', 'reboot', 'osascript', 'pwsh', 'powershell', 'base64', 'xxd', 'od', 'strings',
+  'less', 'more', 'vi', 'view', 'nano', 'code', 'open', 'xdg-open', 'zip', 'unzip', 'tar', 'gzip', 'gunzip', 'bzip2', 'xz', 'zstd', '7z', 'npm', 'yarn', 'pnpm', 'bun', 'deno', 'make', 'cmake', 'ninja',
+  'gradle', 'mvn', 'dotnet', 'openssl', 'gpg', 'ssh-keygen', 'ssh-add', 'ssh-copy-id', 'aws', 'gcloud', 'az', 'gsutil', 'terraform', 'helm', 'redis-cli',
+  'date', 'uname', 'id', 'whoami', 'hostname', 'pwd', 'basename', 'dirname', 'realpath', 'readlink', 'mktemp', 'seq', 'yes', 'tput', 'clear', 'bc', 'expr', 'nl', 'paste', 'join', 'split', 'fold', 'fmt',
+]);
+
+/** Options of unknown wrappers whose value is a command line (`nix-shell --run`, `script -c`, `expect -c`, `entr -s`, `gdb -ex`, `vim -c`, `sqlite3 '.shell …'`). */
+const SCRIPT_OPTS = /^(-c|--run|--command|-x|--exec|-s|--shell|-ex|--eval|-eval|-e|--execute|-cmd|--cmd)$/;
+
+/** A command line inside text: `!cmd` (vim, gdb, less), `.shell cmd`/`.system cmd` (sqlite3), `spawn cmd` (expect), `exec cmd` (tcl), `\\! cmd` (psql, mysql), or a line starting with a command that matters. */
+function embeddedCommand(text: string, anyHead = false): string | null {
+  const s = text.replace(/^\s*[:+]*(?=!)/, '');
+  const m = /^(?:!|\\!\s*|\.(?:shell|system)\s+|spawn\s+|exec\s+|system\s+|shell-command\s+|shell\s+|platform\s+shell\s+)(.+)$/s.exec(s);
+  if (m) return m[1];
+  if (anyHead) return s;
+  const first = /^\s*(?:[A-Za-z_]\w*=\S*\s+)*([\w./-]+)/.exec(s)?.[1];
+  return first && HEADS.test(base(first)) && /\s/.test(s.trim()) ? s : null;
+}
+
+/** Interpreters of languages without a table here: their -e/--eval value is code, not a shell line. */
+const CODE_TOOLS = /^(erl|escript|elixir|iex|emacs|racket|guile|sbcl|clisp|clojure|clj|bb|julia|octave|groovy|scala|kotlin|crystal|ghc|ghci|runghc|ocaml|swipl|gst|nim|dart|jshell|hy|fennel|janet|sqlite3|mysql|psql|mongosh|mongo|gdb|lldb)$/;
+
+/** Text that reads as code of some language rather than a shell line: calls `f(…)`, s-expressions, methods on strings. */
+const CODE_LIKE = /\w\s*\(|^\s*\(|["'`]\s*\.\s*[\w!]/;
+
+/**
+ * An unknown command that runs another one: a wrapper (firejail, proxychains, runuser, nsenter,
+ * strace, valgrind, poetry run, bundle exec, npx, xvfb-run, faketime, parallel, systemd-run...),
+ * an option whose value is a command line, or code in a language the analysis does not know whose
+ * strings are command lines (tclsh, julia, erl, racket, guile, groovy, octave, emacs --eval,
+ * sqlite3 `.shell`). The command it runs is analysed as if typed: after `--`, from the first word
+ * that is a command that matters, and each command line found in its option values, string literals
+ * and the text fed to it on stdin.
+ */
+function genericNested(walk: Walk, inv: Invocation, depth: number): void {
+  const w = inv.words;
+  const scripts: string[] = [];
+  const optScripts: string[] = [];
+  let from = -1;
+  for (let k = 1; k < w.length; k++) {
+    const t = w[k].text;
+    if (t === '--') {
+      from = k + 1;
+      break;
+    }
+    if (t.startsWith('-') && t.length > 1) {
+      const eq = t.indexOf('=');
+      const opt = eq > 0 ? t.slice(0, eq) : t;
+      if (SCRIPT_OPTS.test(opt) || /^-[a-zA-Z]+c$/.test(opt)) {
+        const v = eq > 0 ? t.slice(eq + 1) : w[k + 1]?.text;
+        if (v !== undefined) optScripts.push(v);
+        if (eq < 0) k++;
+      }
+      continue;
+    }
+    if (HEADS.test(base(t))) {
+      from = k;
+      break;
+    }
+    scripts.push(t);
+  }
+  if (from > 0 && from < w.length) {
+    // parallel CMD ::: A B: each argument after ::: is appended to the command.
+    const sep = w.findIndex((x, k) => k > from && x.text === ':::');
+    const cmdWords = sep > 0 ? w.slice(from, sep) : w.slice(from);
+    const runs = sep > 0 ? w.slice(sep + 1).filter((x) => x.text !== ':::').map((x) => [...cmdWords, x]) : [cmdWords];
+    for (const run of runs) {
+      const u = unwrap(run, { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd });
+      if (u.assigned.length > 0) checkAssignments(walk, u.assigned, false, inv.cwd, depth + 1);
+      if (u.script !== null) collect(walk, u.script, inv.cwd, depth + 1, true);
+      if (u.words.length === 0) continue;
+      const name = base(u.words[0].text);
+      void name;
+      const words = deleteAlias(u.words);
+      const child: Invocation = { ...inv, argv: text(words), words, elevated: inv.elevated || u.elevated, upstream: inv.upstream, nested: true };
+      child.argv[0] = base(child.argv[0]);
+      walk.out.push(child);
+      (inv.inner ??= []).push(child);
+      expandNested(walk, child, null as unknown as SimpleCommand, depth + 1);
+    }
+  }
+  // Option values and positionals that are command lines, string literals in code, lines fed on stdin.
+  const body0 = stdinText(inv);
+  const body = body0 === null ? null : body0.replace(TCL_HOME, walk.env.home);
+  for (const c of [...optScripts, ...scripts, ...(body !== null ? [body] : [])]) genericCodeDeletes(walk, inv, c);
+  const code = [...scripts, ...optScripts, ...(body !== null ? [body] : [])].filter((x) => CODE_LIKE.test(x));
+  const texts = [...scripts, ...code.flatMap(stringLiterals)];
+  if (body !== null) texts.push(...body.split('\n').map((l) => l.replace(/^\t/, '')));
+  const seen = new Set<string>();
+  // An option meant for a command line is one, whatever its first word; elsewhere a line counts when it starts with a command that matters.
+  for (const x0 of optScripts) {
+    // expect/Tcl braces quote like single quotes: spawn sh -c {rm -rf ~}.
+    const tcl = /^(expect|tclsh|wish)$/.test(inv.argv[0] ?? '');
+    const x = tcl ? x0.replace(TCL_HOME, walk.env.home).replace(/\{([^{}]*)\}/g, (_m, b: string) => `'${b.replace(/'/g, `'\\''`)}'`) : x0;
+    seen.add(x);
+    // A value in another language (erl's halt(), elisp) is read for the command lines in it, not run as one.
+    // Tools whose option is code of their own language (erl -eval, emacs --eval, julia -e…): read for the command lines in it,
+    // not run as one (erl's halt() is not /sbin/halt); elsewhere (nix-shell --run, script -c) the value is a shell line.
+    const c = CODE_TOOLS.test(base(inv.argv[0] ?? '')) ? embeddedCommand(x) : embeddedCommand(x, true);
+    if (c !== null) collect(walk, c, inv.cwd, depth + 1, true);
+  }
+  for (const x of texts) {
+    const c = embeddedCommand(x);
+    if (c === null || seen.has(c)) continue;
+    seen.add(c);
+    collect(walk, c, inv.cwd, depth + 1, true);
+  }
+}
+
+/** npm pkg set scripts.X="CMD" (also npm set-script X CMD) then npm run X / yarn X / npm test: CMD runs through the shell. */
+function npmScripts(walk: Walk, inv: Invocation, depth: number): void {
+  const a = inv.argv;
+  if ((a[1] === 'pkg' && a[2] === 'set') || a[1] === 'set-script') {
+    if (a[1] === 'set-script' && a[2] && a[3]) walk.npmScripts.set(a[2], a[3]);
+    for (const x of a.slice(3)) {
+      const m = /^scripts\.([^=]+)=(.*)$/s.exec(x);
+      if (m) walk.npmScripts.set(m[1], m[2]);
+    }
+    return;
+  }
+  const run = a[1] === 'run' || a[1] === 'run-script' ? a[2] : a[1];
+  // npm run X also runs preX and postX; npm install runs the install hooks.
+  const names = run === undefined ? [] : /^(install|i|ci|add)$/.test(run) ? ['preinstall', 'install', 'postinstall', 'prepare'] : [`pre${run}`, run, `post${run}`];
+  for (const n of names) {
+    const cmd = walk.npmScripts.get(n);
+    if (cmd !== undefined) collect(walk, cmd, inv.cwd, depth + 1, true);
+  }
+}
+
+/** Tcl's $env(HOME) / $::env(HOME): the home directory. */
+const TCL_HOME = /\$(?:::)?env\(HOME\)/g;
+
+/**
+ * Code in a language without a table (julia, go, java, c#, rust, kotlin, swift, tcl…): a recursive-delete
+ * call given the home directory, / or the working directory in the spellings such languages use
+ * (homedir(), os.Getenv("HOME"), System.getProperty("user.home"), pwd()) deletes that tree.
+ */
+function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
+  // Tcl: file delete [-force] [--] PATH (with -force a tree).
+  for (const m of code.matchAll(/\bfile\s+delete\s+(-force\s+)?(?:--\s+)?["{]?([~/.][^\s"}\]]*)/g)) {
+    const w: Word = { text: m[2].replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true };
+    checkDelete(walk, inv, target(inv, w), !!m[1], `${inv.argv[0]} code`);
+  }
+  // Emacs Lisp (delete-directory "~" t), Elixir File.rm_rf!(System.user_home()).
+  for (const m of code.replace(/System\.user_home!?\(\)|\(expand-file-name\s+"~"\)|\(getenv\s+"HOME"\)/g, '"~"').matchAll(/\((delete-directory|delete-file)\s+"([^"]*)"(\s+t)?|File\.rm_rf!?\(\s*"([^"]*)"/g)) {
+    const p = m[2] ?? m[4];
+    if (!/^(~|\/|\.)(\/.*)?$/.test(p)) continue;
+    checkDelete(walk, inv, target(inv, { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true }), !!m[3] || !!m[4], `${inv.argv[0]} code`);
+  }
+  if (code.length > 20_000 || !/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\b/.test(code)) return;
+  const norm = code
+    .replace(/\bhomedir\(\)|os\.Getenv\(\s*"HOME"\s*\)|os\.UserHomeDir\(\)|System\.getProperty\(\s*"user\.home"\s*\)|System\.getenv\(\s*"HOME"\s*\)|Sys\.getenv\(\s*"HOME"\s*\)|ENV\[\s*"HOME"\s*\]|Environment\.GetFolderPath\([^)]*UserProfile\)|std::env::var\(\s*"HOME"\s*\)[^,);]*|dirs::home_dir\(\)[^,);]*|FileManager\.default\.homeDirectoryForCurrentUser[^,);]*|\$(?:::)?env\(HOME\)/g, '"~"')
+    .replace(/\bpwd\(\)|os\.Getwd\(\)|System\.getProperty\(\s*"user\.dir"\s*\)|Directory\.GetCurrentDirectory\(\)/g, '"."');
+  for (const m of norm.matchAll(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\s*\(\s*(?:new\s+File\()?(["'])([^"']*)\2/g)) {
+    const p = m[3];
+    if (!/^(~|\/|\.)(\/.*)?$/.test(p)) continue;
+    const w: Word = { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true };
+    const rec = /RemoveAll|rmtree|recursive|Recursively|remove_dir_all|rm_rf|deleteDirectory|deleteDir/.test(m[0] + norm.slice(m.index!, m.index! + 120));
+    checkDelete(walk, inv, target(inv, w), rec, `${inv.argv[0]} code`);
+  }
+}
+
+/** Compilers and runners that run a source file: go run F, gcc F, javac/java F, rustc F, swift F, dotnet script F... */
+const SOURCE_RUNNERS = /^(go|gcc|g\+\+|cc|clang|clang\+\+|tcc|rustc|javac|java|kotlinc|kotlin|swift|swiftc|dotnet|zig|nim|crystal|dart|julia|tclsh|elixir|scala|groovy|ghc|runghc|ocaml|fpc|gfortran|v|odin|cargo|deno|bun)$/;
+
+/** git -c KEY=CMD and git config KEY CMD for the keys whose value git runs (core.pager, core.sshCommand, core.editor, core.fsmonitor, sequence.editor, diff.external, credential.helper '!…'). */
+function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
+  // git rebase -x CMD / --exec CMD, git submodule foreach CMD, git bisect run CMD: git runs CMD through the shell.
+  const a0 = inv.argv;
+  for (let k = 1; k < a0.length; k++) {
+    if (a0.includes('rebase') && (a0[k - 1] === '-x' || a0[k - 1] === '--exec')) collect(walk, a0[k], inv.cwd, depth + 1, true);
+    else if (a0.includes('rebase') && a0[k].startsWith('--exec=')) collect(walk, a0[k].slice(7), inv.cwd, depth + 1, true);
+  }
+  const fe = a0.indexOf('foreach');
+  if (a0.includes('submodule') && fe > 0) collect(walk, a0.slice(fe + 1).filter((x) => !/^--(recursive|quiet)$/.test(x)).join(' '), inv.cwd, depth + 1, true);
+  const br = a0.indexOf('run');
+  if (a0.includes('bisect') && br > 0) collect(walk, a0.slice(br + 1).map((x) => (/^[\w@%+=:,./~-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`)).join(' '), inv.cwd, depth + 1, true);
+  const ci = inv.argv.indexOf('config');
+  if (ci > 0) {
+    const kv = inv.argv.slice(ci + 1).filter((a) => !a.startsWith('-'));
+    if (kv.length >= 2) walk.gitConfig.push(`${kv[0]} ${kv.slice(1).join(' ')}`);
+  }
+  const keys = /^(core\.(pager|sshcommand|editor|fsmonitor|askpass|gitproxy)|sequence\.editor|diff\.external|credential\.helper|pager\.\w+|gpg\.program|uploadpack\.packobjectshook|filter\.[^.]+\.(clean|smudge|process)|diff\.[^.]+\.textconv)$/i;
+  const a = inv.argv;
+  for (let k = 1; k < a.length; k++) {
+    let key: string | null = null;
+    let value: string | undefined;
+    if (a[k - 1] === '-c' && a[k].includes('=')) {
+      key = a[k].slice(0, a[k].indexOf('='));
+      value = a[k].slice(a[k].indexOf('=') + 1);
+    } else if (a.includes('config') && (keys.test(a[k]) || /^core\.hookspath$/i.test(a[k])) && a[k + 1] !== undefined && !a[k + 1].startsWith('-')) {
+      key = a[k];
+      value = a[k + 1];
+    }
+    if (key && value && keys.test(key) && !/^core\.hookspath$/i.test(key)) collect(walk, value.replace(/^!/, ''), inv.cwd, depth + 1, true);
+    // core.hooksPath somewhere outside the project (a temp dir, a download): hooks from there run in every repository.
+    if (key && value && /^core\.hookspath$/i.test(key) && /^(\/tmp|\/var\/tmp|\/dev\/shm)(\/|$)|^https?:/.test(value)) {
+      block(walk, 'dangerous', `git config ${key} ${value}: hooks from there would run in every git command of the user`, 'keep hooks in the repository (.githooks) and set core.hooksPath to it only there');
+    }
+  }
+}
+
+/** source <(echo '…') / bash <(printf …): a process substitution whose output is known is the script run. */
+function procSubScript(walk: Walk, inv: Invocation, depth: number): void {
+  const w = inv.words.slice(1).find((x) => x.text.startsWith('/dev/fd/') && x.subs.length > 0);
+  if (!w) return;
+  const out = resolveSubstitution(w.subs[0], parseEnv(walk, inv.cwd));
+  if (out !== null) collect(walk, out, inv.cwd, depth + 1, true);
 }
 
 /** The command line `tmux new[-session|-window] … CMD`, `screen -dm … CMD`, `ssh [opts] HOST CMD` run. */
@@ -586,6 +1147,8 @@ function powershellScript(argv: string[]): string | null {
 function powershellAsSh(script: string, home: string): string {
   return script
     .replace(/\$env:(HOME|USERPROFILE)\b|\$HOME\b/gi, home)
+    // Get-ChildItem X | Remove-Item: everything in X removed.
+    .replace(/\b(?:Get-ChildItem|gci|dir|ls)\s+(?:-\w+\s+)*(?:-Path\s+)?(["']?)([^\s|"']+)\1[^|;]*\|\s*(?:Remove-Item|ri|rm|del|erase)\b/gi, (_m, _q, dir: string) => `rm '${dir === '~' ? home : dir}'/*`)
     .replace(/\b(Remove-Item|ri|del|erase|rd|rmdir)\b/gi, 'rm')
     .replace(/\s-(Recurse|r)\b/gi, ' -r')
     .replace(/\s-(Force|fo)\b/gi, ' -f')
@@ -610,11 +1173,17 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
   if (inv.cwd === null) return;
   const name = inv.argv[0];
   // Secrets copied into other files stay secrets.
-  if (producesSecret(walk, inv) !== null || (name === 'cp' || name === 'tar' || name === 'zip' || name === '7z') && operands(inv.words).some((w) => isSecret(walk, target(inv, w).abs))) {
+  // (Any command given a secret operand, not only cp/tar/zip: python -m zipfile -c OUT ~/.ssh, rsync, 7z, age…)
+  const valueOpts = new Set(['-e', '--rsh', '-i', '-o', '-f', '-C', '-T', '-X', '-t', '-S', '-m', '--exclude', '--include', '-p', '-P', '-F', '-J', '-l', '--password-file']);
+  if (producesSecret(walk, inv) !== null || operands(inv.words, valueOpts).some((w) => isSecret(walk, target(inv, w).abs) || (/^(tar|zip|7z|rsync|cp)$/.test(name) && holdsSecrets(walk, target(inv, w).abs)))) {
+    // python3 -m zipfile|tarfile -c OUT SRC…: OUT holds them.
+    const mi = inv.argv.indexOf('-m');
+    const mc = mi > 0 && /^(zipfile|tarfile)$/.test(inv.argv[mi + 1] ?? '') ? inv.argv.indexOf('-c', mi) : -1;
+    if (mc > 0 && inv.words[mc + 1] && !inv.words[mc + 1].dynamic) walk.secretFiles.add(resolveFrom(inv.cwd, inv.words[mc + 1].text));
     for (const r of inv.redirects) if (['>', '>>', '>|', '&>'].includes(r.op) && !r.target.dynamic) walk.secretFiles.add(resolveFrom(inv.cwd, r.target.text));
     const ops = operands(inv.words, new Set(['-C', '-T', '-X']));
     const fIdx = inv.argv.findIndex((a, k) => k > 0 && (/^-[a-zA-Z]*f$/.test(a) || a === '--file' || (k === 1 && name === 'tar' && /^[a-zA-Z]*f$/.test(a))));
-    const out = name === 'tar' && fIdx > 0 ? inv.words[fIdx + 1] : name === 'zip' || name === '7z' ? ops.find((w) => !['a'].includes(w.text)) : name === 'cp' ? ops[ops.length - 1] : undefined;
+    const out = name === 'tar' && fIdx > 0 ? inv.words[fIdx + 1] : name === 'zip' || name === '7z' ? ops.find((w) => !['a'].includes(w.text)) : /^(cp|rsync|install|ditto)$/.test(name) ? ops[ops.length - 1] : undefined;
     if (out && !out.dynamic && out.text !== '-') walk.secretFiles.add(resolveFrom(inv.cwd, out.text));
     // openssl enc -in SECRET -out FILE, gpg -o FILE, base64 SECRET -o FILE: the output holds the secret.
     inv.words.forEach((w, k) => {
@@ -634,29 +1203,103 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
     } else if (name === 'cat') content = inv.redirects.find((x) => x.body !== undefined)?.body ?? null;
     const downloaded = DOWNLOADERS.has(name) ? name : null;
     if (content !== null || downloaded) walk.files.set(abs, { content, downloaded });
+    checkAutoRun(walk, inv, abs, content, downloaded);
   }
-  if (DOWNLOADERS.has(name)) {
-    const outOpt = name === 'curl' ? ['-o', '--output'] : ['-O', '--output-document'];
-    inv.words.forEach((w, k) => {
-      const next = inv.words[k + 1];
-      if (outOpt.includes(w.text) && next && next.text !== '-' && !next.dynamic) walk.files.set(resolveFrom(inv.cwd!, next.text), { content: null, downloaded: name });
-      const eq = /^--output(-document)?=(.+)$/.exec(w.text);
-      if (eq) walk.files.set(resolveFrom(inv.cwd!, eq[2]), { content: null, downloaded: name });
-    });
+  // An archive the line downloaded, unpacked: what it holds is as unreviewed as the download (its scripts run later on the line are refused).
+  if ((name === 'tar' && inv.argv.some((a, k) => k > 0 && (/^-?[a-zA-Z]*x/.test(a) || a === '--extract'))) || name === 'unzip' || name === 'bsdtar' || (name === '7z' && inv.argv[1] === 'x')) {
+    const k = inv.argv.findIndex((a) => a === '-C' || a === '--directory' || a === '-d' || a.startsWith('--directory='));
+    const dir = k > 0 ? (inv.argv[k].includes('=') ? inv.argv[k].split('=')[1] : inv.argv[k + 1]) : null;
+    const into = dir ? resolveFrom(inv.cwd, dir.replace(/^~(?=\/|$)/, walk.env.home)) : inv.cwd;
+    const archive = inv.words.slice(1).some((w) => !w.dynamic && walk.files.get(resolveFrom(inv.cwd!, w.text))?.downloaded);
+    if (archive || inv.upstream.some((u) => fetches(walk, u) !== null)) walk.unpacked.push(into);
   }
+  // find ~ > /tmp/l, find … -fprint /tmp/l, du -a ~ > l: the file holds a list of paths that xargs may read back.
+  if (name === 'find' || listerRoots(walk, inv)) {
+    for (const r of inv.redirects) if (/^>>?$/.test(r.op) && !r.target.dynamic) walk.listFiles.set(resolveFrom(inv.cwd, r.target.text), inv);
+    const fp = inv.argv.findIndex((a) => a === '-fprint' || a === '-fprint0');
+    if (name === 'find' && fp > 0 && inv.words[fp + 1]) walk.listFiles.set(resolveFrom(inv.cwd, inv.words[fp + 1].text), inv);
+  }
+  // ln -s SECRET LINK: the link reads as the secret.
+  if (name === 'ln') {
+    const ops = operands(inv.words, new Set(['-t', '-S', '--suffix', '--target-directory']));
+    if (ops.length >= 2 && isSecret(walk, target(inv, ops[0]).abs) && !ops[ops.length - 1].dynamic) walk.secretFiles.add(resolveFrom(inv.cwd, ops[ops.length - 1].text));
+  }
+  // git clone URL [DIR]: the clone is a download; a script of it run later on the line is unreviewed code.
+  if (name === 'git' && inv.argv.includes('clone')) {
+    const ops = inv.words.slice(inv.argv.indexOf('clone') + 1).filter((w, k, all) => !w.text.startsWith('-') && !/^(-b|--branch|--depth|-o|--origin|-c|--config|--reference|--filter|--template|-j|--jobs)$/.test(all[k - 1]?.text ?? ''));
+    const url = ops[0]?.text ?? '';
+    const dir = ops[1]?.text ?? url.replace(/\/+$/, '').replace(/\.git$/, '').split(/[/:]/).pop() ?? '';
+    if (url && dir && !ops[1]?.dynamic) walk.unpacked.push(resolveFrom(inv.cwd, dir.replace(/^~(?=\/|$)/, walk.env.home)));
+  }
+  // curl URL | tee FILE (or sudo tee): FILE holds the download.
+  if (name === 'tee' && inv.upstream.some((u) => fetches(walk, u) !== null)) {
+    for (const w of operands(inv.words)) if (!w.dynamic) walk.files.set(resolveFrom(inv.cwd, w.text), { content: null, downloaded: inv.upstream.map((u) => fetches(walk, u)).find((x) => x !== null)! });
+  }
+  if (DOWNLOADERS.has(name)) for (const w of downloadOutputs(inv)) if (!w.dynamic) {
+    walk.files.set(resolveFrom(inv.cwd, w.text), { content: null, downloaded: name });
+    checkAutoRun(walk, inv, resolveFrom(inv.cwd, w.text), null, name);
+  }
+}
+
+/**
+ * The files a download writes: curl -o FILE (also in a cluster, -fsSLo FILE, and --output=FILE), -O
+ * (the URL's last segment here, --output-dir DIR); wget -O FILE (-qO FILE, --output-document=FILE),
+ * otherwise the URL's last segment in -P DIR; aria2c -o NAME in -d DIR.
+ */
+function downloadOutputs(inv: Invocation): Word[] {
+  const name = inv.argv[0];
+  const w = inv.words;
+  const out: Word[] = [];
+  const url = w.find((x) => /^[a-z][a-z0-9+.-]*:\/\/[^/]+\/[^?#]*[^/?#]$/i.test(x.text));
+  const urlName = url ? url.text.replace(/[?#].*$/, '').split('/').pop()! : null;
+  let dir: Word | null = null;
+  let remoteName = false;
+  let explicit = false;
+  const fileOpt = name === 'curl' ? /^-[a-zA-Z]*o$|^--output$/ : name === 'wget' ? /^-[a-zA-Z]*O$|^--output-document$/ : /^-o$|^--out$/;
+  const dirOpt = name === 'curl' ? /^--output-dir$/ : name === 'wget' ? /^-[a-zA-Z]*P$|^--directory-prefix$/ : /^-d$|^--dir$/;
+  for (let k = 1; k < w.length; k++) {
+    const t = w[k].text;
+    const eq = /^--(output|output-document|out|output-dir|directory-prefix|dir)=(.+)$/.exec(t);
+    if (fileOpt.test(t) && w[k + 1]) {
+      explicit = true;
+      if (w[k + 1].text !== '-') out.push(w[k + 1]);
+      k++;
+    } else if (dirOpt.test(t) && w[k + 1]) dir = w[++k];
+    else if (eq && /^(output|output-document|out)$/.test(eq[1])) {
+      explicit = true;
+      if (eq[2] !== '-') out.push({ ...w[k], text: eq[2] });
+    } else if (eq) dir = { ...w[k], text: eq[2] };
+    else if (name === 'curl' && /^-[a-zA-Z]*O[a-zA-Z]*$|^--remote-name$/.test(t)) remoteName = true;
+  }
+  if (name === 'curl' && !remoteName && !explicit) return out;
+  const named = (n: string) => (dir ? { ...dir, text: `${dir.text.replace(/\/$/, '')}/${n}` } : { ...(url ?? w[0]), text: n, dynamic: false });
+  if (name === 'aria2c' || (name !== 'curl' && dir)) return out.map((o) => (dir && !o.text.startsWith('/') ? named(o.text) : o)).concat(!explicit && urlName && name !== 'aria2c' ? [named(urlName)] : []);
+  if ((name === 'curl' && remoteName) || (name === 'wget' && !explicit)) if (urlName) out.push(named(urlName));
+  return out;
+}
+
+/** Files git runs by itself (.git/hooks/*): what is written there is checked as the script it becomes; a download there is refused. */
+function checkAutoRun(walk: Walk, inv: Invocation, abs: string, content: string | null, downloaded: string | null): void {
+  if (!/\/\.git\/hooks\/[^/]+$/.test(abs) || /\.sample$/.test(abs)) return;
+  if (downloaded) block(walk, 'dangerous', `${downloaded} writes a download into the git hook ${abs}: git would run it on its own`, 'download it, read it, then install the hook');
+  else if (content !== null) collect(walk, content, inv.cwd, 1, true);
 }
 
 /** Runs a file the same line wrote: its text is checked as a script; a fresh download is refused. */
 function runScriptFile(walk: Walk, inv: Invocation, file: string | null, depth: number, lang: ReturnType<typeof langOf>): void {
   if (!file || inv.cwd === null) return;
   const abs = resolveFrom(inv.cwd, file.replace(/^~(?=\/|$)/, walk.env.home));
+  if (inv.argv[0] !== file && walk.unpacked.some((d) => isUnder(abs, d))) {
+    block(walk, 'dangerous', `${inv.argv[0]} runs ${file} from an archive downloaded on the same line: unreviewed code`, 'download and unpack first, read the script, then run it in a separate step');
+  }
   const known = walk.files.get(abs);
   if (!known) return;
   if (known.downloaded) {
     block(walk, 'dangerous', `runs ${file}, which ${known.downloaded} downloaded on the same line: unreviewed code`, `download first, read it, then run it in a separate step: ${known.downloaded} … -o ${file} && less ${file}`);
   } else if (known.content !== null) {
     if (lang) checkCode(walk, inv, lang, known.content, depth);
-    else collect(walk, known.content, inv.cwd, depth + 1, true);
+    // Inside the script $0 is its own path (cd "$(dirname "$0")/..").
+    else collect(walk, known.content.replace(/"?\$\{?0\}?"?/g, `'${abs}'`), inv.cwd, depth + 1, true);
   }
 }
 
@@ -665,6 +1308,8 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
   if (depth > MAX_DEPTH) return;
   const f = analyzeCode(lang, code);
   const who = `${inv.argv[0]} code`;
+  if (f.forkBomb) block(walk, 'dangerous', `${who} is a fork bomb: it starts copies of itself without end until the machine stops answering`);
+  if (f.runsFetched) block(walk, 'dangerous', `${who} runs code it downloads: unreviewed code`, 'download it to a file, read it, then run it');
   if (f.tooLong) block(walk, 'dangerous', `${who} of ${code.length} characters is too long to check inline`, 'write it to a file, read it, then run the file');
   for (const sh of f.shell) collect(walk, sh, inv.cwd, depth + 1, true);
   for (const d of f.decoded) {
@@ -741,11 +1386,29 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
     const esc = m.inside.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     script = script.replace(new RegExp(`(^|[\\s'"=:@])${esc}(?=/|\\s|$|['"])`, 'g'), `$1${m.host}`);
   }
-  collect(walk, script, walk.env.cwd, depth + 1, true);
+  const from = walk.out.length;
+  // -w DIR: the command's relative paths resolve against DIR, mapped back to the host through the mounts.
+  const wIdx = args.findIndex((a) => a === '-w' || a === '--workdir' || a.startsWith('--workdir='));
+  const workdir = wIdx >= 0 ? (args[wIdx].includes('=') ? args[wIdx].split('=')[1] : args[wIdx + 1]) : undefined;
+  const wm = workdir ? mounts.find((m) => m.inside.startsWith('/') && (workdir === m.inside || workdir.startsWith(`${m.inside}/`))) : undefined;
+  const runIn = wm && workdir ? m2host(wm, workdir) : walk.env.cwd;
+  collect(walk, script, runIn, depth + 1, true);
+  // What runs in the container stands where the container does in a pipeline (docker run -v ~/.ssh:/k … cat /k/id_rsa | nc …).
+  if (walk.out.length > from) (inv.inner ??= []).push(...walk.out.slice(from));
+}
+
+/** A path inside a container mapped back to the host path mounted there. */
+function m2host(m: { host: string; inside: string }, p: string): string {
+  return m.host + p.slice(m.inside.length);
+}
+
+/** Interpreter code that deletes the paths it is given as arguments (unlink @ARGV, os.remove over sys.argv, fs.rmSync over process.argv). */
+function deletesArgs(code: string): boolean {
+  return /@ARGV|\$ARGV|sys\.argv|process\.argv|\bARGV\b|\$argv|Deno\.args|commandArgs/.test(code) && /\bunlink\b|os\.(remove|unlink)|rmtree|rmSync|unlinkSync|File\.delete|FileUtils\.rm|\brm_rf\b|\.unlink\(|Deno\.remove/.test(code);
 }
 
 /** find ROOTS... tests... -exec CMD {} ; : each -exec command runs with {} as a found path. */
-function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; exprStart: number; namePattern: string | null } {
+function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; nameFiltered: boolean; exprStart: number; namePattern: string | null } {
   let i = 1;
   while (i < inv.words.length && /^-[HLP]$|^-O\d$|^-D$/.test(inv.words[i].text)) i += inv.words[i].text === '-D' ? 2 : 1;
   const roots: Word[] = [];
@@ -760,7 +1423,9 @@ function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; exprSta
     (a, k) => /^-(i?name|i?path|i?regex|i?wholename|newer\w*|[amc](time|min)|size|empty|user|group|perm|links|inum|samefile|lname|nouser|nogroup)$/.test(a) && !MATCH_ALL.has(tests[k + 1] ?? '') && tests[k - 1] !== '!' && tests[k - 1] !== '-not',
   );
   const namePattern = tests.find((a, k) => /^-i?name$/.test(tests[k - 1] ?? '') && !MATCH_ALL.has(a)) ?? null;
-  return { roots: roots.length > 0 ? roots : [{ text: '.', dynamic: false, glob: false, subs: [], quoted: false }], filtered, exprStart: i, namePattern };
+  // Filters on names and paths narrow a listing of / or the home directory; size, owner, age or kind still select nearly all of it.
+  const nameFiltered = tests.some((a, k) => /^-(i?name|i?path|i?regex|i?wholename|i?lname|inum|samefile)$/.test(a) && !MATCH_ALL.has(tests[k + 1] ?? '') && tests[k - 1] !== '!' && tests[k - 1] !== '-not');
+  return { roots: roots.length > 0 ? roots : [{ text: '.', dynamic: false, glob: false, subs: [], quoted: false }], filtered, nameFiltered, exprStart: i, namePattern };
 }
 
 const FD_ARG_OPTS = new Set(['-e', '--extension', '-t', '--type', '-E', '--exclude', '-d', '--max-depth', '--min-depth', '--exact-depth', '-S', '--size', '-c', '--color', '-j', '--threads', '--changed-within', '--changed-before', '--change-newer-than', '--change-older-than', '-o', '--owner', '--base-directory', '--search-path', '--ignore-file', '--max-results', '--batch-size', '--path-separator']);
@@ -811,7 +1476,9 @@ function fdAsFind(inv: Invocation): Invocation | null {
 const MATCH_ALL = new Set(['*', '.*', '*.*', '.[!.]*', '.??*', '**', '*/*', '.*/*', '^.*$', '.+', '^.*', '.*$']);
 
 function findExec(walk: Walk, inv: Invocation, depth: number): void {
-  const { roots, filtered, namePattern } = findRoots(inv);
+  const { roots, filtered: anyFilter, nameFiltered, namePattern } = findRoots(inv);
+  // At / or ~ only filters on names narrow the listing (-ctime -99999, -size +0 select nearly all of it).
+  const filtered = roots.some((r) => broadRoot(walk, target(inv, r).abs)) ? nameFiltered : anyFilter;
   // A filter that names secrets (-name 'id_*', '.env*') makes {} a secret for the exfiltration check.
   const secretFilter = namePattern !== null && isSecretName(namePattern);
   for (let i = 1; i < inv.words.length; i++) {
@@ -831,6 +1498,20 @@ function findExec(walk: Walk, inv: Invocation, depth: number): void {
       if (sub.words.length === 0) continue;
       // find enumerates the whole tree: rm on what an unfiltered find lists deletes the tree, -r or not.
       const tool = base(sub.words[0].text);
+      // perl -e 'unlink @ARGV' {} +, python3 -c '…os.remove(p) for p in sys.argv[1:]' {} +: code deleting its arguments is rm of them.
+      const lang = langOf(tool);
+      const code = lang ? inlineCode(lang, sub.words.map((w) => w.text)).code : null;
+      if (code !== null && deletesArgs(code)) {
+        checkDelete(walk, { ...inv, nested: true }, target(inv, { ...root, text: filtered && !named ? `${root.text}/…` : root.text }), !filtered, `find -exec ${tool} code`);
+        continue;
+      }
+      // cp /dev/null {}, sed -i d {}, dd of={} …: every found file emptied, as good as deleted.
+      const sargs = sub.words.map((w) => w.text);
+      const empties = (tool === 'cp' && /^\/dev\/(null|zero)$/.test(sargs[sargs.length - 2] ?? '')) || (tool === 'sed' && sargs.some((a) => /^-[a-zA-Z]*i/.test(a)) && sargs.some((a) => /^('?)(\d*,?\$?d|\/\.?\*?\/d|\/\/d)\1$/.test(a))) || (tool === 'dd' && sargs.some((a) => /^of=/.test(a)) && sargs.some((a) => /^if=\/dev\/(zero|null|urandom)$/.test(a))) || (tool === 'tee' && sargs.length === 2);
+      if (empties) {
+        checkDelete(walk, { ...inv, nested: true }, target(inv, { ...root, text: filtered && !named ? `${root.text}/…` : root.text }), !filtered, `find -exec ${tool}`);
+        continue;
+      }
       const asRm = (ws: Word[]) => [{ ...ws[0], text: 'rm', glob: false }, { ...ws[0], text: '-r', glob: false }, ...operands(ws).map((w) => w)];
       // chmod/chown/chgrp/setfacl on everything an unfiltered find lists is the -R form.
       const permsAll = !filtered && /^(chmod|chown|chgrp|setfacl)$/.test(tool);
@@ -840,8 +1521,17 @@ function findExec(walk: Walk, inv: Invocation, depth: number): void {
       walk.out.push(child);
       if (SHELLS.has(child.argv[0])) {
         const { script } = shellScript(child.argv);
+        // sh -c ': > "$1"' _ {} (or > {} , truncate -s0 "$1"): each found file emptied, as if deleted.
+        if (script !== null && /(^|[;&|]|\s)(:|true|echo\s+-n|printf\s+'')?\s*>\s*["']?(\$\{?[1@]\}?|\{\})/.test(script)) {
+          checkDelete(walk, child, target(inv, { ...root, text: filtered ? `${root.text}/…` : root.text, dynamic: root.dynamic }), !filtered, 'find -exec … >');
+        }
         // sh -c 'rm -rf "$1"' _ {}: the positional parameters are the words after the script.
-        if (script !== null) collect(walk, substitutePositional(script, child.argv.slice(child.argv.indexOf(script) + 1)), inv.cwd, depth + 1, true);
+        if (script !== null) {
+          const pos = child.argv.slice(child.argv.indexOf(script) + 1);
+          collect(walk, substitutePositional(script, pos), inv.cwd, depth + 1, true);
+          // for f; do … "$f" …; done walks the positional parameters: set them first.
+          if (/\bfor\s+\w+\s*(;|\n|do\b)/.test(script) && pos.length > 1) collect(walk, `set -- ${pos.slice(1).map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')}\n${filtered ? script : script.replace(/\brm\s+(?!-[a-zA-Z]*[rR])/g, 'rm -r ')}`, inv.cwd, depth + 1, true);
+        }
       }
     }
     i = j;
@@ -920,10 +1610,17 @@ function target(inv: Invocation, w: Word): Target {
   let wholeDir = false;
   if (w.glob) {
     const segs = p.split('/');
-    const g = segs.findIndex((s) => /[*?[]/.test(s));
-    if (g >= 0) {
+    const g = segs.findIndex((s) => /[*?[]|[!@+]\(/.test(s));
+    // /home/*/.ssh/id_*: a glob in the middle with fixed names after it is that path in any of the matches.
+    const fixedAfter = g >= 0 && segs.slice(g + 1).some((x) => x !== '' && !/[*?[]/.test(x));
+    if (fixedAfter) {
+      const last = segs[segs.length - 1];
+      wholeDir = /^(\*|\.\*|\*\.\*)$/.test(last);
+      p = wholeDir ? segs.slice(0, -1).join('/') : p;
+    } else if (g >= 0) {
       const globSeg = segs[g];
-      wholeDir = g === segs.length - 1 && /^(\*|\.\*|\.\[[!^]\.\]\*|\.\?\*|\.\?\?\*|\*\.\*|\.?\*\/?)$/.test(globSeg);
+      // !(keep) (extglob) matches everything but a few names: as good as *.
+      wholeDir = g === segs.length - 1 && /^(\*|\.\*|\.\[[!^]\.\]\*|\.\?\*|\.\?\?\*|\*\.\*|\.?\*\/?|!\(.*\)|[*+]\(.*\))$/.test(globSeg);
       p = segs.slice(0, g).join('/') || (p.startsWith('/') ? '/' : '.');
       // A glob right under / that matches top-level directories (/???, /e*, /[a-z]*) deletes them.
       const top = p === '/' && !wholeDir ? TOP_LEVEL_NAMES.find((n) => globMatches(globSeg, n)) : undefined;
@@ -948,6 +1645,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
 
   if (inv.elevated) warn(walk, 'suspicious', `runs with root privileges (sudo ${name})`);
   if (SENDERS.has(name)) checkExfiltration(walk, inv);
+  else checkSecretReachesNetwork(walk, inv);
+  checkOutputSubstitutions(walk, inv);
   checkServices(walk, inv);
   checkServesSecrets(walk, inv);
 
@@ -956,9 +1655,15 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'srm': {
       const recursive = args.some((a) => SHORT(a, 'rR') || a === '--recursive');
       if (args.includes('--no-preserve-root')) block(walk, 'dangerous', 'rm --no-preserve-root removes the safeguard against deleting /');
-      const viaX = xargsTargets(inv, walk.env.home);
+      const viaX = xargsTargets(walk, inv);
       const targets = viaX?.targets ?? operands(inv.words).map((w) => target(inv, w));
       for (const t of targets) checkDelete(walk, inv, t, recursive || (viaX?.recursive ?? false), 'rm');
+      // rm $(find ~ …), for f in $(find ~); do rm "$f": the substitution lists the paths, as xargs would feed them.
+      // (Only a word that is the substitution's output alone: "$(git rev-parse --show-toplevel)/coverage" is one path.)
+      for (const w of viaX ? [] : operands(inv.words).filter((x) => x.subs.length === 1 && (x.text === '$(…)' || x.text === resolveSubstitution(x.subs[0], parseEnv(walk, inv.cwd))))) for (const sub of w.subs) {
+        const fed = substitutionItems(walk, inv, sub);
+        if (fed) for (const t of fed.items) checkDelete(walk, inv, t, recursive || fed.recursive, 'rm');
+      }
       if (recursive) critical(walk, `rm ${args.join(' ')}`);
       break;
     }
@@ -967,7 +1672,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'truncate':
     case 'shred': {
       // find . | xargs shred -u: the items xargs is fed are destroyed as rm would delete them.
-      const fed = name !== 'rmdir' && inv.viaXargs ? xargsItems(inv, walk.env.home) : null;
+      const fed = name !== 'rmdir' && inv.viaXargs ? xargsItems(walk, inv) : null;
       if (fed) for (const t of fed.items) checkDelete(walk, inv, t, fed.recursive, name);
       for (const w of operands(inv.words, new Set(['-s', '-n', '--size', '--iterations']))) {
         const t = target(inv, w);
@@ -981,11 +1686,26 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const tIdx = inv.argv.findIndex((a) => a === '-t' || a === '--target-directory');
       const dest = tIdx > 0 ? inv.words[tIdx + 1] : ops[ops.length - 1];
       const sources = tIdx > 0 ? ops.filter((w) => w !== dest) : ops.slice(0, -1);
-      for (const s of sources) checkDelete(walk, inv, target(inv, s), true, 'mv');
-      if (dest) {
-        const d = target(inv, dest);
+      const d = dest ? target(inv, dest) : null;
+      // mv ~/.kube/config ~/.kube/config.old: a secret renamed beside itself stays where it was kept.
+      const beside = d !== null && sources.length > 0 && sources.every((s) => besideItself(walk, target(inv, s).abs, d.abs));
+      if (!beside) for (const s of sources) checkDelete(walk, inv, target(inv, s), true, 'mv');
+      // Remember what moved where: a later delete of the new path deletes what was moved there.
+      if (d?.abs) for (const src of sources) {
+        const abs = target(inv, src).abs;
+        if (abs === null) continue;
+        walk.movedFrom.set(d.abs, abs);
+        walk.movedFrom.set(`${d.abs}/${path.posix.basename(abs)}`, abs);
+      }
+      if (dest && d) {
         if (d.abs === '/dev/null' && sources.length > 0) block(walk, 'dangerous', `mv onto /dev/null destroys ${sources.map((s) => s.text).join(' ')}`);
-        else checkWrite(walk, inv, d, 'mv');
+        else if (!beside) checkWrite(walk, inv, d, 'mv', sources);
+        if (d.abs && (tIdx > 0 || dest.text.endsWith('/') || d.abs === walk.env.home || sources.length > 1)) {
+          for (const w of sources) {
+            const sAbs = target(inv, w).abs;
+            if (sAbs) checkWrite(walk, inv, { ...d, abs: `${d.abs}/${path.posix.basename(sAbs)}` }, 'mv', [w]);
+          }
+        }
       }
       break;
     }
@@ -998,8 +1718,20 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const ops = operands(inv.words, argOpts);
       const tIdx = inv.argv.findIndex((a) => a === '-t' || a === '--target-directory');
       const dest = tIdx > 0 ? inv.words[tIdx + 1] : ops.length >= 2 || name === 'install' ? ops[ops.length - 1] : undefined;
-      if (dest) checkWrite(walk, inv, target(inv, dest), name);
-      for (const src of ops.filter((w) => w !== dest)) checkRead(walk, inv, target(inv, src), name);
+      const srcs = ops.filter((w) => w !== dest);
+      // cp ~/.kube/config ~/.kube/config.bak: a backup beside the file (or the file back from it) sends nothing anywhere.
+      const d = dest ? target(inv, dest) : null;
+      const beside = d !== null && srcs.length > 0 && name !== 'scp' && srcs.every((w) => besideItself(walk, target(inv, w).abs, d.abs));
+      if (dest && d && !beside) checkWrite(walk, inv, d, name, name === 'ln' ? srcs.slice(0, 1) : srcs);
+      // Into a directory (DIR/, ~, -t DIR, several sources): each source lands as DIR/ITS-NAME (cp /tmp/x/.zshrc ~/).
+      if (d?.abs && (tIdx > 0 || dest!.text.endsWith('/') || d.abs === walk.env.home || srcs.length > 1)) {
+        for (const w of srcs) {
+          const sAbs = target(inv, w).abs;
+          if (sAbs) checkWrite(walk, inv, { ...d, abs: `${d.abs}/${path.posix.basename(sAbs)}` }, name, [w]);
+        }
+      }
+      for (const src of srcs) checkRead(walk, inv, target(inv, src), name);
+      if (d?.abs && srcs.length === 1 && (name === 'cp' || name === 'install')) walk.copiedFrom.set(d.abs, base(srcs[0].text));
       if (name === 'rsync' && args.some((a) => a.startsWith('--delete') || a === '--del')) {
         critical(walk, `rsync --delete`);
         // The destination loses everything the source lacks: as bad as deleting its contents.
@@ -1045,13 +1777,10 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       checkGit(walk, inv);
       break;
     case 'curl':
-    case 'wget': {
-      const outOpts = name === 'curl' ? ['-o', '--output'] : ['-O', '--output-document'];
-      inv.words.forEach((w, k) => {
-        if (outOpts.includes(w.text) && inv.words[k + 1] && inv.words[k + 1].text !== '-') checkWrite(walk, inv, target(inv, inv.words[k + 1]), name);
-      });
+    case 'wget':
+    case 'aria2c':
+      for (const w of downloadOutputs(inv)) checkWrite(walk, inv, target(inv, w), name);
       break;
-    }
     case 'shutdown':
     case 'reboot':
     case 'halt':
@@ -1064,8 +1793,25 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'telinit':
       if (args.some((a) => a === '0' || a === '6')) block(walk, 'dangerous', `${name} ${args.join(' ')} stops or restarts the machine`);
       break;
-    case 'systemctl':
-      if (args.some((a) => ['poweroff', 'reboot', 'halt', 'kexec', 'emergency', 'rescue'].includes(a))) block(walk, 'dangerous', `systemctl ${args.join(' ')} stops or restarts the machine`);
+    case 'systemctl': {
+      if (args.some((a) => ['poweroff', 'reboot', 'halt', 'kexec', 'emergency', 'rescue', 'suspend', 'hibernate', 'hybrid-sleep', 'suspend-then-hibernate', 'soft-reboot', 'isolate'].includes(a))) block(walk, 'dangerous', `systemctl ${args.join(' ')} stops or restarts the machine (or puts it to sleep)`);
+      // A unit enabled for the user (or every user) starts at each login by itself, with no one watching.
+      const persist = args.some((a) => /^(enable|reenable|link|add-wants|add-requires|preset|preset-all)$/.test(a));
+      const unitFile = args.find((a) => /^\/(tmp|var\/tmp|dev\/shm)\/|^~|^\.\//.test(a) && /\.(service|timer|socket|path)$/.test(a));
+      if (persist && unitFile) block(walk, 'dangerous', `systemctl ${args.join(' ')} enables the unit file ${unitFile} from outside the system's unit directories: it starts by itself from now on`);
+      else if (persist && args.some((a) => a === '--user' || a === '--global') && !args.filter((a) => !a.startsWith('-') && !/^(enable|reenable|link|preset|add-wants|add-requires)$/.test(a)).every((u) => PACKAGED_USER_UNITS.test(u.replace(/\.(service|socket|timer)$/, '')) && !walk.files.has(u))) block(walk, 'dangerous', `systemctl ${args.join(' ')} makes a user service start by itself at every login: a way to stay on the machine`, 'show the user the unit and let them enable it');
+      else if (persist) warn(walk, 'suspicious', `systemctl ${args.join(' ')} makes a service start at every boot`);
+      break;
+    }
+    case 'launchctl':
+      // launchctl load/bootstrap/submit/enable: a launchd agent or daemon that starts by itself (Homebrew's own services aside).
+      if (/^(load|bootstrap|submit|enable)$/.test(args.find((a) => !a.startsWith('-')) ?? '') && !args.some((a) => /homebrew\.mxcl\./.test(a))) {
+        block(walk, 'dangerous', `launchctl ${args.join(' ')} installs a launchd job that starts by itself: a way to stay on the machine`, 'brew services start NAME for Homebrew services; otherwise ask the user');
+      }
+      break;
+    case 'loginctl':
+      if (args.some((a) => /^(terminate-user|kill-user|terminate-session|kill-session|poweroff|reboot|suspend|hibernate)$/.test(a))) block(walk, 'dangerous', `loginctl ${args.join(' ')} ends the user's sessions or stops the machine`);
+      else if (args.includes('enable-linger')) block(walk, 'dangerous', 'loginctl enable-linger keeps the user\'s services running after logout and starts them at boot: a way to stay on the machine');
       break;
     case 'kill':
     case 'pkill':
@@ -1093,7 +1839,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'crontab': {
       const ops = operands(inv.words, new Set(['-u']));
       if (args.some((a) => /^-[a-zA-Z]*r/.test(a))) block(walk, 'dangerous', 'crontab -r deletes every cron job of the user without asking', 'crontab -l > crontab.bak first, then crontab -e to remove the one job');
-      else if (!args.some((a) => a === '-l' || a === '-e') && ops.length > 0) {
+      else if (!args.some((a) => a === '-l' || a === '-e') && (ops.length > 0 || inv.upstream.length > 0 || inv.redirects.some((r) => r.op === '<' || r.body !== undefined))) {
+        if (ops.length === 0) ops.push({ ...inv.words[0], text: '-' });
         block(walk, 'dangerous', `crontab ${ops[0].text} replaces the user's whole crontab${ops[0].text === '-' ? ' with text from the pipe' : ''}: jobs installed this way run unattended`, 'show the user the line and let them add it with crontab -e');
       }
       break;
@@ -1110,7 +1857,9 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'usermod':
     case 'gpasswd':
     case 'adduser':
-      if (args.some((a) => /^(sudo|wheel|root|admin|docker)$/.test(a)) || args.some((a) => a === '-o' || a === '--non-unique')) block(walk, 'dangerous', `${name} ${args.join(' ')} grants administrator rights`);
+      if (args.some((a) => /^(sudo|wheel|root|admin|adm|disk|shadow)$/.test(a)) || args.some((a) => a === '-o' || a === '--non-unique')) block(walk, 'dangerous', `${name} ${args.join(' ')} grants administrator rights`);
+      // The docker group is Docker's own post-install step, though as strong as root: said, not refused.
+      else if (args.some((a) => a === 'docker')) warn(walk, 'suspicious', `${name} ${args.join(' ')}: members of the docker group can become root`);
       break;
     case 'passwd':
     case 'chpasswd':
@@ -1124,19 +1873,20 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       block(walk, 'dangerous', 'visudo edits who may run commands as root');
       break;
     case 'chattr':
-      for (const w of operands(inv.words).filter((w) => !/^[+-=][a-zA-Z]+$/.test(w.text))) {
-        const t = target(inv, w);
-        if (t.abs !== null && isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `chattr on the system path ${t.abs}`);
-      }
+      checkChattr(walk, inv);
       break;
     case 'setfacl': {
       const recursive = args.some((a) => SHORT(a, 'R') || a === '--recursive');
-      for (const w of operands(inv.words, new Set(['-m', '-M', '-x', '-X', '--modify', '--remove', '--set', '--set-file']))) {
+      const specs = inv.argv.flatMap((a, k) => (/^(-[a-zA-Z]*[mM]|--modify|--set)$/.test(inv.argv[k - 1] ?? '') && k > 1 ? [a] : /^--(modify|set)=/.test(a) ? [a.slice(a.indexOf('=') + 1)] : []));
+      const grants = specs.some(aclGrants) || inv.argv.some((a, k) => /^(-M|--modify-file|--set-file)$/.test(inv.argv[k - 1] ?? ''));
+      for (const w of operands(inv.words, new Set(['-m', '-M', '-x', '-X', '--modify', '--remove', '--set', '--set-file', '--modify-file', '--remove-file']))) {
         const t = target(inv, w);
         if (t.abs === null) continue;
         const c = classifyDelete(t.abs, walk.env);
         if (c && recursive && c !== 'project') block(walk, 'dangerous', `setfacl -R on ${t.abs} changes the permissions of a tree the system or the user depends on`);
         else if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `setfacl on the system path ${t.abs}`);
+        else if (grants && isSecret(walk, t.abs) && !isSharedSshFile(t.abs)) block(walk, 'dangerous', `setfacl ${specs.join(' ')} on ${t.abs} opens a secret to other users`, 'keys and credentials stay readable by their owner only');
+        else if (grants && recursive && isPreciousHomeDir(t.abs, walk.env)) block(walk, 'dangerous', `setfacl -R on ${t.abs} opens the user's keys, settings or files to others`);
       }
       break;
     }
@@ -1145,7 +1895,10 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       break;
     case 'docker':
     case 'podman':
-      if ((args.includes('system') && args.includes('prune')) || (args.includes('volume') && (args.includes('prune') || args.includes('rm')))) {
+      // Every volume at once (system prune --volumes, volume rm $(docker volume ls -q), volume prune -a): the databases' data goes.
+      if ((args.includes('system') && args.includes('prune') && args.includes('--volumes')) || (args.includes('volume') && (args.includes('rm') || args.includes('remove')) && inv.words.some((w) => w.subs.some((sub) => /volume\s+ls\s+(-q|--quiet)\s*$/.test(sub)))) || (args.includes('volume') && args.includes('prune') && args.some((a) => /^-[a-zA-Z]*a|^--all$/.test(a)))) {
+        block(walk, 'dangerous', `${name} ${args.slice(0, 3).join(' ')} deletes every volume, with the data of the databases kept in them`, 'remove the one volume meant, by name');
+      } else if ((args.includes('system') && args.includes('prune')) || (args.includes('volume') && (args.includes('prune') || args.includes('rm')))) {
         warn(walk, 'suspicious', `${name} ${args.slice(0, 2).join(' ')} deletes containers, images or volumes for good`);
       }
       break;
@@ -1165,9 +1918,11 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     default:
       if (/^mkfs(\.|$)/.test(name) || ['mke2fs', 'mkswap', 'wipefs', 'mkdosfs', 'mkntfs', 'mkexfatfs', 'mkfs.btrfs', 'cryptsetup', 'blkdiscard', 'sfdisk'].includes(name)) {
         // Formatting an image file (mkfs.ext4 disk.img) is ordinary work; a device, or a target only known at run time, is not.
-        const devs = operands(inv.words, new Set(['-t', '-L', '-b', '-E', '-g', '-G', '-i', '-I', '-J', '-m', '-M', '-N', '-o', '-O', '-r', '-T', '-U', '-d', '--label', '--type']))
+        const ops = operands(inv.words, new Set(['-t', '-L', '-b', '-E', '-g', '-G', '-i', '-I', '-J', '-m', '-M', '-N', '-o', '-O', '-r', '-T', '-U', '-d', '--label', '--type']));
+        // Any word naming a device counts, also one an option seemed to take (mkfs.vfat -I /dev/mmcblk0: -I takes none there).
+        const devs = [...ops, ...inv.words.slice(1).filter((w) => !ops.includes(w) && /^\/dev\//.test(w.text))]
           .map((w) => ({ w, t: target(inv, w) }))
-          .filter(({ w, t }) => w.dynamic || (t.abs !== null && t.abs.startsWith('/dev/') && !['/dev/null', '/dev/zero'].includes(t.abs)));
+          .filter(({ w, t }) => (w.dynamic && ops.includes(w)) || (t.abs !== null && t.abs.startsWith('/dev/') && !['/dev/null', '/dev/zero'].includes(t.abs)));
         if (devs.length > 0) block(walk, 'dangerous', `${name} formats a filesystem on ${devs.map((d) => d.w.text).join(' ')}, erasing what was on it`, 'format an image file instead (truncate -s 1G disk.img && mkfs.ext4 disk.img), or let the user do it');
         else if (!args.some((a) => /\.(img|iso|raw|bin|qcow2|vhd|swap)$|swapfile/.test(a)) && name !== 'mkswap' && !args.some((a) => /\//.test(a) || /\./.test(a))) warn(walk, 'suspicious', `${name} with no device named`);
       } else if (['fdisk', 'sfdisk', 'cfdisk', 'parted', 'sgdisk', 'gdisk'].includes(name)) {
@@ -1178,7 +1933,218 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (!HANDLES_PATHS.has(name)) {
     for (const w of operands(inv.words)) checkRead(walk, inv, target(inv, w), name);
   }
+  checkEssentialPackages(walk, inv);
+  checkMachine(walk, inv);
+  checkToolCommands(walk, inv);
+  checkXargsRuns(walk, inv);
+  checkOtherWriters(walk, inv);
+  if (name === 'bfg' || (name === 'java' && inv.argv.some((a) => /(^|\/)bfg[^/]*\.jar$/i.test(a)))) {
+    block(walk, 'dangerous', 'BFG rewrites every commit of the repository (like git filter-repo): every commit id changes', 'ask the user first; for one file committed by mistake use git rm --cached FILE and a new commit');
+  }
+  checkDisks(walk, inv);
+  checkCloudDestroy(walk, inv);
+  checkKillAll(walk, inv);
   checkTraversal(walk, inv);
+}
+
+/**
+ * Writers beyond cp/tee/redirections: sponge FILE, patch FILE, editors run without a terminal (ed,
+ * ex/vim -c/-s/-e, sed-like scripts on stdin) on a file; archives extracted into / or a system tree.
+ */
+function checkOtherWriters(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  if (langOf(name ?? '') === 'awk' && args.some((a, k) => (a === '-i' && args[k + 1] === 'inplace') || a === '-iinplace' || a === '--include=inplace')) {
+    // gawk -i inplace PROGRAM FILE...: each FILE is rewritten.
+    const ops = operands(inv.words, new Set(['-i', '-v', '-F', '-f', '--include', '--assign']));
+    for (const w of ops.slice(args.some((a) => a === '-f') ? 0 : 1)) checkWrite(walk, inv, target(inv, w), `${name} -i inplace`);
+  }
+  if ((name === 'tar' || name === 'zip' || name === '7z') && args.some((a) => /^--remove-files$|^-[a-zA-Z]*m$/.test(a) && (name !== 'zip' || a === '-m') && (name !== 'tar' || a === '--remove-files') && (name !== '7z' || a === '-sdel'))) {
+    // tar --remove-files / zip -m: the inputs are deleted once packed.
+    const ops = operands(inv.words, new Set(['-f', '--file', '-C', '--directory', '-T', '-X']));
+    for (const w of ops.filter((w) => !/\.(t?gz|tar|zip|tgz|bz2|xz|7z|zst)$/.test(w.text))) checkDelete(walk, inv, target(inv, w), true, `${name} ${name === 'tar' ? '--remove-files' : '-m'}`);
+  }
+  if (name === 'sort' || name === 'uniq' || name === 'shuf') {
+    // sort -o FILE / --output=FILE, uniq IN OUT: FILE is written.
+    const o = inv.words.findIndex((w, k) => k > 0 && (/^-[a-zA-Z]*o$/.test(w.text) || w.text === '--output'));
+    const eq = inv.words.find((w) => w.text.startsWith('--output='));
+    if (o > 0 && inv.words[o + 1]) checkWrite(walk, inv, target(inv, inv.words[o + 1]), `${name} -o`);
+    if (eq) checkWrite(walk, inv, target(inv, { ...eq, text: eq.text.slice(9) }), `${name} -o`);
+    const ops = operands(inv.words, new Set(['-o', '--output', '-k', '-t', '-S', '-f', '-s', '-w', '-n']));
+    if (name === 'uniq' && ops.length === 2) checkWrite(walk, inv, target(inv, ops[1]), 'uniq');
+  }
+  if (name === 'sponge' || name === 'patch') {
+    for (const w of operands(inv.words, new Set(['-p', '-i', '-o', '-d', '-B', '-r']))) checkWrite(walk, inv, target(inv, w), name);
+    if (name === 'patch') {
+      const o = args.indexOf('-o');
+      if (o >= 0 && inv.words[o + 2]) checkWrite(walk, inv, target(inv, inv.words[o + 2]), name);
+    }
+  } else if (/^(ed|red|ex|vi|vim|nvim|view)$/.test(name ?? '') && (name === 'ed' || name === 'ex' || args.some((a) => /^(-[a-zA-Z]*[sec]|-E|--cmd|\+.+)$/.test(a)) || stdinText(inv) !== null)) {
+    for (const w of operands(inv.words, new Set(['-c', '--cmd', '-S', '-u', '-i', '-T', '-w', '-W']))) if (!w.text.startsWith('+')) checkWrite(walk, inv, target(inv, w), `${name} (scripted)`);
+  } else if ((name === 'tar' && args.some((a) => /^-?[a-zA-Z]*x/.test(a) || a === '--extract')) || name === 'unzip' || name === 'bsdtar' || name === '7z' && args[0] === 'x') {
+    // Extracted into / or a system tree: whatever the archive holds lands over the system's files.
+    const k = inv.argv.findIndex((a) => a === '-C' || a === '--directory' || a === '-d' || a.startsWith('--directory='));
+    const dir = k > 0 ? (inv.argv[k].includes('=') ? inv.argv[k].split('=')[1] : inv.argv[k + 1]) : null;
+    const abs = dir && inv.cwd !== null ? resolveFrom(inv.cwd, dir.replace(/^~(?=\/|$)/, walk.env.home)) : inv.cwd;
+
+    if (abs === '/' || (abs !== null && isSystemPath(abs, walk.env.home))) block(walk, 'system', `${name} extracts an archive into ${abs}: its files land over the system's`, 'extract into a new directory, look, then install what is needed');
+    else if (abs !== null && (isAutostartPath(abs, walk.env) || isSecret(walk, abs))) block(walk, 'dangerous', `${name} extracts an archive into ${abs}: its files land over keys or things that start by themselves`);
+  }
+}
+
+/**
+ * `echo main | xargs -I{} git push origin --force {}`: a command other than the deletes (which read their
+ * items themselves) run by xargs with items known on the line is checked as it runs, items put in.
+ */
+function checkXargsRuns(walk: Walk, inv: Invocation): void {
+  if (!inv.viaXargs || inv.nested && inv.argv[0] === undefined || /^(rm|srm|rmdir|unlink|shred|truncate)$/.test(inv.argv[0] ?? '')) return;
+  const fed = xargsItems(walk, inv);
+  if (!fed || fed.items.length === 0 || fed.items.length > 16 || fed.items.some((t) => t.word.dynamic)) return;
+  for (const item of fed.items) {
+    const repl = inv.xargsReplace;
+    const words = repl && inv.words.some((w) => w.text.includes(repl)) ? inv.words.map((w) => (w.text.includes(repl) ? { ...w, text: w.text.split(repl).join(item.word.text) } : w)) : [...inv.words, item.word];
+    const child: Invocation = { ...inv, argv: text(words), words, viaXargs: false, xargsReplace: undefined, upstream: [], nested: true };
+    checkInvocation(walk, child);
+  }
+}
+
+/**
+ * Options of everyday tools whose value is a command they run: tar --checkpoint-action=exec=CMD,
+ * --to-command, -I/--use-compress-program; zip -TT CMD; rsync -e/--rsh; ssh -o ProxyCommand/LocalCommand;
+ * make --eval 'x: ; CMD'; sed's `e` command and s///e; ansible -m file … state=absent.
+ */
+function checkToolCommands(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  const cmds: string[] = [];
+  const val = (k: number, pre: string) => (args[k].length > pre.length ? args[k].slice(pre.length) : args[k + 1] ?? '');
+  args.forEach((a, k) => {
+    if (name === 'tar') {
+      const m = /^--(checkpoint-action=exec=|to-command=|use-compress-program=|info-script=|new-volume-script=)(.*)$/.exec(a);
+      if (m) cmds.push(m[2]);
+      else if (/^(-I|-F|--use-compress-program|--to-command|--info-script)$/.test(a)) cmds.push(args[k + 1] ?? '');
+    } else if (name === 'zip' && /^(-TT|--unzip-command)/.test(a)) cmds.push(val(k, a.startsWith('--') ? '--unzip-command=' : '-TT'));
+    else if (name === 'rsync' && (a === '-e' || a === '--rsh' || a.startsWith('--rsh=') || a === '--rsync-path' || a.startsWith('--rsync-path='))) cmds.push(a.includes('=') ? a.slice(a.indexOf('=') + 1) : args[k + 1] ?? '');
+    else if ((name === 'ssh' || name === 'scp' || name === 'sftp') && (a === '-o' || /^-o./.test(a))) {
+      const o = a === '-o' ? args[k + 1] ?? '' : a.slice(2);
+      const m = /^(ProxyCommand|LocalCommand|KnownHostsCommand|RemoteCommand)[\s=]+(.*)$/i.exec(o);
+      if (m) cmds.push(m[2]);
+    } else if (name === 'make' && (a.startsWith('--eval=') || a === '--eval')) {
+      const text = a === '--eval' ? args[k + 1] ?? '' : a.slice(7);
+      for (const m of text.matchAll(/:[^;\n]*;\s*([^\n]+)|\n\t([^\n]+)/g)) cmds.push(m[1] ?? m[2]);
+    }
+  });
+  if (name === 'sed') {
+    // sed's `e CMD` runs CMD; s/…/REPL/e runs REPL.
+    const scripts = inv.argv.filter((_, k) => /^(-e|--expression)$/.test(inv.argv[k - 1] ?? '')).concat(operands(inv.words, new Set(['-e', '-f', '--expression', '--file'])).slice(0, 1).map((w) => w.text));
+    for (const sc of scripts) {
+      for (const m of sc.matchAll(/(?:^|[;\n{])\s*(?:\d+|\$|\/[^/]*\/)?\s*e\s+([^;\n}]+)/g)) cmds.push(m[1]);
+      for (const m of sc.matchAll(/(?:^|[;\n])\s*s(.)(?:(?!\1).)*\1((?:(?!\1).)*)\1[gpiI0-9]*e/g)) cmds.push(m[2]);
+    }
+  }
+  if (name === 'ansible' && args.some((a, k) => (a === '-m' || a === '--module-name') && /^(ansible\.builtin\.)?file$/.test(args[k + 1] ?? ''))) {
+    const a = args[args.findIndex((x) => x === '-a' || x === '--args') + 1] ?? '';
+    const p = /\b(?:path|dest|name)=("?)([^"\s]+)\1/.exec(a)?.[2];
+    if (p && /state=absent/.test(a)) checkDelete(walk, inv, target(inv, { ...inv.words[0], text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false }), true, 'ansible file state=absent');
+  }
+  for (const c of cmds) if (c.trim() !== '') collect(walk, c, inv.cwd, 1, true);
+}
+
+/** Cutting the machine off, handing out root, changing how it boots or what runs in its kernel. */
+function checkMachine(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  const a = args.join(' ');
+  const say = (what: string) => block(walk, 'dangerous', `${name} ${args.slice(0, 5).join(' ')} ${what}`, 'let the user do this themselves');
+  if ((name === 'ip' && (/\blink\s+set\s+\S+.*\bdown\b/.test(a) || /\b(route|r|addr|address|a|neigh)\s+flush\s+(all|table\s+(main|all)|dev|scope\s+global)\b/.test(a) || /\broute\s+(del|delete)\s+default\b/.test(a))) || (name === 'ifconfig' && /\sdown\b/.test(` ${a}`)) || name === 'ifdown' || (name === 'nmcli' && /\b(networking|radio\s+all|radio\s+wifi)\s+off\b|\bdevice\s+disconnect\b/.test(a))) say('takes the network down: the machine (and this session) loses its connection');
+  else if (name === 'systemctl' && /\b(stop|disable|mask|kill)\b/.test(a) && /\b(sshd?|sshd\.service|ssh\.service|ssh\.socket|networking|NetworkManager|systemd-networkd|network)\b/.test(a)) say('stops remote access or the network of the machine');
+  else if (/^(iptables|ip6tables)$/.test(name) && /(^|\s)(-P|--policy)\s+(INPUT|OUTPUT)\s+(DROP|REJECT)\b/.test(a)) say('drops all traffic by default: the machine is cut off');
+  else if (/^(useradd|adduser|usermod)$/.test(name) && (/(^|\s)(-u|--uid)\s*0(\s|$)/.test(a) || (args.includes('-o') && /(-u|--uid)\s*0\b/.test(a)))) say('gives an account uid 0: a second root');
+  else if (name === 'setcap' && /cap_(setuid|setgid|sys_admin|dac_override|dac_read_search|sys_ptrace|sys_module|chown|fowner)/i.test(a)) say('gives a program root powers (capabilities): a way to become root');
+  else if (name === 'efibootmgr' && /(^|\s)(-B|--delete-bootnum|-o|--bootorder)\b/.test(a)) say('changes how the machine boots');
+  else if ((name === 'insmod' || (name === 'modprobe' && !args.some((x) => /^-(r|-remove|n|-dry-run|c|-show)/.test(x)))) && args.some((x) => /\.ko(\.[gx]z|\.zst)?$/.test(x) && (/^\/(tmp|var\/tmp|dev\/shm)\//.test(x) || walk.files.get(resolveFrom(inv.cwd ?? '/', x))?.downloaded))) say('loads a kernel module from outside the system: code with every power over the machine');
+  else if (name === 'defaults' && args[0] === 'write' && /LoginHook|LogoutHook|LaunchAgents|AutoLaunchedApplicationDictionary/i.test(a)) say('installs something macOS runs at every login: a way to stay on the machine');
+}
+
+/** Packages without which the system no longer boots, logs in or installs anything. */
+const ESSENTIAL_PACKAGES = /^(libc6|libc-bin|glibc|bash|coreutils|dpkg|apt|rpm|dnf|yum|systemd|systemd-sysv|init|sudo|login|passwd|util-linux|base-files|base-passwd|libpam\S*|openssh-server|grub\S*|linux-image\S*|linux-firmware|kernel|kernel-core|e2fsprogs|mount|ncurses-base|debianutils|diffutils|findutils|grep|gzip|hostname|sed|tar|perl-base|zlib1g|libssl\S*|ca-certificates|python3|python3-minimal)(:\w+)?$/;
+
+/** dpkg --force-all/--force-remove-essential, or removing a package the system cannot run without (apt purge libc6). */
+function checkEssentialPackages(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  const removing =
+    (name === 'dpkg' && args.some((a) => /^(-[rP]|--remove|--purge)$/.test(a))) ||
+    (/^(apt|apt-get|aptitude|yum|dnf|zypper|pacman|apk|rpm)$/.test(name ?? '') && args.some((a) => /^(remove|purge|erase|autoremove|del|-R[a-z]*|-e|--erase)$/.test(a)));
+  if (!removing) return;
+  const forced = args.some((a) => /^--force-(all|remove-essential|depends|remove-protected)$|^--nodeps$|^-Rdd$/.test(a));
+  const pkg = args.find((a) => ESSENTIAL_PACKAGES.test(a));
+  if (forced || pkg) block(walk, 'dangerous', `${name} ${args.slice(0, 4).join(' ')} removes ${pkg ? `the essential package ${pkg}` : 'packages past the safety checks'}: the system may no longer boot or install anything`, 'remove only the package you mean, without --force options');
+}
+
+/** User services that distributions ship (enabling one is everyday setup, not a planted unit). */
+const PACKAGED_USER_UNITS = /^(syncthing|pipewire|pipewire-pulse|wireplumber|pulseaudio|gpg-agent|gpg-agent-ssh|ssh-agent|gcr-ssh-agent|podman|podman-restart|docker|emacs|mpd|mpris-proxy|redshift|dunst|gnome-keyring-daemon|xdg-desktop-portal|onedrive|dropbox|keybase|kbfs|spotifyd|ollama|rclone@.*|vdirsyncer|offlineimap|mbsync|goimapnotify|foot-server|waybar|kanshi|mako|swayidle|geoclue-agent|obex|tracker-miner-fs-3|gvfs-daemon|at-spi-dbus-bus|pueued)$/;
+
+/** Tools that only read or list a disk device, or are judged by the checks above (mkfs, dd, partitioning). */
+const DEVICE_SAFE = /^(lsblk|blkid|file|stat|smartctl|mount|umount|eject|udevadm|partprobe|df|du|cat|head|tail|hexdump|xxd|od|less|more|strings|dd|e2fsck|fsck(\..*)?|tune2fs|dumpe2fs|xfs_info|blockdev|ls|readlink|realpath|cryptsetup|mkfs(\..*)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs|mkexfatfs|blkdiscard|sfdisk|fdisk|cfdisk|parted|sgdisk|gdisk|losetup|swapon|swapoff|growpart|resize2fs|iostat|pv|ddrescue|shred|truncate|cp|tee|echo|printf|sudo|findmnt|lsof|fuser|sync|fstrim|hdparm|nvme|wc|sha256sum|md5sum|cmp)$/;
+
+/**
+ * Any other tool pointed at a disk device (nvme format, badblocks -w, mdadm --zero-superblock,
+ * hdparm --security-erase, zpool/LVM removal): what it does there cannot be undone.
+ */
+function checkDisks(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  const a = args.join(' ');
+  let what: string | null = null;
+  if (/^(lvremove|vgremove|pvremove|lvreduce)$/.test(name)) what = 'removes logical volumes with their data';
+  else if ((name === 'zpool' && /^(destroy|labelclear)$/.test(args[0] ?? '')) || (name === 'zfs' && args[0] === 'destroy')) what = 'destroys a pool or dataset with its data';
+  else if (name === 'mdadm' && /--zero-superblock|--fail|--remove/.test(a)) what = 'erases RAID metadata';
+  else if (name === 'nvme' && /^(format|sanitize|delete-ns|detach-ns)$/.test(args[0] ?? '')) what = 'erases the drive';
+  else if (name === 'hdparm' && /--security-erase|--trim-sector|--write-sector|--make-bad-sector|--dco-restore/.test(a)) what = 'erases or damages the drive';
+  else if (name === 'diskutil' && /^(zeroDisk|randomDisk|secureErase|eraseDisk|eraseVolume|reformat|partitionDisk|apfs)$/i.test(args[0] ?? '') && !(args[0] === 'apfs' && !/deleteContainer|deleteVolume|eraseVolume/i.test(a))) what = 'erases a disk or volume';
+  else if (name === 'btrfs' && /subvolume delete|device delete/.test(a) && /\s\/(\s|$)/.test(` ${a} `)) what = 'deletes the root subvolume';
+  else if (!DEVICE_SAFE.test(name ?? '') && !NOT_WRAPPERS.has(name) && !langOf(name ?? '')) {
+    const dev = inv.words.slice(1).find((w) => {
+      const t = target(inv, { ...w, text: w.text.replace(/^[\w-]*=/, '') });
+      return t.abs !== null && isDiskDevice(t.abs);
+    });
+    if (dev) what = `works on the disk device ${dev.text}`;
+  }
+  if (what) block(walk, 'dangerous', `${name} ${args.slice(0, 3).join(' ')} ${what}: nothing on it can be brought back`, 'check the device or volume with lsblk first; let the user run it');
+}
+
+/** Command-line clients of clouds and hosting services. */
+const CLOUD_CLIS = /^(aws|gcloud|az|doctl|heroku|fly|flyctl|vercel|netlify|firebase|cdk|sls|serverless|pulumi|terraform|tofu|linode-cli|hcloud|scw|oci|ibmcloud|upctl|vultr-cli|civo|exo|eksctl|supabase|railway|render|wrangler|pscale|neonctl|cf|gsutil|s3cmd|mc|rclone|b2|ovhcloud|openstack|kubectl|helm|gh|glab)$/;
+
+/**
+ * Deleting what lives on a cloud or hosting service, beyond the named cases in checkServices: a
+ * destroy/delete/remove verb with the confirmation turned off (--yes, --force, --quiet,
+ * --auto-approve, --confirm), or one of the verbs that always take a whole app or resource group.
+ */
+function checkCloudDestroy(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  if (!CLOUD_CLIS.test(name ?? '')) return;
+  const verbs = args.filter((x) => !x.startsWith('-'));
+  const always =
+    (name === 'az' && verbs[0] === 'group' && verbs[1] === 'delete') ||
+    (name === 'heroku' && /^(apps:destroy|destroy|pg:reset)$/.test(verbs[0] ?? '')) ||
+    (/^(fly|flyctl)$/.test(name) && verbs[0] === 'apps' && /^(destroy|delete)$/.test(verbs[1] ?? '')) ||
+    ((name === 'cdk' || name === 'sls' || name === 'serverless') && /^(destroy|remove)$/.test(verbs[0] ?? '')) ||
+    (name === 'firebase' && /^(projects:delete|hosting:disable|database:remove|firestore:delete)$/.test(verbs[0] ?? '') && args.some((x) => /^(--force|-f|--all-collections|-r|--recursive)$/.test(x)));
+  const destroy = verbs.some((v) => /^(destroy|delete|remove|rm|rb|purge|terminate|drop|nuke|apps:destroy|delete-.+|terminate-.+|destroy-.+)$/.test(v));
+  const unattended = args.some((x) => /^(--yes|-y|--force|-f|--quiet|-q|--confirm(=.*)?|--auto-approve|-auto-approve|--no-prompt|--no-confirm|--skip-confirmation|--non-interactive)$/.test(x));
+  // kubectl, helm, gh, glab and aws are judged by checkServices (a single pod or object is ordinary work).
+  if (always || (destroy && unattended && !/^(kubectl|helm|gh|glab|aws|gsutil|rclone|mc|s3cmd|b2|terraform|tofu|pulumi)$/.test(name))) {
+    block(walk, 'dangerous', `${name} ${args.slice(0, 4).join(' ')} deletes resources of a cloud or hosting service${unattended ? ' without asking' : ''}`, 'let the user run it after checking what it removes');
+  }
+}
+
+/** pkill/killall -u USER with no pattern, kill of every pid ps lists: every process of a user or of the machine. */
+function checkKillAll(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  if ((name === 'pkill' || name === 'killall') && args.some((a) => a === '-u' || a.startsWith('--user'))) {
+    const rest = operands(inv.words, new Set(['-u', '--user', '-s', '--signal', '-g', '-G', '-P', '-t']));
+    if (rest.length === 0) block(walk, 'dangerous', `${name} ${args.join(' ')} kills every process of the user, the session with them`);
+  }
+  if (name === 'kill' && inv.words.some((w) => w.subs.some((sub) => /^\s*ps\s+(-[a-zA-Z]*[eA][a-zA-Z]*|a?u?x|-ax|aux)\b[^|]*$/.test(sub)))) {
+    block(walk, 'dangerous', 'kill of every process ps lists: the whole machine stops');
+  }
 }
 
 /** Commands whose path operands the switch above checks itself. */
@@ -1195,12 +2161,12 @@ function substitutePositional(script: string, after: string[]): string {
 const STDIN_TARGET: Target = { word: { text: '<stdin>', dynamic: true, glob: false, subs: [], quoted: false }, abs: null, wholeDir: false };
 
 /** xargs rm ...: the paths come from the previous stage of the pipeline (find ROOT, echo PATHS, ls DIR) or a here-string, beside rm's own operands. */
-function xargsTargets(inv: Invocation, home: string): { targets: Target[]; recursive: boolean } | null {
+function xargsTargets(walk: Walk, inv: Invocation): { targets: Target[]; recursive: boolean } | null {
   if (!inv.viaXargs) return null;
   const own = operands(inv.words).filter((w) => !/\{\}|^%$/.test(w.text));
   const replStr = inv.xargsReplace;
   const replWords = replStr ? inv.words.slice(1).filter((w) => w.text.includes(replStr)) : [];
-  const fed = xargsItems(inv, home);
+  const fed = xargsItems(walk, inv);
   const targets: Target[] = own.filter((w) => !replWords.includes(w)).map((w) => target(inv, w));
   let recursive = false;
   if (fed === null) targets.push(STDIN_TARGET);
@@ -1216,36 +2182,81 @@ function xargsTargets(inv: Invocation, home: string): { targets: Target[]; recur
   return { targets, recursive };
 }
 
-/** What an xargs reads: items with their targets, or null when unknown. */
-function xargsItems(inv: Invocation, home: string): { items: Target[]; recursive: boolean; names?: boolean } | null {
+/** Stages that pass a list of paths on mostly whole (tail -n +2, sort, uniq, head, grep -v, cat, tr, a `read` loop's header). */
+const PASS_THROUGH = /^(tail|head|sort|uniq|tac|cat|tr|shuf|tee|nl|read|stdbuf|pv|cut)$/;
+
+/** What an xargs (or a `while read` loop, or parallel) reads: items with their targets, or null when unknown. */
+function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: boolean; names?: boolean } | null {
+  const home = walk.env.home;
   const here = inv.redirects.find((r) => r.body !== undefined);
   const word = (t: string): Word => ({ text: t, dynamic: false, glob: /[*?]/.test(t), subs: [], quoted: false });
-  if (here) return { items: here.body!.split(/\s+/).filter((x) => x !== '').map((x) => target(inv, word(x))), recursive: false };
-  let feeder = inv.upstream[inv.upstream.length - 1];
+  const fromText = (t: string, at: Invocation) => ({ items: t.split(/[\s\0]+/).filter((x) => x !== '').map((x) => target(at, word(x))), recursive: false });
+  if (here) return fromText(here.body!, inv);
+  // xargs -a <(echo ~) / -a FILE-the-line-wrote: the argument file's text.
+  const listFile = (w: Word | undefined) => (w && inv.cwd !== null && !w.dynamic ? walk.listFiles.get(resolveFrom(inv.cwd, w.text)) : undefined);
+  const fromFile = listFile(inv.xargsFile) ?? listFile(inv.redirects.find((r) => r.op === '<')?.target);
+  if (fromFile) return xargsItems(walk, { ...inv, xargsFile: undefined, redirects: [], upstream: [fromFile] });
+  if (inv.xargsFile && inv.xargsFile.subs.length > 0) {
+    const fed = substitutionItems(walk, inv, inv.xargsFile.subs[0]);
+    if (fed) return fed;
+  }
+  if (inv.xargsFile) {
+    const sub = inv.xargsFile.subs[0];
+    const out = sub !== undefined ? resolveSubstitution(sub, parseEnv(walk, inv.cwd)) : inv.cwd !== null ? walk.files.get(resolveFrom(inv.cwd, inv.xargsFile.text))?.content ?? null : null;
+    return out === null ? null : fromText(out, inv);
+  }
+  // The stage that produces the list: skip what only passes it on; a grep (not -v), sed -n or awk with a pattern narrows it.
+  let narrowed = false;
+  let k = inv.upstream.length - 1;
+  for (; k >= 0; k--) {
+    const a = inv.upstream[k].argv;
+    // A stage fed its own text (cat <<< ~) or reading a file (cut -f6 /etc/passwd) is where the list comes from.
+    if (inv.upstream[k].redirects.some((r) => r.body !== undefined)) break;
+    if (/^(cut|cat|sort|uniq|head|tail|tac|tr|nl)$/.test(a[0]) && operands(inv.upstream[k].words, new Set(['-d', '-f', '-c', '-b', '-n', '-k', '-t'])).some((w) => w.text.startsWith('/'))) break;
+    // awk '{print $2}' (no pattern, only printing fields) passes the list on too.
+    if (PASS_THROUGH.test(a[0]) || (a[0] === 'grep' && a.some((x) => /^-[a-zA-Z]*v/.test(x))) || (/^[gm]?awk$/.test(a[0]) && a.some((x) => /^\s*\{\s*print\s+\$\w+\s*;?\s*\}\s*$/.test(x)))) continue;
+    const readsFile = operands(inv.upstream[k].words, new Set(['-F', '-f', '-v', '-e'])).slice(1).some((w) => /^[/~.]/.test(w.text));
+    if (/^(grep|egrep|rg|sed|awk)$/.test(a[0]) && !readsFile && !a.includes('--files') && !inv.upstream[k].redirects.some((r) => r.body !== undefined)) {
+      narrowed = true;
+      continue;
+    }
+    break;
+  }
+  let feeder: Invocation | undefined = inv.upstream[k];
   const procSub = inv.redirects.find((r) => r.op === '<' && r.target.subs.length > 0);
   if (!feeder && procSub) {
     // xargs rm < <(find / -print0): the substitution's last command feeds it.
-    const cmds = parseShell(procSub.target.subs[0], { home, cwd: inv.cwd ?? '/' }).commands;
+    const cmds = parseShell(procSub.target.subs[0], parseEnv(walk, inv.cwd)).commands;
     const last = cmds[cmds.length - 1];
     if (last) feeder = { ...inv, argv: text(last.words), words: last.words, redirects: last.redirects, viaXargs: false, upstream: [] };
   }
   if (!feeder) return null;
   const f = feeder.argv[0];
   if (f === 'find') {
-    const { roots, filtered } = findRoots(feeder);
+    const { roots, filtered, nameFiltered, namePattern } = findRoots(feeder);
     return {
       items: roots.map((r) => {
-        const t = target(feeder, r);
-        return filtered ? { ...t, abs: t.abs === null ? null : `${t.abs === '/' ? '' : t.abs}/…` } : t;
+        const t = target(feeder!, r);
+        // Names that are keys (-name 'id_*', '*.pem') say what is deleted: those files under the root.
+        if (namePattern && isSecretName(namePattern) && t.abs !== null) return target(feeder!, { ...r, text: `${t.abs}/${namePattern}`, glob: true, dynamic: false });
+        const narrow = narrowed || (broadRoot(walk, t.abs) ? nameFiltered : filtered);
+        return narrow ? { ...t, abs: t.abs === null ? null : `${t.abs === '/' ? '' : t.abs}/…` } : t;
       }),
-      recursive: !filtered,
+      recursive: !(narrowed || roots.every((r) => (broadRoot(walk, target(feeder!, r).abs) ? nameFiltered : filtered))),
     };
+  }
+  if (/^(locate|mlocate|plocate|slocate)$/.test(f)) {
+    // locate PATH lists everything under PATH (its argument is a substring of the paths).
+    const pat = operands(feeder.words, new Set(['-d', '--database', '-n', '-l', '--limit'])).find((w) => /^[/~]/.test(w.text) || w.dynamic);
+    if (!pat) return null;
+    const t = target(feeder, { ...pat, text: pat.text.replace(/\*+$/, '') });
+    return { items: [narrowed ? { ...t, abs: t.abs === null ? null : `${t.abs}/…` } : t], recursive: !narrowed };
   }
   if (f === 'echo' || f === 'printf') {
     const args = operands(feeder.words).filter((w, k) => !(k === 0 && /^-[neE]+$/.test(w.text)));
     const texts = f === 'printf' ? printfFormat(args[0]?.text ?? '', args.slice(1).map((w) => w.text)) : args.map((w) => w.text).join(' ');
     if (args.some((w) => w.dynamic && !/^[/~]/.test(w.text))) return null;
-    return { items: texts.split(/[\s\0]+/).filter((x) => x !== '').map((x) => target(feeder, word(x))), recursive: false };
+    return fromText(texts, feeder);
   }
   if (f === 'ls') {
     // Bare ls lists everything here (ls | xargs rm = rm *); ls PATHS lists those paths (or, for a
@@ -1253,13 +2264,85 @@ function xargsItems(inv: Invocation, home: string): { items: Target[]; recursive
     const listed = operands(feeder.words);
     if (listed.length === 0) return { items: [target(inv, word('*'))], recursive: false };
     const dirs = !feeder.argv.some((a) => /^-[a-zA-Z]*d/.test(a)) && listed.every((w) => !w.glob);
-    return { items: listed.map((d) => target(feeder, d)), recursive: false, names: dirs };
+    return { items: listed.map((d) => target(feeder!, d)), recursive: false, names: dirs };
+  }
+  // getent passwd … | cut -d: -f6, awk -F: '{print $6}' /etc/passwd: the users' home directories.
+  if ((f === 'getent' && feeder.argv[1] === 'passwd') || feeder.argv.some((a) => a === '/etc/passwd')) {
+    const sixth = (a: string) => /^-f6$|^6$|\$6/.test(a);
+    if (inv.upstream.some((u) => u.argv.some(sixth)) || feeder.argv.some(sixth)) return fromText(walk.env.home, feeder);
+  }
+  const lister = listerRoots(walk, feeder);
+  if (lister) return { items: lister.roots.map((t) => (narrowed || lister.filtered ? { ...t, abs: t.abs === null ? null : `${t.abs}/…` } : t)), recursive: !narrowed && !lister.filtered };
+  // A filter of a known text (sed -n 1p <<< "$HOME", cut … <<< …): prints (part of) that text.
+  const fedText = feeder.redirects.find((r) => r.body !== undefined)?.body;
+  if (fedText !== undefined && !narrowed && /^(sed|cut|head|tail|awk|tr|cat|grep|sort|uniq)$/.test(f)) return fromText(fedText, feeder);
+  if (f === 'jq' && feeder.argv.some((a) => /^(env|\$ENV)\.(HOME|PWD)$/.test(a))) return fromText(feeder.argv.some((a) => /PWD$/.test(a)) ? feeder.cwd ?? walk.env.cwd : walk.env.home, feeder);
+  // Anything else whose output is known (git rev-parse --show-toplevel, pwd, dirname, realpath...).
+  if (!narrowed && !feeder.words.some((w) => w.dynamic)) {
+    const out = resolveSubstitution(feeder.argv.map((a) => (/^[\w@%+=:,./~-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' '), parseEnv(walk, feeder.cwd));
+    if (out !== null && out.trim() !== '') return fromText(out, feeder);
   }
   return null;
 }
 
+/**
+ * Commands that print the paths under their operands (listers): du -a, tree -fi, fd, rg --files,
+ * git ls-files, stat -c %n, compgen -G PATTERN, ls -R. Their roots, and whether a pattern narrows them.
+ */
+function listerRoots(walk: Walk, u: Invocation): { roots: Target[]; filtered: boolean } | null {
+  const [name, ...args] = u.argv;
+  const paths = (ws: Word[]) => ws.filter((w) => /^[/~.]/.test(w.text) || w.glob);
+  let roots: Word[] | null = null;
+  let filtered = false;
+  if (name === 'du' && args.some((a) => /^-[a-zA-Z]*a/.test(a) || a === '--all')) roots = paths(operands(u.words, new Set(['-d', '--max-depth', '-t', '--threshold', '-B'])));
+  else if (name === 'tree' && args.some((a) => /^-[a-zA-Z]*f/.test(a))) roots = paths(operands(u.words, new Set(['-L', '-P', '-I', '-o'])));
+  else if (name === 'fd' || name === 'fdfind') {
+    const ops = operands(u.words, FD_ARG_OPTS);
+    filtered = !['', '.', '^', '.*'].includes(ops[0]?.text ?? '') || args.some((a) => /^(-e|--extension|-t|--type)$/.test(a) && false);
+    roots = ops.slice(1);
+  } else if ((name === 'rg' || name === 'ag') && args.some((a) => a === '--files' || a === '-l' && false)) roots = paths(operands(u.words, new Set(['-g', '--glob', '-t', '--type', '-T'])));
+  else if (name === 'git' && args[0] === 'ls-files') {
+    roots = [{ ...u.words[0], text: u.cwd ?? walk.env.cwd, dynamic: false, glob: false }];
+    filtered = args.slice(1).some((a) => !a.startsWith('-'));
+  }
+  else if (name === 'stat' || name === 'compgen' || name === 'realpath' || name === 'readlink') roots = paths(operands(u.words, new Set(['-c', '--format', '--printf', '-G', '-W', '-f'])).concat(name === 'compgen' ? u.words.filter((w, k) => u.words[k - 1]?.text === '-G') : []));
+  else if (name === 'ls' && args.some((a) => /^-[a-zA-Z]*R/.test(a))) roots = paths(operands(u.words));
+  if (roots === null) return null;
+  if (roots.length === 0) roots = [{ ...u.words[0], text: '.', dynamic: false, glob: false }];
+  // compgen -G "$HOME/*", stat -c %n PATTERN: the pattern is expanded by the tool, quoted or not.
+  return { roots: roots.map((r) => target(u, /[*?[]/.test(r.text) ? { ...r, glob: true } : r)), filtered };
+}
+
+/** The paths a substitution's command lists (find, a lister, echo), as xargsItems reads a feeder. */
+function substitutionItems(walk: Walk, inv: Invocation, sub: string): { items: Target[]; recursive: boolean } | null {
+  const cmds = parseShell(sub, parseEnv(walk, inv.cwd)).commands;
+  const last = cmds[cmds.length - 1];
+  if (!last || !/^(find|fd|fdfind|du|tree|rg|ls|locate|plocate|compgen|stat)$/.test(base(last.words[0]?.text ?? ''))) return null;
+  const feeder: Invocation = { ...inv, argv: text(last.words), words: last.words, redirects: last.redirects, viaXargs: false, upstream: [] };
+  feeder.argv[0] = base(feeder.argv[0]);
+  return xargsItems(walk, { ...inv, viaXargs: true, xargsFile: undefined, redirects: [], upstream: [feeder] });
+}
+
+/** The root of a listing is / , the home directory or one of their ancestors: only filters on names narrow a listing there. */
+function broadRoot(walk: Walk, abs: string | null): boolean {
+  if (abs === null) return false;
+  const c = classifyDelete(abs, walk.env);
+  return c === 'root' || c === 'home' || c === 'ancestor';
+}
+
 function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean, verb: string): void {
   const env = walk.env;
+  // "$d" unknown when the line was parsed but set by the time it runs (eval "d=~"; rm -rf "$d"): its value now.
+  const late = t.word.dynamic ? /^\$\{?([A-Za-z_]\w*)\}?(\/.*)?$/.exec(t.word.text) : null;
+  const lateVal = late ? walk.vars.get(late[1]) : undefined;
+  if (late && lateVal && !lateVal.dynamic && lateVal.text !== t.word.text) {
+    t = target(inv, { ...t.word, text: lateVal.text + (late[2] ?? ''), dynamic: false });
+  }
+  const was = t.abs !== null ? walk.movedFrom.get(t.abs) : undefined;
+  if (was !== undefined && was !== t.abs) {
+    walk.movedFrom.delete(t.abs!);
+    checkDelete(walk, inv, { ...t, abs: was, word: { ...t.word, text: was, glob: false } }, recursive, `${verb} (of what was moved there from ${was})`);
+  }
   if (recursive && t.word.dynamic && checkUnknownDelete(walk, inv, t, verb)) return;
   if (t.abs === null) {
     if (recursive && t.word.dynamic) {
@@ -1284,6 +2367,11 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
       return;
     }
     // ~/.[a-z]* or ~/D* match .ssh, .config, Documents...: the glob deletes them.
+    // ~/p*t, ~/[p]roject, ~/pr?ject match the project itself when it sits there.
+    if (t.word.glob && path.posix.dirname(t.abs) === path.posix.dirname(env.project) && /[*?[]/.test(path.posix.basename(t.abs)) && globMatches(path.posix.basename(t.abs), path.posix.basename(env.project))) {
+      block(walk, 'dangerous', `${verb} ${t.word.text} matches the project directory ${env.project}: ${describeDelete('project', env.project)}`, 'name the exact directory to remove, e.g. rm -rf ./build');
+      return;
+    }
     const globbed = t.word.glob && path.posix.dirname(t.abs) === env.home ? PRECIOUS_NAMES.find((n) => globMatches(path.posix.basename(t.abs!), n)) : undefined;
     if (globbed) {
       block(walk, 'dangerous', `${verb} ${t.word.text} matches ${env.home}/${globbed} and the like: the user's own files, keys or settings, which nothing can bring back`, 'name the exact paths to remove');
@@ -1298,7 +2386,7 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
       return;
     }
   }
-  if (isSystemPath(t.abs, env.home) || isSecretPath(t.abs, env)) {
+  if (isSystemPath(t.abs, env.home) || isSecretPath(t.abs, env) || (t.word.glob && isSecretName(path.posix.basename(t.abs)) && isUnder(t.abs, env.home) && !isUnder(t.abs, env.project))) {
     block(walk, 'system', `${verb} would delete the system or secret file ${t.abs}`);
     return;
   }
@@ -1337,7 +2425,7 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
   return false;
 }
 
-function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string): void {
+function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, sources: Word[] | null = null): void {
   if (t.abs === null) return;
   if (isDiskDevice(t.abs)) {
     block(walk, 'dangerous', `${verb} writes onto the disk device ${t.abs}`);
@@ -1347,8 +2435,52 @@ function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string): void 
     block(walk, 'dangerous', `${verb} writes to the shell start-up file ${t.abs}: what is written there runs in every shell the user opens from now on`, 'show the user the line to add and let them add it');
     return;
   }
+  if (isAutostartPath(t.abs, walk.env)) {
+    block(walk, 'dangerous', `${verb} writes to ${t.abs}, where the system starts programs by itself (at login, boot or on a timer): a way to stay on the machine`, 'show the user the unit or agent and let them install it');
+    return;
+  }
+  if (!isSystemPath(t.abs, walk.env.home) && checkShadow(walk, inv, t, verb, sources)) return;
   if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `${verb} writes to the system path ${t.abs}`, 'system files are changed through the package manager or a reviewed config change, not by the assistant');
-  else if (isSecretPath(t.abs, walk.env)) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
+  else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir') block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
+}
+
+/** Two paths in one directory whose names extend each other (config / config.bak, id_rsa / id_rsa.2024): a backup and its original. */
+function besideItself(walk: Walk, a: string | null, b: string | null): boolean {
+  if (a === null || b === null || a === b || path.posix.dirname(a) !== path.posix.dirname(b)) return false;
+  if (!isSecret(walk, a) || isSystemPath(a, walk.env.home)) return false;
+  const x = base(a);
+  const y = base(b);
+  return (y.startsWith(x) && /^[.~_-]/.test(y.slice(x.length) || '~')) || (x.startsWith(y) && /^[.~_-]/.test(x.slice(y.length) || '~'));
+}
+
+/** Where the real programs live: a same-named file copied or linked from there is the program itself, not a stand-in. */
+const TOOLCHAIN_DIR = /^\/(usr|opt|nix|snap|Applications)\/|\/\.(nvm|pyenv|rbenv|cargo|rustup|volta|asdf|sdkman|local\/share|bun|deno|juliaup)\/|\/go\/|\/node_modules\/\.bin\//;
+
+/**
+ * A file put into a directory on PATH under the name of a core command (`git`, `sudo`, `python3`
+ * in ~/.local/bin or /usr/local/bin) takes the command over: whatever is typed into it later goes
+ * to this file. A same-named program linked or copied from where such programs live (`ln -s
+ * /usr/bin/python3 ~/.local/bin/python`, `ln -s "$(which node)" /usr/local/bin/node`) is the real one.
+ */
+function checkShadow(walk: Walk, inv: Invocation, t: Target, verb: string, sources: Word[] | null): boolean {
+  if (t.abs === null) return false;
+  const into = isPathDir(t.abs, walk.env) ? sources ?? [] : [];
+  const names = isPathDir(t.abs, walk.env) ? into.map((w) => base(w.text.replace(/\/+$/, ''))) : isPathDir(path.posix.dirname(t.abs), walk.env) ? [base(t.abs)] : [];
+  const name = names.find((n) => isCoreCommand(n));
+  if (!name) return false;
+  if (sources && sources.length > 0 && !sources.some((w) => walk.files.get(target(inv, w).abs ?? '')?.downloaded)) {
+    const real = sources.every((w) => {
+      if (w.subs.length > 0 && w.subs.every((sub) => /^\s*(which|command\s+-v|type\s+-p|readlink\s+-f|realpath)\b/.test(sub))) return true;
+      const abs = target(inv, w).abs;
+      if (abs === null || (!isUnder(abs, walk.env.home) && (isUnder(abs, '/tmp') || isUnder(abs, '/var/tmp') || isUnder(abs, '/dev/shm')))) return false;
+      const n = base(abs);
+      return TOOLCHAIN_DIR.test(abs) && (n.startsWith(name.replace(/[\d.]+$/, '')) || name.startsWith(n.replace(/[\d.]+$/, '')));
+    });
+    if (real) return false;
+  }
+  const dest = isPathDir(t.abs, walk.env) ? `${t.abs}/${name}` : t.abs;
+  block(walk, 'dangerous', `${verb} puts a program named ${name} at ${dest}, on the search path: every later \`${name}\` would run it instead of the real one`, `install it under its own name (e.g. ${path.posix.dirname(dest)}/my-${name}) or ask the user`);
+  return true;
 }
 
 function checkRead(walk: Walk, inv: Invocation, t: Target, verb: string): void {
@@ -1360,10 +2492,24 @@ function checkRead(walk: Walk, inv: Invocation, t: Target, verb: string): void {
 
 function checkRedirects(walk: Walk, inv: Invocation): void {
   for (const r of inv.redirects) {
+    // exec 5< ~/.aws/credentials: descriptor 5 reads the secret for every later command (<&5).
+    if (r.op === '<' && r.fd !== null && r.fd > 2 && inv.argv.length === 0 && inv.cwd !== null && !r.target.dynamic && isSecret(walk, resolveFrom(inv.cwd, r.target.text))) walk.secretFds.set(r.fd, resolveFrom(inv.cwd, r.target.text));
+    if (r.op === '<&' && walk.secretFds.has(Number(r.target.text)) && (SENDERS.has(inv.argv[0]) || networkDestination(inv.argv.slice(1)) || uploads(inv.argv))) {
+      block(walk, 'dangerous', `${inv.argv[0]} reads descriptor ${r.target.text}, opened on the secret ${walk.secretFds.get(Number(r.target.text))}, and sends it elsewhere: secrets must not leave this machine`);
+    }
+    // cat >> ~/.ssh/config <<EOF / Host … / EOF: plain Host entries are configuration; ProxyCommand, LocalCommand,
+    // Match exec, KnownHostsCommand and Include make ssh run or load something, and stay refused.
+    if (inv.remote && r.op === '>>' && /\/\.ssh\/authorized_keys2?$/.test(r.target.text)) continue;
+    if (/^>>?$/.test(r.op) && /\/\.ssh\/config$/.test(r.target.text)) {
+      const content = stdinText(inv) ?? inv.redirects.find((x) => x.body !== undefined)?.body ?? ((inv.argv[0] === 'echo' || inv.argv[0] === 'printf') && !inv.words.some((w) => w.dynamic) ? inv.argv.slice(1).join(' ') : null);
+      if (content !== null && !/ProxyCommand|LocalCommand|PermitLocalCommand|Match\s+.*exec|KnownHostsCommand|PKCS11Provider|SecurityKeyProvider|Include|ProxyJump\s+.*\$|IdentityAgent/i.test(content)) continue;
+    }
     const out = ['>', '>>', '>|', '&>', '&>>', '<>'].includes(r.op) || (r.op === '>&' && !/^(\d+|-)$/.test(r.target.text));
     const p = r.target.text;
     if (/^\/dev\/(tcp|udp)\//.test(p)) {
       walk.netSocket = true;
+      // echo $AWS_SECRET_ACCESS_KEY > /dev/tcp/…, env > /dev/udp/…: what the command prints is a secret.
+      if (out) walk.secretRead ??= producesSecret(walk, inv);
       const shell = SHELLS.has(inv.argv[0] ?? '');
       if (shell) block(walk, 'dangerous', `${inv.argv[0]} connected to ${p}: a reverse shell`);
       else warn(walk, 'suspicious', `redirection to the network socket ${p}`);
@@ -1375,20 +2521,26 @@ function checkRedirects(walk: Walk, inv: Invocation): void {
   }
 }
 
+/** Pipeline stages with what unknown wrappers among them run. */
+function withInner(ups: Invocation[]): Invocation[] {
+  return ups.some((u) => u.inner) ? ups.flatMap((u) => [u, ...(u.inner ?? [])]) : ups;
+}
+
 /** A downloader (or a decoder) feeding a shell or interpreter through a pipe. */
 function checkPipelineIntoShell(walk: Walk, inv: Invocation): void {
   if (inv.upstream.length === 0 || !readsScriptFromStdin(inv.argv)) return;
-  const dl = inv.upstream.find((u) => DOWNLOADERS.has(u.argv[0]));
+  const ups = withInner(inv.upstream);
+  const dl = ups.map((u) => fetches(walk, u)).find((x) => x !== null);
   if (dl) {
     block(
       walk,
       'dangerous',
-      `piping a download (${dl.argv[0]}) straight into ${inv.argv[0]} runs unreviewed code`,
-      `download to a file, read it, then run it: ${dl.argv[0] === 'wget' ? 'wget -O install.sh URL' : 'curl -fsSLo install.sh URL'} && less install.sh && sh install.sh`,
+      `piping a download (${dl}) straight into ${inv.argv[0]} runs unreviewed code`,
+      `download to a file, read it, then run it: ${dl === 'wget' ? 'wget -O install.sh URL' : 'curl -fsSLo install.sh URL'} && less install.sh && sh install.sh`,
     );
     return;
   }
-  const dec = inv.upstream.find((u) => isDecoding(u.argv));
+  const dec = ups.find((u) => isDecoding(u.argv));
   if (dec) {
     block(walk, 'dangerous', `decoding text (${dec.argv[0]}) into ${inv.argv[0]} runs commands hidden from review`, 'decode to a file and read it first');
   }
@@ -1408,13 +2560,15 @@ function checkSubstitutionsRun(walk: Walk, inv: Invocation): void {
   const name = inv.argv[0] ?? '';
   // $(…) or `…` as the command word itself: its output is run as a command.
   const cmdSub = inv.words[0]?.text.startsWith('$(…)') && inv.words[0].subs.length > 0;
-  const runs = cmdSub || SHELLS.has(name) || name === 'eval' || name === 'source' || name === '.' || INTERPRETERS.has(name.replace(/[\d.]+$/, ''));
+  const runs = cmdSub || SHELLS.has(name) || name === 'eval' || name === 'source' || name === '.' || INTERPRETERS.has(name.replace(/[\d.]+$/, '')) || langOf(name) !== null || OTHER_INTERPRETERS.has(name);
   if (!runs) return;
-  for (const w of cmdSub ? inv.words.slice(0, 1) : inv.words.slice(1)) {
+  // bash -s < <(curl …), source /dev/stdin <<< "$(curl …)": the script comes in through a redirection.
+  const viaRedirect = inv.redirects.filter((r) => r.op === '<<<' || (r.op === '<' && r.target.subs.length > 0)).map((r) => r.target);
+  for (const w of cmdSub ? inv.words.slice(0, 1) : [...inv.words.slice(1), ...viaRedirect]) {
     for (const sub of w.subs) {
       const inner = parseShell(sub, { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd }).commands;
       const names = inner.map((c) => unwrap(c.words, { home: walk.env.home, cwd: walk.env.cwd }).words.map((x) => x.text));
-      const dl = names.map((a) => a[0]).find((n) => n && DOWNLOADERS.has(base(n)));
+      const dl = names.map((a) => (a[0] ? fetches(walk, { ...inv, argv: [base(a[0]), ...a.slice(1)], redirects: [] }) : null)).find((n) => n !== null);
       if (dl) {
         block(walk, 'dangerous', `${name} runs code downloaded by ${dl} without review`, `download to a file, read it, then run it: curl -fsSLo install.sh URL && less install.sh && sh install.sh`);
         return;
@@ -1446,7 +2600,9 @@ function checkServesSecrets(walk: Walk, inv: Invocation): void {
   else if ((name === 'npx' || name === 'pnpx' || name === 'bunx') && /^(serve|http-server|live-server)(@.*)?$/.test(a[1] ?? '')) dir = a.slice(2).find((x) => !x.startsWith('-')) ?? '.';
   else if (/^(serve|http-server|live-server)$/.test(name)) dir = a.slice(1).find((x) => !x.startsWith('-')) ?? '.';
   else if (name === 'ruby' && a.includes('httpd')) dir = a.slice(a.indexOf('httpd') + 1).find((x) => !x.startsWith('-')) ?? '.';
-  else if (name === 'busybox' && a[1] === 'httpd') dir = after('-h') ?? '.';
+  else if ((name === 'busybox' && a[1] === 'httpd') || name === 'httpd' && a.includes('-h')) dir = after('-h') ?? '.';
+  // ngrok http file:///DIR, cloudflared/localtunnel pointed at files: the directory goes on the internet.
+  else if (/^(ngrok|cloudflared|lt|localtunnel)$/.test(name)) dir = a.map((x) => /^file:\/\/(\/.*|~.*)$/.exec(x)?.[1]).find((x) => x !== undefined);
   if (dir === undefined || dir === null || inv.cwd === null) return;
   const abs = resolveFrom(inv.cwd, dir.replace(/^~(?=\/|$)/, walk.env.home));
   if (abs === walk.env.home || abs === '/' || isSecret(walk, abs)) {
@@ -1457,7 +2613,10 @@ function checkServesSecrets(walk: Walk, inv: Invocation): void {
 function checkPermissions(walk: Walk, inv: Invocation): void {
   const name = inv.argv[0];
   const recursive = inv.argv.slice(1).some((a) => SHORT(a, 'R') || a === '--recursive');
-  const ops = operands(inv.words, new Set(['--reference']));
+  // chmod -x FILE, chmod -w FILE: a mode that starts with '-' is the mode, not an option.
+  const dashMode = name === 'chmod' ? inv.words.slice(1).find((w) => /^-[rwxXst]+$/.test(w.text)) : undefined;
+  const ops0 = operands(inv.words, new Set(['--reference']));
+  const ops = dashMode && !ops0.some((w) => /^[0-7]{3,4}$|^[ugoa]*[+=-]/.test(w.text)) ? [dashMode, ...ops0] : ops0;
   if (ops.length === 0) return;
   const [spec, ...files] = ops;
   const mode = spec.text;
@@ -1468,7 +2627,9 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
     if (t.abs === null) continue;
     const c = classifyDelete(t.abs, walk.env);
     if (c === 'root' || c === 'home' || c === 'ancestor' || c === 'top-level' || (c === 'system' && recursive)) {
-      if (recursive || c === 'root') {
+      // chmod 000 ~ locks the user out of their home; chmod 777 ~ opens it (and ssh then refuses its keys).
+      const lockout = name === 'chmod' && (/^0?0[0-7]{2}$/.test(mode) || /^0?[0-7]{2}7$/.test(mode) || /^(a|ugo)?[=-]/.test(mode) && /^(a|ugo)?(=|-rwx)$/.test(mode));
+      if (recursive || c === 'root' || lockout) {
         block(walk, 'dangerous', `${name}${recursive ? ' -R' : ''} ${mode} on ${t.abs} changes ${c === 'root' ? 'the whole filesystem' : 'a tree the system or the user depends on'}`, name === 'chmod' ? 'change only the files that need it, e.g. chmod 644 FILE or chmod u+x script.sh' : undefined);
         continue;
       }
@@ -1478,44 +2639,131 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
       continue;
     }
     // ~/.ssh, ~/.gnupg, ~/Documents... changed as a tree, or a secret opened to other users.
-    const opensSecret = name === 'chmod' && isSecret(walk, t.abs) && (/^0?[0-7]?[0-7]([1-7][0-7]|[0-7][1-7])$/.test(mode) || /(^|,)[ugo]*[ao][ugo]*[+=][rwxXst]*[rw]/.test(mode));
+    // A mode giving group or others any access (644, 0640, o+r, g+rw, a=r, and +r, whose who-part defaults to all).
+    const opens = /^0?[0-7]?[0-7]([1-7][0-7]|[0-7][1-7])$/.test(mode) || /(^|,)([ugoa]*[aog][ugoa]*)?[+=][rwxXst]*[rw]/.test(mode);
+    const chownAway = name !== 'chmod' && /^(nobody|nogroup|www-data|daemon|nginx|apache|http|httpd|guest|ftp|games|sys|bin|mail|news|uucp|proxy|backup|list|irc|gnats|_www)([:.]|$)|^[:.](nobody|nogroup|www-data|users|everyone|staff|adm|wheel)$/.test(mode);
+    const opensSecret = isSecret(walk, t.abs) && !isSharedSshFile(t.abs) && ((name === 'chmod' && opens) || chownAway);
+    // chown -R $USER ~/.config/gcloud (or $(whoami), $(id -u)): ownership given back to the user, nothing granted to others.
+    const toUser = name !== 'chmod' && (/\$\{?(USER|LOGNAME|UID)\b/.test(spec.text) || spec.subs.some((sub) => /^\s*(whoami|id\b|logname)/.test(sub)) || spec.text.includes('$(…)') && spec.subs.length > 0 && spec.subs.every((sub) => /^\s*(whoami|id|logname)\b/.test(sub)));
+    if (toUser && isUnder(t.abs, walk.env.home) && t.abs !== walk.env.home) continue;
     if ((recursive && (isPreciousHomeDir(t.abs, walk.env) || (isSecret(walk, t.abs) && isUnder(t.abs, walk.env.home)))) || opensSecret) {
       block(walk, 'dangerous', `${name}${recursive ? ' -R' : ''} ${mode} on ${t.abs} ${opensSecret ? 'opens a secret to other users' : 'changes the keys, settings or files kept there'}`, name === 'chmod' ? 'keys and their directory belong at chmod 700 ~/.ssh and chmod 600 for the key files' : undefined);
       continue;
     }
+    // A setuid shell, interpreter or copy of one (cp /bin/bash /tmp/x && chmod u+s /tmp/x), or one in a temp directory: a root backdoor.
+    const runsAnything = /^(ba|da|z|k|c|tc|fi|a|mk)?sh$|^(python|perl|ruby|node|php|lua|env|find|vim?|nano|less|more|awk|gawk|busybox|nmap|tclsh|expect|socat|nc)[\d.]*$/;
+    if (setuid && (runsAnything.test(base(t.abs)) || runsAnything.test(walk.copiedFrom.get(t.abs) ?? '') || (/^\/(tmp|var\/tmp|dev\/shm)\//.test(t.abs) && !isUnder(t.abs, walk.env.home) && !isUnder(t.abs, walk.env.project)))) {
+      block(walk, 'dangerous', `${name} ${mode} makes ${t.abs} run as its owner for anyone${walk.copiedFrom.has(t.abs) ? ` (a copy of ${walk.copiedFrom.get(t.abs)})` : ''}: a way to become root`);
+      continue;
+    }
+    // A directory on PATH made writable by others (/usr/local/bin, ~/.local/bin): anyone can plant a command there.
+    if ((worldWritable || /(^|,)(a|o|go|og|ugo)?[+=][rwxXst]*w/.test(mode) && /(^|,)[ugo]*[ao]/.test(mode)) && (isPathDir(t.abs, walk.env) || isUnder(t.abs, '/usr/local'))) {
+      block(walk, 'dangerous', `${name} ${mode} makes ${t.abs} writable by other users: anyone can put a command there that root or the user then runs`);
+      continue;
+    }
     if (worldWritable) warn(walk, 'suspicious', `${name} ${mode} makes ${f.text} writable by every user`, 'chmod 755 for directories and programs, chmod 644 for files (u+x to make a script executable)');
     else if (setuid) warn(walk, 'suspicious', `${name} ${mode} sets the setuid/setgid bit on ${f.text}`);
+    // chmod -R 000 (a-rwx, a=) of the whole project: nothing in it can be read or run any more.
+    else if (recursive && name === 'chmod' && c === 'project' && /^(0?000|a-rwx|ugo-rwx|a=|ugo=|u=,g=,o=)$/.test(mode)) block(walk, 'dangerous', `chmod -R ${mode} on the whole project ${t.abs}: nothing in it can be read or run any more`);
     else if (recursive && (c === 'project' || t.wholeDir)) warn(walk, 'suspicious', `${name} -R ${mode} on the whole project`);
+  }
+}
+
+/** Files of ~/.ssh meant to be readable by others (ssh itself accepts 644 for them): public keys, known_hosts, authorized_keys, config. */
+function isSharedSshFile(abs: string): boolean {
+  return /\/\.ssh\/(.*\.pub|known_hosts(\.old)?|authorized_keys2?|config)$/.test(abs);
+}
+
+/** setfacl -m u:bob:r, g:staff:rw, o::r, m::rwx (also -M FILE, --set, default entries d:...): an entry giving someone other than the owner read or write. */
+function aclGrants(spec: string): boolean {
+  return spec.split(',').some((e) => {
+    const parts = e.trim().replace(/^(d|default):/, '').split(':');
+    if (parts.length < 2) return false;
+    const [kind, who, perms = ''] = parts.length === 2 ? [parts[0], '', parts[1]] : parts;
+    const owner = /^(u|user)$/.test(kind) && who === '';
+    return !owner && /^(u|user|g|group|o|other|m|mask)$/.test(kind) && /[rw]/.test(perms);
+  });
+}
+
+/** chattr on a start-up file, a secret, an autostart entry or a tree the user depends on: +i makes what was planted there impossible to remove, -i readies it to be changed. */
+function checkChattr(walk: Walk, inv: Invocation): void {
+  const recursive = inv.argv.slice(1).some((a) => SHORT(a, 'R'));
+  for (const w of operands(inv.words, new Set(['-v', '-p'])).filter((w) => !/^[+=-][a-zA-Z]+$/.test(w.text))) {
+    const t = target(inv, w);
+    if (t.abs === null) continue;
+    const c = classifyDelete(t.abs, walk.env);
+    if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `chattr on the system path ${t.abs}`);
+    else if (isStartupFile(t.abs, walk.env) || isAutostartPath(t.abs, walk.env) || isSecret(walk, t.abs) || isPreciousHomeDir(t.abs, walk.env) || (c !== null && (c !== 'project' || recursive))) {
+      block(walk, 'dangerous', `chattr on ${t.abs} changes whether the user's start-up files, keys or home can be changed or removed`, 'leave file attributes alone; ask the user');
+    }
   }
 }
 
 function checkFind(walk: Walk, inv: Invocation): void {
   if (!inv.argv.includes('-delete')) return;
-  const { roots, filtered } = findRoots(inv);
+  const { roots, filtered: anyFilter, nameFiltered, namePattern } = findRoots(inv);
   critical(walk, `find -delete`);
   for (const r of roots) {
     const t = target(inv, r);
     if (t.abs === null) continue;
     const c = classifyDelete(t.abs, walk.env);
+    const filtered = broadRoot(walk, t.abs) ? nameFiltered : anyFilter;
+    if (namePattern && isSecretName(namePattern) && (broadRoot(walk, t.abs) || isUnder(t.abs, walk.env.home)) && !isUnder(t.abs, walk.env.project)) {
+      block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes keys and credentials`, 'remove the one file meant, by its path');
+      continue;
+    }
+    // Deleting by pattern across / or a system tree (find / -name '*.so*' -delete) removes the system's own files.
+    if (filtered && (t.abs === '/' || (isSystemPath(t.abs, walk.env.home) && !/^\/(var\/(log|cache|tmp)|tmp)(\/|$)/.test(t.abs)))) {
+      block(walk, 'system', `find ${t.abs} … -delete deletes the system's own files that match`, 'delete inside the project, or let the user clean system directories');
+      continue;
+    }
     if (c && !filtered) block(walk, c === 'system' ? 'system' : 'dangerous', `find -delete with no filter: ${describeDelete(c, t.abs)}`, 'add a filter (-name, -type, -mtime) and run it first without -delete to see the list');
     else if (c && c !== 'project') warn(walk, 'suspicious', `find ${t.abs} ... -delete deletes matching files across ${t.abs}`, 'run it first without -delete to see the list');
   }
 }
 
 function gitCurrentBranch(walk: Walk): string | null {
-  return walk.env.currentBranch?.() ?? null;
+  return walk.branchNow ?? walk.env.currentBranch?.() ?? null;
 }
 
 function checkGit(walk: Walk, inv: Invocation): void {
   let i = 1;
   const argv = inv.argv;
   while (i < argv.length && argv[i].startsWith('-')) i += ['-C', '-c', '--git-dir', '--work-tree', '--namespace'].includes(argv[i]) ? 2 : 1;
-  const sub = argv[i];
-  const rest = argv.slice(i + 1);
+  let sub = argv[i];
+  let rest = argv.slice(i + 1);
+  // git -c alias.X='branch -D' X main, or an alias configured earlier on the line: X is what it stands for.
+  const alias = gitAlias(walk, argv.slice(1, i), sub);
+  if (alias !== null) {
+    if (alias.startsWith('!')) {
+      collect(walk, `${alias.slice(1)} ${rest.map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')}`, inv.cwd, 1, true);
+      return;
+    }
+    const words = alias.trim().split(/\s+/);
+    sub = words[0];
+    rest = [...words.slice(1), ...rest];
+  }
   const has = (...flags: string[]) => rest.some((a) => flags.includes(a));
-  // git SUB --help / -h / git help SUB only print the manual.
+  // git SUB --help / -h / git help SUB only print the manual; --dry-run (-n for push) changes nothing.
   if (sub === 'help' || has('--help', '-h')) return;
+  if (has('--dry-run') || (sub === 'push' && rest.some((a) => /^-[a-zA-Z]*n[a-zA-Z]*$/.test(a)))) return;
+  // Expiry set to now for this one run (-c gc.reflogExpire=now ... gc) or earlier on the line: the reflog goes at once.
+  const expiry = [...argv.slice(1, i).filter((a, k, all) => all[k - 1] === '-c'), ...walk.gitConfig].find((a) => /^gc\.(reflogexpire|reflogexpireunreachable|pruneexpire)[= ](now|all|0|never)/i.test(a));
+  if (sub === 'gc' && expiry) {
+    block(walk, 'dangerous', `git gc with ${expiry} throws away the reflog and unreachable commits at once: lost work cannot be recovered`, 'leave gc to its defaults');
+    return;
+  }
   switch (sub) {
+    case 'switch':
+    case 'checkout': {
+      // git switch X / checkout X / -c|-b X / --detach: later commands on the line work on that branch.
+      if (rest.includes('--')) break;
+      const create = rest.findIndex((a) => /^-[cCbB]$|^--(create|force-create|orphan)$/.test(a));
+      const named = create >= 0 ? rest[create + 1] : rest.find((a) => !a.startsWith('-'));
+      if (rest.some((a) => a === '--detach' || a === '-d')) walk.branchNow = 'HEAD';
+      else if (named && !/[./]$/.test(named) && named !== '.') walk.branchNow = named;
+      break;
+    }
     case 'push': {
       const forceShort = rest.some((a) => /^-[a-zA-Z]*f[a-zA-Z]*$/.test(a));
       const lease = rest.some((a) => a.startsWith('--force-with-lease'));
@@ -1541,14 +2789,18 @@ function checkGit(walk: Walk, inv: Invocation): void {
         const current = dst === 'HEAD' || dst === '@' || dst.includes('$(…)') || dst.startsWith('$');
         return { branch: (current ? gitCurrentBranch(walk) ?? 'HEAD' : dst).replace(/^refs\/heads\//, ''), del: deleting };
       });
-      const protectedDest = dests.find((d) => PROTECTED_BRANCHES.has(d.branch) || d.branch.includes('*'));
+      // $(git branch --format='+%(refname:short)'), $(git for-each-ref …): every branch, main among them; a + forces them.
+      const listed = inv.words.some((w) => w.subs.some((sub) => /\bgit\s+(branch|for-each-ref|show-ref)\b/.test(sub) && !/grep\s+-v.*\b(main|master)\b/.test(sub)));
+      if (listed && inv.words.some((w) => w.subs.some((sub) => /['"]\+|\+%\(|sed\s+['"]?s\/\^\/\+/.test(sub)))) plusForce = true;
+      if (listed) dests.push({ branch: 'main', del: deleting });
+      const protectedDest = dests.find((d) => isProtected(d.branch) || d.branch.includes('*'));
       if (protectedDest?.del) {
         block(walk, 'dangerous', `git push deletes the protected branch ${protectedDest.branch} on the remote`);
         break;
       }
       if (force || plusForce) {
         const current = refspecs.length === 0 ? gitCurrentBranch(walk) : null;
-        const target = protectedDest?.branch ?? (current && PROTECTED_BRANCHES.has(current) ? current : null);
+        const target = protectedDest?.branch ?? (current && isProtected(current) ? current : null);
         if (target) {
           block(walk, 'dangerous', `force-push over ${target} rewrites history others have pulled`, 'push to a feature branch and open a pull request; if main must change, use git revert');
         } else if (!lease) {
@@ -1587,18 +2839,48 @@ function checkGit(walk: Walk, inv: Invocation): void {
       }
       break;
     case 'branch': {
-      const forceDelete = rest.some((a) => a === '-D' || /^-[a-zA-Z]*D/.test(a)) || (rest.some((a) => a === '--delete' || a === '-d') && rest.some((a) => a === '--force' || a === '-f'));
-      const protectedName = rest.find((a) => PROTECTED_BRANCHES.has(a));
+      const forceDelete = rest.some((a) => a === '-D' || /^-[a-zA-Z]*D/.test(a)) || (rest.some((a) => a === '--delete' || a === '-d' || /^-[a-zA-Z]*d/.test(a)) && rest.some((a) => a === '--force' || /^-[a-zA-Z]*f/.test(a)));
+      const names = rest.filter((a) => !a.startsWith('-'));
+      // git branch -m|-M|--move [OLD] NEW: NEW is now the branch OLD was (the current one when only NEW is named).
+      if (rest.some((a) => /^(-[a-zA-Z]*[mM][a-zA-Z]*|--move)$/.test(a)) && names.length > 0) {
+        const from = names.length >= 2 ? names[0] : gitCurrentBranch(walk) ?? 'HEAD';
+        const origin = walk.branchNames.get(from) ?? from;
+        const onto = names[names.length - 1];
+        // -M (or -m -f) OTHER main: main is overwritten by OTHER and its own commits lose their branch.
+        const force = rest.some((a) => /^-[a-zA-Z]*M/.test(a) || a === '--force' || /^-[a-zA-Z]*f/.test(a));
+        if (force && names.length >= 2 && isProtected(onto) && from !== onto && !isProtected(origin)) {
+          block(walk, 'dangerous', `git branch ${rest.join(' ')} overwrites the branch ${onto} with ${from}: the commits of ${onto} lose their branch`, 'merge or open a pull request instead; to rename, pick a new name');
+        }
+        walk.branchNames.set(onto, origin);
+        if (isProtected(origin)) warn(walk, 'suspicious', `git branch -m renames the default branch ${origin} to ${names[names.length - 1]}`);
+        break;
+      }
+      // git branch -f main X: main moved to another commit (its own commits lose their branch) unless X is its remote.
+      if (rest.some((a) => a === '-f' || a === '--force') && !rest.some((a) => /^-[a-zA-Z]*[dDmMcC]$|^--(delete|move|copy)$/.test(a)) && names.length >= 2 && PROTECTED_BRANCHES.has(names[0]) && !/^(origin|upstream)\/|^refs\/remotes\/|^@\{u/.test(names[1])) {
+        block(walk, 'dangerous', `git branch -f ${names[0]} ${names[1]} moves ${names[0]} to another commit: its own commits lose their branch`, 'make a new branch for the other commit instead');
+        break;
+      }
+      // A branch given by a substitution or HEAD is the current one; a name renamed earlier on the line is what it was.
+      // A substitution asking for the default branch (origin/HEAD, init.defaultBranch) is main; another is the current branch.
+      const defaultAsked = inv.words.some((w) => w.subs.some((sub) => /origin\/HEAD|defaultBranch|symbolic-ref\s+(--short\s+)?refs\/remotes/.test(sub)));
+      // $(git branch --merged | grep -v 'main\|master'): main is filtered out of the list.
+      const mainFiltered = inv.words.some((w) => w.subs.some((sub) => /grep\s+-v.*\b(main|master)\b/.test(sub)));
+      const resolved = names.map((a) => (a.includes('$(…)') && mainFiltered ? 'feature' : a.includes('$(…)') && defaultAsked ? 'main' : a === 'HEAD' || a === '@' || a.includes('$(…)') ? gitCurrentBranch(walk) ?? a : walk.branchNames.get(a) ?? a));
+      // Locally only the default names count (an old release/1.0 deleted here still lives on the remote).
+      const protectedName = resolved.find((a) => PROTECTED_BRANCHES.has(a.replace(/^refs\/heads\//, '')));
       if (forceDelete && protectedName) block(walk, 'dangerous', `git branch -D ${protectedName} deletes the default branch and its unmerged commits`, 'switch to the branch you want and leave main alone; git branch -m renames');
       else if (rest.some((a) => a === '-d' || a === '--delete') && protectedName) warn(walk, 'suspicious', `deleting the branch ${protectedName} locally`);
       break;
     }
     case 'filter-branch':
     case 'filter-repo':
+      // filter-repo --analyze only writes a report.
+      if (has('--analyze')) break;
       block(walk, 'dangerous', `git ${sub} rewrites the whole history of the repository (every commit id changes; collaborators' clones no longer match)`, 'ask the user first; for one file committed by mistake use git rm --cached FILE and a new commit');
       break;
     case 'reflog':
-      if (rest[0] === 'expire' && rest.some((a) => /^--expire(-unreachable)?=(now|all|0)/.test(a))) {
+      // now, all, 0, "N seconds/minutes/hours ago", a date or a timestamp: the reflog goes at once.
+      if (rest[0] === 'expire' && rest.some((a) => /^--expire(-unreachable)?=(now|all|0|never|@\d+|\d+[ .](seconds?|minutes?|hours?|sec|min)[ .]ago|\d{4}-\d{2}-\d{2}.*)$/i.test(a))) {
         block(walk, 'dangerous', 'git reflog expire --expire=now throws away the reflog, the record that lets lost commits be recovered', 'leave the reflog to expire on its own');
       } else if (rest[0] === 'delete') warn(walk, 'suspicious', 'git reflog delete removes recovery points');
       break;
@@ -1606,12 +2888,25 @@ function checkGit(walk: Walk, inv: Invocation): void {
       if (rest.some((a) => /^--prune=(now|all)/.test(a))) warn(walk, 'suspicious', 'git gc --prune=now deletes unreachable commits at once (no grace period to recover them)');
       break;
     case 'update-ref': {
+      if (rest.includes('--stdin')) {
+        // printf 'delete refs/heads/main\n' | git update-ref --stdin: each line of the input is an instruction.
+        const text = stdinText(inv) ?? '';
+        const hit = [...text.matchAll(/(?:^|\n)\s*(delete|update|create|force)\s+(\S+)/g)].map((m) => m[2].replace(/^refs\/heads\//, '')).find((r) => isProtected(r) || r === 'HEAD');
+        if (hit) block(walk, 'dangerous', `git update-ref --stdin deletes or moves ${hit} without any check`, 'git branch -d BRANCH (refuses to drop unmerged work)');
+        break;
+      }
       const del = rest.includes('-d') || rest.includes('--delete');
       const refs = rest.filter((a) => !a.startsWith('-'));
       const ref = refs[0] ?? '';
-      const short = ref.replace(/^refs\/heads\//, '');
+      const short = walk.branchNames.get(ref.replace(/^refs\/heads\//, '')) ?? ref.replace(/^refs\/heads\//, '');
       const zero = refs.slice(1).some((a) => /^0{7,40}$/.test(a));
-      if ((del || zero) && (ref === 'HEAD' || PROTECTED_BRANCHES.has(short) || ref === '' || inv.viaXargs || /\$/.test(ref))) {
+      // update-ref refs/heads/main VALUE: main moved to any commit but its remote's (back to the root, to a rewritten tree).
+      const moved = !del && !zero && isProtected(short) && refs.length >= 2 && !/^(refs\/remotes\/|origin\/|upstream\/|HEAD$|@\{u\}|@\{upstream\})/.test(refs[1]);
+      if (moved) {
+        block(walk, 'dangerous', `git update-ref ${ref} ${refs[1]} moves ${short} to another commit without any check: its own commits lose their branch`, 'use git reset on a feature branch, or git revert on main');
+        break;
+      }
+      if ((del || zero) && (ref === 'HEAD' || isProtected(short) || ref === '' || inv.viaXargs || /\$/.test(ref))) {
         block(walk, 'dangerous', `git update-ref ${del ? '-d' : 'to zero'} ${ref || '(refs from the input)'} deletes a branch ref without any safety check`, 'git branch -d BRANCH (refuses to drop unmerged work)');
       } else if (del) warn(walk, 'suspicious', `git update-ref -d ${ref} deletes a ref without any safety check`, 'git branch -d BRANCH');
       break;
@@ -1620,6 +2915,17 @@ function checkGit(walk: Walk, inv: Invocation): void {
       if (rest.includes('-d') || rest.includes('--delete')) warn(walk, 'suspicious', 'git symbolic-ref -d HEAD leaves the repository without a current branch');
       break;
   }
+}
+
+/** The text of a git alias: from -c alias.NAME=... on this command, or git config alias.NAME ... earlier on the line. */
+function gitAlias(walk: Walk, globals: string[], sub: string | undefined): string | null {
+  if (!sub) return null;
+  const key = `alias.${sub}`.toLowerCase();
+  for (let k = 0; k < globals.length; k++) {
+    if (globals[k - 1] === '-c' && globals[k].toLowerCase().startsWith(`${key}=`)) return globals[k].slice(key.length + 1);
+  }
+  for (const c of walk.gitConfig) if (c.toLowerCase().startsWith(`${key} `)) return c.slice(key.length + 1);
+  return null;
 }
 
 /** Deleting what lives outside this machine: a cloud account's resources, a database, a repository on GitHub. */
@@ -1631,14 +2937,16 @@ function checkServices(walk: Walk, inv: Invocation): void {
     case 'terraform':
     case 'tofu':
     case 'pulumi':
-      if (args.includes('destroy') || (args.includes('apply') && args.includes('-destroy'))) say('destroys every resource of the configuration');
+      // -target=ADDR limits it to the resources named (a sandbox module): a warning.
+      if ((args.includes('destroy') || (args.includes('apply') && args.includes('-destroy'))) && args.some((a) => /^--?target(=|$)/.test(a))) warn(walk, 'suspicious', `${name} destroy of the targeted resources (${args.filter((a) => /^--?target/.test(a)).join(' ')})`);
+      else if (args.includes('destroy') || (args.includes('apply') && args.includes('-destroy'))) say('destroys every resource of the configuration');
       break;
     case 'kubectl':
       if (args[0] === 'delete' && (args.some((a) => a === '--all' || a === '-A' || a === '--all-namespaces') || /^(ns|namespaces?|nodes?|pv|persistentvolumes?|crd|customresourcedefinitions?)$/.test(args[1] ?? ''))) say('deletes whole namespaces, nodes or every resource of a kind');
       break;
     case 'aws':
       if (args[0] === 's3' && ((args[1] === 'rm' && args.includes('--recursive')) || (args[1] === 'rb' && args.includes('--force')))) say('deletes a bucket or everything in it');
-      else if (/^(delete-db-instance|delete-db-cluster|delete-table|delete-stack|terminate-instances|delete-bucket|delete-cluster|delete-repository)$/.test(args[1] ?? '')) say('deletes cloud resources with their data');
+      else if (/^(delete-db-instance|delete-db-cluster|delete-table|delete-stack|terminate-instances|delete-bucket|delete-cluster|delete-repository|delete-function|delete-vpc|delete-user|delete-role|delete-secret|delete-hosted-zone|delete-file-system|delete-queue|delete-topic|delete-domain|delete-distribution|delete-log-group|delete-service|delete-account|close-account|delete-organization)$/.test(args[1] ?? '')) say('deletes cloud resources with their data');
       break;
     case 'gsutil':
       if (args.includes('rm') && args.some((a) => /^-[a-zA-Z]*r/.test(a)) || args.includes('rb')) say('deletes a bucket or everything in it');
@@ -1648,14 +2956,34 @@ function checkServices(walk: Walk, inv: Invocation): void {
       break;
     case 'gh':
       if (args[0] === 'repo' && args[1] === 'delete') say('deletes the repository on GitHub with its issues and pull requests', 'archive it instead: gh repo archive');
+      else if (args[0] === 'repo' && args[1] === 'edit' && args.some((a, k) => (a === '--visibility' && args[k + 1] === 'public') || a === '--visibility=public')) say('makes the repository public: its code and history, secrets committed in it included, go to everyone');
       // gh api -X DELETE repos/OWNER/REPO (or orgs/ORG): the REST call behind gh repo delete.
       else if (args[0] === 'api' && args.some((a, k) => /^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a) || /^(-XDELETE|--method=DELETE)$/i.test(a)) && args.some((a) => /^\/?(repos\/[^/\s]+\/[^/\s]+|orgs\/[^/\s]+)\/?$/.test(a))) {
         say('deletes the repository (or organization) on GitHub through the API', 'archive it instead: gh repo archive');
+      } else if (args[0] === 'api' && args.some((a, k) => (/^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a)) || /^(-XDELETE|--method=DELETE)$/i.test(a))) {
+        const ref = args.map((a) => /\/git\/refs\/heads\/(.+)$|\/branches\/([^/]+)\/protection/.exec(a)).find((m) => m !== null);
+        if (ref && isProtected(ref[1] ?? ref[2])) say(`deletes the branch ${ref[1] ?? ref[2]} (or its protection) on GitHub through the API`);
+      } else if (args[0] === 'api' && args.some((a, k) => (/^(-X|--method)$/.test(args[k - 1] ?? '') && /^(patch|post|put)$/i.test(a)) || /^(-X(PATCH|PUT|POST)|--method=(PATCH|PUT|POST))$/i.test(a)) && args.some((a) => /^force=true$/.test(a))) {
+        // PATCH …/git/refs/heads/main -F force=true: a force-push done through the API.
+        const ref = args.map((a) => /\/git\/refs\/heads\/(.+)$/.exec(a)).find((m) => m !== null);
+        if (ref && isProtected(ref[1])) say(`force-moves the branch ${ref[1]} on GitHub through the API: a force-push over it`);
       }
       break;
     case 'dropdb':
       say('drops a whole database');
       break;
+    case 'rails':
+    case 'rake':
+    case 'artisan':
+    case 'prisma':
+    case 'sequelize':
+    case 'knex': {
+      // db:drop/reset/schema:load, migrate:fresh/reset, prisma migrate reset, db:wipe: with production named or the check off.
+      const task = args.find((a) => /^(db:(drop|reset|schema:load|truncate_all|purge|wipe|seed:undo:all)(:\w+)?|migrate:(fresh|reset|refresh|rollback)|reset)$/.test(a));
+      const prod = (inv.assigned ?? []).concat(args).some((a) => /^(RAILS_ENV|RACK_ENV|NODE_ENV|APP_ENV|ENVIRONMENT)=prod(uction)?$|^DISABLE_DATABASE_ENVIRONMENT_CHECK=1$|^--env(=|\s)prod/i.test(a)) || (name === 'artisan' && args.includes('--force')) || (inv.assigned ?? []).some((a) => /^DATABASE_URL=.*prod/i.test(a));
+      if (task && prod) say(`wipes the production database (${task})`);
+      break;
+    }
     case 'psql':
     case 'mysql':
     case 'mariadb':
@@ -1685,8 +3013,38 @@ function varNames(text: string): string[] {
   return [...text.matchAll(/\$\{?([A-Za-z_]\w*)/g)].map((m) => m[1]);
 }
 
+/** A secret, or a directory that holds the user's keys: the home directory and its ancestors, ~/.config. */
+function holdsSecrets(walk: Walk, abs: string | null): boolean {
+  return abs !== null && (isSecret(walk, abs) || isUnder(walk.env.home, abs) || abs === `${walk.env.home}/.config` || abs === `${walk.env.home}/.local`);
+}
+
 function isSecret(walk: Walk, abs: string | null): boolean {
   return abs !== null && (isSecretSource(abs, walk.env) || walk.secretFiles.has(abs));
+}
+
+/** Options of the readers that take a value (so the word after them is not a file they read). */
+const READER_ARG_OPTS: Record<string, string[]> = {
+  head: ['-n', '-c'], tail: ['-n', '-c'], cut: ['-c', '-f', '-d', '-b'], grep: ['-e', '-f', '-m', '-A', '-B', '-C'], egrep: ['-e', '-f', '-m', '-A', '-B', '-C'],
+  sed: ['-e', '-f'], awk: ['-f', '-v', '-F'], sort: ['-k', '-t', '-o', '-S'], jq: ['--arg', '--argjson', '-f'], yq: ['-o', '-I'], tar: ['-C', '-T', '-X', '-b'],
+  sqlite3: ['-cmd', '-separator'], openssl: ['-out', '-passin', '-passout', '-pass', '-k', '-K', '-iv', '-md', '-S'], gpg: ['-r', '--recipient', '-u', '--local-user', '-o', '--output'], dd: [],
+  xxd: ['-c', '-g', '-l', '-s'], od: ['-A', '-t', '-j', '-N'], base64: ['-w'], split: ['-b', '-l', '-n'], 'ssh-keygen': ['-f', '-t', '-b', '-C', '-N'],
+};
+
+/** Commands whose output is a credential: keyrings, cloud and cluster tokens, stored git passwords, password managers. */
+function printsCredential(argv: string[]): string | null {
+  const [name, a1, a2] = argv;
+  const a = argv.join(' ');
+  if (name === 'secret-tool' && /^(lookup|search)$/.test(a1 ?? '')) return 'the keyring (secret-tool)';
+  if (name === 'kubectl' && a1 === 'config' && a2 === 'view' && /--raw|--flatten/.test(a)) return 'the cluster credentials (kubectl config view --raw)';
+  if (name === 'gcloud' && /\bauth\b/.test(a) && /print-(access|identity|refresh)-token/.test(a)) return 'a Google Cloud token';
+  if (name === 'gcloud' && a1 === 'secrets' && /versions access/.test(a)) return 'a Google Cloud secret';
+  if (name === 'git' && /\bcredential(-\w+)?\b/.test(a) && /\b(fill|get)\b/.test(a)) return 'a stored git password (git credential fill)';
+  if (name === 'az' && /account get-access-token|keyvault secret show/.test(a)) return 'an Azure token or secret';
+  if (name === 'aws' && /secretsmanager get-secret-value|ssm get-parameters?\b.*--with-decryption|sts get-session-token|ecr get-login-password/.test(a)) return 'an AWS secret or token';
+  if ((name === 'heroku' && a1 === 'auth:token') || (name === 'doctl' && /auth token/.test(a)) || (name === 'vault' && a1 === 'print' && a2 === 'token')) return `the ${name} token`;
+  if ((name === 'bw' && a1 === 'get') || (name === 'lpass' && a1 === 'show') || (name === 'gopass' && /^(show|cat)$/.test(a1 ?? '')) || (name === 'keyring' && a1 === 'get') || name === 'kwallet-query') return 'a password-manager secret';
+  if (name === 'docker' && a1 === 'secret' && a2 === 'inspect') return 'a Docker secret';
+  return null;
 }
 
 /** What secret an invocation prints: a secret file it reads, the environment, a keychain, a secret variable. Null when none. */
@@ -1699,10 +3057,13 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
       if (isSecret(walk, abs)) return abs;
     }
   }
-  if (READERS.has(name) || name === 'cp' || name === 'find') {
-    for (const w of operands(inv.words, new Set(['-n', '-c', '-f', '-C', '-w', '-e', '-name']))) {
+  if (READERS.has(name) || name === 'cp' || name === 'find' || /^(lz4|lzma|pigz|pbzip2|brotli|compress|rar|age|sops|ansible-vault|uuencode|basenc|gzcat|bat|batcat|view|vis|nl|fold|expand|iconv|dos2unix|unix2dos|rev|split)$/.test(name)) {
+    const argOpts = READER_ARG_OPTS[name] ?? (name === 'find' ? ['-name', '-iname', '-path', '-type', '-maxdepth', '-mindepth'] : []);
+    for (const w of operands(inv.words, new Set(argOpts))) {
       const t = target(inv, w);
       if (isSecret(walk, t.abs)) return t.abs;
+      // tar/zip/cpio of the home directory (or /): an archive of every key in it.
+      if (/^(tar|zip|7z|cpio|gzip|zstd|xz)$/.test(name) && holdsSecrets(walk, t.abs)) return `${t.abs} (with the keys in it)`;
       if (/\/proc\/(self|\d+|\*)\/environ$/.test(w.text)) return w.text;
       // cat $(ls ~/.ssh/id_*), tar c $(find ~/.aws): the substitution lists secret files, the reader reads them.
       if (depth < 3) for (const sub of w.subs) {
@@ -1716,6 +3077,12 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
   if (name === 'security' && /^(find-(generic|internet)-password|dump-keychain|export)$/.test(args[0] ?? '')) return 'the keychain';
   if (name === 'gpg' && args.some((a) => /^--export-secret/.test(a))) return 'the GPG secret keys';
   if (name === 'history' || name === 'fc') return 'the shell history';
+  const cred = printsCredential(inv.argv);
+  if (cred) return cred;
+  if (depth < 3) for (const i of inv.inner ?? []) {
+    const found = producesSecret(walk, i, depth + 1);
+    if (found) return found;
+  }
   if ((name === 'npm' || name === 'yarn' || name === 'pnpm') && args[0] === 'config' && args[1] === 'get' && /token|auth|password/i.test(args[2] ?? '')) return `the ${name} token`;
   if (name === 'aws' && args[0] === 'configure' && /^(get|export-credentials)$/.test(args[1] ?? '')) return 'the AWS credentials';
   if ((name === 'gh' || name === 'glab') && args[0] === 'auth' && args[1] === 'token') return `the ${name} token`;
@@ -1773,12 +3140,24 @@ function subProducesSecret(walk: Walk, inv: Invocation, body: string, depth: num
   return null;
 }
 
+/** A here-string or here-document whose text runs a command that prints a secret: nc … <<< "$(cat ~/.ssh/id_rsa)". */
+function stdinSecret(walk: Walk, inv: Invocation): string | null {
+  for (const r of inv.redirects) {
+    const subs = r.op === '<<<' ? r.target.subs : r.body !== undefined ? [...r.body.matchAll(/\$\(([^()]*)\)/g)].map((m) => m[1]) : [];
+    for (const sub of subs) {
+      const found = subProducesSecret(walk, inv, sub, 1);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
 /** Network senders (curl, nc, scp, ...) fed a secret: through the pipe, a redirection, a file argument, a substitution, a variable. */
 function checkExfiltration(walk: Walk, inv: Invocation): void {
   const name = inv.argv[0];
   const args = inv.argv.slice(1);
   if (name === 'openssl' && args[0] !== 's_client') return;
-  if ((name === 'aws' || name === 'gsutil' || name === 'gcloud' || name === 'az') && !args.some((a) => /^(s3|gs|az|https?):\/\//.test(a))) return;
+  if ((name === 'aws' || name === 'gsutil' || name === 'gcloud' || name === 'az') && !args.some((a) => /^(s3|gs|az|https?):\/\//.test(a)) && !args.some((a) => /^(upload|upload-batch|cp|sync|put)$/.test(a))) return;
   const say = (what: string, how: string) =>
     block(walk, 'dangerous', `${name} sends ${what} to the network (${how}): secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
   for (const r of inv.redirects) {
@@ -1787,9 +3166,29 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
       if (isSecret(walk, abs)) return say(abs, 'input redirection');
     }
   }
-  for (const u of inv.upstream) {
+  for (const u of withInner(inv.upstream)) {
     const found = producesSecret(walk, u);
     if (found) return say(found, `piped from ${u.argv[0]}`);
+  }
+  const fedSecret = stdinSecret(walk, inv);
+  if (fedSecret) return say(fedSecret, 'in the text given on its input');
+  if (name === 'socat' && inv.cwd !== null) {
+    // socat FILE:~/.ssh/id_rsa TCP:h:p (also OPEN:, GOPEN:, SYSTEM:cat F): one address reads the secret, the other is the network.
+    for (const a of args) {
+      const m = /^(?:file|open|gopen|create|pipe)?:?([~/.][^,]*)/i.exec(a.replace(/^(?:file|open|gopen):/i, ''));
+      const abs = m ? resolveFrom(inv.cwd, m[1].replace(/^~(?=\/|$)/, walk.env.home)) : null;
+      if (abs && isSecret(walk, abs)) return say(abs, 'as a socat address');
+    }
+  }
+  // sftp -b -, ftp, lftp fed a script: `put FILE` (send, mput, reput) uploads FILE.
+  // lftp -e 'put F; bye', smbclient -c 'put F', sftp batch text on stdin: a put uploads F.
+  const optScript = inv.argv.filter((_, k) => /^(-e|-c|--command|--commands)$/.test(inv.argv[k - 1] ?? '')).join('\n');
+  const script = [stdinText(inv), optScript].filter((x) => x).join('\n') || null;
+  if (script !== null && inv.cwd !== null) {
+    for (const m of script.matchAll(/(?:^|[\n;])\s*(?:put|mput|reput|send|append|upload)\s+([^\s;]+)/gi)) {
+      const abs = resolveFrom(inv.cwd, m[1].replace(/^~(?=\/|$)/, walk.env.home));
+      if (isSecret(walk, abs)) return say(abs, 'by a put in its script');
+    }
   }
   if (inv.viaXargs) {
     const feeder = inv.upstream[inv.upstream.length - 1];
@@ -1816,13 +3215,16 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     const atFile = urlencode ?? /(?:^|=)[@<]([^;,\s]+)/.exec(t)?.[1];
     const eq = /^--(post-file|body-file|upload-file)=(.+)$/.exec(t)?.[2];
     // -T FILE, also inside a cluster of short options (curl -sT FILE).
-    const uploadOpt = prev === '--upload-file' || prev === '--post-file' || prev === '--body-file' || (name === 'curl' && /^-[a-zA-Z]*T$/.test(prev));
+    const uploadOpt = prev === '--upload-file' || prev === '--post-file' || prev === '--body-file' || (name === 'curl' && /^-[a-zA-Z]*T$/.test(prev)) || (/^(mutt|mail|mailx|neomutt|s-nail|swaks|sendemail)$/.test(name) && /^(-a|-A|--attach|--attach-type)$/.test(prev));
     const path = atFile ?? eq ?? (uploadOpt ? t : null);
-    const candidates = path !== null && path !== undefined ? [path] : ['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil'].includes(name) && remote && !t.startsWith('-') ? [t] : [];
+    const upload = (name === 'az' || name === 'gcloud') && /^(-f|--file|--source|--data)$/.test(prev);
+    const candidates = path !== null && path !== undefined ? [path] : upload || (['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil', 'gcloud'].includes(name) && (remote || args.includes('cp')) && !t.startsWith('-')) ? [t] : [];
     for (const c of candidates) {
       if (c === '-') continue;
       const tt = target(inv, { ...w, text: c.replace(/^~(?=\/|$)/, walk.env.home) });
       if (isSecret(walk, tt.abs)) return say(tt.abs!, `as a file argument`);
+      // scp -r ~ host:, rsync -a ~/ host: — the whole home directory, keys and all.
+      if (!remote || !/^[\w.-]*@?[\w.-]+:/.test(c)) if (holdsSecrets(walk, tt.abs) && ['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil'].includes(name)) return say(`${tt.abs} (the keys in it)`, 'as a file argument');
     }
     const authHeader = /^(authorization|proxy-authorization|x-api-key|api-key|private-token|x-auth-token|x-github-token|x-goog-api-key|anthropic-api-key|x-access-token)\s*:/i.test(t) || ['-u', '--user', '--oauth2-bearer', '--password', '--http-password'].includes(prev) || /^--(user|password|http-password)=/.test(t);
     // A credential in the header meant for it (-H "Authorization: Bearer $(gh auth token)") is the credential used, not sent away.
@@ -1837,14 +3239,130 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
   }
 }
 
+/** Options whose value is a key or credential the program authenticates with (used as meant, not sent away). */
+const CREDENTIAL_OPTS = /^(-i|-k|--identity|--identity-file|--key|--key-file|--keyfile|--private-key|--cert|--cacert|--ssh-key|--credentials|--credentials-file|--kubeconfig|--config|-F|--profile|--token-file|--password-file|--secret-file|--auth-file|--with-token)$/;
+
+/**
+ * Tools that upload what they are given to somewhere else even without a URL: gists, releases,
+ * issue bodies, file-transfer tools, paste services, copies into pods and containers.
+ */
+function uploads(argv: string[]): boolean {
+  const [name, a1, a2] = argv;
+  if ((name === 'gh' || name === 'glab') && (/^(gist|snippet)$/.test(a1 ?? '') || (a1 === 'release' && /^(upload|create)$/.test(a2 ?? '')) || (/^(issue|pr|mr)$/.test(a1 ?? '') && /^(create|comment|edit)$/.test(a2 ?? '')) || a1 === 'api')) return true;
+  if (/^(wormhole|croc|pastebinit|pastebin|ffsend|transfer|onionshare|onionshare-cli|magic-wormhole|s3cmd|b2|azcopy|termbin|ix|sprunge|0x0)$/.test(name ?? '')) return true;
+  if (name === 'tailscale' && a1 === 'file') return true;
+  if (name === 'mc' && /^(cp|mirror|put)$/.test(a1 ?? '')) return true;
+  if ((name === 'kubectl' || name === 'oc' || name === 'docker' || name === 'podman') && argv.includes('cp') && argv.some((a) => /^[\w.-]+(\/[\w.-]+)?:/.test(a))) return true;
+  return name === 'git' && a1 === 'send-email';
+}
+
+/** A network destination among the words: a URL (not file://), user@host:path, an --url/--host/--server option. */
+function networkDestination(argv: string[]): boolean {
+  return argv.some((a, k) => (/^[a-z][a-z0-9+.-]*:\/\/[^/\s]/i.test(a) && !/^file:/i.test(a)) || /^[\w.-]+@[\w.-]+:/.test(a) || /^--(url|endpoint|host|server|webhook)(=|$)/.test(a) || (k > 0 && /^--(url|endpoint|webhook)$/.test(argv[k - 1])));
+}
+
+/**
+ * Secret bytes reaching any program that sends what it gets elsewhere, beyond the known senders:
+ * an uploader (gh gist create, croc, wormhole, kubectl cp…), any command given a URL or a
+ * user@host: destination, or interpreter code that talks to the network. The secret comes through
+ * the pipe, an input redirection, a file operand, an option's file value (--body-file, name=@file)
+ * or a substitution; a key given to the option meant for it (-i, --key-file) is used, not sent.
+ */
+function checkSecretReachesNetwork(walk: Walk, inv: Invocation): void {
+  const name = inv.argv[0] ?? '';
+  const lang = langOf(name);
+  const code = lang ? inlineCode(lang, inv.argv).code : null;
+  const viaCode = code !== null && talksToNetwork(code);
+  const sends = viaCode || uploads(inv.argv) || (!lang && name !== 'ssh-copy-id' && networkDestination(inv.argv));
+  if (!sends) return;
+  // A credential given on stdin to log in with it (docker login --password-stdin, gh auth login --with-token) is used, not sent away.
+  if (inv.argv.some((a) => /^--(password-stdin|with-token|token-stdin|password-file)$/.test(a)) || /^(login|auth)$/.test(inv.argv[1] ?? '')) return;
+  const say = (what: string, how: string) =>
+    block(walk, 'dangerous', `${name} sends ${what} elsewhere (${how}): secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
+  for (const r of inv.redirects) {
+    if ((r.op === '<' || r.op === '<>') && !r.target.dynamic && inv.cwd !== null && isSecret(walk, resolveFrom(inv.cwd, r.target.text))) return say(resolveFrom(inv.cwd, r.target.text), 'input redirection');
+  }
+  for (const u of withInner(inv.upstream)) {
+    const found = producesSecret(walk, u);
+    if (found) return say(found, `piped from ${u.argv[0]}`);
+  }
+  const fedSecret = stdinSecret(walk, inv);
+  if (fedSecret) return say(fedSecret, 'in the text given on its input');
+  if (viaCode) return;
+  for (let k = 1; k < inv.words.length; k++) {
+    const w = inv.words[k];
+    if (CREDENTIAL_OPTS.test(inv.words[k - 1].text) || w.text.startsWith('-') && !w.text.includes('=')) continue;
+    const file = /(?:^|=)@?([~/.][^\s,;]*)$/.exec(w.text)?.[1] ?? w.text;
+    const t = target(inv, { ...w, text: file.replace(/^~(?=\/|$)/, walk.env.home) });
+    if (isSecret(walk, t.abs)) return say(t.abs!, 'as a file argument');
+    for (const sub of w.subs) {
+      const found = subProducesSecret(walk, inv, sub, 1);
+      if (found) return say(found, 'inside a command substitution');
+    }
+  }
+}
+
+/**
+ * `tee >(curl -d @- URL) < SECRET`, `cat SECRET > >(nc h p)`: an output process substitution reads what
+ * the command writes; when that is a secret and the substitution sends elsewhere, the secret leaves.
+ */
+function checkOutputSubstitutions(walk: Walk, inv: Invocation): void {
+  const outs = [...inv.words.slice(1), ...inv.redirects.filter((r) => r.op !== '<').map((r) => r.target)].filter((w) => w.text.startsWith('/dev/fd/') && w.subs.length > 0);
+  if (outs.length === 0) return;
+  // curl … | tee >(sh): a shell in the substitution reads what tee reads, the download.
+  const fetched = withInner(inv.upstream).map((u) => fetches(walk, u)).find((x) => x !== null);
+  if (fetched) {
+    for (const w of outs) {
+      const c = parseShell(w.subs[0], parseEnv(walk, inv.cwd)).commands[0];
+      const argv = c ? unwrap(c.words, { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd }).words.map((x) => x.text) : [];
+      if (argv.length > 0 && readsScriptFromStdin([base(argv[0]), ...argv.slice(1)])) {
+        block(walk, 'dangerous', `a download (${fetched}) is passed by ${inv.argv[0]} to ${base(argv[0])} through a process substitution: unreviewed code runs`, 'download to a file, read it, then run it');
+        return;
+      }
+    }
+  }
+  const secret =
+    producesSecret(walk, inv) ??
+    inv.redirects.map((r) => (r.op === '<' && !r.target.dynamic && inv.cwd !== null ? resolveFrom(inv.cwd, r.target.text) : null)).find((abs) => abs !== null && isSecret(walk, abs)) ??
+    withInner(inv.upstream).map((u) => producesSecret(walk, u)).find((x) => x !== null) ??
+    null;
+  if (!secret) return;
+  for (const w of outs) {
+    for (const c of parseShell(w.subs[0], parseEnv(walk, inv.cwd)).commands) {
+      const argv = unwrap(c.words, { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd }).words.map((x) => x.text);
+      if (argv.length > 0 && (SENDERS.has(base(argv[0])) || uploads([base(argv[0]), ...argv.slice(1)]) || networkDestination(argv.slice(1)))) {
+        block(walk, 'dangerous', `${inv.argv[0]} passes ${secret} to ${base(argv[0])} through a process substitution, which sends it elsewhere: secrets must not leave this machine`);
+        return;
+      }
+    }
+  }
+}
+
 /** Checks over the whole line: a secret file added to git and pushed. */
 function checkLine(walk: Walk): void {
   const gits = walk.out.filter((i) => i.argv[0] === 'git');
-  const added = gits.find((i) => i.argv.includes('add') && operands(i.words).some((w) => {
-    const t = target(i, w);
-    // A secret, or a file this line copied a secret into (cp ~/.ssh/id_rsa x && git add x).
-    return isSecret(walk, t.abs);
-  }));
+  const made = [...walk.secretFiles];
+  const added = gits.find((i) => {
+    const addAll = i.argv.includes('add') && i.argv.some((a) => a === '-A' || a === '--all' || a === '-u');
+    const commitAll = i.argv.includes('commit') && i.argv.some((a) => /^-[a-zA-Z]*a[a-zA-Z]*$/.test(a) || a === '--all');
+    if ((addAll || commitAll) && i.cwd !== null && made.some((f) => isUnder(f, i.cwd!))) return true;
+    return i.argv.includes('add') && operands(i.words).some((w) => {
+      const t = target(i, w);
+      // A secret, a file this line copied a secret into (cp ~/.ssh/id_rsa x && git add x), or a directory holding one (git add .).
+      return isSecret(walk, t.abs) || (t.abs !== null && made.some((f) => isUnder(f, t.abs!)));
+    });
+  });
+  // git commit/tag/notes -m "$(cat ~/.ssh/id_rsa)", docker build --build-arg K="$(cat key)", a secret copied into the
+  // project: then pushed or published (git push, docker push, npm publish, twine upload…), the secret leaves with it.
+  const publishes = walk.out.find((i) => (i.argv[0] === 'git' && i.argv.includes('push')) || (/^(docker|podman|buildah)$/.test(i.argv[0]) && i.argv.includes('push')) || (/^(npm|pnpm|yarn)$/.test(i.argv[0]) && i.argv.includes('publish')) || (i.argv[0] === 'twine' && i.argv.includes('upload')) || (/^(gem|cargo|poetry|flit|hatch)$/.test(i.argv[0]) && /^(push|publish)$/.test(i.argv[1] ?? '')));
+  if (publishes) {
+    const carrier = walk.out.find((i) => i !== publishes && /^(git|docker|podman|buildah)$/.test(i.argv[0]) && i.words.some((w) => w.subs.some((sub) => subProducesSecret(walk, i, sub, 1) !== null)));
+    const inProject = publishes.argv[0] !== 'git' && publishes.cwd !== null && [...walk.secretFiles].some((f) => isUnder(f, publishes.cwd!));
+    if (carrier || inProject) {
+      block(walk, 'dangerous', `a secret goes into ${carrier ? `what ${carrier.argv.slice(0, 2).join(' ')} records` : 'the package'} and ${publishes.argv.slice(0, 2).join(' ')} sends it away`, 'keep secrets out of commits, images and packages');
+      return;
+    }
+  }
   if (added && gits.some((i) => i.argv.includes('push'))) {
     block(walk, 'dangerous', 'the line adds a secret file to git and pushes it: the secret ends up on the remote, in history', 'keep secrets out of git (.gitignore); remove the file from the index with git rm --cached');
   }

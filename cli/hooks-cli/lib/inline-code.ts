@@ -22,6 +22,10 @@
 export type Lang = 'python' | 'perl' | 'ruby' | 'js' | 'php' | 'lua' | 'awk' | 'r';
 
 export interface CodeFindings {
+  /** The code starts copies of itself without end (fork while fork). */
+  forkBomb: boolean;
+  /** The code runs code it fetches (exec(urlopen(…).read()), eval(file_get_contents('https://…'))). */
+  runsFetched: boolean;
   shell: string[];
   deletes: { path: string; recursive: boolean }[];
   devices: string[];
@@ -90,7 +94,9 @@ export function inlineCode(lang: Lang, argv: string[]): { code: string | null; r
   }
   if (codes.length > 0) return { code: codes.join('\n'), readsStdin: false };
   const operands = args.filter((a, k) => (!a.startsWith('-') || a === '-') && !/^-[mWXOQ]$/.test(args[k - 1] ?? ''));
-  return { code: null, readsStdin: operands.length === 0 || operands[0] === '-' };
+  // deno run -A -, bun run -: the subcommand, then the script operand.
+  if (lang === 'js' && /^(run|eval)$/.test(operands[0] ?? '') && /^(deno|bun)/.test(argv[0].split('/').pop() ?? '')) operands.shift();
+  return { code: null, readsStdin: operands.length === 0 || operands[0] === '-' || /^\/dev\/(stdin|fd\/0)$/.test(operands[0] ?? '') };
 }
 
 const HOME_EXPRS: RegExp[] = [
@@ -109,8 +115,20 @@ const HOME_EXPRS: RegExp[] = [
   /getenv\(\s*(['"])HOME\1\s*\)/g,
   /os\.getenv\(\s*(['"])HOME\1\s*\)/g,
   /Deno\.env\.get\(\s*(['"])HOME\1\s*\)/g,
+  /\bENVIRON\s*\[\s*(['"])HOME\1\s*\]/g,
+  /\$_(?:SERVER|ENV)\s*\[\s*(['"])HOME\1\s*\]/g,
+  /System\.user_home!?\(\)/g,
+  /System\.getProperty\(\s*(['"])user\.home\1\s*\)/g,
+  /\bBun\.env\.HOME\b/g,
+  /\bhomedir\(\)/g,
 ];
-const CWD_EXPRS: RegExp[] = [/os\.getcwd\(\)/g, /(?:pathlib\.)?Path\.cwd\(\)/g, /process\.cwd\(\)/g, /\bDir\.pwd\b/g, /\bgetcwd\(\)/g, /Deno\.cwd\(\)/g];
+const CWD_EXPRS: RegExp[] = [
+  /os\.getcwd\(\)/g, /(?:pathlib\.)?Path\.cwd\(\)/g, /process\.cwd\(\)/g, /\bDir\.pwd\b/g, /\bgetcwd\(\)/g, /Deno\.cwd\(\)/g,
+  // $PWD and the project directory read from the environment (the hook runs in the project).
+  /\$ENV\{\s*(['"]?)(PWD|CLAUDE_PROJECT_DIR)\1\s*\}/g, /process\.env(?:\.(?:PWD|CLAUDE_PROJECT_DIR)\b|\[\s*(['"])(?:PWD|CLAUDE_PROJECT_DIR)\1\s*\])/g,
+  /os\.environ(?:\.get\(\s*|\s*\[\s*)(['"])(?:PWD|CLAUDE_PROJECT_DIR)\1\s*[)\]]/g, /os\.getenv\(\s*(['"])(?:PWD|CLAUDE_PROJECT_DIR)\1\s*\)/g,
+  /\bENV\s*\[\s*(['"])(?:PWD|CLAUDE_PROJECT_DIR)\1\s*\]/g, /\bgetenv\(\s*(['"])(?:PWD|CLAUDE_PROJECT_DIR)\1\s*\)/g,
+];
 
 interface Lit {
   start: number;
@@ -144,6 +162,16 @@ function literals(code: string, from = 0, to = code.length): Lit[] {
     } else i++;
   }
   return out;
+}
+
+/** The code talks to the network (HTTP clients, sockets, mail, FTP, SSH libraries). */
+export function talksToNetwork(code: string): boolean {
+  return NETWORK.test(code);
+}
+
+/** The string literals of any code ('…', "…", `…`), for languages the analysis does not know. */
+export function stringLiterals(code: string): string[] {
+  return literals(code.length > MAX_CODE_CHARS ? code.slice(0, MAX_CODE_CHARS) : code).map((l) => l.value);
 }
 
 /** The end of a call's argument list: the `)` matching the `(` at `open`, quote-aware. */
@@ -186,7 +214,7 @@ function regionText(code: string, [a, b]: [number, number], firstOnly = false): 
   if (lits.length === 0) return null;
   const region = code.slice(a, b);
   const firstNonSpace = region.trimStart()[0];
-  const list = !firstOnly && (firstNonSpace === '[' || /^\s*(['"])[^'"]*\1\s*,\s*[['"]/.test(region));
+  const list = !firstOnly && (firstNonSpace === '[' || /^\s*(['"])[^'"]*\1\s*,\s*\[?\s*['"]/.test(region));
   if (list) {
     // Up to the end of the list: `['rm', '-rf', '/'], shell=False`.
     const end = firstNonSpace === '[' ? a + region.indexOf('[') + closeParen(region, region.indexOf('[')) - region.indexOf('[') : b;
@@ -214,11 +242,11 @@ function regionText(code: string, [a, b]: [number, number], firstOnly = false): 
 }
 
 const SHELL_CALLS: Record<Lang, RegExp> = {
-  python: /(?:\bos\.(?:system|popen|exec\w*|spawn\w*)|\b\w+\.(?:system|popen)|\b\w+\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|pty\.spawn|commands\.getoutput|(?<![.\w])(?:run|call|check_call|check_output|Popen|system|popen|getoutput|execvp?e?|execlp?e?))(?=\s*\()/g,
+  python: /(?:\bcreate_subprocess_(?:shell|exec)|\bos\.(?:system|popen|exec\w*|spawn\w*)|\b\w+\.(?:system|popen)|\b\w+\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|pty\.spawn|commands\.getoutput|(?<![.\w])(?:run|call|check_call|check_output|Popen|system|popen|getoutput|execvp?e?|execlp?e?))(?=\s*\()/g,
   perl: /(?<![\w$@%>.])(?:system|exec|qx)(?=\s*[("'{])/g,
-  ruby: /(?<![\w.])(?:system|exec|spawn|IO\.popen|Open3\.\w+|Kernel\.system|Kernel\.exec)(?=\s*[("'])/g,
+  ruby: /(?<![\w.])(?:system|exec|spawn|IO\.popen|Open3\.\w+|Kernel\.system|Kernel\.exec|Kernel\.spawn|Process\.spawn|Process\.exec|PTY\.spawn)(?=\s*[("'])/g,
   js: /\b(?:execSync|exec|execFileSync|execFile|spawnSync|spawn|fork|Bun\.spawn\w*|\$)(?=\s*\()/g,
-  php: /\b(?:system|shell_exec|exec|passthru|popen|proc_open)(?=\s*\()/g,
+  php: /\b(?:system|shell_exec|exec|passthru|popen|proc_open|pcntl_exec)(?=\s*\()/g,
   lua: /\b(?:os\.execute|io\.popen)(?=\s*[("'])/g,
   awk: /\bsystem(?=\s*\()/g,
   // R: system("…"), system2("cmd", …), shell("…") (base R, ?system).
@@ -229,7 +257,7 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
   python: /(?:\bshutil\.rmtree|(?<![.\w])rmtree|\.rmtree|os\.removedirs|send2trash)(?=\s*\()/g,
   perl: /\b(?:rmtree|remove_tree|File::Path::rmtree)(?=\s*[("'$])/g,
   ruby: /\b(?:FileUtils\.)?(?:rm_rf|rm_r|remove_dir|remove_entry|remove_entry_secure|rmtree)(?=\s*[("'])/g,
-  js: /(?:\brmSync|\brmdirSync|\.rm|\.rmdir|\brimraf(?:\.sync)?|\bremoveSync|\bemptyDirSync|Deno\.removeSync|Deno\.remove)(?=\s*\()/g,
+  js: /(?:\brmSync|\brmdirSync|\.rm|\.rmdir|(?<![\w.$])rm|(?<![\w.$])rmdir|\brimraf(?:\.sync)?|\bremoveSync|\bemptyDirSync|Deno\.removeSync|Deno\.remove)(?=\s*\()/g,
   php: null,
   lua: null,
   awk: null,
@@ -239,11 +267,86 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
 
 const DISK = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper\/)/;
 const SECRET_FRAGMENT = /(\.ssh\/|\.aws\/|(^|\/)\.env(\.|$)|\.netrc|\.npmrc|\.git-credentials|\.kube\/config|\.docker\/config|\bid_(rsa|ed25519|ecdsa|dsa)\b|\/etc\/shadow|\.gnupg|\.pgpass)/;
-const NETWORK = /\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram)/;
+const NETWORK = /(?:file_get_contents|fopen|readfile|get_headers)\s*\(\s*["']https?:|require\(\s*['"](?:node:)?(?:net|tls|dgram|http2?)['"]\s*\)|\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram)/;
 
-function preprocess(code: string): string {
+/**
+ * Joins of string literals into one: Path("~") / ".ssh" / "id_rsa" and "~".joinpath(".ssh", "x") in
+ * python, File.join("~", "**", "*") in ruby, path.join("~", ".ssh") in JS, juxtaposition ("rm -rf "
+ * "~") in awk. Only literals next to each other with nothing but the joining syntax between them.
+ */
+function joinLiterals(code: string, lang: Lang): string {
+  const lits = literals(code);
+  if (lits.length < 2) return code;
+  const q = (v: string) => `"${v.replace(/"/g, '\\"')}"`;
+  let out = '';
+  let at = 0;
+  for (let i = 0; i < lits.length; i++) {
+    let value = lits[i].value;
+    let end = lits[i].end;
+    const start = lits[i].start;
+    // A call that joins its literal arguments with "/": File.join(, os.path.join(, path.join(, path.resolve(, .joinpath(.
+    const before = code.slice(Math.max(at, start - 24), start);
+    const joinCall = /(?:\bFile\.join|\bos\.path\.join|\bpath\.(?:join|resolve))\(\s*$/.test(before);
+    let j = i + 1;
+    for (; j < lits.length; j++) {
+      const between = code.slice(end, lits[j].start);
+      if (lang === 'python' && /^\s*\/\s*$/.test(between)) value += `/${lits[j].value}`;
+      // "~" + '/.aws/credentials' (JS, python, ruby), "~" . "/.netrc" (php, perl): concatenation of two literals.
+      else if ((/^(js|python|ruby|lua)$/.test(lang) && /^\s*\+\s*$/.test(between)) || (/^(php|perl)$/.test(lang) && /^\s*\.\s*$/.test(between)) || (lang === 'lua' && /^\s*\.\.\s*$/.test(between))) value += lits[j].value;
+      else if (lang === 'python' && /^\s*\.\s*joinpath\(\s*$/.test(between)) value += `/${lits[j].value}`;
+      else if ((joinCall || /\.joinpath\(\s*("[^"]*"\s*,\s*)*$/.test(code.slice(start - 40, start))) && /^\s*,\s*$/.test(between)) value += `/${lits[j].value}`;
+      else if (lang === 'awk' && /^[ \t]+$/.test(between)) value += lits[j].value;
+      else break;
+      end = lits[j].end;
+    }
+    if (j === i + 1) continue;
+    // "~".joinpath(".ssh", "x") closes with its parenthesis.
+    const close = /^\s*\)/.exec(code.slice(end));
+    const closesJoin = close && /joinpath\(/.test(code.slice(start, end));
+    out += code.slice(at, start) + q(value);
+    at = closesJoin ? end + close![0].length : end;
+    i = j - 1;
+  }
+  return out + code.slice(at);
+}
+
+/** import shutil as s, os.path as p / from shutil import rmtree as r: the names stand for what they import. */
+function resolveAliases(code: string): string {
+  const subs: [RegExp, string][] = [];
+  for (const m of code.matchAll(/\bimport\s+([\w.]+(?:\s+as\s+\w+)?(?:\s*,\s*[\w.]+(?:\s+as\s+\w+)?)*)/g)) {
+    for (const part of m[1].split(',')) {
+      const a = /^\s*([\w.]+)\s+as\s+(\w+)\s*$/.exec(part);
+      if (a) subs.push([new RegExp(`(?<![\\w.])${a[2]}\\.`, 'g'), `${a[1]}.`]);
+    }
+  }
+  for (const m of code.matchAll(/\bfrom\s+([\w.]+)\s+import\s+([^\n;]+)/g)) {
+    for (const part of m[2].replace(/[()]/g, '').split(',')) {
+      const a = /^\s*(\w+)(?:\s+as\s+(\w+))?\s*$/.exec(part);
+      if (a) subs.push([new RegExp(`(?<![\\w.])${a[2] ?? a[1]}(?=\\s*\\()`, 'g'), `${m[1]}.${a[1]}`]);
+    }
+  }
+  for (const [re, to] of subs) code = code.replace(re, to);
+  return code;
+}
+
+/** 'rm -rf %s' % x, 'rm -rf {}'.format(x), f-strings, ' '.join([...]): the string the code builds from literals. */
+function formatStrings(code: string): string {
+  const lit = `(['"])((?:(?!\\1)[^\\\\\n])*)\\1`;
+  return code
+    .replace(new RegExp(`${lit}\\s*%\\s*\\(?\\s*(['"])([^'"\\n]*)\\3\\s*\\)?`, 'g'), (_m, q: string, f: string, _q2, v: string) => `${q}${f.replace(/%[sdr]/, v)}${q}`)
+    .replace(new RegExp(`${lit}\\s*\\.\\s*format\\(\\s*(['"])([^'"\\n]*)\\3\\s*\\)`, 'g'), (_m, q: string, f: string, _q2, v: string) => `${q}${f.replace(/\{[^}]*\}/, v)}${q}`)
+    .replace(new RegExp(`${lit}\\s*\\.\\s*join\\(\\s*\\[([^\\]]*)\\]\\s*\\)`, 'g'), (m, q: string, sep: string, items: string) => {
+      const vals = [...items.matchAll(/(['"])([^'"]*)\1/g)].map((x) => x[2]);
+      return vals.length > 0 ? `${q}${vals.join(sep)}${q}` : m;
+    });
+}
+
+function preprocess(code: string, lang: Lang): string {
+  if (lang === 'python') code = resolveAliases(code);
   // __import__('os').system(...) is os.system(...).
   code = code.replace(/__import__\(\s*(['"])([\w.]+)\1\s*\)/g, '$2');
+  // perl's qw(a b c) is the list "a", "b", "c".
+  code = code.replace(/\bqw\s*([({\[\/])([^)}\]\/]*)[)}\]\/]/g, (_m, _o, body: string) => body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', '));
   // perl's q{...}, qq{...}, q(...), qq(...) are string literals.
   code = code.replace(/\bqq?\s*([{(\[])([^'"{}()[\]]*)[})\]]/g, (_m, _o, body: string) => `"${body}"`);
   // Path helpers around one literal are that literal: path.resolve('/'), os.path.abspath('/'), Path('/'), File.expand_path('~/x').
@@ -260,6 +363,19 @@ function preprocess(code: string): string {
   let c = code.replace(/(["`])\$(?:ENV\{\s*'?HOME'?\s*\}|\{?HOME\}?(?=\/|\1))/g, '$1~');
   for (const re of HOME_EXPRS) c = c.replace(re, '"~"');
   for (const re of CWD_EXPRS) c = c.replace(re, '"."');
+  c = joinLiterals(c, lang);
+  // The joins may leave path helpers around one literal again: path.resolve("./.."), os.path.abspath(os.path.join("./..")).
+  for (let k = 0; k < 3; k++) {
+    c = c.replace(/(?:require\(\s*['"](?:node:)?path['"]\s*\)|\bpath|\bos\.path)\.(?:resolve|join|normalize|abspath|realpath)\(\s*"([^"]*)"\s*\)/g, '"$1"');
+  }
+  // x = '~' then 'rm -rf %s' % x, ' '.join(cmd) with cmd a list literal: variables holding one literal are put in first.
+  c = c.replace(/(['"][^'"\n]*['"]\s*%\s*\(?\s*|\.format\(\s*|['"]\s*\.\s*join\(\s*)([A-Za-z_]\w*)(?=\s*\)?)/g, (m, pre: string, id: string) => {
+    const list = new RegExp(`(?:^|[^\\w.])${id}\\s*=\\s*(\\[[^\\]]*\\])`).exec(c)?.[1];
+    if (list && /join/.test(pre)) return pre + list;
+    const v = identValues(c, id);
+    return v.length === 1 ? `${pre}"${v[0]}"` : m;
+  });
+  c = formatStrings(c);
   // path.join(os.homedir()) and the like, now that the home directory is the literal "~".
   c = c.replace(/(?:require\(\s*['"](?:node:)?path['"]\s*\)|\bpath|\bos\.path)\.(?:resolve|join|normalize|abspath|realpath)\(\s*"(~|\.)"\s*\)/g, '"$1"');
   // Interpolations of those (f"{Path.home()}/x", `${os.homedir()}/x`, "#{Dir.home}/x") are the text itself.
@@ -273,23 +389,97 @@ function identValues(code: string, id: string): string[] {
   const lists = [
     new RegExp(`for\\s*\\(?\\s*(?:const|let|var|my)?\\s*\\$?${e}\\s+(?:in|of)\\s*[[(]([^\\])]*)[\\])]`, 'g'),
     new RegExp(`[[(]([^\\])]*)[\\])]\\s*\\.(?:each|forEach|map)\\s*(?:\\{\\s*\\|\\s*${e}\\s*\\||\\(\\s*\\(?\\s*${e}\\b)`, 'g'),
-    new RegExp(`(?:^|[^\\w.$])\\$?${e}\\s*=\\s*(['"][^'"]*['"])`, 'g'),
+    new RegExp(`(?:^|[^\\w.$])\\$?${e}\\s*=\\s*((?:['"][^'"]*['"]\\s*[+.]\\s*)*['"][^'"]*['"])`, 'g'),
   ];
-  for (const re of lists) for (const m of code.matchAll(re)) for (const l of literals(m[1])) out.push(l.value);
+  lists.forEach((re, k) => {
+    for (const m of code.matchAll(re)) {
+      const lits = literals(m[1]);
+      // x = "~" + '/.bashrc': an assignment of joined literals is their join; a list gives each value.
+      if (k === 2) out.push(lits.map((l) => l.value).join(''));
+      else for (const l of lits) out.push(l.value);
+    }
+  });
   return out;
+}
+
+const DELETES_ANY = /os\.(remove|unlink|rmdir)|rmtree|File\.(delete|unlink)|FileUtils\.(rm|remove)|unlinkSync|rmSync|\bunlink\b|Deno\.remove|\.delete\(|deleteDir|\bremove_tree\b|\bfs\.(promises\.)?(rm|unlink)\b|\.rm\(|os\.remove/;
+const SELECTIVE = /endswith|startswith|end_with\?|start_with\?|fnmatch|\.match\(|\.test\(|suffix|extname|=~|include\?|includes\(|\.name\b|basename|\bstem\b|==|!=|(?<![=<-])<(?![<=])|(?<![=>-])>(?![>=])|\bin\s*[([{]|\bnot\s+in\b|mtime|ctime|atime|st_size|getsize|\.size\b|\bstat\b|regex|\bre\.|RegExp|\bgrep\b|\bselect\b|\breject\b|\.filter\(|\bsearch\(/;
+const TYPE_TESTS = /\b(?:is_file|is_dir|isfile|isdir|is_symlink|islink|isFile|isDirectory|isSymbolicLink|exists|existsSync|exist\?|file\?|directory\?|symlink\?|is_link)\b\s*(?:\([^()]*\))?|-[fdel]\s+\$?_?\w*/g;
+
+/**
+ * Roots of the listings in the code, with the glob pattern when the listing is a glob:
+ * os.walk/scandir/listdir, glob.glob, Dir.glob/Dir[]/Dir.children/Dir.each_child, fs.readdirSync,
+ * glob.sync, File::Find find/finddepth (the roots are the arguments after the callback), PHP
+ * glob/scandir/opendir/RecursiveDirectoryIterator, and methods on a path (`"~".rglob('*')`,
+ * `p.iterdir()` with p assigned a path) once Path.home()/Path('/') read as literals.
+ */
+function listingRoots(code0: string): { path: string; glob: string | null }[] {
+  const out: { path: string; glob: string | null }[] = [];
+  // const g = require('glob'); g.sync(…): the module's calls under another name.
+  const globMod = /\b(\w+)\s*=\s*require\(\s*['"](?:glob|fast-glob|globby|tiny-glob)['"]\s*\)/.exec(code0)?.[1];
+  const code = globMod ? code0.replace(new RegExp(`\\b${globMod}\\.(sync|glob|globSync)\\(`, 'g'), 'glob.sync(') : code0;
+  const split = (pattern: string): { path: string; glob: string | null } => {
+    const segs = pattern.split('/');
+    const g = segs.findIndex((x) => /[*?[]/.test(x));
+    if (g < 0) return { path: pattern || '.', glob: null };
+    return { path: segs.slice(0, g).join('/') || (pattern.startsWith('/') ? '/' : '.'), glob: segs.slice(g).join('/') };
+  };
+  const fn = /(?:\bos\.walk|\bos\.scandir|\bos\.listdir|\bglob\.i?glob|\bDir\.(?:glob|children|each_child|entries|foreach|new)|\bDir\[|\breaddirSync|\breaddir|\bglob(?:\.sync|Sync)?|\bglobby(?:\.sync)?|\bfg(?:\.sync)?|\bscandir|\bopendir|\bRecursiveDirectoryIterator|\bDirectoryIterator|\bDeno\.readDir(?:Sync)?|\bwalkSync|\bFind::find|\bfinddepth|\bfind)(?=\s*[([\"'])/g;
+  for (const m of code.matchAll(fn)) {
+    const at = m.index + m[0].length;
+    const region = argRegion(code, code[at] === '[' ? at : at);
+    const isFind = /find/.test(m[0]);
+    if (isFind) {
+      // find(\&wanted, ROOTS) / find(sub {...}, ROOTS) / find({ wanted => ... }, ROOTS): the roots follow the first argument.
+      const body = code.slice(region[0], region[1]);
+      if (!/^\s*(sub\b|\\&|\{)/.test(body)) continue;
+      const close = body.trimStart().startsWith('sub') || body.trimStart().startsWith('{') ? closeParen(body, body.indexOf('{')) : body.indexOf(',');
+      for (const l of literals(code, region[0] + Math.max(0, close), region[1])) out.push({ path: l.value, glob: null });
+      continue;
+    }
+    const text = code[at] === '[' ? regionText(code, [at + 1, closeParen(code, at)], true) : regionText(code, region, true);
+    if (text === null) {
+      const ident = /^\s*\$?([A-Za-z_]\w*)\s*(?:[,)]|$)/.exec(code.slice(region[0], region[1]))?.[1];
+      if (ident) for (const v of identValues(code, ident)) out.push(split(v));
+      continue;
+    }
+    const r = split(text);
+    out.push(/glob|Dir\[|fg|globby/.test(m[0]) ? r : { path: text, glob: null });
+  }
+  // Methods of a path: "~".rglob('*'), "/".glob('**/*'), p.iterdir(), Path(x).walk().
+  for (const m of code.matchAll(/(?:(["'])([^"']*)\1|\b([A-Za-z_]\w*))\s*\.\s*(rglob|glob|iterdir|walk|each_child|children|descendants)\s*\(/g)) {
+    const roots = m[2] !== undefined ? [m[2]] : identValues(code, m[3]);
+    const argStart = m.index + m[0].length - 1;
+    const arg = literals(code, argStart, closeParen(code, argStart))[0]?.value ?? null;
+    const glob = m[4] === 'rglob' ? `**/${arg ?? '*'}` : m[4] === 'glob' ? arg ?? '*' : null;
+    for (const root of roots) out.push({ path: root, glob: glob === null ? null : glob.replace(/^(\*\*\/)+(?=\*\*)/, '') });
+  }
+  return out;
+}
+
+/** zlib or gzip data inflated, or null (bounded: real one-liners are small). */
+function inflated(raw: Buffer): string | null {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-var-requires
+    const zlib = require('node:zlib') as typeof import('node:zlib');
+    const out = (raw[0] === 0x1f ? zlib.gunzipSync(raw, { maxOutputLength: 65536 }) : zlib.inflateSync(raw, { maxOutputLength: 65536 })).toString('utf8');
+    return /^[\x09\x0a\x0d\x20-\x7e]+$/.test(out) ? out : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Inline code longer than this is not analysed (and the caller refuses it): real one-liners are far shorter. */
 export const MAX_CODE_CHARS = 20_000;
 
 export function analyzeCode(lang: Lang, source: string): CodeFindings {
-  const f: CodeFindings = { shell: [], deletes: [], devices: [], writes: [], reverse: false, exfil: null, decoded: [], tooLong: false };
+  const f: CodeFindings = { forkBomb: false, runsFetched: false, shell: [], deletes: [], devices: [], writes: [], reverse: false, exfil: null, decoded: [], tooLong: false };
   // Some passes scan ahead from each call they find: bounded input keeps the hook inside its budget.
   if (source.length > MAX_CODE_CHARS) {
     f.tooLong = true;
     return f;
   }
-  const code = preprocess(source);
+  const code = preprocess(source, lang);
 
   for (const m of code.matchAll(SHELL_CALLS[lang])) {
     const end = m.index + m[0].length;
@@ -311,6 +501,34 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       // system($cmd) with $cmd assigned a literal earlier in the code.
       const ident = /^\s*\$?([A-Za-z_]\w*)\s*(?:[,)]|$)/.exec(code.slice(region[0], region[1]))?.[1];
       if (ident) f.shell.push(...identValues(code, ident));
+    }
+  }
+  // os.spawnl*/execl*(MODE?, FILE, ARG0, ARG1...): the arguments after the file name are the command line.
+  if (lang === 'python') {
+    for (const m of code.matchAll(/\bos\.(spawn|exec)(l|v)p?e?\s*\(/g)) {
+      const open = m.index + m[0].length - 1;
+      const lits = literals(code, open + 1, closeParen(code, open));
+      if (lits.length >= 2) f.shell.push(lits.slice(1).map((l) => (/^[\w@%+=:,./~-]+$/.test(l.value) ? l.value : `'${l.value.replace(/'/g, `'\\''`)}'`)).join(' '));
+    }
+  }
+  // exec/eval/Function/instance_eval/load of what the network gives: code nobody reviewed.
+  if (/\b(exec|eval|compile|Function|instance_eval|class_eval|load|loadstring|runpy\.run_path|include|require)\s*\(/.test(code) && (NETWORK.test(code) || /file_get_contents\s*\(\s*['"]https?:|URI\.open|open-uri|\bget\s*\(\s*['"]https?:|\(\s*['"]https?:\/\//.test(code)) && /\b(exec|eval|Function|instance_eval|class_eval|loadstring)\s*\([^)]*(urlopen|requests\.|fetch|get\(|file_get_contents|URI|Net::HTTP|read|text\(|http)/.test(code)) {
+    f.runsFetched = true;
+  }
+  // fetch(url).then(r => r.text()).then(eval): eval handed the downloaded text as a callback.
+  if (NETWORK.test(code) && /\.then\s*\(\s*(eval|Function|new\s+Function|vm\.runInThisContext)\s*\)/.test(code)) f.runsFetched = true;
+  // fork in a loop that never ends: fork while fork, while True: os.fork(), loop { fork }, for(;;) fork().
+  if (/\bfork\b[^;\n]{0,20}\bwhile\s+(fork|1|true)\b|while\s*\(?\s*(1|true|True|:)\s*\)?\s*[:{]?[^}]{0,40}\bfork\s*\(|\bloop\s*(\{|do)\s*fork\b|for\s*\(\s*;\s*;\s*\)\s*\{?\s*(os\.|process\.)?fork\s*\(|while\s*\(?\s*(1|true)\s*\)?\s*\{\s*(pcntl_)?fork\s*\(|fork\s*\(\s*\)[^\n]{0,40}\bfor\b[^\n]{0,30}\b(iter\s*\(\s*int\s*,|itertools\.(count|repeat|cycle)\s*\(|count\s*\(\s*\))/.test(code)) f.forkBomb = true;
+  // Calls reached by another name or by a computed name (from os import system as s, getattr(os, 'sys'+'tem'),
+  // import_module('shutil'), const {execSync: x} = require(...), obj['exec'+'Sync']): every string that is a
+  // command line is taken as one the code may run, and deletes of trees by any name are looked for in them.
+  if (/\bimport\s+[\w.]+\s+as\s+\w+|\bfrom\s+[\w.]+\s+import\s+[^\n;]*\bas\b|\bgetattr\s*\(|import_module\s*\(|__builtins__|\bglobals\(\)\s*\[|\{\s*\w+\s*:\s*\w+\s*\}\s*=\s*require|\]\s*\(|\bsend\s*\(\s*:|\bmethod\s*\(|->can\(|call_user_func/.test(code)) {
+    for (const l of literals(code)) if (/^\s*\S+\s+\S/.test(l.value)) f.shell.push(l.value);
+    const names = code.match(/['"](rmtree|remove_tree|rm_rf|rmSync|removeSync)['"]/);
+    if (names) for (const l of literals(code)) if (/^[~/.]/.test(l.value)) f.deletes.push({ path: l.value, recursive: true });
+    if (/import_module\s*\(\s*['"]shutil['"]\s*\)\s*\.\s*rmtree\s*\(/.test(code)) {
+      const m = /import_module\s*\(\s*['"]shutil['"]\s*\)\s*\.\s*rmtree\s*\(\s*(['"])([^'"]*)\1/.exec(code);
+      if (m) f.deletes.push({ path: m[2], recursive: true });
     }
   }
   // Code inside a string run by exec/eval/Function/compile/instance_eval is code too (one level).
@@ -337,7 +555,21 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   if (lang === 'js') for (const m of code.matchAll(/\$`([^`]*)`/g)) f.shell.push(m[1]);
   if (lang === 'awk') {
     for (const m of code.matchAll(/(['"])([^'"]*)\1\s*\|\s*getline/g)) f.shell.push(m[2]);
-    for (const m of code.matchAll(/print[^|;}]*\|\s*(['"])([^'"]*)\1/g)) f.shell.push(m[2]);
+    for (const m of code.matchAll(/print\s*\(?\s*((?:"[^"]*"|'[^']*'|[^|;}"'])*?)\)?\s*\|\s*(['"])([^'"]*)\2/g)) {
+      f.shell.push(m[3]);
+      // print "rm -rf ~" | "sh": the printed text is what the shell runs.
+      if (/^\s*(ba|z|da)?sh\b/.test(m[3])) for (const l of literals(m[1])) f.shell.push(l.value);
+    }
+    // ("find / -type f" | getline f) … system("rm -f " f): each listed path given to the command.
+    // The listing command may sit in a variable: cmd = "ls -d " ENVIRON["HOME"]; (cmd | getline d).
+    const viaVar = /\(?\s*([A-Za-z_]\w*)\s*\|\s*getline\s+(\w+)/.exec(code);
+    const viaVal = viaVar ? new RegExp(`\\b${viaVar[1]}\\s*=\\s*(["'])([^"']*)\\1`).exec(code) : null;
+    const gl = /(['"])((?:find|ls)\s+[^'"]*)\1\s*\|\s*getline\s+(\w+)/.exec(code) ?? (viaVal && /^(find|ls)\s/.test(viaVal[2]) ? ['', '', viaVal[2], viaVar![2]] : null);
+    const sys = gl ? new RegExp(`system\\(\\s*(['"])((?:rm|shred|unlink)[^'"]*)\\1\\s*${gl[3]}\\b`).exec(code) : null;
+    if (gl && sys) {
+      const root = /^(?:find|ls)\s+(?:-\S+\s+)*([^\s-]\S*)/.exec(gl[2])?.[1];
+      if (root) f.deletes.push({ path: root, recursive: !/-name|-path|-regex/.test(gl[2]) });
+    }
   }
 
   const del = DELETE_CALLS[lang];
@@ -360,6 +592,10 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       f.deletes.push({ path: regionText(code, region, true) ?? lits[0].value, recursive });
     }
   }
+  // list(map(shutil.rmtree, ['~', '/x'])), [*map(os.remove, […])]: the function applied to each literal.
+  for (const m of code.matchAll(/\bmap\(\s*((?:shutil\.)?rmtree|os\.remove|os\.unlink|os\.rmdir|fs\.rmSync|File\.delete)\s*,\s*\[([^\]]*)\]/g)) {
+    for (const l of literals(m[2])) f.deletes.push({ path: l.value, recursive: /rmtree|rmSync/.test(m[1]) });
+  }
   // Single-file deletes: os.remove, fs.unlinkSync, File.delete, unlink.
   const unlinkRe = /(?:\bos\.(?:remove|unlink)|\bunlinkSync|\bfs\.unlink|\bFile\.(?:delete|unlink)|\bFileUtils\.rm(?!_)|(?<![\w$>.])unlink)(?=\s*[("'])/g;
   for (const m of code.matchAll(unlinkRe)) {
@@ -372,41 +608,61 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     const open = m.index + m[0].length - 1;
     const end = closeParen(code, open);
     const lits = literals(code, open + 1, end);
-    if (lits.length === 0) continue;
     const args = code.slice(open + 1, end);
+    // p.write_text(…) / open(p, 'a') with p assigned a path literal: the receiver or the variable is the file.
+    if (/write_text|write_bytes/.test(m[0])) {
+      const recv = /(?:(["'])([^"']+)\1|\b([A-Za-z_]\w*))\s*\.\s*$/.exec(code.slice(Math.max(0, m.index - 200), m.index));
+      if (recv) f.writes.push(...(recv[2] !== undefined ? [recv[2]] : identValues(code, recv[3])));
+      continue;
+    }
+    if (/^\s*open/.test(m[0]) || m[0].startsWith('open')) {
+      const ident = /^\s*([A-Za-z_]\w*)\s*,\s*(['"])(\+?[wa]b?\+?|r\+b?)\2/.exec(args);
+      if (ident) f.writes.push(...identValues(code, ident[1]));
+    }
+    if (lits.length === 0) continue;
     if (/^\s*open/.test(m[0]) || m[0].startsWith('open')) {
       const mode = lits.find((l) => /^(\+?[wa]b?\+?|r\+b?|>>?|\+<)$/.test(l.value));
       const perlTarget = lits.find((l) => /^>>?\s*[^>\s]/.test(l.value));
       if (perlTarget) f.writes.push(perlTarget.value.replace(/^>>?\s*/, ''));
       else if (mode && lits[0] !== mode) f.writes.push(regionText(code, [open + 1, end], true) ?? lits[0].value);
       else if (mode && lang === 'perl' && lits.length > 1) f.writes.push(lits[lits.length - 1].value);
-    } else if (/write_text|write_bytes/.test(m[0])) {
-      const before = /Path\(\s*(['"])([^'"]+)\1\s*\)\s*\.\s*$/.exec(code.slice(Math.max(0, m.index - 200), m.index));
-      if (before) f.writes.push(before[2]);
     } else if (code.slice(open + 1, lits[0].start).trim() === '') f.writes.push(regionText(code, [open + 1, end], true) ?? lits[0].value);
     void args;
   }
   // Walking or globbing a tree and deleting what is found: a delete of the tree's root.
-  const deleting = /os\.(remove|unlink|rmdir)|rmtree|File\.(delete|unlink)|FileUtils\.rm|unlinkSync|rmSync|\bunlink\b|Deno\.remove/.test(code);
-  if (deleting) {
-    // A listing walked with a condition (if f.endswith('.tmp'), select { |f| ... }) deletes only what matches.
-    const selective = /\bif\b|endswith|startswith|fnmatch|\.match\(|\.test\(|suffix|extname|\bselect\b|\bgrep\b|\.filter\(|\bunless\b|=~/.test(code);
-    for (const m of code.matchAll(/(?:os\.walk|os\.scandir|os\.listdir|glob\.i?glob|Dir\.glob|Dir\[|Dir\.children|readdirSync|\bglob|Find::find|find\s*\(\s*sub[^,]*,)\s*\(?\s*(['"])([^'"]*)\1/g)) {
-      const isGlob = /glob|Dir\[/.test(m[0]);
-      // A glob's pattern is its own filter: '*.tmp' deletes those, '/**/*' deletes the tree.
-      if (isGlob && !/^(.*\/)?(\*\*\/)*\*$/.test(m[2]) && !/\*\*$/.test(m[2])) continue;
-      if (!isGlob && selective) continue;
-      const root = m[2].replace(/(\/\*\*?)+(\/\*(\.\*)?)?$/, '').replace(/\/?\*$/, '') || (m[2].startsWith('/') ? '/' : '.');
-      f.deletes.push({ path: root, recursive: true });
+  if (DELETES_ANY.test(code)) {
+    // A listing walked with a condition on the names, age or size (endswith('.tmp'), =~, select, mtime) deletes only
+    // what matches; a test of the kind of entry (is_file(), File.file?, isFile()) is no filter.
+    const selective = SELECTIVE.test(code.replace(TYPE_TESTS, ''));
+    for (const root of listingRoots(code)) {
+      if (root.glob !== null) {
+        // A glob's pattern is its own filter: '*.tmp' deletes those, '/**/*' or '*' deletes everything there.
+        if (!/^(\*\*?|\*\.\*|\.\*|\.\?\*)(\/(\*\*?|\*\.\*|\.\*))*$/.test(root.glob)) {
+          // Another pattern deletes what it matches, judged as the shell's `rm PATTERN` would be (/home/*/.ssh/*).
+          f.deletes.push({ path: `${root.path.replace(/\/$/, '')}/${root.glob}`, recursive: false });
+          continue;
+        }
+      } else if (selective) continue;
+      f.deletes.push({ path: root.path, recursive: true });
     }
   }
 
   const lits = literals(code);
   for (const l of lits) {
     if (DISK.test(l.value) && /(['"])(w|wb|r\+b?|a|ab|w\+b?)\1|O_WRONLY|O_RDWR|\bwrite|writeFileSync|File\.write|open\([^)]*>/.test(code)) f.devices.push(l.value);
-    if (/^[A-Za-z0-9+/]{8,}={0,2}$/.test(l.value) && l.value.length % 4 === 0 && /b64|base64|decode/i.test(code)) {
-      const text = Buffer.from(l.value, 'base64').toString('utf8');
+    if (/^[A-Za-z0-9+/]{8,}={0,2}$/.test(l.value) && l.value.length % 4 === 0 && /b64|base64|decode|atob/i.test(code)) {
+      const raw = Buffer.from(l.value, 'base64');
+      const text = raw.toString('utf8');
       if (/^[\x09\x0a\x0d\x20-\x7e]+$/.test(text)) f.decoded.push(text);
+      else if (/zlib|decompress|inflate|gzip/.test(code)) {
+        // zlib.decompress(base64.b64decode(…)): the compressed text, inflated.
+        const z = inflated(raw);
+        if (z !== null) f.decoded.push(z);
+      }
+    }
+    // codecs.decode(…, 'rot13'): the letters turned back.
+    if (/rot[_-]?13/i.test(code) && /[a-z]/i.test(l.value) && l.value.length > 3) {
+      f.decoded.push(l.value.replace(/[a-z]/gi, (ch) => String.fromCharCode(((ch.toLowerCase().charCodeAt(0) - 97 + 13) % 26) + (ch === ch.toLowerCase() ? 97 : 65))));
     }
     // Hex literals the code decodes (bytes.fromhex, binascii.unhexlify, Buffer.from(x, 'hex'), pack('H*')).
     if (/^(?:[0-9a-fA-F]{2}){4,}$/.test(l.value) && /fromhex|unhexlify|['"]hex['"]|pack\s*\(?\s*['"]H|\[\s*l.value\s*\]\.pack|decode\(\s*['"]hex/i.test(code)) {
@@ -414,9 +670,23 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       if (/^[\x09\x0a\x0d\x20-\x7e]+$/.test(text)) f.decoded.push(text);
     }
   }
+  // ''.join(map(chr, [105, 109, …])), String.fromCharCode(114, 109, …), pack('C*', …): text spelled as numbers.
+  for (const m of code.matchAll(/(?:chr|fromCharCode|pack\(\s*['"]C\*['"]|\bbytes|\bbytearray|Buffer\.from|Uint8Array)[^[(]*[[(]\s*\[?\s*((?:\d{1,3}\s*,\s*){3,}\d{1,3})\s*\]?\s*[\])]/g)) {
+    const text = m[1].split(/\s*,\s*/).map((n) => String.fromCharCode(Number(n))).join('');
+    if (/^[\x09\x0a\x0d\x20-\x7e]+$/.test(text)) f.decoded.push(text);
+  }
   if (/socket|fsockopen|net\.connect|net\.Socket/i.test(code) && /dup2|pty\.spawn|\/bin\/(ba|z|da)?sh\b|cmd\.exe|exec\s+\{?["']?\/bin/.test(code)) f.reverse = true;
+  // gawk's /inet/tcp special files: commands read from the connection and run with |& getline.
+  if (/\/inet\d?\/(tcp|udp)\//.test(code) && /\|&|system\s*\(/.test(code)) f.reverse = true;
   // A secret whose content the code reads (open, readFileSync, read_text, File.read...) while it talks to the network.
   if (NETWORK.test(code)) {
+    // The whole environment (tokens and keys) serialised while talking to the network.
+    if (/dict\(\s*os\.environ\s*\)|json\.dumps\(\s*(dict\()?os\.environ|os\.environ\.(items|copy)\(\)|JSON\.stringify\(\s*process\.env\s*\)|Object\.(entries|keys)\(\s*process\.env\s*\)|\bENV\.to_h\b|\bENV\.to_a\b|%ENV\b|getenv\(\s*\)|\$_ENV\b|Deno\.env\.toObject\(\)/.test(code)) f.exfil = 'the environment (tokens and keys)';
+    // A secret path among the literals while the code reads files (open F, <F>, read_bytes, slurp...) and talks to the network.
+    if (/\bopen\b|read_bytes|read_text|readFile|File\.read|IO\.read|slurp|<[A-Z]+>|file_get_contents|fread|\.read\(/.test(code)) {
+      const lit = lits.find((l) => SECRET_FRAGMENT.test(l.value));
+      if (lit) f.exfil = lit.value;
+    }
     for (const m of code.matchAll(/(?<![\w])(?:open|fopen|readFileSync|readFile|file_get_contents|File\.read|IO\.read|File\.open|File\.binread|read_text|read_bytes)\s*\(/g)) {
       const open = m.index + m[0].length - 1;
       const arg = regionText(code, [open + 1, closeParen(code, open)], true);

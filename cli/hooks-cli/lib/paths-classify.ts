@@ -45,7 +45,9 @@ export function isSystemPath(p: string, home?: string): boolean {
 /** Files whose contents are secrets: reading them is worth a warning, writing them is refused. */
 export function isSecretPath(p: string, env: PathEnv): boolean {
   if (/^\/etc\/(shadow|gshadow|sudoers)(\.d\/.*)?$/.test(p) || p === '/etc/master.passwd') return true;
-  const h = env.home;
+  // Machine secrets: SSH host keys, cluster admin config, VPN and Wi-Fi keys, TLS private keys, mounted service secrets.
+  if (/^\/etc\/(ssh\/ssh_host_[^/]*_key|kubernetes\/(admin|super-admin|kubelet|controller-manager|scheduler)\.conf|kubernetes\/pki\/.*\.key|wireguard\/.+|NetworkManager\/system-connections\/.+|ssl\/private\/.*|letsencrypt\/(live|archive)\/.+\/privkey.*|openvpn\/.*\.key|ipsec\.secrets|krb5\.keytab)$|^\/(var\/)?run\/secrets\/|^\/var\/lib\/kubelet\/pki\//.test(p)) return true;
+  const h = homeOf(p, env);
   if (p === `${h}/.ssh/known_hosts` || p === `${h}/.ssh/known_hosts.old`) return false;
   return (
     isUnder(p, `${h}/.ssh`) ||
@@ -57,6 +59,12 @@ export function isSecretPath(p: string, env: PathEnv): boolean {
     isUnder(p, `${h}/.config/gcloud`) ||
     isUnder(p, `${h}/.kube`)
   );
+}
+
+/** The home directory a path lies in: the user's, or another user's (/home/NAME, /Users/NAME, /root, also as a glob /home/*), whose keys are as secret. */
+export function homeOf(p: string, env: PathEnv): string {
+  if (isUnder(p, env.home)) return env.home;
+  return /^\/(?:home\/[^/]+|Users\/[^/]+|root|var\/root)(?=\/)/.exec(p)?.[0] ?? env.home;
 }
 
 export type DeleteClass = 'root' | 'home' | 'project' | 'ancestor' | 'top-level' | 'system' | null;
@@ -98,6 +106,15 @@ const HOME_SECRETS = [
   'Library/Keychains', '.config/op', '.vault-token', '.config/rclone', '.boto', '.s3cfg', '.mozilla', '.config/google-chrome',
   '.bash_history', '.zsh_history', '.psql_history', '.mysql_history', 'Library/Application Support/Google/Chrome', '.config/chromium',
   'Library/Application Support/Firefox', '.thunderbird',
+  // Deploy and cloud tools' logins, wallets, messengers' stores.
+  '.vercel', '.config/vercel', '.netlify', '.config/netlify', '.fly', '.config/doctl', '.config/heroku', '.wrangler', '.config/.wrangler', '.railway', '.supabase',
+  '.config/configstore', '.config/sops', '.config/age', '.age', '.ethereum', '.bitcoin', '.electrum', '.config/Slack', '.config/discord', '.config/Signal', '.config/BraveSoftware',
+  '.pki', '.keychain', '.claude/.credentials.json', '.config/anthropic', '.config/openai', '.databrickscfg', '.snowflake', '.my.cnf', '.dbt/profiles.yml', '.kaggle', '.huggingface', '.cache/huggingface/token',
+  '.config/hcloud', '.oci', '.bluemix', '.config/linode-cli', '.ngrok2', '.config/ngrok', '.tailscale',
+  // Package registries' logins.
+  '.m2/settings.xml', '.m2/settings-security.xml', '.gradle/gradle.properties', '.sbt/credentials', '.ivy2/.credentials', '.pip/pip.conf', '.config/pip/pip.conf',
+  '.config/github-copilot', '.config/gh-copilot', '.codeium', '.config/Cursor/User/globalStorage', '.continue/config.json', '.config/sourcegraph',
+  '.yarnrc', '.yarnrc.yml', '.nuget/NuGet/NuGet.Config', '.subversion/auth', '.config/git/credentials', '.composer/auth.json', '.config/composer/auth.json',
 ];
 
 /** A file name that holds a secret wherever it is: private keys, .env files, credential files. */
@@ -105,16 +122,26 @@ export function isSecretName(name: string): boolean {
   // A find/ls pattern such as '.env*' or 'id_*' names secrets when its fixed part does.
   if (name.endsWith('*') && name.length > 1 && isSecretName(name.replace(/\*+$/, ''))) return true;
   if (/^\.env(\..*)?$/.test(name)) return !/\.(example|sample|template|dist|defaults?)$/.test(name);
-  if (/^id_(rsa|dsa|ecdsa|ed25519)[^.]*$/.test(name) || /^id_\*$/.test(name)) return true;
+  if (/^id_(rsa|dsa|ecdsa|ed25519)[^.]*$/.test(name) || /^id_\*$/.test(name) || /^[\w.-]+_(rsa|dsa|ecdsa|ed25519)(_key)?$/.test(name)) return true;
+  if (/\.(ovpn|p8|keytab|kdb|age-key|asc\.key)$|^wp-config\.php$|^\.my\.cnf$/.test(name)) return true;
   if (/^\.(ssh|aws|gnupg|kube|password-store|netrc|git-credentials|pgpass)$/.test(name)) return true;
   if (/^(Login Data|Cookies|key[34]\.db|logins\.json|cookies\.sqlite)$/.test(name)) return true;
-  return /^(credentials(\.json)?|secrets?\.(json|ya?ml|toml)|.*\.(pem|key|p12|pfx|keystore|jks)|\.netrc|\.npmrc|\.pgpass|\.htpasswd|service-account.*\.json)$/.test(name);
+  if (/^(credentials(\.(json|ya?ml|toml|ini|csv|txt|xml|enc|yml\.enc|db))?|secrets?\.(json|ya?ml|toml)|.*\.(pem|key|p12|pfx|keystore|jks|kdbx|ppk|tfstate|tfstate\.backup)|\.netrc|\.npmrc|\.pgpass|\.htpasswd|htpasswd|\.my\.cnf|wallet\.dat|secring\..*|.*\.kubeconfig|kubeconfig(\..*)?|service-account.*\.json)$/.test(name)) return true;
+  if (/^(service[-_]?account|serviceAccountKey|firebase-adminsdk|.*-adminsdk-|gcp[-_]?(sa[-_]?)?key|sa[-_]key|client[-_]secret)[^/]*\.json$/i.test(name)) return true;
+  // A data file whose name says what it holds (github_token.txt, api-key.json, db_password.env, auth.json, .vault-token):
+  // not source code or documentation about such things, and not a template.
+  return (
+    /(^|[._-])(tokens?|secrets?|credentials?|creds|passwords?|passwd|api[_-]?keys?|auth)([._-]|$)/i.test(name) &&
+    /^\.|\.(txt|json|ya?ml|toml|env|ini|cfg|conf|key|pem|enc|dat|db|gpg|asc)$/i.test(name) &&
+    !/\.(example|sample|template|dist|defaults?|schema\.json|d\.ts)$|(^|[._-])(example|sample|template|test|spec|mock|fixture)s?([._-]|$)/i.test(name)
+  );
 }
 
 /** What is worth protecting from being read and sent away: isSecretPath, the stores above, secret file names. */
 export function isSecretSource(p: string, env: PathEnv): boolean {
   if (isSecretPath(p, env) && !p.endsWith('.pub')) return true;
-  if (HOME_SECRETS.some((s) => isUnder(p, `${env.home}/${s}`))) return true;
+  const h = homeOf(p, env);
+  if (HOME_SECRETS.some((s) => isUnder(p, `${h}/${s}`))) return true;
   const name = p.slice(p.lastIndexOf('/') + 1);
   return isSecretName(name);
 }
@@ -148,4 +175,44 @@ export function isPreciousHomeDir(p: string, env: PathEnv): boolean {
     // The user's own files and other work, beside this project.
     'Documents', 'Desktop', 'Downloads', 'Pictures', 'Music', 'Videos', 'Movies', 'Public', 'Dropbox', 'OneDrive', 'src', 'code', 'projects', 'Projects', 'workspace', 'repos', 'git', 'dev', 'work',
   ].some((d) => p === `${h}/${d}`);
+}
+
+/**
+ * Places from which the system or the desktop starts programs by itself: systemd user units,
+ * launchd agents and daemons, XDG autostart entries, environment.d. A file put there runs at
+ * the next login or boot without anyone typing it (persistence).
+ */
+export function isAutostartPath(p: string, env: PathEnv): boolean {
+  const h = env.home;
+  const homeDirs = ['.config/systemd/user', '.local/share/systemd/user', 'Library/LaunchAgents', '.config/autostart', '.kde/Autostart', '.kde4/Autostart', '.config/plasma-workspace/env', '.config/environment.d', '.config/upstart'];
+  if (homeDirs.some((d) => isUnder(p, `${h}/${d}`))) return true;
+  if (p === `${h}/.pam_environment` || p === `${h}/.xsessionrc` || p === `${h}/.xsession`) return true;
+  return /^\/(Library\/(LaunchAgents|LaunchDaemons|StartupItems)|etc\/(systemd|xdg\/autostart|init\.d|rc\.local|cron\.|anacrontab|crontab|environment\.d|ld\.so\.preload)|usr\/lib\/systemd|lib\/systemd)(\/|$)/.test(p);
+}
+
+/** Directories on the usual search path of commands: a program put there is found by its bare name. */
+export function isPathDir(p: string, env: PathEnv): boolean {
+  const h = env.home;
+  return (
+    ['/usr/local/bin', '/usr/local/sbin', '/usr/bin', '/bin', '/usr/sbin', '/sbin', '/opt/homebrew/bin', '/opt/local/bin', '/snap/bin'].includes(p) ||
+    ['.local/bin', 'bin', '.bin', '.cargo/bin', 'go/bin', '.npm-global/bin', '.yarn/bin', '.deno/bin', '.bun/bin', '.pyenv/shims', '.rbenv/shims', '.volta/bin', '.nix-profile/bin'].some((d) => p === `${h}/${d}`)
+  );
+}
+
+/**
+ * Commands every session relies on, whose name a file in a PATH directory would take over (a
+ * `sudo`, `ssh` or `git` in ~/.local/bin runs instead of the real one, with what is typed into it).
+ * Tools that are themselves installed into /usr/local/bin by their own instructions (kubectl,
+ * helm, docker-compose, terraform...) are not in it.
+ */
+const CORE_COMMANDS = new Set([
+  'sudo', 'su', 'doas', 'pkexec', 'login', 'passwd', 'ssh', 'scp', 'sftp', 'ssh-add', 'ssh-agent', 'ssh-keygen', 'gpg', 'gpg2', 'git', 'sh', 'bash', 'zsh', 'dash', 'fish', 'ksh',
+  'ls', 'cat', 'cp', 'mv', 'rm', 'ln', 'mkdir', 'chmod', 'chown', 'cd', 'pwd', 'echo', 'printf', 'env', 'id', 'whoami', 'which', 'ps', 'top', 'kill', 'grep', 'sed', 'awk', 'find', 'xargs',
+  'tar', 'gzip', 'curl', 'wget', 'openssl', 'python', 'python3', 'python2', 'pip', 'pip3', 'perl', 'ruby', 'node', 'npm', 'npx', 'yarn', 'pnpm', 'make', 'gcc', 'cc', 'clang', 'ld', 'java',
+  'go', 'cargo', 'rustc', 'docker', 'systemctl', 'crontab', 'vi', 'vim', 'nano', 'less', 'more', 'man', 'head', 'tail', 'sort', 'date', 'uname', 'hostname', 'mount', 'umount', 'apt', 'apt-get', 'dpkg', 'brew', 'code',
+]);
+
+/** The name (`git`, `python3.12`) is one of those core commands. */
+export function isCoreCommand(name: string): boolean {
+  return CORE_COMMANDS.has(name) || CORE_COMMANDS.has(name.replace(/[\d.]+$/, ''));
 }

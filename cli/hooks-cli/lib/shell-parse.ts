@@ -93,9 +93,28 @@ const META = new Set([' ', '\t', '\n', '|', '&', ';', '(', ')', '<', '>']);
 /** Finds the `)` closing a `$(` or `<(` whose body starts at `i`; quote- and nesting-aware. */
 function matchParen(s: string, i: number): number {
   let depth = 1;
+  // Inside `case … esac` a pattern ends with an unmatched `)`: it does not close the substitution.
+  let cases = 0;
+  let patterns = 0;
   while (i < s.length) {
     const c = s[i];
-    if (c === '\\') i += 2;
+    const boundary = i === 0 || /[\s;&|(]/.test(s[i - 1]);
+    if (boundary && /^case\s/.test(s.slice(i, i + 5))) {
+      cases++;
+      patterns++;
+      i += 4;
+    } else if (boundary && cases > 0 && /^esac\b/.test(s.slice(i, i + 5))) {
+      cases--;
+      // esac cancels the pattern a last `;;` announced.
+      if (cases === 0) patterns = 0;
+      i += 4;
+    } else if (cases > 0 && c === ';' && s[i + 1] === ';') {
+      patterns++;
+      i += 2;
+    } else if (c === ')' && patterns > 0 && depth === 1) {
+      patterns--;
+      i++;
+    } else if (c === '\\') i += 2;
     else if (c === "'") {
       const j = s.indexOf("'", i + 1);
       i = j < 0 ? s.length : j + 1;
@@ -174,6 +193,8 @@ class Lexer {
   readonly errors: string[] = [];
   /** Here-documents whose delimiter was read and whose body follows the next newline. */
   private pendingHeredocs: { delim: string; strip: boolean; index: number; quoted: boolean }[] = [];
+  /** Whether each here-document's delimiter was quoted (its body then is not expanded). */
+  heredocQuoted: boolean[] = [];
   /** Bodies of the here-documents, in the order of their `<<` operators. */
   readonly heredocBodies: (string | undefined)[] = [];
   private heredocNext = false;
@@ -188,6 +209,8 @@ class Lexer {
   private cmdStart = true;
   /** After `export`/`local`...: the words are assignments. */
   private declaring = false;
+  /** declare -n / local -n: the assignments make name references. */
+  private nameref = false;
   /** A redirection's target comes next: it is not a command word. */
   private redirTarget = false;
   /** `for NAME in WORDS`: 1 = name expected, 2 = `in` expected, 3 = collecting the list. */
@@ -219,7 +242,17 @@ class Lexer {
       this.forItems.push(w);
       return;
     }
+    if (this.declaring && /^-[a-zA-Z]+$/.test(w.text)) {
+      if (w.text.includes('n')) this.nameref = true;
+      return;
+    }
     const assign = /^([A-Za-z_]\w*)\+?=/.exec(w.text);
+    if (this.declaring && this.nameref && assign) {
+      // declare -n REF=NAME: REF stands for the variable NAME.
+      const target = expandVar(w.text.slice(assign[0].length), this.env);
+      if (target) this.vars().set(assign[1], target);
+      return;
+    }
     if ((this.cmdStart || this.declaring) && assign) {
       const value = w.text.slice(assign[0].length);
       if (value === '' && this.s[this.i] === '(') {
@@ -227,10 +260,14 @@ class Lexer {
         const end = this.s.indexOf(')', this.i);
         const inner = this.s.slice(this.i + 1, end < 0 ? this.s.length : end);
         this.i = end < 0 ? this.s.length : end + 1;
-        this.setList(assign[1], parseShell(inner, { ...this.env, vars: this.vars() }, 40).commands.flatMap((c) => c.words));
+        // declare -A M=([k]=v …): the values, without their keys.
+        this.setList(assign[1], parseShell(inner, { ...this.env, vars: this.vars() }, 40).commands.flatMap((c) => c.words).map((x) => ({ ...x, text: x.text.replace(/^\[[^\]]*\]=/, '') })));
         return;
       }
-      this.vars().set(assign[1], { text: value, dynamic: w.dynamic, subs: [...w.subs] });
+      // X+=v appends to a known X.
+      const prev = w.text[assign[1].length] === '+' ? this.vars().get(assign[1]) ?? expandVar(assign[1], this.env) : null;
+      if (w.text[assign[1].length] === '+' && prev === null) this.vars().set(assign[1], { text: `\${${assign[1]}}${value}`, dynamic: true, subs: [...w.subs] });
+      else this.vars().set(assign[1], { text: (prev?.text ?? '') + value, dynamic: w.dynamic || !!prev?.dynamic, subs: [...(prev?.subs ?? []), ...w.subs] });
       return; // still at the start of the command
     }
     if (this.cmdStart && !w.quoted && DECLARE.has(w.text)) {
@@ -238,7 +275,7 @@ class Lexer {
       this.cmdStart = false;
       return;
     }
-    if (this.cmdStart && !w.quoted && w.text === 'for') {
+    if (this.cmdStart && !w.quoted && (w.text === 'for' || w.text === 'select')) {
       this.forState = 1;
       this.forItems = [];
       return;
@@ -248,8 +285,15 @@ class Lexer {
   }
 
   private endForList(): void {
-    if (this.forState === 3 && this.forItems.length > 0 && this.forItems.every((w) => !w.text.includes(',') && !w.text.includes('{'))) {
-      const items = this.forItems;
+    // for NAME; do …: NAME walks "$@".
+    if (this.forState === 2) {
+      const all = this.vars().get('@');
+      if (all) this.vars().set(this.forName, all);
+    }
+    // for p in "${ARR[@]}": an array's values come as one {a,b,c} word; each is an item.
+    const forItems = this.forItems.flatMap((w) => (w.brace && /^\{[^{}]*\}$/.test(w.text) ? w.text.slice(1, -1).split(',').map((t) => ({ ...w, text: t, brace: false })) : [w]));
+    if (this.forState === 3 && forItems.length > 0 && forItems.every((w) => !w.text.includes(',') && !w.text.includes('{'))) {
+      const items = forItems;
       this.vars().set(this.forName, {
         text: items.length === 1 ? items[0].text : `{${items.map((w) => w.text).join(',')}}`,
         dynamic: items.some((w) => w.dynamic),
@@ -293,11 +337,32 @@ class Lexer {
     while (words.length > 0 && /^[A-Za-z_]\w*\+?=/.test(words[0].text)) words.shift(); // IFS= read ...
     const first = words[0];
     if (!first || first.quoted) return;
-    if (first.text === 'set' && (words[1]?.text === '--' || (words.length > 1 && !words[1].text.startsWith('-')))) {
+    if (first.text === 'cd' || first.text === 'pushd') {
+      // cd DIR: $OLDPWD is the directory left, $PWD the new one (unknown when DIR is).
+      const dir = words.slice(1).find((w) => w.text !== '--' && !/^-[LPe@]+$/.test(w.text));
+      const pwd = this.vars().get('PWD') ?? { text: this.env.cwd, dynamic: false, subs: [] };
+      this.vars().set('OLDPWD', pwd);
+      if (!dir || dir.text === '~') this.vars().set('PWD', { text: this.env.home, dynamic: false, subs: [] });
+      else if (dir.dynamic || dir.text === '-' || pwd.dynamic) this.vars().set('PWD', { text: '$PWD', dynamic: true, subs: [] });
+      else this.vars().set('PWD', { text: posixResolve(pwd.text, dir.text), dynamic: false, subs: [] });
+    } else if (first.text === 'set' && (words[1]?.text === '--' || (words.length > 1 && !words[1].text.startsWith('-')))) {
       const vals = words.slice(words[1].text === '--' ? 2 : 1);
       vals.forEach((v, n) => this.vars().set(String(n + 1), { text: v.text, dynamic: v.dynamic, subs: [...v.subs], glob: v.glob }));
       this.setList('@', vals);
       this.setList('*', vals);
+    } else if (first.text === 'printf' && words[1]?.text === '-v' && words[2] && /^[A-Za-z_]\w*$/.test(words[2].text) && words[3]) {
+      // printf -v NAME FORMAT ARGS: NAME is what printf would print.
+      const args = words.slice(4);
+      this.vars().set(words[2].text, { text: printfFormat(words[3].text, args.map((a) => a.text)), dynamic: words[3].dynamic || args.some((a) => a.dynamic), subs: args.flatMap((a) => a.subs) });
+    } else if ((first.text === 'mapfile' || first.text === 'readarray') && words.length > 1) {
+      // mapfile [-t] ARR < <(CMD) / <<< TEXT: ARR holds the lines CMD prints when they are known.
+      const name = words.slice(1).filter((x, j) => !x.text.startsWith('-') && !/^-[a-zA-Z]*[dnOsuCc]$/.test(words[j]?.text ?? '')).pop()?.text ?? 'MAPFILE';
+      const procSub = toks.find((tk, j) => tk.t === 'redir' && tk.op === '<' && toks[j + 1]?.t === 'word' && (toks[j + 1] as { w: Word }).w.subs.length > 0);
+      const src = procSub ? (toks[toks.indexOf(procSub) + 1] as { w: Word }).w.subs[0] : null;
+      const textOut = here !== null ? here.text : src !== null ? resolveSubstitution(src, this.env) : null;
+      if (textOut !== null && /^[A-Za-z_]\w*$/.test(name)) {
+        this.setList(name, textOut.split('\n').filter((l) => l !== '').map((l) => ({ text: l, dynamic: false, glob: false, subs: [], quoted: true })));
+      }
     } else if (first.text === 'read' && here !== null) {
       const names: string[] = [];
       let asArray = false;
@@ -359,6 +424,7 @@ class Lexer {
             this.endForList();
             this.cmdStart = true;
             this.declaring = false;
+            this.nameref = false;
           }
           if (op === '\n') this.readHeredocBodies();
         }
@@ -383,6 +449,7 @@ class Lexer {
       }
       const body = lines.join('\n');
       // An unquoted delimiter: the shell expands the body first (\$ is $, $HOME is the home directory).
+      this.heredocQuoted[h.index] = h.quoted;
       this.heredocBodies[h.index] = h.quoted ? body : body.replace(/\\([$`\\])|\$\{HOME\}|\$HOME\b/g, (m, esc: string | undefined) => esc ?? this.env.home);
     }
     this.pendingHeredocs = [];
@@ -410,10 +477,20 @@ class Lexer {
         }
         break;
       }
-      if (c === '\\') {
+      if (c === '\\' && s[this.i + 1] === '\n') {
+        // A line continuation inside a word joins its two halves (r\<newline>m is rm).
+        this.i += 2;
+      } else if (c === '\\') {
         w.text += s[this.i + 1] ?? '';
         w.quoted = true;
         this.i += 2;
+      } else if ('!@*+?'.includes(c) && s[this.i + 1] === '(') {
+        // extglob patterns !(x), @(x), *(x), +(x), ?(x): part of the word, a glob.
+        const end = matchParen(s, this.i + 2);
+        const stop = end < 0 ? s.length : end + 1;
+        w.text += s.slice(this.i, stop);
+        w.glob = true;
+        this.i = stop;
       } else if (c === "'") {
         const j = s.indexOf("'", this.i + 1);
         if (j < 0) {
@@ -436,6 +513,16 @@ class Lexer {
       } else if (c === '~' && (this.i === start || (/^[A-Za-z_]\w*=$/.test(w.text) && !w.quoted)) && (this.i + 1 >= s.length || s[this.i + 1] === '/' || META.has(s[this.i + 1]))) {
         w.text += this.env.home;
         this.i++;
+      } else if (c === '~' && this.i === start && (s[this.i + 1] === '+' || s[this.i + 1] === '-') && (this.i + 2 >= s.length || s[this.i + 2] === '/' || META.has(s[this.i + 2]))) {
+        // ~+ is $PWD, ~- is $OLDPWD (bash Tilde Expansion).
+        const known = this.env.vars?.get(s[this.i + 1] === '+' ? 'PWD' : 'OLDPWD');
+        if (known) appendValue(w, known, true);
+        else if (s[this.i + 1] === '+') w.text += this.env.cwd;
+        else {
+          w.text += '$OLDPWD';
+          w.dynamic = true;
+        }
+        this.i += 2;
       } else if (c === '~' && this.i === start && /^~[a-z_][a-z0-9_-]*(?=\/|$|[\s;|&<>()])/.test(s.slice(this.i, this.i + 40))) {
         // ~user: that user's home directory.
         const user = /^~([a-z_][a-z0-9_-]*)/.exec(s.slice(this.i, this.i + 40))![1];
@@ -553,23 +640,63 @@ class Lexer {
       return;
     }
     if (next === '{') {
-      const end = s.indexOf('}', this.i + 2);
+      // The closing brace, past any $( … ) or ${ … } inside (${X:-$(cmd)}).
+      let end = -1;
+      for (let j = this.i + 2, d = 0; j < s.length; j++) {
+        if (s[j] === '$' && s[j + 1] === '(') {
+          const close = matchParen(s, j + 2);
+          if (close < 0) break;
+          j = close;
+        } else if (s[j] === '{') d++;
+        else if (s[j] === '}') {
+          if (d === 0) {
+            end = j;
+            break;
+          }
+          d--;
+        }
+      }
       const inner = s.slice(this.i + 2, end < 0 ? s.length : end);
       this.i = end < 0 ? s.length : end + 1;
+      // Substitutions inside ${…} (a default, an alternative) run when it is expanded: their commands count.
+      for (let j = inner.indexOf('$('); j >= 0; j = inner.indexOf('$(', j + 2)) {
+        const close = matchParen(inner, j + 2);
+        if (close < 0) break;
+        w.subs.push(inner.slice(j + 2, close));
+        j = close;
+      }
       // ${ARR[@]}, ${ARR[*]}, ${ARR[n]}: every value of the array is checked.
       const arr = /^([A-Za-z_]\w*)\[[^\]]*\]$/.exec(inner);
-      const known = /^[A-Za-z_]\w*$/.test(inner) ? expandVar(inner, this.env) : arr ? expandVar(arr[1], this.env) : null;
+      // ${!X}: the variable whose name X holds.
+      const indirect = /^!([A-Za-z_]\w*)$/.exec(inner);
+      const via = indirect ? expandVar(indirect[1], this.env) : null;
+      const known = via && !via.dynamic && /^[A-Za-z_]\w*$/.test(via.text) ? expandVar(via.text, this.env) : /^[A-Za-z_]\w*$/.test(inner) ? expandVar(inner, this.env) : arr ? expandVar(arr[1], this.env) : null;
       // ${X:-default}, ${X-default}, ${X:=default}: the value, or the default when X is not known here.
-      const withDefault = known === null ? /^([A-Za-z_]\w*):?[-=](.*)$/.exec(inner) : null;
+      // (${1:-x} too: on a command line the positional parameters are empty unless set -- set them.)
+      const withDefault = known === null ? /^([A-Za-z_]\w*|\d+):?[-=](.*)$/.exec(inner) : null;
       // ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat}, ${X:off:len}, ${X:?msg}: computed from a known X.
       const op = known === null && !withDefault ? /^([A-Za-z_]\w*)(%%|%|##|#|:\?|:(?=\d))(.*)$/.exec(inner) : null;
       const opBase = op ? expandVar(op[1], this.env) : null;
       if (known !== null) appendValue(w, known, inQuotes);
       else if (op && opBase && !opBase.dynamic && !/[$`]/.test(op[3])) {
         appendValue(w, { text: paramOp(opBase.text, op[2], op[3]), dynamic: false, subs: [] }, inQuotes);
-      } else if (withDefault && !/[$`]/.test(withDefault[2])) {
+      } else if (withDefault && /`|\$\(/.test(withDefault[2])) {
+        w.text += '${' + inner + '}';
+        w.dynamic = true;
+      } else if (withDefault) {
+        // ${XDG_CONFIG_HOME:-$HOME/.config}: a default built from known variables is known too.
         const v = expandVar(withDefault[1], this.env);
-        appendValue(w, v ?? { text: withDefault[2].replace(/^~(?=\/|$)/, this.env.home), dynamic: false, subs: [] }, inQuotes);
+        let unknown = false;
+        const dflt = withDefault[2]
+          .replace(/^~(?=\/|$)/, this.env.home)
+          .replace(/\$\{?([A-Za-z_]\w*)\}?/g, (m, n: string) => {
+            const x = expandVar(n, this.env);
+            if (x === null || x.dynamic) unknown = true;
+            return x?.text ?? m;
+          });
+        appendValue(w, v ?? { text: dflt, dynamic: unknown, subs: [] }, inQuotes);
+        // ${X:=default} also assigns it.
+        if (!v && /^[A-Za-z_]\w*:?=/.test(inner)) this.vars().set(withDefault[1], { text: dflt, dynamic: unknown, subs: [] });
       } else {
         w.text += '${' + inner + '}';
         w.dynamic = true;
@@ -584,7 +711,11 @@ class Lexer {
     }
     this.i += 1 + m[1].length;
     const known = expandVar(m[1], this.env);
-    if (known !== null) appendValue(w, known, inQuotes);
+    // IFS=, set on the line: an unquoted expansion splits on its characters (s="rm,-rf,~"; IFS=,; $s).
+    const ifs = inQuotes ? null : this.env.vars?.get('IFS')?.text ?? null;
+    if (known !== null && ifs && /\S/.test(ifs) && [...ifs].some((ch) => known.text.includes(ch))) {
+      appendValue(w, { ...known, text: known.text.split(new RegExp(`[${ifs.replace(/[\]\\^-]/g, '\\$&')}]`)).join(' ') }, false);
+    } else if (known !== null) appendValue(w, known, inQuotes);
     else {
       w.text += '$' + m[1];
       w.dynamic = true;
@@ -637,8 +768,39 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
     cur = null;
   };
 
+  /** Inside `case … in`: a pattern (`a|b)`, `(x)`) comes before each branch's commands. */
+  let casePatternNext = 0;
+  /** Where each open while/until/for/if began (its commands feed a pipe after done/fi). */
+  const compoundStarts: number[] = [];
+  let caseBodies = 0;
   for (let k = 0; k < tokens.length; k++) {
     const tok = tokens[k];
+    if (casePatternNext > 0 && !cur) {
+      // Skip a pattern up to its `)`; `esac` ends the case.
+      if (tok.t === 'word' && !tok.w.quoted && tok.w.text === 'esac') {
+        casePatternNext--;
+        continue;
+      }
+      if (tok.t === 'op' && (tok.op === '\n' || tok.op === ';' || tok.op === ';;')) continue;
+      let j = k;
+      while (j < tokens.length && !(tokens[j].t === 'op' && (tokens[j] as { op: string }).op === ')')) j++;
+      if (j < tokens.length) {
+        k = j;
+        casePatternNext--;
+        caseBodies++;
+        continue;
+      }
+    }
+    if (caseBodies > 0 && tok.t === 'op' && tok.op === ';;') {
+      endCommand();
+      caseBodies--;
+      casePatternNext++;
+      continue;
+    }
+    if (caseBodies > 0 && tok.t === 'word' && !tok.w.quoted && tok.w.text === 'esac' && !cur) {
+      caseBodies--;
+      continue;
+    }
     if (tok.t === 'word') {
       // Function definition: name ( ) { ... }
       const n1 = tokens[k + 1];
@@ -673,8 +835,22 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
         }
         continue;
       }
+      // A compound command piped on (while …; done | curl, if …; fi | sh): every command inside it feeds the pipe.
+      if (!cur && !tok.w.quoted && /^(while|until|if)$/.test(tok.w.text)) compoundStarts.push(out.commands.length);
+      if (!cur && !tok.w.quoted && /^(done|fi)$/.test(tok.w.text) && compoundStarts.length > 0) {
+        const from = compoundStarts.pop()!;
+        lastUnit = out.commands.slice(from).filter((c) => c.depth === depth).map((c) => out.commands.indexOf(c));
+        continue;
+      }
       if (!cur && !tok.w.quoted && SKIP_KEYWORDS.has(tok.w.text)) continue;
-      if (!cur && !tok.w.quoted && (tok.w.text === 'for' || tok.w.text === 'select' || tok.w.text === 'case')) {
+      if (!cur && !tok.w.quoted && tok.w.text === 'case') {
+        // case WORD in: the patterns and branches follow.
+        k += tokens[k + 2]?.t === 'word' ? 2 : 1;
+        casePatternNext++;
+        continue;
+      }
+      if (!cur && !tok.w.quoted && (tok.w.text === 'for' || tok.w.text === 'select')) {
+        compoundStarts.push(out.commands.length);
         // Skip the header up to the list (for x in a b c; do ...): its words are not a command.
         while (k + 1 < tokens.length && !(tokens[k + 1].t === 'op' && [';', '\n'].includes((tokens[k + 1] as { op: string }).op))) k++;
         continue;
@@ -690,7 +866,20 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
       const target: Word = targetTok?.t === 'word' ? targetTok.w : { text: '', dynamic: false, glob: false, subs: [], quoted: false };
       if (targetTok?.t === 'word') k++;
       const r: Redirect = { op: tok.op, fd: tok.fd, target };
-      if (tok.op === '<<' || tok.op === '<<-') r.body = lexer.heredocBodies[heredocIndex++];
+      if (tok.op === '<<' || tok.op === '<<-') {
+        const quoted = lexer.heredocQuoted[heredocIndex];
+        r.body = lexer.heredocBodies[heredocIndex++];
+        // An unquoted here-document runs the $( … ) and ` … ` in its body while it is expanded.
+        if (!quoted && r.body) {
+          for (let j = r.body.indexOf('$('); j >= 0; j = r.body.indexOf('$(', j + 2)) {
+            const close = matchParen(r.body, j + 2);
+            if (close < 0) break;
+            addNested(out, r.body.slice(j + 2, close), env, depth + 1);
+            j = close;
+          }
+          for (const m of r.body.matchAll(/`([^`]*)`/g)) addNested(out, m[1], env, depth + 1);
+        }
+      }
       if (tok.op === '<<<') r.body = target.text;
       cur.redirects.push(r);
       for (const body of target.subs) addNested(out, body, env, depth + 1);
@@ -765,6 +954,9 @@ function checkForkBomb(out: ParsedScript, name: string, start: number): void {
  * print. Null when unknown: callers then treat the word as dynamic.
  */
 export function resolveSubstitution(body: string, env: ParseEnv): string | null {
+  // $(cat <<'EOF' … EOF): the here-document's text.
+  const doc = /^\s*cat\s*<<(-?)\s*(['"]?)(\w+)\2\s*\n([\s\S]*?)\n\t*\3\s*$/.exec(body);
+  if (doc && doc[4].length <= 4000) return doc[2] ? doc[4] : doc[4].replace(/\$\{?HOME\}?/g, env.home);
   if (body.length > 400 || resolving >= 2 || /[|<>`]/.test(body.replace(/2>\s*\/dev\/null/g, ''))) return null;
   // Nested substitutions resolve inside out; bounding the depth keeps a deeply nested line linear.
   resolving++;
@@ -788,6 +980,9 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
     cwd = posixResolve(cwd, cd.words[1].text);
   }
   const words = cmds[cmds.length - 1].words;
+  // $(cat <<'EOF' … EOF), $(cat <<< TEXT): the text itself.
+  const fed = cmds[cmds.length - 1].redirects.find((r) => r.body !== undefined);
+  if (words.length === 1 && words[0].text === 'cat' && fed) return fed.body!.replace(/\n$/, '');
   if (words.length === 0 || words.some((w) => w.dynamic)) return null;
   const argv = words.map((w) => w.text);
   const args = argv.slice(1);
@@ -850,8 +1045,9 @@ export function printfFormat(format: string, args: string[]): string {
   let out = '';
   let k = 0;
   do {
-    out += unescapePrintf(format).replace(/%(-?\d*)([sdb%])/g, (_m, _w, c: string) => (c === '%' ? '%' : c === 'b' ? unescapePrintf(args[k++] ?? '') : args[k++] ?? ''));
-  } while (k < args.length && /%-?\d*[sdb]/.test(format));
+    // %q prints the argument shell-quoted: for the plain paths that matter here, the argument itself.
+    out += unescapePrintf(format).replace(/%(-?\d*)([sdbq%])/g, (_m, _w, c: string) => (c === '%' ? '%' : c === 'b' ? unescapePrintf(args[k++] ?? '') : args[k++] ?? ''));
+  } while (k < args.length && /%-?\d*[sdbq]/.test(format));
   return out;
 }
 
