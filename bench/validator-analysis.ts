@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { analyzeCommand } from '../cli/hooks-cli/lib/command-rules';
 import { parseShell } from '../cli/hooks-cli/lib/shell-parse';
+import { readCorpus } from '../test/helpers/hooks-corpus';
 import { machineLine, percentile } from './bench-helpers';
 
 const CORPUS = path.resolve(__dirname, '..', '..', 'test', 'fixtures', 'hooks-corpus');
@@ -22,18 +23,7 @@ function commands(dir: string): string[] {
   for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
     const p = path.join(dir, e.name);
     if (e.isDirectory()) out.push(...commands(p));
-    else if (e.name.endsWith('.txt')) {
-      let block: string[] | null = null;
-      for (const line of fs.readFileSync(p, 'utf8').split('\n')) {
-        if (block) {
-          if (line === '>>>') {
-            out.push(block.join('\n'));
-            block = null;
-          } else block.push(line);
-        } else if (line === '<<<') block = [];
-        else if (line.trim() !== '' && !line.startsWith('#')) out.push(line);
-      }
-    }
+    else if (e.name.endsWith('.txt')) out.push(...readCorpus(p));
   }
   return out;
 }

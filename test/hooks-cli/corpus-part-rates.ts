@@ -13,23 +13,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Test } from 'tap';
 import { buildInstall, hostInput, tempProject } from '../helpers/hooks';
+import { readCorpus } from '../helpers/hooks-corpus';
 import { loadHookInProcess } from './validator-harness';
 
 const CORPUS = path.resolve(__dirname, '..', 'fixtures', 'hooks-corpus');
-
-/** The corpus format (see the corpus README): `#` comments, `<<<`/`>>>` around a multi-line command. */
-function commandsOf(file: string): string[] {
-  const out: string[] = [];
-  let block: string[] | null = null;
-  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-    if (block) {
-      if (line === '>>>') (out.push(block.join('\n')), (block = null));
-      else block.push(line);
-    } else if (line === '<<<') block = [];
-    else if (line.trim() !== '' && !line.startsWith('#')) out.push(line);
-  }
-  return out;
-}
 
 interface Miss {
   file: string;
@@ -57,7 +44,7 @@ async function main(): Promise<number> {
       if (!fs.existsSync(dir)) continue;
       for (const f of fs.readdirSync(dir).filter((x) => x.endsWith('.txt')).sort()) {
         const home = f === 'root-home.txt' ? '/root' : project.home;
-        for (const command of commandsOf(path.join(dir, f))) {
+        for (const command of readCorpus(path.join(dir, f))) {
           const env = { ...(project.env() as Record<string, string>), HOME: home };
           const seed = await hook({ tool: 'Bash', parameters: { command } }, env);
           const host = await hook(hostInput(project, 'PreToolUse', { tool_name: 'Bash', tool_input: { command, description: 'x' }, tool_use_id: 'tu' }), env);

@@ -13,25 +13,10 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import { buildInstall, hostInput, tempProject, type Project } from '../helpers/hooks';
+import { readCorpus } from '../helpers/hooks-corpus';
 import { loadHookInProcess, type InProcessHook } from './validator-harness';
 
 const CORPUS = path.resolve(__dirname, '..', 'fixtures', 'hooks-corpus');
-
-/** One command per line; `#` comment lines; a multi-line command between `<<<` and `>>>` lines. */
-export function readCorpus(file: string): string[] {
-  const out: string[] = [];
-  let block: string[] | null = null;
-  for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
-    if (block) {
-      if (line === '>>>') {
-        out.push(block.join('\n'));
-        block = null;
-      } else block.push(line);
-    } else if (line === '<<<') block = [];
-    else if (line.trim() !== '' && !line.startsWith('#')) out.push(line);
-  }
-  return out;
-}
 
 interface Verdict {
   seedBlocked: boolean;
