@@ -393,8 +393,13 @@ t.test('a fold killed at any step loses no run and counts none twice: the next f
   fs.writeFileSync(paths.learnJournal, journal.map((r) => JSON.stringify(r)).join('\n') + '\n');
   // A journal a fold had moved aside and never committed, waiting too.
   fs.writeFileSync(`${paths.learnJournal}.4194303.folding`, JSON.stringify(mk('orphan', false, 0)) + '\n');
+  // The orphan's runs are older than the journal's (its fold died before this journal was written): folds read the
+  // journals oldest first, by the time of their last write, whatever the pids in their names.
+  const older = new Date(Date.now() - 60_000);
+  fs.utimesSync(`${paths.learnJournal}.4194303.folding`, older, older);
   const pristine = path.join(p.home, 'pristine');
-  fs.cpSync(p.data, pristine, { recursive: true });
+  // preserveTimestamps: each attempt starts from the same files with the same times (a copy would date them now).
+  fs.cpSync(p.data, pristine, { recursive: true, preserveTimestamps: true });
 
   const state = () => {
     const db = readDb(paths);
@@ -413,7 +418,7 @@ t.test('a fold killed at any step loses no run and counts none twice: the next f
   let crashes = 0;
   for (let at = 1; at < 500; at++) {
     fs.rmSync(p.data, { recursive: true, force: true });
-    fs.cpSync(pristine, p.data, { recursive: true });
+    fs.cpSync(pristine, p.data, { recursive: true, preserveTimestamps: true });
     const r = spawnSync(process.execPath, [worker, p.dir], { env: p.env({ HOOKS_CLI_TEST_FOLD_CRASH_AT: String(at) }), cwd: p.dir, encoding: 'utf8' });
     if (r.signal !== 'SIGKILL') {
       t.equal(r.status, 0, `the fold ran to its end with no crash at step ${at}`);

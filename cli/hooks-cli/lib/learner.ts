@@ -444,12 +444,18 @@ function journalFiles(paths: DataPaths): { file: string; base: string; offset: n
   } catch {
     return [];
   }
-  const out: { file: string; base: string; offset: number; fresh: boolean }[] = [];
+  const out: { file: string; base: string; offset: number; fresh: boolean; mtimeNs: bigint }[] = [];
   for (const n of names) {
     if (!n.startsWith(prefix)) continue;
     const m = /^(.*)\.(?:folding|folded-(\d+))$/.exec(n);
-    if (m) out.push({ file: path.join(dir, n), base: path.join(dir, m[1]), offset: m[2] === undefined ? 0 : Number(m[2]), fresh: m[2] === undefined });
+    const mtimeNs = m ? fs.statSync(path.join(dir, n), { bigint: true, throwIfNoEntry: false })?.mtimeNs : undefined;
+    if (m && mtimeNs !== undefined) out.push({ file: path.join(dir, n), base: path.join(dir, m[1]), offset: m[2] === undefined ? 0 : Number(m[2]), fresh: m[2] === undefined, mtimeNs });
   }
+  // Oldest writes first, then by name: the order the runs happened in, and the same order whichever fold reads them.
+  // The fold is not order-free (a pattern's last error and its recent errors follow the runs' order), and the
+  // directory's order depends on the pids in the names: a fold redone after a crash read the journals in another
+  // order than the fold it redid, and kept another last error (test/hooks-cli/learner.test.ts, the killed fold).
+  out.sort((a, b) => (a.mtimeNs < b.mtimeNs ? -1 : a.mtimeNs > b.mtimeNs ? 1 : a.file < b.file ? -1 : a.file > b.file ? 1 : 0));
   return out;
 }
 
