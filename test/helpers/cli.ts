@@ -48,7 +48,12 @@ function resolveImport(fromFile: string, spec: string): string {
 /** Source folders whose files can be part of a CLI build. */
 const SOURCE_DIRS = ['cli', 'api', 'firmware', 'hal', 'sim', 'registry-proto'];
 
-/** A hash of every TypeScript source a CLI can import, the tsconfig and the package.json. */
+/**
+ * A hash of every TypeScript source a CLI can import, the tsconfig and the
+ * package.json, and of this checkout's path: a build links to its checkout's
+ * node_modules, so another clone of the same sources builds its own (a build
+ * reused from a clone since deleted could not find yargs).
+ */
 function sourcesHash(): string {
   const hash = crypto.createHash('sha256');
   const walk = (dir: string): void => {
@@ -63,6 +68,7 @@ function sourcesHash(): string {
   };
   for (const dir of SOURCE_DIRS) walk(path.join(REPO, dir));
   for (const file of ['tsconfig.json', 'package.json']) hash.update(fs.readFileSync(path.join(REPO, file)));
+  hash.update(REPO);
   return hash.digest('hex').slice(0, 16);
 }
 
