@@ -16,7 +16,8 @@
  * answer (ten) wait in the journal, the last fold was a minute ago, so the
  * finalizer starts the fold in a detached process (timed apart: how long
  * after the hook's exit the journal was folded); the bench waits for it
- * before the next run. Backups are off there.
+ * before the next run, as for the fold a logger run starts when its batch
+ * schedule says fold (about every 25th run). Backups are off there.
  *
  * Then the budget check: a git project and a plain folder, each with a 1 GB
  * untracked tree (eight 120 MB files, sparse so the disk is spared, and
@@ -105,7 +106,8 @@ async function main(): Promise<void> {
   const projects = { empty: makeProject(false), full: makeProject(true) };
   const host = (project: string, event: string, fields: Record<string, unknown>) =>
     JSON.stringify({ session_id: 'bench', transcript_path: path.join(project, 'none.jsonl'), cwd: project, permission_mode: 'default', hook_event_name: event, ...fields });
-  type Variant = { name: string; args: string[]; input: string; project: string; file?: string; prepare?: () => void; settle?: () => Promise<number> };
+  // settle: waits for what a run left running (a detached fold) before the next run; reportFold: its time is reported.
+  type Variant = { name: string; args: string[]; input: string; project: string; file?: string; prepare?: () => void; settle?: () => Promise<number>; reportFold?: boolean };
   const variants: Variant[] = [];
   for (const [label, project] of Object.entries(projects)) {
     variants.push({ name: `node -e 0 (${label})`, args: ['-e', '0'], input: host(project, 'PreToolUse', {}), project });
@@ -121,6 +123,8 @@ async function main(): Promise<void> {
       args: [path.join(HOOKS, 'session-logger.js')],
       input: host(project, 'PostToolUse', { tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: { stdout: 'ok 1 - parser\n'.repeat(20), stderr: '', interrupted: false }, tool_use_id: 't' }),
       project,
+      // About every 25th run the batch schedule says fold, and the logger starts it detached: waited for, as at answer end.
+      settle: () => foldDone(project),
     });
     variants.push({ name: `session-finalizer (${label})`, args: [path.join(HOOKS, 'session-finalizer.js')], input: host(project, 'Stop', { stop_hook_active: false }), project });
     // Answer end: the answer's tool runs (ten) wait in the journal, the last fold was a minute ago (an answer
@@ -141,7 +145,8 @@ async function main(): Promise<void> {
         const minuteAgo = new Date(Date.now() - 60_000);
         if (fs.existsSync(index)) fs.utimesSync(index, minuteAgo, minuteAgo);
       },
-      settle: () => foldDone(project),
+      settle: () => foldDone(project, true),
+      reportFold: true,
     });
   }
   // The same runs with stdin from a file: what the stdin-reading path costs (a socket needs process.stdin).
@@ -169,7 +174,10 @@ async function main(): Promise<void> {
     for (const v of order) {
       v.prepare?.();
       times.get(v.name)!.push(await runOnce(v.args, v.input, env, v.project, v.file ?? null));
-      if (v.settle) foldMs.get(v.name)!.push(await v.settle());
+      if (v.settle) {
+        const waited = await v.settle();
+        if (v.reportFold) foldMs.get(v.name)!.push(waited);
+      }
       if (v.file === undefined) {
         v.prepare?.();
         cpu.get(v.name)!.push(await cpuOnce(v.args, v.input, env, v.project));
@@ -199,11 +207,17 @@ async function main(): Promise<void> {
   if (process.env.BIG_ROUNDS !== '0') await bigTree(env);
 }
 
-/** Waits until the learner's journal of `project` is folded (by the detached learner-fold); returns how long that took (at most 10 s). */
-async function foldDone(project: string): Promise<number> {
+/**
+ * Waits until no detached fold of `project` is asked for or running (`journal`: and the journal is folded, as
+ * the answer end's fold leaves it); returns how long that took (at most 10 s).
+ */
+async function foldDone(project: string, journal = false): Promise<number> {
   const paths = dataPaths(project);
   const t0 = process.hrtime.bigint();
-  const busy = () => fs.existsSync(paths.learnJournal) || fs.existsSync(`${paths.patternDb}.lock`) || fs.readdirSync(paths.patterns).some((f) => f.endsWith('.folding') || f === 'fold.commit');
+  const busy = () =>
+    (journal && fs.existsSync(paths.learnJournal)) ||
+    fs.existsSync(`${paths.patternDb}.lock`) ||
+    fs.readdirSync(paths.patterns).some((f) => f.endsWith('.folding') || f === 'fold.commit' || f === 'fold.requested');
   while (busy() && Number(process.hrtime.bigint() - t0) < 10e9) await new Promise((r) => setTimeout(r, 2));
   return Number(process.hrtime.bigint() - t0) / 1e6;
 }

@@ -56,6 +56,8 @@ const compilerOptions: ts.CompilerOptions = {
 /** Transpiles `entry` and the local modules it reaches into one file's text. */
 export function bundleModule(srcRoot: string, entryRel: string, extra: Record<string, string> = {}): string {
   const modules = new Map<string, string>(Object.entries(extra));
+  // Each module's relative imports, resolved here: `require('./store')` in lib/x is a lookup at run time, not path work.
+  const deps = new Map<string, Record<string, string>>();
   const queue = [entryRel.replace(/\.ts$/, '')];
   while (queue.length > 0) {
     const id = queue.pop()!;
@@ -64,6 +66,8 @@ export function bundleModule(srcRoot: string, entryRel: string, extra: Record<st
     const source = fs.readFileSync(file, 'utf8');
     const out = ts.transpileModule(source, { compilerOptions, fileName: file });
     modules.set(id, out.outputText.replace(/^#!.*\n/, ''));
+    const resolved: Record<string, string> = {};
+    deps.set(id, resolved);
     for (const imp of ts.preProcessFile(source, true, true).importedFiles) {
       const spec = imp.fileName;
       if (!spec.startsWith('.')) {
@@ -72,11 +76,18 @@ export function bundleModule(srcRoot: string, entryRel: string, extra: Record<st
         continue;
       }
       const target = path.posix.normalize(path.posix.join(path.posix.dirname(id), spec)).replace(/\.js$/, '');
-      if (fs.existsSync(path.join(srcRoot, `${target}.ts`))) queue.push(target);
+      if (fs.existsSync(path.join(srcRoot, `${target}.ts`))) {
+        queue.push(target);
+        resolved[spec] = target;
+      }
     }
   }
   const table = [...modules]
     .map(([id, code]) => `${JSON.stringify(id)}: function (module, exports, require) {\n${code}\n}`)
+    .join(',\n');
+  // No prototype: a specifier is looked up as a key, and none may find Object.prototype's members.
+  const depTable = [...modules.keys()]
+    .map((id) => `${JSON.stringify(id)}: { __proto__: null${Object.entries(deps.get(id) ?? {}).map(([spec, target]) => `, ${JSON.stringify(spec)}: ${JSON.stringify(target)}`).join('')} }`)
     .join(',\n');
   return `#!/usr/bin/env node
 'use strict';
@@ -84,13 +95,20 @@ export function bundleModule(srcRoot: string, entryRel: string, extra: Record<st
 const __modules = {
 ${table}
 };
+const __deps = {
+${depTable}
+};
 const __cache = {};
 const __entry = ${JSON.stringify(entryRel.replace(/\.ts$/, ''))};
 function __load(id) {
   const hit = __cache[id];
   if (hit) return hit.exports;
   const module = (__cache[id] = { exports: {} });
-  const req = (spec) => __require(id, spec);
+  const deps = __deps[id];
+  const req = (spec) => {
+    const dep = deps[spec];
+    return dep === undefined ? __require(id, spec) : __load(dep);
+  };
   req.main = id === __entry ? module : undefined; // require.main === module holds for the entry, as in Node
   __modules[id].call(module.exports, module, module.exports, req);
   return module.exports;
@@ -120,24 +138,38 @@ export function generatedModules(): Record<string, string> {
 }
 
 /**
- * The loader's first statement. V8 compiles a regular expression to bytecode
- * on its first use and again to machine code on its second (its default
- * `--regexp-tier-up-ticks=1`): worth it in a long-lived process, not in a
- * hook whose analysis runs each of some hundreds of expressions a few times
- * once. From the tenth use on: 0.6 ms less per validator run (150
- * interleaved runs each, docs/hooks-cli.md "Speed"), and an expression run
- * over a long command thousands of times still gets machine code. The flag is
- * set through the `v8` binding: `require('v8')` loads streams and costs
- * 1.7 ms, more than the flag saves; the binding's one-time deprecation
- * warning (DEP0111) is held back, and on a Node without the binding nothing
- * is set. V8's code cache records the flags it was made under, so the flag
- * is set before the cache is read, in every run alike.
+ * V8's defaults suit a long-lived process; a hook lives some milliseconds,
+ * and compiling for speed later costs it now. Measured (Node 20; in process,
+ * docs/hooks-cli.md "Speed"):
+ *  - `--regexp-tier-up-ticks=10`: V8 compiles a regular expression to
+ *    bytecode at its first use and again to machine code at its second; the
+ *    validator runs each of some hundreds a few times, once. From the tenth
+ *    use on, an expression run over a long command thousands of times still
+ *    gets machine code.
+ *  - `--no-regexp-peephole-optimization`: the bytecode is not optimised
+ *    either (1.4 ms less in the validator's first analysis, median of 16).
+ *  - `--interrupt-budget=1048576` (8x): a function is optimised by TurboFan
+ *    once it has run that much bytecode; the first optimisation in a process
+ *    cost 1.5 ms of the main thread (the finalizer hashing its documents hit
+ *    it), more than a run of a few milliseconds can win back.
+ * A 47 KiB command chain, the heaviest analysis tried, takes no longer with
+ * them (110-130 ms against 126-240 ms).
  */
-const REGEXP_TIER_UP = `{
+const V8_FLAGS = '--regexp-tier-up-ticks=10 --no-regexp-peephole-optimization --interrupt-budget=1048576';
+
+/**
+ * The loader's first statement: sets V8_FLAGS through the `v8` binding
+ * (`require('v8')` loads streams and costs 1.7 ms, more than the flags
+ * save), holding back the binding's one-time deprecation warning (DEP0111);
+ * on a Node without the binding nothing is set. V8's code cache records the
+ * flags it was made under, so they are set before the cache is read, in
+ * every run alike.
+ */
+const SET_V8_FLAGS = `{
   const quiet = process.noDeprecation;
   process.noDeprecation = true;
   try {
-    process.binding('v8').setFlagsFromString('--regexp-tier-up-ticks=10');
+    process.binding('v8').setFlagsFromString(${JSON.stringify(V8_FLAGS)});
   } catch {}
   process.noDeprecation = quiet;
 }`;
@@ -147,7 +179,7 @@ function loaderCode(name: string): string {
   return `#!/usr/bin/env node
 'use strict';
 // Generated by cli/hooks-cli/build-hooks.ts; do not edit. Runs lib/${name}.js with V8's code cache (lib/${name}.cache).
-${REGEXP_TIER_UP}
+${SET_V8_FLAGS}
 const fs = require('fs');
 const vm = require('vm');
 const file = __dirname + '/lib/${name}.js';
