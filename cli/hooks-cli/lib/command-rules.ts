@@ -13,8 +13,8 @@
  *   system     -> system_files_protection      (block or warning)
  */
 import path from 'node:path';
-import { analyzeCode, inlineCode, langOf, stringLiterals, talksToNetwork } from './inline-code';
-import { parseShell, printfFormat, resolveSubstitution, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
+import { analyzeCode, inlineCode, langOf, printedPaths, stringLiterals, talksToNetwork } from './inline-code';
+import { parseShell, printfFormat, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import {
   classifyDelete,
@@ -341,6 +341,8 @@ function interpreterReadsStdin(argv: string[]): boolean {
 /** Runs a shell or an interpreter on its standard input. */
 export function readsScriptFromStdin(argv: string[]): boolean {
   const name = base(argv[0] ?? '');
+  // at/batch run the script they read through sh (not with -f FILE, nor to list, show or remove jobs).
+  if (name === 'at' || name === 'batch') return !argv.some((a) => /^-[a-zA-Z]*[flrdc]|^-V$/.test(a)) && !/^at(q|rm)$/.test(name);
   if (SHELLS.has(name)) return shellScript(argv).readsStdin;
   if (INTERPRETERS.has(name.replace(/[\d.]+$/, '')) || INTERPRETERS.has(name) || langOf(name) !== null) return langOf(name) === 'awk' ? argv.includes('-f') && argv.includes('-') : interpreterReadsStdin(argv);
   if (OTHER_INTERPRETERS.has(name) || OTHER_INTERPRETERS.has(name.replace(/[\d.]+$/, ''))) {
@@ -504,7 +506,8 @@ function readLoop(walk: Walk, inv: Invocation): void {
     return;
   }
   if (walk.readFeeds.size === 0 || inv.viaXargs) return;
-  for (const w of inv.words.slice(1)) {
+  // `> "$f"` (no command) truncates what the loop reads, as a command given it would.
+  for (const w of [...inv.words.slice(1), ...inv.redirects.filter((r) => /^>[|>]?$/.test(r.op)).map((r) => r.target)]) {
     if (!w.dynamic) continue;
     const m = /\$\{?([A-Za-z_]\w*)\}?/.exec(w.text);
     const feeds = m ? walk.readFeeds.get(m[1]) : undefined;
@@ -743,6 +746,89 @@ function stdinText(inv: Invocation): string | null {
   return null;
 }
 
+/** The script a shell reads on stdin: known text, or the lines a generator upstream prints (sed/awk/jq/find -printf into sh). */
+function stdinScript(walk: Walk, inv: Invocation, depth: number): void {
+  const body = stdinText(inv);
+  if (body !== null) {
+    collect(walk, body, inv.cwd, depth + 1, true);
+    return;
+  }
+  let k = inv.upstream.length - 1;
+  while (k > 0 && /^(cat|tee|tac|sort|uniq|head|tail|stdbuf|pv)$/.test(inv.upstream[k].argv[0])) k--;
+  const g = inv.upstream[k];
+  if (!g) return;
+  // Each line the generator may print is a command line, its input items put where they go.
+  const lines = generatorLines(walk, g);
+  const reader: Invocation = g.argv[0] === 'find' ? { ...g, redirects: [], xargsFile: undefined, upstream: [g] } : g;
+  for (const l of lines) perItem(walk, reader, l, ITEM, depth);
+}
+
+/** Stands for one input item in a generator's line. */
+const ITEM = '\u0001';
+
+/**
+ * What a text generator prints for one input item, ITEM where the item goes: sed `s/PAT/REPL/` (and
+ * `i`/`a`/`c` text), awk `print`/`printf`, jq strings with `\(…)`, find -printf and -exec echo/printf.
+ */
+function generatorLines(walk: Walk, g: Invocation): string[] {
+  const [name, ...args] = g.argv;
+  const out: string[] = [];
+  if (name === 'sed') {
+    const scripts = args.filter((a, k) => /^(-e|--expression)$/.test(args[k - 1] ?? '') || (!a.startsWith('-') && !args.slice(0, k).some((x) => /^(-e|--expression)$/.test(x)) && k === args.findIndex((x) => !x.startsWith('-'))));
+    for (const sc of scripts) {
+      for (const m of sc.matchAll(/(?:^|[;\n{}])\s*[\d$,/^]*\s*s(.)((?:(?!\1)[^\\]|\\.)*)\1((?:(?!\1)[^\\]|\\.)*)\1/g)) {
+        const rep = m[3].replace(/\\([0-9&])|&|\\(.)/g, (x, d?: string, e?: string) => (d !== undefined ? (d === '&' ? '&' : ITEM) : e !== undefined ? (e === 'n' ? '\n' : e) : ITEM));
+        out.push(m[2].startsWith('^') && !rep.includes(ITEM) ? rep + ITEM : m[2].endsWith('$') && !rep.includes(ITEM) ? ITEM + rep : rep);
+      }
+      for (const m of sc.matchAll(/(?:^|[;\n])\s*[\d$]*\s*[aic]\\?\s*(\S[^\n;]*)/g)) out.push(m[1]);
+    }
+  } else if (langOf(name) === 'awk') {
+    const code = inlineCode('awk', g.argv).code ?? '';
+    const vars = new Map(args.filter((_, k) => args[k - 1] === '-v').map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] as [string, string]));
+    for (const m of code.matchAll(/\bprintf?\s*\(?((?:"(?:[^"\\]|\\.)*"|[^;}|>"])*)/g)) {
+      let line = '';
+      for (const t of m[1].matchAll(/"((?:[^"\\]|\\.)*)"|\$\w+|[A-Za-z_]\w*(?:\[[^\]]*\])?|,/g)) {
+        if (t[1] !== undefined) line += t[1].replace(/\\(.)/g, (_x, e: string) => (e === 'n' ? '\n' : e)).replace(/%-?\d*s/g, ITEM);
+        else if (t[0] === ',') line += ' ';
+        else line += vars.get(t[0]) ?? ITEM;
+      }
+      if (line.trim() !== '') out.push(line);
+    }
+  } else if (name === 'jq') {
+    const named = new Map<string, string>();
+    args.forEach((a, k) => {
+      if (/^--(arg|argjson)$/.test(args[k - 2] ?? '') ) return;
+      if (/^--(arg|argjson)$/.test(a)) named.set(args[k + 1] ?? '', args[k + 2] ?? '');
+    });
+    const filter = args.find((a, k) => !a.startsWith('-') && !/^--(arg|argjson|slurpfile|rawfile)$/.test(args[k - 1] ?? '') && !/^--(arg|argjson|slurpfile|rawfile)$/.test(args[k - 2] ?? '')) ?? '';
+    for (const m of filter.matchAll(/"((?:[^"\\]|\\.)*)"/g)) out.push(m[1].replace(/\\\(\s*\$(\w+)\s*\)/g, (x, n: string) => named.get(n) ?? ITEM).replace(/\\\([^)]*\)/g, ITEM).replace(/\\(.)/g, (_x, e: string) => (e === 'n' ? '\n' : e)));
+  } else if (name === 'find') {
+    args.forEach((a, k) => {
+      if (/^-f?printf$/.test(a)) out.push(unescapePrintf(args[k + (a === '-fprintf' ? 2 : 1)] ?? '').replace(/%[pPfhH]/g, ITEM));
+      if (/^-exec(dir)?$/.test(a) && /^(echo|printf)$/.test(base(args[k + 1] ?? ''))) {
+        const end = args.findIndex((x, j) => j > k && (x === ';' || x === '+'));
+        out.push(args.slice(k + 2, end < 0 ? undefined : end).filter((x, j) => !(j === 0 && /^-[neE]+$/.test(x))).join(' ').replace(/\{\}/g, ITEM));
+      }
+    });
+  }
+  void walk;
+  return out.flatMap((l) => l.split('\n')).filter((l) => l.trim() !== '');
+}
+
+/** A script run once per item a list feeds (xargs sh -c '… % …', a generator's lines into sh): each known item put in its hole. */
+function perItem(walk: Walk, inv: Invocation, script: string, hole: string | RegExp, depth: number): void {
+  if (typeof hole === 'string' && !script.includes(hole)) {
+    collect(walk, script, inv.cwd, depth + 1, true);
+    return;
+  }
+  const fed = xargsItems(walk, inv);
+  for (const t of (fed?.items ?? [STDIN_TARGET]).slice(0, 8)) {
+    const item = t.abs !== null && !t.abs.endsWith('/…') ? t.abs : '$ITEM';
+    const body = script.split(hole).join(item);
+    collect(walk, fed?.recursive && /^\s*(rm|shred|unlink)\b/.test(body) && !/\s-[a-zA-Z]*[rR]/.test(body) ? body.replace(/^\s*(rm)\b/, '$1 -r') : body, inv.cwd, depth + 1, true);
+  }
+}
+
 /** Scripts inside an invocation: sh -c, eval, source of a substitution, heredocs into a shell, echo | sh, find -exec, inline interpreter code, files written earlier on the line, a container's command. */
 function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: number): void {
   const name = inv.argv[0];
@@ -752,19 +838,11 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     // sh -c 'rm -rf "$0"' / and bash -c '… $1' _ ~: the words after the script are $0, $1...
     const after = script !== null ? inv.argv.slice(inv.argv.lastIndexOf(script) + 1) : [];
     if (script !== null) collect(walk, after.length > 0 ? substitutePositional(script.replace(/"?\$\{?0\}?"?/g, `'${(after[0] ?? '').replace(/'/g, `'\\''`)}'`), after) : script, inv.cwd, depth + 1, true);
-    // find ~ | xargs -I % sh -c 'rm -rf "%"': each item xargs feeds is put into the script.
-    if (script !== null && inv.viaXargs && inv.xargsReplace && script.includes(inv.xargsReplace)) {
-      const fed = xargsItems(walk, inv);
-      for (const t of (fed?.items ?? []).slice(0, 8)) {
-        const item = t.abs !== null && !t.abs.endsWith('/…') ? t.abs : '$ITEM';
-        const body = script.split(inv.xargsReplace).join(item);
-        collect(walk, fed?.recursive && /^\s*(rm|shred|unlink)\b/.test(body) && !/\s-[a-zA-Z]*[rR]/.test(body) ? body.replace(/^\s*(rm)\b/, '$1 -r') : body, inv.cwd, depth + 1, true);
-      }
-    }
-    if (readsStdin) {
-      const body = stdinText(inv);
-      if (body !== null) collect(walk, body, inv.cwd, depth + 1, true);
-    } else if (script === null) {
+    // find ~ | xargs -I % sh -c 'rm -rf "%"' (or sh -c 'rm "$0"', xargs appending the item): each item xargs feeds is put into the script.
+    const hole = inv.xargsReplace ?? (after.length === 0 ? /"?\$\{?[0-9@*]\}?"?/g : null);
+    if (script !== null && inv.viaXargs && hole !== null && script.search(hole) >= 0) perItem(walk, inv, script, hole, depth);
+    if (readsStdin) stdinScript(walk, inv, depth);
+    else if (script === null) {
       procSubScript(walk, inv, depth);
       runScriptFile(walk, inv, scriptOperand(inv.argv), depth, null);
     }
@@ -776,6 +854,8 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     const asFind = fdAsFind(inv);
     if (asFind) findExec(walk, asFind, depth);
   } else if (name === 'source' || name === '.') {
+    // source /dev/stdin <<< '…': the shell reads its stdin as a script.
+    if (/^(-|\/dev\/(stdin|fd\/0)|\/proc\/self\/fd\/0)$/.test(inv.argv[1] ?? '')) stdinScript(walk, inv, depth);
     procSubScript(walk, inv, depth);
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
   } else if (name === 'docker' || name === 'podman' || name === 'nerdctl') {
@@ -801,8 +881,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     if (out !== null) collect(walk, [out, ...inv.argv.slice(1)].join(' '), inv.cwd, depth + 1, true);
   } else if (name === 'at' || name === 'batch') {
     // echo CMD | at now: at runs the text it reads through sh later; at -f FILE runs FILE.
-    const body = stdinText(inv);
-    if (body !== null) collect(walk, body, inv.cwd, depth + 1, true);
+    if (readsScriptFromStdin(inv.argv)) stdinScript(walk, inv, depth);
     const f = inv.argv[inv.argv.indexOf('-f') + 1];
     if (inv.argv.includes('-f') && f) {
       if (/^\/(tmp|var\/tmp|dev\/shm)\//.test(f)) block(walk, 'dangerous', `${name} -f ${f} schedules a script from a temporary directory to run unattended`);
@@ -833,6 +912,10 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
   } else if (/^(pwsh|powershell)(\.exe)?$/i.test(name)) {
     const script = powershellScript(inv.argv);
     if (script !== null) collect(walk, powershellAsSh(script, walk.env.home), inv.cwd, depth + 1, true);
+  } else if (/^cmd(\.exe)?$/i.test(name)) {
+    // cmd.exe /c "rd /s /q C:\Users" (from WSL): read as the shell command it amounts to, the drives where WSL mounts them.
+    const at = inv.argv.findIndex((a) => /^\/[ck]$/i.test(a));
+    if (at > 0) collect(walk, cmdAsSh(inv.argv.slice(at + 1).join(' ')), inv.cwd, depth + 1, true);
   }
   else if (name === 'git') gitConfigCommands(walk, inv, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '') && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
@@ -885,7 +968,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
  * Commands that matter when they are what a wrapper finally runs: deletes, disks, permissions,
  * git, downloads and network tools, shells and interpreters, services, the machine.
  */
-const HEADS = /^(rm|srm|rmdir|unlink|shred|truncate|dd|mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|parted|blkdiscard|chmod|chown|chgrp|chattr|setfacl|find|fd|xargs|git|curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|mv|cp|tee|install|ln|sh|bash|zsh|dash|ksh|fish|sudo|su|doas|env|python[\d.]*|perl|ruby|node|php[\d.]*|lua[\d.]*|kill|pkill|killall|shutdown|reboot|halt|poweroff|systemctl|launchctl|crontab|docker|podman|kubectl|terraform|aws|gcloud|gh|rimraf|del-cli|rm-rf|trash|trash-put|base64|openssl|iptables|usermod|passwd|userdel|chpasswd|visudo|mount|umount)$/;
+const HEADS = /^(rm|srm|rmdir|unlink|shred|truncate|dd|mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|parted|blkdiscard|chmod|chown|chgrp|chattr|setfacl|find|fd|xargs|git|curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|mv|cp|tee|install|ln|sh|bash|zsh|dash|ksh|fish|sudo|su|doas|env|python[\d.]*|perl|ruby|node|zx|php[\d.]*|lua[\d.]*|kill|pkill|killall|shutdown|reboot|halt|poweroff|systemctl|launchctl|crontab|docker|podman|kubectl|terraform|aws|gcloud|gh|rimraf|del-cli|rm-rf|trash|trash-put|base64|openssl|iptables|usermod|passwd|userdel|chpasswd|visudo|mount|umount)$/;
 
 /**
  * Commands whose arguments are data (text, package names, paths), never a command they run:
@@ -1145,7 +1228,7 @@ function powershellScript(argv: string[]): string | null {
  * home directory, `;` and newlines separate statements; anything else passes through as words.
  */
 function powershellAsSh(script: string, home: string): string {
-  return script
+  return winPaths(script)
     .replace(/\$env:(HOME|USERPROFILE)\b|\$HOME\b/gi, home)
     // Get-ChildItem X | Remove-Item: everything in X removed.
     .replace(/\b(?:Get-ChildItem|gci|dir|ls)\s+(?:-\w+\s+)*(?:-Path\s+)?(["']?)([^\s|"']+)\1[^|;]*\|\s*(?:Remove-Item|ri|rm|del|erase)\b/gi, (_m, _q, dir: string) => `rm '${dir === '~' ? home : dir}'/*`)
@@ -1155,6 +1238,23 @@ function powershellAsSh(script: string, home: string): string {
     .replace(/\s-(Path|LiteralPath)\b/gi, ' ')
     .replace(/\bFormat-Volume\b/gi, 'mkfs')
     .replace(/\bClear-Disk\b/gi, 'wipefs -a');
+}
+
+/** Windows paths (C:\Users, %USERPROFILE%) as WSL sees them, under /mnt/<drive>. */
+function winPaths(script: string): string {
+  return script
+    .replace(/%(USERPROFILE|HOMEPATH)%/gi, 'C:\\Users\\user')
+    .replace(/%(SystemRoot|windir)%/gi, 'C:\\Windows')
+    .replace(/%(SystemDrive)%/gi, 'C:')
+    .replace(/\b([A-Za-z]):(\\[^\s"']*|(?=[\s"']|$))/g, (_m, d: string, rest: string) => `/mnt/${d.toLowerCase()}${(rest || '/').replace(/\\/g, '/')}`);
+}
+
+/** cmd.exe's deletes and formats read as rm -rf and mkfs: `rd /s`, `rmdir /s`, `del /s`, `format X:`. */
+function cmdAsSh(script: string): string {
+  return winPaths(script)
+    .replace(/\b(rd|rmdir|del|erase)\b((?:\s+\/[a-z]\b)*)/gi, (_m, c: string, opts: string) => (/\/s\b/i.test(opts) || /^(rd|rmdir)$/i.test(c) ? 'rm -rf' : 'rm -f'))
+    .replace(/\bformat\b/gi, 'mkfs')
+    .replace(/\s&&?\s/g, ' ; ');
 }
 
 /** The first operand of a shell or interpreter: the script file it runs. */
@@ -1183,13 +1283,16 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
     for (const r of inv.redirects) if (['>', '>>', '>|', '&>'].includes(r.op) && !r.target.dynamic) walk.secretFiles.add(resolveFrom(inv.cwd, r.target.text));
     const ops = operands(inv.words, new Set(['-C', '-T', '-X']));
     const fIdx = inv.argv.findIndex((a, k) => k > 0 && (/^-[a-zA-Z]*f$/.test(a) || a === '--file' || (k === 1 && name === 'tar' && /^[a-zA-Z]*f$/.test(a))));
-    const out = name === 'tar' && fIdx > 0 ? inv.words[fIdx + 1] : name === 'zip' || name === '7z' ? ops.find((w) => !['a'].includes(w.text)) : /^(cp|rsync|install|ditto)$/.test(name) ? ops[ops.length - 1] : undefined;
+    const zipOps = name === 'zip' ? operands(inv.words, new Set(['-P', '--password', '-b', '-n', '-t', '-tt', '-x', '-i', '-O', '--out'])) : ops;
+    const out = name === 'tar' && fIdx > 0 ? inv.words[fIdx + 1] : name === 'zip' || name === '7z' ? zipOps.find((w) => !['a'].includes(w.text)) : /^(cp|rsync|install|ditto)$/.test(name) ? ops[ops.length - 1] : undefined;
     if (out && !out.dynamic && out.text !== '-') walk.secretFiles.add(resolveFrom(inv.cwd, out.text));
     // openssl enc -in SECRET -out FILE, gpg -o FILE, base64 SECRET -o FILE: the output holds the secret.
     inv.words.forEach((w, k) => {
       const next = inv.words[k + 1];
       if (['-out', '-o', '--output'].includes(w.text) && next && !next.dynamic && next.text !== '-') walk.secretFiles.add(resolveFrom(inv.cwd!, next.text));
     });
+    // split SECRET PREFIX writes PREFIXaa, PREFIXab...: each piece holds part of it.
+    if (name === 'split') walk.secretFiles.add(`${resolveFrom(inv.cwd, operands(inv.words, new Set(['-b', '-l', '-n', '-C', '-a', '-t', '--additional-suffix']))[1]?.text ?? 'x')}*`);
     // gpg -c FILE writes FILE.gpg.
     if (name === 'gpg') for (const w of ops) if (isSecret(walk, target(inv, w).abs)) walk.secretFiles.add(`${target(inv, w).abs}.gpg`);
   }
@@ -1204,6 +1307,15 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
     const downloaded = DOWNLOADERS.has(name) ? name : null;
     if (content !== null || downloaded) walk.files.set(abs, { content, downloaded });
     checkAutoRun(walk, inv, abs, content, downloaded);
+  }
+  // tee FILE <<< TEXT, cp /dev/stdin FILE, dd of=FILE, sponge FILE: FILE holds what comes in on stdin.
+  const STDIN = /^(-|\/dev\/(stdin|fd\/0)|\/proc\/self\/fd\/0)$/;
+  const ops = operands(inv.words);
+  const sinks = /^(tee|sponge)$/.test(name) ? ops : /^(cp|install)$/.test(name) && ops.length === 2 && STDIN.test(ops[0].text) ? [ops[1]] : name === 'dd' && !inv.argv.some((a) => /^if=/.test(a) && !STDIN.test(a.slice(3))) ? inv.words.filter((w) => /^of=/.test(w.text)).map((w) => ({ ...w, text: w.text.slice(3) })) : [];
+  const piped = sinks.length > 0 ? stdinText(inv) : null;
+  if (piped !== null) for (const w of sinks) if (!w.dynamic) {
+    walk.files.set(resolveFrom(inv.cwd, w.text), { content: piped, downloaded: null });
+    checkAutoRun(walk, inv, resolveFrom(inv.cwd, w.text), piped, null);
   }
   // An archive the line downloaded, unpacked: what it holds is as unreviewed as the download (its scripts run later on the line are refused).
   if ((name === 'tar' && inv.argv.some((a, k) => k > 0 && (/^-?[a-zA-Z]*x/.test(a) || a === '--extract'))) || name === 'unzip' || name === 'bsdtar' || (name === '7z' && inv.argv[1] === 'x')) {
@@ -1280,7 +1392,8 @@ function downloadOutputs(inv: Invocation): Word[] {
 
 /** Files git runs by itself (.git/hooks/*): what is written there is checked as the script it becomes; a download there is refused. */
 function checkAutoRun(walk: Walk, inv: Invocation, abs: string, content: string | null, downloaded: string | null): void {
-  if (!/\/\.git\/hooks\/[^/]+$/.test(abs) || /\.sample$/.test(abs)) return;
+  // git hooks, and direnv's .envrc (run by the shell on entering the directory).
+  if (!/\/\.git\/hooks\/[^/]+$|\/\.envrc$/.test(abs) || /\.sample$/.test(abs)) return;
   if (downloaded) block(walk, 'dangerous', `${downloaded} writes a download into the git hook ${abs}: git would run it on its own`, 'download it, read it, then install the hook');
   else if (content !== null) collect(walk, content, inv.cwd, 1, true);
 }
@@ -1422,7 +1535,9 @@ function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; nameFil
   const filtered = tests.some(
     (a, k) => /^-(i?name|i?path|i?regex|i?wholename|newer\w*|[amc](time|min)|size|empty|user|group|perm|links|inum|samefile|lname|nouser|nogroup)$/.test(a) && !MATCH_ALL.has(tests[k + 1] ?? '') && tests[k - 1] !== '!' && tests[k - 1] !== '-not',
   );
-  const namePattern = tests.find((a, k) => /^-i?name$/.test(tests[k - 1] ?? '') && !MATCH_ALL.has(a)) ?? null;
+  // -path '*/.ssh/*' names the keys as -name .ssh would.
+  const secretPath = tests.flatMap((a, k) => (/^-i?(path|wholename)$/.test(tests[k - 1] ?? '') ? a.split('/').filter((seg) => isSecretName(seg.replace(/^\*+|\*+$/g, ''))) : []))[0];
+  const namePattern = tests.find((a, k) => /^-i?name$/.test(tests[k - 1] ?? '') && !MATCH_ALL.has(a)) ?? secretPath?.replace(/^\*+|\*+$/g, '') ?? null;
   // Filters on names and paths narrow a listing of / or the home directory; size, owner, age or kind still select nearly all of it.
   const nameFiltered = tests.some((a, k) => /^-(i?name|i?path|i?regex|i?wholename|i?lname|inum|samefile)$/.test(a) && !MATCH_ALL.has(tests[k + 1] ?? '') && tests[k - 1] !== '!' && tests[k - 1] !== '-not');
   return { roots: roots.length > 0 ? roots : [{ text: '.', dynamic: false, glob: false, subs: [], quoted: false }], filtered, nameFiltered, exprStart: i, namePattern };
@@ -2098,6 +2213,11 @@ function checkDisks(walk: Walk, inv: Invocation): void {
   else if (name === 'nvme' && /^(format|sanitize|delete-ns|detach-ns)$/.test(args[0] ?? '')) what = 'erases the drive';
   else if (name === 'hdparm' && /--security-erase|--trim-sector|--write-sector|--make-bad-sector|--dco-restore/.test(a)) what = 'erases or damages the drive';
   else if (name === 'diskutil' && /^(zeroDisk|randomDisk|secureErase|eraseDisk|eraseVolume|reformat|partitionDisk|apfs)$/i.test(args[0] ?? '') && !(args[0] === 'apfs' && !/deleteContainer|deleteVolume|eraseVolume/i.test(a))) what = 'erases a disk or volume';
+  else if (name === 'ddrescue' && (() => {
+    const o = operands(inv.words, new Set(['-b', '-c', '-i', '-o', '-s', '-K', '-m']))[1];
+    return o !== undefined && target(inv, o).abs !== null && isDiskDevice(target(inv, o).abs!);
+  })()) what = 'copies over the disk device';
+  else if (name === 'flashrom' && /(^|\s)(-w|--write|-E|--erase)(\s|=|$)/.test(a)) what = 'rewrites the firmware chip (BIOS/UEFI): a bad image leaves the machine unable to start';
   else if (name === 'btrfs' && /subvolume delete|device delete/.test(a) && /\s\/(\s|$)/.test(` ${a} `)) what = 'deletes the root subvolume';
   else if (!DEVICE_SAFE.test(name ?? '') && !NOT_WRAPPERS.has(name) && !langOf(name ?? '')) {
     const dev = inv.words.slice(1).find((w) => {
@@ -2141,6 +2261,17 @@ function checkKillAll(walk: Walk, inv: Invocation): void {
   if ((name === 'pkill' || name === 'killall') && args.some((a) => a === '-u' || a.startsWith('--user'))) {
     const rest = operands(inv.words, new Set(['-u', '--user', '-s', '--signal', '-g', '-G', '-P', '-t']));
     if (rest.length === 0) block(walk, 'dangerous', `${name} ${args.join(' ')} kills every process of the user, the session with them`);
+  }
+  // kill $(pgrep -f .) / $(pidof systemd): the processes a lister picks, when its pattern matches every process or names the init system.
+  if (name === 'kill') {
+    for (const sub of inv.words.flatMap((w) => w.subs)) {
+      const m = /^\s*(pgrep|pidof|pkill)\s+(.*)$/.exec(sub);
+      if (!m) continue;
+      const pats = m[2].split(/\s+/).filter((x, k, all) => x !== '' && !x.startsWith('-') && !/^-[uUgGPtsn]$/.test(all[k - 1] ?? '')).map((x) => x.replace(/^(['"])(.*)\1$/, '$2'));
+      if (pats.length === 0 ? m[1] === 'pgrep' && /-[a-zA-Z]*[uU]/.test(m[2]) : pats.some((x) => /^(\.\*?|\^|\$|\.\+|\*|\w?)$/.test(x) || /^(systemd|init|launchd|sshd|dbus-daemon|Xorg|Xwayland|gnome-shell|plasmashell|kwin\w*|loginctl|systemd-logind|containerd|dockerd)$/.test(x))) {
+        block(walk, 'dangerous', `kill of what \`${sub.trim()}\` lists: every process, or the ones the system and the session run on`, 'kill the one process meant, by its PID');
+      }
+    }
   }
   if (name === 'kill' && inv.words.some((w) => w.subs.some((sub) => /^\s*ps\s+(-[a-zA-Z]*[eA][a-zA-Z]*|a?u?x|-ax|aux)\b[^|]*$/.test(sub)))) {
     block(walk, 'dangerous', 'kill of every process ps lists: the whole machine stops');
@@ -2271,6 +2402,10 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
     const sixth = (a: string) => /^-f6$|^6$|\$6/.test(a);
     if (inv.upstream.some((u) => u.argv.some(sixth)) || feeder.argv.some(sixth)) return fromText(walk.env.home, feeder);
   }
+  // perl -le 'print for glob("~/*")': interpreter code printing a listing.
+  const flang = langOf(f);
+  const printed = flang ? printedPaths(flang, inlineCode(flang, feeder.argv).code ?? '') : [];
+  if (printed.length > 0) return { items: printed.map((p) => target(feeder!, word(p.replace(/^~(?=\/|$)/, home)))), recursive: !narrowed };
   const lister = listerRoots(walk, feeder);
   if (lister) return { items: lister.roots.map((t) => (narrowed || lister.filtered ? { ...t, abs: t.abs === null ? null : `${t.abs}/…` } : t)), recursive: !narrowed && !lister.filtered };
   // A filter of a known text (sed -n 1p <<< "$HOME", cut … <<< …): prints (part of) that text.
@@ -2426,6 +2561,11 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
 }
 
 function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, sources: Word[] | null = null): void {
+  // "$(python3 -m site --user-site)/x.pth": a start-up hook of Python named through the site directory.
+  if (t.abs === null && /\.pth$|(user|site)customize\.py$/.test(t.word.text) && t.word.subs.some((x) => /\bsite\b|site-packages|purelib|platlib/.test(x))) {
+    block(walk, 'dangerous', `${verb} writes ${t.word.text}, a file Python runs at every start: a way to stay on the machine`, 'show the user the change and let them make it');
+    return;
+  }
   if (t.abs === null) return;
   if (isDiskDevice(t.abs)) {
     block(walk, 'dangerous', `${verb} writes onto the disk device ${t.abs}`);
@@ -2516,6 +2656,11 @@ function checkRedirects(walk: Walk, inv: Invocation): void {
       continue;
     }
     const t = target(inv, r.target);
+    // while read f; do > "$f"; done: every file the loop reads emptied, as good as deleted.
+    if (r.op === '>' && inv.argv.length === 0 && inv.viaXargs && inv.xargsReplace && p.includes(inv.xargsReplace)) {
+      const fed = xargsItems(walk, inv);
+      for (const item of fed?.items ?? []) checkDelete(walk, inv, item, fed?.recursive ?? false, '> (truncation of each file read)');
+    }
     if (out) checkWrite(walk, inv, t, `redirection (${r.op})`);
     else if (r.op === '<' || r.op === '<>') checkRead(walk, inv, t, 'input redirection');
   }
@@ -2712,6 +2857,11 @@ function checkFind(walk: Walk, inv: Invocation): void {
       block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes keys and credentials`, 'remove the one file meant, by its path');
       continue;
     }
+    // find ~/.ssh -type f -delete: a key store emptied by a filter that does not name files.
+    if (!nameFiltered && isSecretSource(t.abs, walk.env) && isUnder(t.abs, walk.env.home)) {
+      block(walk, 'dangerous', `find ${t.abs} … -delete deletes the keys and credentials kept there`, 'remove the one file meant, by its path');
+      continue;
+    }
     // Deleting by pattern across / or a system tree (find / -name '*.so*' -delete) removes the system's own files.
     if (filtered && (t.abs === '/' || (isSystemPath(t.abs, walk.env.home) && !/^\/(var\/(log|cache|tmp)|tmp)(\/|$)/.test(t.abs)))) {
       block(walk, 'system', `find ${t.abs} … -delete deletes the system's own files that match`, 'delete inside the project, or let the user clean system directories');
@@ -2864,7 +3014,9 @@ function checkGit(walk: Walk, inv: Invocation): void {
       // A substitution asking for the default branch (origin/HEAD, init.defaultBranch) is main; another is the current branch.
       const defaultAsked = inv.words.some((w) => w.subs.some((sub) => /origin\/HEAD|defaultBranch|symbolic-ref\s+(--short\s+)?refs\/remotes/.test(sub)));
       // $(git branch --merged | grep -v 'main\|master'): main is filtered out of the list.
-      const mainFiltered = inv.words.some((w) => w.subs.some((sub) => /grep\s+-v.*\b(main|master)\b/.test(sub)));
+      // $(git branch --list 'spike/*'): only branches matching a pattern that no default name matches.
+      const listPattern = (sub: string) => /\bgit\s+branch\b[^|]*\s(?:--list|-l)\s+(['"]?)([^'"\s|]+)\1/.exec(sub)?.[2] ?? /\bgit\s+for-each-ref\b[^|]*\srefs\/heads\/([^\s|'"]+)/.exec(sub)?.[1]?.replace(/\/?$/, '/*');
+      const mainFiltered = inv.words.some((w) => w.subs.some((sub) => /grep\s+-v.*\b(main|master)\b/.test(sub) || (listPattern(sub) !== undefined && ![...PROTECTED_BRANCHES].some((b) => globMatches(listPattern(sub)!, b)))));
       const resolved = names.map((a) => (a.includes('$(…)') && mainFiltered ? 'feature' : a.includes('$(…)') && defaultAsked ? 'main' : a === 'HEAD' || a === '@' || a.includes('$(…)') ? gitCurrentBranch(walk) ?? a : walk.branchNames.get(a) ?? a));
       // Locally only the default names count (an old release/1.0 deleted here still lives on the remote).
       const protectedName = resolved.find((a) => PROTECTED_BRANCHES.has(a.replace(/^refs\/heads\//, '')));
@@ -3019,7 +3171,7 @@ function holdsSecrets(walk: Walk, abs: string | null): boolean {
 }
 
 function isSecret(walk: Walk, abs: string | null): boolean {
-  return abs !== null && (isSecretSource(abs, walk.env) || walk.secretFiles.has(abs));
+  return abs !== null && (isSecretSource(abs, walk.env) || walk.secretFiles.has(abs) || [...walk.secretFiles].some((f) => f.endsWith('*') && abs.startsWith(f.slice(0, -1))));
 }
 
 /** Options of the readers that take a value (so the word after them is not a file they read). */
@@ -3044,6 +3196,8 @@ function printsCredential(argv: string[]): string | null {
   if ((name === 'heroku' && a1 === 'auth:token') || (name === 'doctl' && /auth token/.test(a)) || (name === 'vault' && a1 === 'print' && a2 === 'token')) return `the ${name} token`;
   if ((name === 'bw' && a1 === 'get') || (name === 'lpass' && a1 === 'show') || (name === 'gopass' && /^(show|cat)$/.test(a1 ?? '')) || (name === 'keyring' && a1 === 'get') || name === 'kwallet-query') return 'a password-manager secret';
   if (name === 'docker' && a1 === 'secret' && a2 === 'inspect') return 'a Docker secret';
+  if (/^docker-credential-/.test(name) && a1 === 'get') return 'a registry password (docker credential helper)';
+  if ((name === 'pass' && (a1 === 'show' || (a1 !== undefined && !a1.startsWith('-') && !/^(ls|list|find|search|init|insert|generate|edit|rm|mv|cp|git|grep|help|version)$/.test(a1)))) || (name === 'op' && /^(read|item get|inject)/.test(`${a1} ${a2}`)) || (name === 'keepassxc-cli' && a1 === 'show') || (name === 'sops' && /(^| )(-d|--decrypt|decrypt)( |$)/.test(a)) || (name === 'vault' && /^(kv get|read)/.test(`${a1} ${a2}`))) return 'a password-manager secret';
   return null;
 }
 
@@ -3157,9 +3311,19 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
   const name = inv.argv[0];
   const args = inv.argv.slice(1);
   if (name === 'openssl' && args[0] !== 's_client') return;
-  if ((name === 'aws' || name === 'gsutil' || name === 'gcloud' || name === 'az') && !args.some((a) => /^(s3|gs|az|https?):\/\//.test(a)) && !args.some((a) => /^(upload|upload-batch|cp|sync|put)$/.test(a))) return;
   const say = (what: string, how: string) =>
     block(walk, 'dangerous', `${name} sends ${what} to the network (${how}): secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
+  // A cloud CLI sends its arguments to the service (aws sns publish --message "$(cat KEY)"); its own set-up (configure, auth) keeps them here.
+  if ((name === 'aws' || name === 'gsutil' || name === 'gcloud' || name === 'az') && !args.some((a) => /^(s3|gs|az|https?):\/\//.test(a)) && !args.some((a) => /^(upload|upload-batch|cp|sync|put)$/.test(a))) {
+    if (/^(configure|config|auth|login|sts|ecr)$/.test(args[0] ?? '')) return;
+    for (const w of inv.words.slice(1)) {
+      for (const sub of w.subs) {
+        const found = subProducesSecret(walk, inv, sub, 1);
+        if (found) return say(found, 'inside a command substitution in the message it publishes');
+      }
+    }
+    return;
+  }
   for (const r of inv.redirects) {
     if ((r.op === '<' || r.op === '<>') && !r.target.dynamic && inv.cwd !== null) {
       const abs = resolveFrom(inv.cwd, r.target.text);
@@ -3226,7 +3390,9 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
       // scp -r ~ host:, rsync -a ~/ host: — the whole home directory, keys and all.
       if (!remote || !/^[\w.-]*@?[\w.-]+:/.test(c)) if (holdsSecrets(walk, tt.abs) && ['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil'].includes(name)) return say(`${tt.abs} (the keys in it)`, 'as a file argument');
     }
-    const authHeader = /^(authorization|proxy-authorization|x-api-key|api-key|private-token|x-auth-token|x-github-token|x-goog-api-key|anthropic-api-key|x-access-token)\s*:/i.test(t) || ['-u', '--user', '--oauth2-bearer', '--password', '--http-password'].includes(prev) || /^--(user|password|http-password)=/.test(t);
+    const authHeader0 = /^(authorization|proxy-authorization|x-api-key|api-key|private-token|x-auth-token|x-github-token|x-goog-api-key|anthropic-api-key|x-access-token)\s*:/i.test(t) || ['-u', '--user', '--oauth2-bearer', '--password', '--http-password'].includes(prev) || /^--(user|password|http-password)=/.test(t);
+    // A whole credentials file or key (~/.git-credentials, ~/.ssh/id_rsa) in a header is not a token meant for it.
+    const authHeader = authHeader0 && !w.subs.some((sub) => /^\//.test(subProducesSecret(walk, inv, sub, 1) ?? ''));
     // A credential in the header meant for it (-H "Authorization: Bearer $(gh auth token)") is the credential used, not sent away.
     if (!authHeader) {
       for (const sub of w.subs) {

@@ -43,7 +43,7 @@ export function langOf(name: string): Lang | null {
   if (n === 'python' || n === 'pypy' || n === 'ipython') return 'python';
   if (n === 'perl') return 'perl';
   if (n === 'ruby' || n === 'jruby') return 'ruby';
-  if (n === 'node' || n === 'nodejs' || n === 'bun' || n === 'deno' || n === 'tsx' || n === 'ts-node') return 'js';
+  if (n === 'node' || n === 'nodejs' || n === 'bun' || n === 'deno' || n === 'tsx' || n === 'ts-node' || n === 'zx') return 'js';
   if (n === 'php') return 'php';
   if (n === 'lua' || n === 'luajit') return 'lua';
   if (n === 'Rscript' || n === 'R') return 'r';
@@ -65,15 +65,21 @@ export function inlineCode(lang: Lang, argv: string[]): { code: string | null; r
     r: ['-e', '--expr'],
   };
   if (lang === 'awk') {
+    // -v cmd='rm -rf ~': variables of the program, set before it starts.
+    let pre = '';
     for (let i = 0; i < args.length; i++) {
       const a = args[i];
       if (a === '-f' || a === '--file') return { code: null, readsStdin: false };
+      if (a === '-v' || a === '--assign') {
+        const eq = (args[i + 1] ?? '').indexOf('=');
+        if (eq > 0) pre += `${args[i + 1].slice(0, eq)} = "${args[i + 1].slice(eq + 1).replace(/"/g, '\\"')}"; `;
+      }
       if (a === '-F' || a === '-v' || a === '--assign' || a === '--field-separator') {
         i++;
         continue;
       }
       if (a.startsWith('-') && a !== '-') continue;
-      return { code: a, readsStdin: false };
+      return { code: pre + a, readsStdin: false };
     }
     return { code: null, readsStdin: false };
   }
@@ -100,11 +106,13 @@ export function inlineCode(lang: Lang, argv: string[]): { code: string | null; r
 }
 
 const HOME_EXPRS: RegExp[] = [
-  /os\.path\.expanduser\(\s*(['"])~\/?\1\s*\)/g,
+  /(?:os\.path\.)?\bexpanduser\(\s*(['"])~\/?\1\s*\)/g,
+  // The user's entry in the password database: (getpwuid($<))[7], pwd.getpwuid(os.getuid()).pw_dir, Etc.getpwuid.dir...
+  /\(\s*getpwuid\s*\(?\s*\$<\s*\)?\s*\)\s*\[\s*7\s*\]|\bpwd\.getpwuid\([^)]*\)\)?(?:\.pw_dir|\[5\])|\bEtc\.getpwuid(?:\([^)]*\))?\.dir|\bposix_getpwuid\([^)]*\)\)?\s*\[\s*['"]dir['"]\s*\]|(?:require\(\s*['"](?:node:)?os['"]\s*\)|\bos)\.userInfo\(\)\.homedir|\bENV\.fetch\(\s*['"]HOME['"][^)]*\)/g,
   /(?:pathlib\.)?Path\.home\(\)/g,
   /os\.environ\s*\[\s*(['"])HOME\1\s*\]/g,
-  /os\.environ\.get\(\s*(['"])HOME\1\s*\)/g,
-  /os\.getenv\(\s*(['"])HOME\1\s*\)/g,
+  /os\.environ\.get\(\s*(['"])HOME\1\s*(?:,[^)]*)?\)/g,
+  /os\.getenv\(\s*(['"])HOME\1\s*(?:,[^)]*)?\)/g,
   /(?:require\(\s*(['"])(?:node:)?os\1\s*\)|\bos)\.homedir\(\)/g,
   /process\.env\.HOME\b/g,
   /process\.env\[\s*(['"])HOME\1\s*\]/g,
@@ -112,7 +120,7 @@ const HOME_EXPRS: RegExp[] = [
   /\bDir\.home\b/g,
   /\bENV\s*\[\s*(['"])HOME\1\s*\]/g,
   /File\.expand_path\(\s*(['"])~\1\s*\)/g,
-  /getenv\(\s*(['"])HOME\1\s*\)/g,
+  /(?:\bSys\.)?\bgetenv\(\s*(['"])HOME\1\s*\)/g,
   /os\.getenv\(\s*(['"])HOME\1\s*\)/g,
   /Deno\.env\.get\(\s*(['"])HOME\1\s*\)/g,
   /\bENVIRON\s*\[\s*(['"])HOME\1\s*\]/g,
@@ -162,6 +170,14 @@ function literals(code: string, from = 0, to = code.length): Lit[] {
     } else i++;
   }
   return out;
+}
+
+/** Paths interpreter code prints (`print for glob("~/*")`, `puts Dir["~/*"]`): a lister whose output may feed xargs. */
+export function printedPaths(lang: Lang, source: string): string[] {
+  if (source.length > MAX_CODE_CHARS) return [];
+  const code = preprocess(source, lang);
+  if (!/\b(print|say|puts|console\.log|echo|println|printf|writeln)\b/.test(code)) return [];
+  return listingRoots(code).map((r) => (r.glob === null ? r.path : `${r.path.replace(/\/$/, '')}/${r.glob}`));
 }
 
 /** The code talks to the network (HTTP clients, sockets, mail, FTP, SSH libraries). */
@@ -242,8 +258,8 @@ function regionText(code: string, [a, b]: [number, number], firstOnly = false): 
 }
 
 const SHELL_CALLS: Record<Lang, RegExp> = {
-  python: /(?:\bcreate_subprocess_(?:shell|exec)|\bos\.(?:system|popen|exec\w*|spawn\w*)|\b\w+\.(?:system|popen)|\b\w+\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|pty\.spawn|commands\.getoutput|(?<![.\w])(?:run|call|check_call|check_output|Popen|system|popen|getoutput|execvp?e?|execlp?e?))(?=\s*\()/g,
-  perl: /(?<![\w$@%>.])(?:system|exec|qx)(?=\s*[("'{])/g,
+  python: /(?:\bcreate_subprocess_(?:shell|exec)|\bos\.(?:system|popen|exec\w*|spawn\w*)|(?:\b\w+|\))\.(?:system|popen)|\b\w+\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|pty\.spawn|commands\.getoutput|(?<![.\w])(?:run|call|check_call|check_output|Popen|system|popen|getoutput|execvp?e?|execlp?e?))(?=\s*\()/g,
+  perl: /(?<![\w$@%>.])(?:system|exec|qx)(?=\s*[("'{@$])/g,
   ruby: /(?<![\w.])(?:system|exec|spawn|IO\.popen|Open3\.\w+|Kernel\.system|Kernel\.exec|Kernel\.spawn|Process\.spawn|Process\.exec|PTY\.spawn)(?=\s*[("'])/g,
   js: /\b(?:execSync|exec|execFileSync|execFile|spawnSync|spawn|fork|Bun\.spawn\w*|\$)(?=\s*\()/g,
   php: /\b(?:system|shell_exec|exec|passthru|popen|proc_open|pcntl_exec)(?=\s*\()/g,
@@ -257,7 +273,7 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
   python: /(?:\bshutil\.rmtree|(?<![.\w])rmtree|\.rmtree|os\.removedirs|send2trash)(?=\s*\()/g,
   perl: /\b(?:rmtree|remove_tree|File::Path::rmtree)(?=\s*[("'$])/g,
   ruby: /\b(?:FileUtils\.)?(?:rm_rf|rm_r|remove_dir|remove_entry|remove_entry_secure|rmtree)(?=\s*[("'])/g,
-  js: /(?:\brmSync|\brmdirSync|\.rm|\.rmdir|(?<![\w.$])rm|(?<![\w.$])rmdir|\brimraf(?:\.sync)?|\bremoveSync|\bemptyDirSync|Deno\.removeSync|Deno\.remove)(?=\s*\()/g,
+  js: /(?:\brmSync|\brmdirSync|\.rm|\.rmdir|(?<![\w.$])rm|(?<![\w.$])rmdir|\brimraf(?:\.sync|Sync|\.rimrafSync|\.native(?:Sync)?)?|\bdeleteSync|\bdeleteAsync|\bremoveSync|\bemptyDirSync|Deno\.removeSync|Deno\.remove)(?=\s*\()/g,
   php: null,
   lua: null,
   awk: null,
@@ -265,9 +281,10 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
   r: /\b(?:unlink|file\.remove)(?=\s*\()/g,
 };
 
+const UNLINK_CALLS = /(?:\bos\.(?:remove|unlink)|\bunlinkSync|\bfs\.unlink|\bFile\.(?:delete|unlink)|\bFileUtils\.rm(?!_)|(?<![\w$>.])unlink)(?=\s*[("'])/g;
 const DISK = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper\/)/;
 const SECRET_FRAGMENT = /(\.ssh\/|\.aws\/|(^|\/)\.env(\.|$)|\.netrc|\.npmrc|\.git-credentials|\.kube\/config|\.docker\/config|\bid_(rsa|ed25519|ecdsa|dsa)\b|\/etc\/shadow|\.gnupg|\.pgpass)/;
-const NETWORK = /(?:file_get_contents|fopen|readfile|get_headers)\s*\(\s*["']https?:|require\(\s*['"](?:node:)?(?:net|tls|dgram|http2?)['"]\s*\)|\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram)/;
+const NETWORK = /(?:file_get_contents|fopen|readfile|get_headers)\s*\(\s*["']https?:|require\(\s*['"](?:node:)?(?:net|tls|dgram|http2?|dns)['"]\s*\)|\bURI\.open|\bResolv\b|\bWebSocket\b|\b(?:Deno|Bun)\.connect|\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram)/;
 
 /**
  * Joins of string literals into one: Path("~") / ".ssh" / "id_rsa" and "~".joinpath(".ssh", "x") in
@@ -332,7 +349,11 @@ function resolveAliases(code: string): string {
 /** 'rm -rf %s' % x, 'rm -rf {}'.format(x), f-strings, ' '.join([...]): the string the code builds from literals. */
 function formatStrings(code: string): string {
   const lit = `(['"])((?:(?!\\1)[^\\\\\n])*)\\1`;
+  const one = `(['"])([^'"\\n]*)\\3`;
   return code
+    // ("rm -rf %s"):format("~") (lua), string.format / sprintf / format("rm -rf %s", "~").
+    .replace(new RegExp(`\\(?\\s*${lit}\\s*\\)?\\s*:\\s*format\\(\\s*${one}\\s*\\)`, 'g'), (_m, q: string, f: string, _q2, v: string) => `${q}${f.replace(/%[sdq]/, v)}${q}`)
+    .replace(new RegExp(`\\b(?:string\\.format|sprintf|format)\\(\\s*${lit}\\s*,\\s*${one}\\s*\\)`, 'g'), (_m, q: string, f: string, _q2, v: string) => `${q}${f.replace(/%[sdq]/, v)}${q}`)
     .replace(new RegExp(`${lit}\\s*%\\s*\\(?\\s*(['"])([^'"\\n]*)\\3\\s*\\)?`, 'g'), (_m, q: string, f: string, _q2, v: string) => `${q}${f.replace(/%[sdr]/, v)}${q}`)
     .replace(new RegExp(`${lit}\\s*\\.\\s*format\\(\\s*(['"])([^'"\\n]*)\\3\\s*\\)`, 'g'), (_m, q: string, f: string, _q2, v: string) => `${q}${f.replace(/\{[^}]*\}/, v)}${q}`)
     .replace(new RegExp(`${lit}\\s*\\.\\s*join\\(\\s*\\[([^\\]]*)\\]\\s*\\)`, 'g'), (m, q: string, sep: string, items: string) => {
@@ -363,6 +384,7 @@ function preprocess(code: string, lang: Lang): string {
   let c = code.replace(/(["`])\$(?:ENV\{\s*'?HOME'?\s*\}|\{?HOME\}?(?=\/|\1))/g, '$1~');
   for (const re of HOME_EXPRS) c = c.replace(re, '"~"');
   for (const re of CWD_EXPRS) c = c.replace(re, '"."');
+  c = callsByValue(c, lang);
   c = joinLiterals(c, lang);
   // The joins may leave path helpers around one literal again: path.resolve("./.."), os.path.abspath(os.path.join("./..")).
   for (let k = 0; k < 3; k++) {
@@ -380,6 +402,38 @@ function preprocess(code: string, lang: Lang): string {
   c = c.replace(/(?:require\(\s*['"](?:node:)?path['"]\s*\)|\bpath|\bos\.path)\.(?:resolve|join|normalize|abspath|realpath)\(\s*"(~|\.)"\s*\)/g, '"$1"');
   // Interpolations of those (f"{Path.home()}/x", `${os.homedir()}/x`, "#{Dir.home}/x") are the text itself.
   return c.replace(/\$?[#]?\{\s*"(~|\.)"\s*\}/g, '$1');
+}
+
+/**
+ * Functions handled as values are calls: `f = shutil.rmtree; f(p)`, `r = require('rimraf'); r.sync(p)`,
+ * `$f = "sys"."tem"; $f(…)`, `Thread(target=shutil.rmtree, args=(p,))`, `submit(os.system, 'cmd')`,
+ * `setTimeout(fs.rmSync, 0, p)`: each is rewritten or appended as the call it amounts to.
+ */
+function callsByValue(code: string, lang: Lang): string {
+  let c = code.replace(/\brequire\(\s*(['"])(rimraf|del|shelljs|fs-extra|execa|trash)\1\s*\)/g, '$2');
+  for (const m of code.matchAll(/(?:^|[;\n{(,]|\b(?:const|let|var|my|local))\s*\$?([A-Za-z_]\w*)\s*=\s*(require\(\s*['"](?:node:)?[\w@/.-]+['"]\s*\)|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\\&[\w:]+)\s*(?=[;\n,)]|$)/g)) {
+    const to = m[2].replace(/^require\(\s*['"](?:node:)?([\w@/.-]+)['"]\s*\)$/, '$1').replace(/^\\&/, '');
+    c = c.replace(new RegExp(`(?<![\\w.$])\\$?${m[1]}(?=\\s*(?:\\.|\\(|->\\())`, 'g'), to).replace(new RegExp(`${to.replace(/[.$]/g, '\\$&')}->\\(`, 'g'), `${to}(`);
+  }
+  c = c.replace(/\$(\w+)(?=\s*\()/g, (x, id: string) => {
+    const v = identValues(joinLiterals(c, lang), id);
+    return v.length === 1 && /^[A-Za-z_][\w:]*$/.test(v[0]) ? v[0] : x;
+  });
+  const dangerous = (n: string) => [SHELL_CALLS[lang], DELETE_CALLS[lang], UNLINK_CALLS].some((re) => re !== null && new RegExp(re.source).test(`${n}(`));
+  const calls: string[] = [];
+  for (const m of c.matchAll(/([(,]\s*(?:\w+\s*=\s*)?)([A-Za-z_][\w.]*)(?=\s*[,)])/g)) {
+    if (!dangerous(m[2])) continue;
+    let open = m.index;
+    for (let d = 0; open >= 0; open--) {
+      if (/[)\]]/.test(c[open])) d++;
+      else if (/[([]/.test(c[open]) && d-- === 0) break;
+    }
+    if (open < 0) continue;
+    let rest = c.slice(m.index + m[0].length, closeParen(c, open)).replace(/^\s*,?\s*(?:\d+(?:\.\d+)?\s*,\s*)*(?:args\s*=\s*)?/, '');
+    if (/^[([]/.test(rest)) rest = rest.slice(1, closeParen(rest, 0));
+    calls.push(`${m[2]}(${rest})`);
+  }
+  return calls.length > 0 ? `${c}\n${calls.join('\n')}` : c;
 }
 
 /** The literal values an identifier takes: `for x in [...]`, `for (const x of [...])`, `[...].each { |x|`, `x = '...'`. */
@@ -499,13 +553,26 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     if (text !== null) f.shell.push(text);
     else {
       // system($cmd) with $cmd assigned a literal earlier in the code.
-      const ident = /^\s*\$?([A-Za-z_]\w*)\s*(?:[,)]|$)/.exec(code.slice(region[0], region[1]))?.[1];
+      const ident = /^\s*[$@]?([A-Za-z_]\w*)\s*(?:[,)]|$)/.exec(code.slice(region[0], region[1]))?.[1];
       if (ident) f.shell.push(...identValues(code, ident));
+      // cmd = ['rm', '-rf', '~']; run(cmd) / @a = (…); system @a: the list is the command line.
+      const list = ident ? new RegExp(`(?:^|[^\\w.$@])[$@]?${ident}\\s*=\\s*[[(]([^\\])]*)[\\])]`).exec(code) : null;
+      if (list) f.shell.push(literals(list[1]).map((l) => l.value).join(' '));
+    }
+    // system(c "~") with c = "rm -rf ": variables holding one literal put in, then the literals joined.
+    const withVars = code.slice(region[0], region[1]).replace(/(?<![\w$."'])\$?([A-Za-z_]\w*)(?![\w(."'])/g, (x, id: string) => {
+      const v = identValues(code, id);
+      return v.length === 1 ? `"${v[0].replace(/"/g, '')}"` : x;
+    });
+    if (withVars !== code.slice(region[0], region[1])) {
+      const j = joinLiterals(withVars, lang);
+      const t = regionText(j, [0, j.length]);
+      if (t !== null && t !== text) f.shell.push(t);
     }
   }
   // os.spawnl*/execl*(MODE?, FILE, ARG0, ARG1...): the arguments after the file name are the command line.
   if (lang === 'python') {
-    for (const m of code.matchAll(/\bos\.(spawn|exec)(l|v)p?e?\s*\(/g)) {
+    for (const m of code.matchAll(/\bos\.(?:(spawn|exec)(l|v)p?e?|posix_spawnp?)\s*\(/g)) {
       const open = m.index + m[0].length - 1;
       const lits = literals(code, open + 1, closeParen(code, open));
       if (lits.length >= 2) f.shell.push(lits.slice(1).map((l) => (/^[\w@%+=:,./~-]+$/.test(l.value) ? l.value : `'${l.value.replace(/'/g, `'\\''`)}'`)).join(' '));
@@ -581,12 +648,17 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       if (kw) region[0] += kw[0].length;
       const lits = literals(code, region[0], region[1]);
       const argText = code.slice(region[0], region[1]);
-      const recursive = lang === 'r' ? /recursive\s*=\s*T/.test(argText) : lang !== 'js' || /rimraf|removeSync|emptyDir|Deno\.remove/.test(m[0]) || /recursive\s*:\s*true/.test(argText);
+      const recursive = lang === 'r' ? /recursive\s*=\s*T/.test(argText) : lang !== 'js' || /rimraf|removeSync|emptyDir|Deno\.remove|delete(Sync|Async)/.test(m[0]) || /recursive\s*:\s*true/.test(argText);
       const startsWithLit = lits.length > 0 && code.slice(region[0], lits[0].start).trim() === '';
       if (!startsWithLit) {
         // rmtree(p) with p a loop variable over literals, or assigned a literal.
         const ident = /^\s*\$?([A-Za-z_]\w*)\s*(?:[,)]|$)/.exec(argText)?.[1];
         if (ident) for (const v of identValues(code, ident)) f.deletes.push({ path: v, recursive });
+        continue;
+      }
+      // shell.rm('-rf', p): the flags come first, the path after.
+      if (/^-[a-zA-Z]+$/.test(lits[0].value) && lits[1]) {
+        f.deletes.push({ path: lits[1].value, recursive: recursive || /[rR]/.test(lits[0].value) });
         continue;
       }
       f.deletes.push({ path: regionText(code, region, true) ?? lits[0].value, recursive });
@@ -597,8 +669,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     for (const l of literals(m[2])) f.deletes.push({ path: l.value, recursive: /rmtree|rmSync/.test(m[1]) });
   }
   // Single-file deletes: os.remove, fs.unlinkSync, File.delete, unlink.
-  const unlinkRe = /(?:\bos\.(?:remove|unlink)|\bunlinkSync|\bfs\.unlink|\bFile\.(?:delete|unlink)|\bFileUtils\.rm(?!_)|(?<![\w$>.])unlink)(?=\s*[("'])/g;
-  for (const m of code.matchAll(unlinkRe)) {
+  for (const m of code.matchAll(UNLINK_CALLS)) {
     const region = argRegion(code, m.index + m[0].length);
     const text = regionText(code, region, true);
     if (text !== null) f.deletes.push({ path: text, recursive: false });
@@ -683,11 +754,11 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     // The whole environment (tokens and keys) serialised while talking to the network.
     if (/dict\(\s*os\.environ\s*\)|json\.dumps\(\s*(dict\()?os\.environ|os\.environ\.(items|copy)\(\)|JSON\.stringify\(\s*process\.env\s*\)|Object\.(entries|keys)\(\s*process\.env\s*\)|\bENV\.to_h\b|\bENV\.to_a\b|%ENV\b|getenv\(\s*\)|\$_ENV\b|Deno\.env\.toObject\(\)/.test(code)) f.exfil = 'the environment (tokens and keys)';
     // A secret path among the literals while the code reads files (open F, <F>, read_bytes, slurp...) and talks to the network.
-    if (/\bopen\b|read_bytes|read_text|readFile|File\.read|IO\.read|slurp|<[A-Z]+>|file_get_contents|fread|\.read\(/.test(code)) {
+    if (/\bopen\b|read_bytes|read_text|readFile|readTextFile|Bun\.file|File\.read|IO\.read|slurp|<[A-Z]+>|file_get_contents|fread|\.read\(/.test(code)) {
       const lit = lits.find((l) => SECRET_FRAGMENT.test(l.value));
       if (lit) f.exfil = lit.value;
     }
-    for (const m of code.matchAll(/(?<![\w])(?:open|fopen|readFileSync|readFile|file_get_contents|File\.read|IO\.read|File\.open|File\.binread|read_text|read_bytes)\s*\(/g)) {
+    for (const m of code.matchAll(/(?<![\w])(?:open|fopen|readFileSync|readFile|readTextFile|Bun\.file|file_get_contents|File\.read|IO\.read|File\.open|File\.binread|read_text|read_bytes)\s*\(/g)) {
       const open = m.index + m[0].length - 1;
       const arg = regionText(code, [open + 1, closeParen(code, open)], true);
       if (arg !== null && SECRET_FRAGMENT.test(arg)) {

@@ -70,7 +70,11 @@ export function homeOf(p: string, env: PathEnv): string {
 export type DeleteClass = 'root' | 'home' | 'project' | 'ancestor' | 'top-level' | 'system' | null;
 
 /** How bad deleting (recursively) `p` would be. */
-export function classifyDelete(p: string, env: PathEnv): DeleteClass {
+export function classifyDelete(p0: string, env: PathEnv): DeleteClass {
+  // macOS keeps /etc, /var and /tmp under /private; WSL mounts Windows drives at /mnt/<letter>.
+  const p = p0.replace(/^\/private(?=\/(etc|var|tmp)(\/|$))/, '');
+  if (/^\/mnt\/[a-z](\/(Users|Windows|Program Files( \(x86\))?|ProgramData))?$/i.test(p)) return 'top-level';
+  if (/^\/mnt\/[a-z]\/Users\/[^/]+$/i.test(p)) return 'home';
   if (p === '/') return 'root';
   if (p === env.home) return 'home';
   // Another user's home directory (/home/alice, /Users/alice).
@@ -110,7 +114,8 @@ const HOME_SECRETS = [
   '.vercel', '.config/vercel', '.netlify', '.config/netlify', '.fly', '.config/doctl', '.config/heroku', '.wrangler', '.config/.wrangler', '.railway', '.supabase',
   '.config/configstore', '.config/sops', '.config/age', '.age', '.ethereum', '.bitcoin', '.electrum', '.config/Slack', '.config/discord', '.config/Signal', '.config/BraveSoftware',
   '.pki', '.keychain', '.claude/.credentials.json', '.config/anthropic', '.config/openai', '.databrickscfg', '.snowflake', '.my.cnf', '.dbt/profiles.yml', '.kaggle', '.huggingface', '.cache/huggingface/token',
-  '.config/hcloud', '.oci', '.bluemix', '.config/linode-cli', '.ngrok2', '.config/ngrok', '.tailscale',
+  '.config/hcloud', '.oci', '.bluemix', '.config/linode-cli', '.ngrok2', '.config/ngrok', '.tailscale', '.sentryclirc', '.terraformrc', '.circleci/cli.yml',
+  '.config/glab-cli', '.config/stripe', '.pulumi/credentials.json', '.cloudflared', '.wakatime.cfg', '.config/jira', '.jira.d', '.arduino15/arduino-cli.yaml', '.config/cachix',
   // Package registries' logins.
   '.m2/settings.xml', '.m2/settings-security.xml', '.gradle/gradle.properties', '.sbt/credentials', '.ivy2/.credentials', '.pip/pip.conf', '.config/pip/pip.conf',
   '.config/github-copilot', '.config/gh-copilot', '.codeium', '.config/Cursor/User/globalStorage', '.continue/config.json', '.config/sourcegraph',
@@ -184,9 +189,11 @@ export function isPreciousHomeDir(p: string, env: PathEnv): boolean {
  */
 export function isAutostartPath(p: string, env: PathEnv): boolean {
   const h = env.home;
-  const homeDirs = ['.config/systemd/user', '.local/share/systemd/user', 'Library/LaunchAgents', '.config/autostart', '.kde/Autostart', '.kde4/Autostart', '.config/plasma-workspace/env', '.config/environment.d', '.config/upstart'];
+  const homeDirs = ['.config/systemd/user', '.local/share/systemd/user', 'Library/LaunchAgents', '.config/autostart', '.config/autostart-scripts', '.kde/Autostart', '.kde4/Autostart', '.config/plasma-workspace/env', '.config/plasma-workspace/shutdown', '.config/environment.d', '.config/upstart', '.config/openbox/autostart', '.config/lxsession'];
   if (homeDirs.some((d) => isUnder(p, `${h}/${d}`))) return true;
   if (p === `${h}/.pam_environment` || p === `${h}/.xsessionrc` || p === `${h}/.xsession`) return true;
+  // Python's start-up hooks: usercustomize/sitecustomize modules and .pth files in a site directory run in every interpreter.
+  if (/\/(usercustomize|sitecustomize)\.py$|\/(site|dist)-packages\/[^/]+\.pth$/.test(p)) return true;
   return /^\/(Library\/(LaunchAgents|LaunchDaemons|StartupItems)|etc\/(systemd|xdg\/autostart|init\.d|rc\.local|cron\.|anacrontab|crontab|environment\.d|ld\.so\.preload)|usr\/lib\/systemd|lib\/systemd)(\/|$)/.test(p);
 }
 

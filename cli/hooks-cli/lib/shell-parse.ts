@@ -144,6 +144,8 @@ function expandVar(name: string, env: ParseEnv): VarValue | null {
   // The temporary directory: wherever it is, it is not /, home or the project.
   if (name === 'TMPDIR' || name === 'TMP' || name === 'TEMP' || name === 'RUNNER_TEMP') return { text: '/tmp/tmpdir', dynamic: false, subs: [] };
   if (name === 'HOME') return { text: env.home, dynamic: false, subs: [] };
+  // $0 of the command line is the shell's name (the Bash tool runs `bash -c`): dirname "$0" is `.`.
+  if (name === '0') return { text: 'bash', dynamic: false, subs: [] };
   if (name === 'PWD') return { text: env.cwd, dynamic: false, subs: [] };
   if (name === 'CLAUDE_PROJECT_DIR' && env.project) return { text: env.project, dynamic: false, subs: [] };
   return null;
@@ -677,9 +679,12 @@ class Lexer {
       // ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat}, ${X:off:len}, ${X:?msg}: computed from a known X.
       const op = known === null && !withDefault ? /^([A-Za-z_]\w*)(%%|%|##|#|:\?|:(?=\d))(.*)$/.exec(inner) : null;
       const opBase = op ? expandVar(op[1], this.env) : null;
+      // ${HOME%"${HOME##*/}"}: a pattern made of known expansions is known too.
+      const opArg = op && /[$`]/.test(op[3]) ? (/`|\$\(/.test(op[3]) ? null : parseShell(`: ${op[3]}`, this.env, 50).commands[0]?.words[1]) : null;
+      const pat = op ? (opArg === null ? op[3] : opArg && !opArg.dynamic ? opArg.text : null) : null;
       if (known !== null) appendValue(w, known, inQuotes);
-      else if (op && opBase && !opBase.dynamic && !/[$`]/.test(op[3])) {
-        appendValue(w, { text: paramOp(opBase.text, op[2], op[3]), dynamic: false, subs: [] }, inQuotes);
+      else if (op && opBase && !opBase.dynamic && pat !== null) {
+        appendValue(w, { text: paramOp(opBase.text, op[2], pat), dynamic: false, subs: [] }, inQuotes);
       } else if (withDefault && /`|\$\(/.test(withDefault[2])) {
         w.text += '${' + inner + '}';
         w.dynamic = true;
@@ -976,8 +981,9 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
   let cwd = env.cwd;
   if (cmds.length === 2) {
     const [cd] = cmds;
-    if (cd.words[0]?.text !== 'cd' || !cd.words[1] || cd.words[1].dynamic) return null;
-    cwd = posixResolve(cwd, cd.words[1].text);
+    const to = cd.words.slice(1).find((x) => !/^-[LPe@]*-?$/.test(x.text));
+    if (cd.words[0]?.text !== 'cd' || !to || to.dynamic) return null;
+    cwd = posixResolve(cwd, to.text.replace(/^~(?=\/|$)/, env.home));
   }
   const words = cmds[cmds.length - 1].words;
   // $(cat <<'EOF' … EOF), $(cat <<< TEXT): the text itself.
