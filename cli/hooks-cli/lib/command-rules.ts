@@ -16,6 +16,7 @@ import path from 'node:path';
 import { analyzeCode, inlineCode, langOf, printedPaths, stringLiterals, talksToNetwork } from './inline-code';
 import { parseShell, printfFormat, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
+import { serviceFindings } from './service-rules';
 import {
   classifyDelete,
   describeDelete,
@@ -277,6 +278,8 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
         u.viaXargs = true;
         const af = words.findIndex((w, k) => k > 0 && (w.text === '-a' || w.text === '--arg-file' || /^-[a-zA-Z0-9]+a$/.test(w.text)));
         if (af > 0 && words[af + 1]) u.xargsFile = words[af + 1];
+        const afEq = words.find((w) => w.text.startsWith('--arg-file='));
+        if (afEq) u.xargsFile = { ...afEq, text: afEq.text.slice(11) };
         for (let k = 1; k < words.length && words[k].text.startsWith('-'); k++) {
           const t = words[k].text;
           if (t === '-I') u.xargsReplace = words[k + 1]?.text;
@@ -654,6 +657,8 @@ function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth:
     const at = base(words[0].text).startsWith('git-') ? 0 : 1;
     words = [{ ...words[at], text: 'git' }, { ...words[at], text: dashed[1] }, ...words.slice(at + 1)];
   }
+  // bfs and gfind are find under other names (same expressions, -delete and -exec included).
+  if (/^(bfs|gfind)$/.test(base(words[0]?.text ?? ''))) words = [{ ...words[0], text: 'find' }, ...words.slice(1)];
   const argv = text(words);
   if (argv[0]?.includes('/') && !argv[0].startsWith('./')) argv[0] = base(argv[0]);
   if (/^(bin\/rails|bin\/rake|\.\/bin\/rails)$/.test(words[0]?.text ?? '')) argv[0] = base(words[0].text);
@@ -1763,6 +1768,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   else checkSecretReachesNetwork(walk, inv);
   checkOutputSubstitutions(walk, inv);
   checkServices(walk, inv);
+  for (const f of serviceFindings(inv.argv, inv.assigned ?? [])) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
   checkServesSecrets(walk, inv);
 
   switch (name) {
@@ -1792,6 +1798,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       for (const w of operands(inv.words, new Set(['-s', '-n', '--size', '--iterations']))) {
         const t = target(inv, w);
         if (t.abs && isDiskDevice(t.abs)) block(walk, 'dangerous', `${name} on the disk device ${t.abs} destroys its data`, 'check the device with lsblk first; nothing on a disk device can be undone');
+        else if ((name === 'truncate' || name === 'shred') && t.abs && GIT_STORE.test(t.abs) && t.abs.includes('/.git/')) block(walk, 'dangerous', `${name} empties ${t.abs}, part of the git repository's objects or refs: its history is lost`);
+        else if (name === 'shred' && t.abs && isSecretSource(t.abs, env) && !isUnder(t.abs, env.project)) block(walk, 'dangerous', `shred destroys ${t.abs} beyond recovery: keys, tokens or history that nothing can bring back`);
         else checkWrite(walk, inv, t, name);
       }
       break;
@@ -1953,7 +1961,10 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       break;
     case 'crontab': {
       const ops = operands(inv.words, new Set(['-u']));
-      if (args.some((a) => /^-[a-zA-Z]*r/.test(a))) block(walk, 'dangerous', 'crontab -r deletes every cron job of the user without asking', 'crontab -l > crontab.bak first, then crontab -e to remove the one job');
+      // crontab -e with EDITOR/VISUAL set to a program that is no editor (sed -i, tee, cp, sh -c): the crontab is rewritten unattended.
+      const editor = args.includes('-e') ? [...(inv.assigned ?? []), ...['VISUAL', 'EDITOR'].map((n) => (walk.vars.has(n) ? `${n}=${walk.vars.get(n)!.text}` : ''))].map((a) => /^(?:VISUAL|EDITOR)=(.*)$/s.exec(a)?.[1]).find((v) => v !== undefined && v.trim() !== '') : undefined;
+      if (editor !== undefined && !/^\s*(\S*\/)?(vi|vim|nvim|view|nano|pico|emacs|emacsclient|code|codium|subl|mate|micro|hx|helix|kak|joe|jed|mg|ne|gedit|kate|mousepad|xed|gvim|mvim|nvi|zile|true)(\s|$)/.test(editor)) block(walk, 'dangerous', `crontab -e with the editor \`${editor.slice(0, 60)}\` rewrites the user's crontab without anyone editing it: jobs put there run unattended`, 'show the user the line and let them add it with crontab -e');
+      else if (args.some((a) => /^-[a-zA-Z]*r/.test(a))) block(walk, 'dangerous', 'crontab -r deletes every cron job of the user without asking', 'crontab -l > crontab.bak first, then crontab -e to remove the one job');
       else if (!args.some((a) => a === '-l' || a === '-e') && (ops.length > 0 || inv.upstream.length > 0 || inv.redirects.some((r) => r.op === '<' || r.body !== undefined))) {
         if (ops.length === 0) ops.push({ ...inv.words[0], text: '-' });
         block(walk, 'dangerous', `crontab ${ops[0].text} replaces the user's whole crontab${ops[0].text === '-' ? ' with text from the pipe' : ''}: jobs installed this way run unattended`, 'show the user the line and let them add it with crontab -e');
@@ -2031,13 +2042,14 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       if (args.some((a) => /^(exec|system):/i.test(a)) && args.some((a) => /^(tcp|udp|openssl|ssl)[46]?(-connect|-listen)?:/i.test(a))) block(walk, 'dangerous', 'socat joins a shell to a network connection: a reverse shell');
       break;
     default:
+      if (readOnlyDiskTool(name, args)) break;
       if (/^mkfs(\.|$)/.test(name) || ['mke2fs', 'mkswap', 'wipefs', 'mkdosfs', 'mkntfs', 'mkexfatfs', 'mkfs.btrfs', 'cryptsetup', 'blkdiscard', 'sfdisk'].includes(name)) {
         // Formatting an image file (mkfs.ext4 disk.img) is ordinary work; a device, or a target only known at run time, is not.
         const ops = operands(inv.words, new Set(['-t', '-L', '-b', '-E', '-g', '-G', '-i', '-I', '-J', '-m', '-M', '-N', '-o', '-O', '-r', '-T', '-U', '-d', '--label', '--type']));
         // Any word naming a device counts, also one an option seemed to take (mkfs.vfat -I /dev/mmcblk0: -I takes none there).
         const devs = [...ops, ...inv.words.slice(1).filter((w) => !ops.includes(w) && /^\/dev\//.test(w.text))]
           .map((w) => ({ w, t: target(inv, w) }))
-          .filter(({ w, t }) => (w.dynamic && ops.includes(w)) || (t.abs !== null && t.abs.startsWith('/dev/') && !['/dev/null', '/dev/zero'].includes(t.abs)));
+          .filter(({ w, t }) => (w.dynamic && ops.includes(w) && !/\.(img|iso|raw|qcow2|vhdx?|vmdk|swap)$/.test(w.text) && !/^\/(tmp|var\/tmp)\//.test(w.text)) || (t.abs !== null && t.abs.startsWith('/dev/') && !['/dev/null', '/dev/zero'].includes(t.abs)));
         if (devs.length > 0) block(walk, 'dangerous', `${name} formats a filesystem on ${devs.map((d) => d.w.text).join(' ')}, erasing what was on it`, 'format an image file instead (truncate -s 1G disk.img && mkfs.ext4 disk.img), or let the user do it');
         else if (!args.some((a) => /\.(img|iso|raw|bin|qcow2|vhd|swap)$|swapfile/.test(a)) && name !== 'mkswap' && !args.some((a) => /\//.test(a) || /\./.test(a))) warn(walk, 'suspicious', `${name} with no device named`);
       } else if (['fdisk', 'sfdisk', 'cfdisk', 'parted', 'sgdisk', 'gdisk'].includes(name)) {
@@ -2152,7 +2164,7 @@ function checkToolCommands(walk: Walk, inv: Invocation): void {
     const scripts = inv.argv.filter((_, k) => /^(-e|--expression)$/.test(inv.argv[k - 1] ?? '')).concat(operands(inv.words, new Set(['-e', '-f', '--expression', '--file'])).slice(0, 1).map((w) => w.text));
     for (const sc of scripts) {
       for (const m of sc.matchAll(/(?:^|[;\n{])\s*(?:\d+|\$|\/[^/]*\/)?\s*e\s+([^;\n}]+)/g)) cmds.push(m[1]);
-      for (const m of sc.matchAll(/(?:^|[;\n])\s*s(.)(?:(?!\1).)*\1((?:(?!\1).)*)\1[gpiI0-9]*e/g)) cmds.push(m[2]);
+      for (const m of sc.matchAll(/(?:^|[;\n{])\s*(?:\d+|\$|\/[^/]*\/)?(?:,(?:\d+|\$|\/[^/]*\/))?\s*s(.)(?:(?!\1).)*\1((?:(?!\1).)*)\1[gpiImM0-9]*e/g)) cmds.push(m[2]);
     }
   }
   if (name === 'ansible' && args.some((a, k) => (a === '-m' || a === '--module-name') && /^(ansible\.builtin\.)?file$/.test(args[k + 1] ?? ''))) {
@@ -2178,6 +2190,23 @@ function checkMachine(walk: Walk, inv: Invocation): void {
   else if (name === 'defaults' && args[0] === 'write' && /LoginHook|LogoutHook|LaunchAgents|AutoLaunchedApplicationDictionary/i.test(a)) say('installs something macOS runs at every login: a way to stay on the machine');
 }
 
+/**
+ * Disk tools in modes that only read or report: wipefs without -a/-o (or with -n), mke2fs/mkfs.ext* -n and
+ * mkfs.xfs -N (dry runs), cryptsetup luksDump/status/isLuks/open, sfdisk -d/-l/-V/-J, sgdisk -p/-v/-i/--backup,
+ * badblocks without -w (its default test only reads).
+ */
+function readOnlyDiskTool(name: string, args: string[]): boolean {
+  const opts = args.filter((a) => a.startsWith('-'));
+  if (name === 'wipefs') return args.some((a) => /^(-n|--no-act)$/.test(a)) || !opts.some((a) => /^(-a|--all|-o|--offset|-[a-zA-Z]*[ao][a-zA-Z]*)$/.test(a) || a.startsWith('--offset='));
+  if (/^(mke2fs|mkfs\.ext[234])$/.test(name)) return opts.some((a) => /^-[a-zA-Z]*n[a-zA-Z]*$/.test(a));
+  if (name === 'mkfs.xfs') return opts.includes('-N');
+  if (name === 'cryptsetup') return /^(luksDump|status|isLuks|luksUUID|open|luksOpen|close|luksClose|benchmark|tcryptDump|bitlkDump|token|config)$/.test(args.find((a) => !a.startsWith('-')) ?? '') && !args.includes('--header-backup-file') ? true : args[0] === 'luksHeaderBackup';
+  if (name === 'sfdisk') return opts.length > 0 && opts.every((a) => /^(-d|--dump|-l|--list|-V|--verify|-s|--show-size|-J|--json|-g|--show-geometry|-F|--list-free|-r|--reorder-dry|-n|--no-act|--backup-file)$/.test(a.replace(/=.*$/, '')));
+  if (name === 'sgdisk' || name === 'gdisk') return opts.length > 0 && opts.every((a) => /^(-p|--print|-v|--verify|-i|--info|-O|--print-mbr|-b|--backup|-L|--list-types|-P|--pretend)$/.test(a.replace(/=.*$/, '')) || /^-i\d+$/.test(a));
+  if (name === 'badblocks') return !opts.some((a) => /^-[a-zA-Z]*w/.test(a));
+  return false;
+}
+
 /** Packages without which the system no longer boots, logs in or installs anything. */
 const ESSENTIAL_PACKAGES = /^(libc6|libc-bin|glibc|bash|coreutils|dpkg|apt|rpm|dnf|yum|systemd|systemd-sysv|init|sudo|login|passwd|util-linux|base-files|base-passwd|libpam\S*|openssh-server|grub\S*|linux-image\S*|linux-firmware|kernel|kernel-core|e2fsprogs|mount|ncurses-base|debianutils|diffutils|findutils|grep|gzip|hostname|sed|tar|perl-base|zlib1g|libssl\S*|ca-certificates|python3|python3-minimal)(:\w+)?$/;
 
@@ -2197,7 +2226,7 @@ function checkEssentialPackages(walk: Walk, inv: Invocation): void {
 const PACKAGED_USER_UNITS = /^(syncthing|pipewire|pipewire-pulse|wireplumber|pulseaudio|gpg-agent|gpg-agent-ssh|ssh-agent|gcr-ssh-agent|podman|podman-restart|docker|emacs|mpd|mpris-proxy|redshift|dunst|gnome-keyring-daemon|xdg-desktop-portal|onedrive|dropbox|keybase|kbfs|spotifyd|ollama|rclone@.*|vdirsyncer|offlineimap|mbsync|goimapnotify|foot-server|waybar|kanshi|mako|swayidle|geoclue-agent|obex|tracker-miner-fs-3|gvfs-daemon|at-spi-dbus-bus|pueued)$/;
 
 /** Tools that only read or list a disk device, or are judged by the checks above (mkfs, dd, partitioning). */
-const DEVICE_SAFE = /^(lsblk|blkid|file|stat|smartctl|mount|umount|eject|udevadm|partprobe|df|du|cat|head|tail|hexdump|xxd|od|less|more|strings|dd|e2fsck|fsck(\..*)?|tune2fs|dumpe2fs|xfs_info|blockdev|ls|readlink|realpath|cryptsetup|mkfs(\..*)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs|mkexfatfs|blkdiscard|sfdisk|fdisk|cfdisk|parted|sgdisk|gdisk|losetup|swapon|swapoff|growpart|resize2fs|iostat|pv|ddrescue|shred|truncate|cp|tee|echo|printf|sudo|findmnt|lsof|fuser|sync|fstrim|hdparm|nvme|wc|sha256sum|md5sum|cmp)$/;
+const DEVICE_SAFE = /^(badblocks|lsblk|blkid|file|stat|smartctl|mount|umount|eject|udevadm|partprobe|df|du|cat|head|tail|hexdump|xxd|od|less|more|strings|dd|e2fsck|fsck(\..*)?|tune2fs|dumpe2fs|xfs_info|blockdev|ls|readlink|realpath|cryptsetup|mkfs(\..*)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs|mkexfatfs|blkdiscard|sfdisk|fdisk|cfdisk|parted|sgdisk|gdisk|losetup|swapon|swapoff|growpart|resize2fs|iostat|pv|ddrescue|shred|truncate|cp|tee|echo|printf|sudo|findmnt|lsof|fuser|sync|fstrim|hdparm|nvme|wc|sha256sum|md5sum|cmp)$/;
 
 /**
  * Any other tool pointed at a disk device (nvme format, badblocks -w, mdadm --zero-superblock,
@@ -2217,6 +2246,7 @@ function checkDisks(walk: Walk, inv: Invocation): void {
     const o = operands(inv.words, new Set(['-b', '-c', '-i', '-o', '-s', '-K', '-m']))[1];
     return o !== undefined && target(inv, o).abs !== null && isDiskDevice(target(inv, o).abs!);
   })()) what = 'copies over the disk device';
+  else if (name === 'badblocks' && !readOnlyDiskTool(name, args)) what = 'writes test patterns over the whole device (badblocks -w)';
   else if (name === 'flashrom' && /(^|\s)(-w|--write|-E|--erase)(\s|=|$)/.test(a)) what = 'rewrites the firmware chip (BIOS/UEFI): a bad image leaves the machine unable to start';
   else if (name === 'btrfs' && /subvolume delete|device delete/.test(a) && /\s\/(\s|$)/.test(` ${a} `)) what = 'deletes the root subvolume';
   else if (!DEVICE_SAFE.test(name ?? '') && !NOT_WRAPPERS.has(name) && !langOf(name ?? '')) {
@@ -2465,6 +2495,9 @@ function broadRoot(walk: Walk, abs: string | null): boolean {
   return c === 'root' || c === 'home' || c === 'ancestor';
 }
 
+/** A git repository's history: .git itself, its objects, refs and reflogs (a fresh clone in a mktemp directory aside). */
+const GIT_STORE = /(^|\/)\.git(\/(objects|refs|logs|packed-refs|HEAD)(\/.*)?)?$/;
+
 function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean, verb: string): void {
   const env = walk.env;
   // "$d" unknown when the line was parsed but set by the time it runs (eval "d=~"; rm -rf "$d"): its value now.
@@ -2516,10 +2549,15 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
       block(walk, 'dangerous', `${verb} would delete ${t.abs}: the user's own files, keys or settings, which nothing can bring back`, 'remove only the single file that is wrong, after a backup');
       return;
     }
-    if (verb !== 'mv' && /(^|\/)\.git(\/(objects|refs|logs|packed-refs|HEAD)(\/.*)?)?$/.test(t.abs)) {
+    if (verb !== 'mv' && GIT_STORE.test(t.abs) && !/^\/tmp\/tmp\.X{10}\//.test(t.abs)) {
       block(walk, 'dangerous', `${verb} would delete the git repository ${t.abs}: its whole history, branches and stashes`, 'to start over, clone again into a new directory; to drop a branch use git branch -d');
       return;
     }
+  }
+  // A site link of the web server (nginx's sites-enabled/default) or rotated, compressed logs: documented removals, said not refused.
+  if (!recursive && !t.wholeDir && /^\/etc\/(nginx|apache2|httpd)\/(sites|conf|mods)-enabled\/[^/]+$|^\/var\/log\/.+\.(gz|xz|bz2|zst|old|[0-9])$/.test(t.abs)) {
+    warn(walk, 'system', `${verb} deletes ${t.abs}, a file of the system`);
+    return;
   }
   if (isSystemPath(t.abs, env.home) || isSecretPath(t.abs, env) || (t.word.glob && isSecretName(path.posix.basename(t.abs)) && isUnder(t.abs, env.home) && !isUnder(t.abs, env.project))) {
     block(walk, 'system', `${verb} would delete the system or secret file ${t.abs}`);
@@ -2581,7 +2619,8 @@ function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, source
   }
   if (!isSystemPath(t.abs, walk.env.home) && checkShadow(walk, inv, t, verb, sources)) return;
   if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `${verb} writes to the system path ${t.abs}`, 'system files are changed through the package manager or a reviewed config change, not by the assistant');
-  else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir') block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
+  // A public key (id_ed25519.pub) or a new kubeconfig beside ~/.kube/config (config-ci) replaces no credential in use.
+  else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir' && !t.abs.endsWith('.pub') && !/\/\.kube\/(?!config$)[^/]+$/.test(t.abs)) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
 }
 
 /** Two paths in one directory whose names extend each other (config / config.bak, id_rsa / id_rsa.2024): a backup and its original. */
@@ -2779,6 +2818,12 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
         continue;
       }
     }
+    // One config file under /etc set to the usual world-readable mode or given to root (chmod 644, chown root:root): tidying, said not refused.
+    const usual = name === 'chmod' ? /^0?(644|444|755|555)$|^[ugoa]*-w$/.test(mode) : /^root([:.](root|wheel))?$/.test(mode);
+    if (usual && !recursive && /^\/etc\/[^/]+\/./.test(t.abs) && !isSecretSource(t.abs, walk.env) && !/^\/etc\/(sudoers|pam\.d|security|ssl|ssh)\b/.test(t.abs)) {
+      warn(walk, 'system', `${name} ${mode} on the system file ${t.abs}`);
+      continue;
+    }
     if (isSystemPath(t.abs, walk.env.home)) {
       block(walk, 'system', `${name} on the system path ${t.abs}`);
       continue;
@@ -2855,6 +2900,11 @@ function checkFind(walk: Walk, inv: Invocation): void {
     const filtered = broadRoot(walk, t.abs) ? nameFiltered : anyFilter;
     if (namePattern && isSecretName(namePattern) && (broadRoot(walk, t.abs) || isUnder(t.abs, walk.env.home)) && !isUnder(t.abs, walk.env.project)) {
       block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes keys and credentials`, 'remove the one file meant, by its path');
+      continue;
+    }
+    // find .git -type f -delete: the object store, refs and reflogs emptied (a filter on names narrows it, e.g. -name '*.lock').
+    if (!nameFiltered && GIT_STORE.test(t.abs)) {
+      block(walk, 'dangerous', `find ${t.abs} … -delete deletes the git repository's objects and refs: its whole history`, 'to start over, clone again into a new directory');
       continue;
     }
     // find ~/.ssh -type f -delete: a key store emptied by a filter that does not name files.
@@ -3028,6 +3078,11 @@ function checkGit(walk: Walk, inv: Invocation): void {
     case 'filter-repo':
       // filter-repo --analyze only writes a report.
       if (has('--analyze')) break;
+      // filter-repo --source S --target T writes a new repository from S; S itself is untouched.
+      if (sub === 'filter-repo' && rest.some((a) => a === '--target' || a.startsWith('--target='))) {
+        warn(walk, 'suspicious', `git filter-repo writes a rewritten copy into ${rest[rest.indexOf('--target') + 1] ?? 'the target'}`);
+        break;
+      }
       block(walk, 'dangerous', `git ${sub} rewrites the whole history of the repository (every commit id changes; collaborators' clones no longer match)`, 'ask the user first; for one file committed by mistake use git rm --cached FILE and a new commit');
       break;
     case 'reflog':
