@@ -13,7 +13,7 @@
  *   system     -> system_files_protection      (block or warning)
  */
 import path from 'node:path';
-import { analyzeCode, inlineCode, langOf, printedPaths, stringLiterals, talksToNetwork } from './inline-code';
+import { analyzeCode, inlineCode, langOf, printedPaths, stringLiterals, talksToNetwork, withArgs } from './inline-code';
 import { parseShell, printfFormat, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
@@ -472,26 +472,42 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
       }
     }
   }
-  for (const original of [...parsed.commands, ...calls]) {
-    const cmd = withAlias(walk, original, cwd);
-    const inv = toInvocation(walk, cmd, cwd, depth, nested);
-    if (!inv) continue;
-    // Track cd for the commands that follow (subshell scoping is ignored: the cautious reading).
-    if (inv.argv[0] === 'cd' || inv.argv[0] === 'pushd') {
-      const target = inv.words.slice(1).find((w) => w.text !== '--' && !/^-[LPe@]+$/.test(w.text));
-      if (!target || target.text === '~') cwd = walk.env.home;
-      else if (target.dynamic || target.text === '-' || cwd === null) cwd = null;
-      else cwd = resolveFrom(cwd, target.text);
-      continue;
+  const all = [...parsed.commands, ...calls];
+  let errexit = false;
+  let replays = 0;
+  const run = (from: number, pipes: Map<number, Invocation[]>): void => {
+    for (let k = from; k < all.length; k++) {
+      const cmd = withAlias(walk, all[k], cwd);
+      const inv = toInvocation(walk, cmd, cwd, depth, nested);
+      if (!inv) continue;
+      if (inv.argv[0] === 'set' && inv.argv.some((a) => /^-[a-zA-Z]*e|^errexit$/.test(a))) errexit = true;
+      // Track cd for the commands that follow (subshell scoping is ignored: the cautious reading).
+      if (inv.argv[0] === 'cd' || inv.argv[0] === 'pushd') {
+        const target = inv.words.slice(1).find((w) => w.text !== '--' && !/^-[LPe@]+$/.test(w.text));
+        const before = cwd;
+        // cd $UNSET (unquoted, empty) is a bare cd: the home directory.
+        if (!target || target.text === '~' || (target.dynamic && !target.quoted && /^\$\{?[A-Za-z_]\w*\}?$/.test(target.text))) cwd = walk.env.home;
+        else if (target.dynamic || target.text === '-' || cwd === null) cwd = null;
+        else cwd = resolveFrom(cwd, target.text);
+        // cd DIR; CMD: when cd fails (no such DIR), CMD runs where the line was: read the rest from there too.
+        if (cmd.after !== '&&' && cmd.after !== '||' && !errexit && before !== null && cwd !== before && k + 1 < all.length && replays++ < 2) {
+          const after = cwd;
+          cwd = before;
+          run(k + 1, new Map());
+          cwd = after;
+        }
+        continue;
+      }
+      const upstream = pipes.get(cmd.pipeline) ?? [];
+      inv.upstream = [...upstream];
+      upstream.push(inv);
+      pipes.set(cmd.pipeline, upstream);
+      readLoop(walk, inv);
+      walk.out.push(inv);
+      expandNested(walk, inv, cmd, depth);
     }
-    const upstream = byPipeline.get(cmd.pipeline) ?? [];
-    inv.upstream = [...upstream];
-    upstream.push(inv);
-    byPipeline.set(cmd.pipeline, upstream);
-    readLoop(walk, inv);
-    walk.out.push(inv);
-    expandNested(walk, inv, cmd, depth);
-  }
+  };
+  run(0, byPipeline);
 }
 
 /**
@@ -729,7 +745,8 @@ function deleteAlias(words: Word[]): Word[] {
   if (n0 === 'coreutils' && /^--coreutils-prog=/.test(words[1]?.text ?? '')) return deleteAlias([{ ...words[1], text: words[1].text.slice(17) }, ...words.slice(2)]);
   const name = base(words[0]?.text ?? '');
   if (!/^(rimraf|rm-rf|del-cli|del|wipe|trash-rm)$/.test(name)) return words;
-  const globs = name !== 'rimraf' || words.some((a) => a.text === '--glob' || a.text === '-g');
+  // rimraf up to v3 (still what `npx rimraf@3` runs) globs its arguments by default: the cautious reading.
+  const globs = true;
   const w0 = words[0];
   return [{ ...w0, text: 'rm' }, { ...w0, text: '-rf' }, ...words.slice(1).filter((x) => !/^-[a-zA-Z]*[rRf]+$/.test(x.text)).map((x) => (globs && /[*?[]/.test(x.text) ? { ...x, glob: true } : x))];
 }
@@ -807,6 +824,9 @@ function generatorLines(walk: Walk, g: Invocation): string[] {
     });
     const filter = args.find((a, k) => !a.startsWith('-') && !/^--(arg|argjson|slurpfile|rawfile)$/.test(args[k - 1] ?? '') && !/^--(arg|argjson|slurpfile|rawfile)$/.test(args[k - 2] ?? '')) ?? '';
     for (const m of filter.matchAll(/"((?:[^"\\]|\\.)*)"/g)) out.push(m[1].replace(/\\\(\s*\$(\w+)\s*\)/g, (x, n: string) => named.get(n) ?? ITEM).replace(/\\\([^)]*\)/g, ITEM).replace(/\\(.)/g, (_x, e: string) => (e === 'n' ? '\n' : e)));
+  } else if (name === 'git' && /^(for-each-ref|branch)$/.test(args[0] ?? '')) {
+    const fmt = args.find((a, k) => /^--format=/.test(a) || args[k - 1] === '--format');
+    if (fmt) out.push(fmt.replace(/^--format=/, '').replace(/%\((refname|objectname)[^)]*\)/g, ITEM));
   } else if (name === 'find') {
     args.forEach((a, k) => {
       if (/^-f?printf$/.test(a)) out.push(unescapePrintf(args[k + (a === '-fprintf' ? 2 : 1)] ?? '').replace(/%[pPfhH]/g, ITEM));
@@ -863,7 +883,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     if (/^(-|\/dev\/(stdin|fd\/0)|\/proc\/self\/fd\/0)$/.test(inv.argv[1] ?? '')) stdinScript(walk, inv, depth);
     procSubScript(walk, inv, depth);
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
-  } else if (name === 'docker' || name === 'podman' || name === 'nerdctl') {
+  } else if (/^(docker|podman|nerdctl|docker-compose|podman-compose)$/.test(name)) {
     containerRun(walk, inv, depth);
   } else if (name === 'ctr' && inv.argv.includes('run')) {
     // containerd's ctr run [opts] IMAGE ID CMD…: read as docker run with the same mounts (--mount type=bind,src=…,dst=…).
@@ -949,7 +969,9 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     }
   }
   if (lang) {
-    const { code, readsStdin } = inlineCode(lang, inv.argv);
+    const { code: code0, readsStdin } = inlineCode(lang, inv.argv);
+    // python -c CODE ~ /x: the words after the code are its arguments.
+    const code = code0 !== null && lang !== 'awk' && inv.argv.lastIndexOf(code0) > 0 ? withArgs(lang, code0, inv.argv.slice(inv.argv.lastIndexOf(code0) + 1)) : code0;
     const text = code ?? (readsStdin ? stdinText(inv) : null);
     if (text !== null) checkCode(walk, inv, lang, text, depth);
     // Code that runs what it reads on stdin (exec(sys.stdin.read()), eval(STDIN.read)): the piped text is code too.
@@ -973,7 +995,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
  * Commands that matter when they are what a wrapper finally runs: deletes, disks, permissions,
  * git, downloads and network tools, shells and interpreters, services, the machine.
  */
-const HEADS = /^(rm|srm|rmdir|unlink|shred|truncate|dd|mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|parted|blkdiscard|chmod|chown|chgrp|chattr|setfacl|find|fd|xargs|git|curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|mv|cp|tee|install|ln|sh|bash|zsh|dash|ksh|fish|sudo|su|doas|env|python[\d.]*|perl|ruby|node|zx|php[\d.]*|lua[\d.]*|kill|pkill|killall|shutdown|reboot|halt|poweroff|systemctl|launchctl|crontab|docker|podman|kubectl|terraform|aws|gcloud|gh|rimraf|del-cli|rm-rf|trash|trash-put|base64|openssl|iptables|usermod|passwd|userdel|chpasswd|visudo|mount|umount)$/;
+const HEADS = /^(rm|srm|rmdir|unlink|shred|truncate|dd|mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|parted|blkdiscard|chmod|chown|chgrp|chattr|setfacl|find|fd|xargs|git|curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|mv|cp|tee|install|ln|sh|bash|zsh|dash|ksh|fish|sudo|su|doas|env|python[\d.]*|perl|ruby|node|zx|tsx|ts-node|deno|bun|php[\d.]*|lua[\d.]*|kill|pkill|killall|shutdown|reboot|halt|poweroff|systemctl|launchctl|crontab|docker|podman|kubectl|terraform|aws|gcloud|gh|rimraf|del-cli|rm-rf|trash|trash-put|base64|openssl|iptables|usermod|passwd|userdel|chpasswd|visudo|mount|umount)$/;
 
 /**
  * Commands whose arguments are data (text, package names, paths), never a command they run:
@@ -1041,7 +1063,8 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
       }
       continue;
     }
-    if (HEADS.test(base(t))) {
+    // npx rimraf@3 …: a package named with its version is the package.
+    if (HEADS.test(base(t).replace(/(?<=.)@[^/]*$/, ''))) {
       from = k;
       break;
     }
@@ -1059,7 +1082,7 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
       if (u.words.length === 0) continue;
       const name = base(u.words[0].text);
       void name;
-      const words = deleteAlias(u.words);
+      const words = deleteAlias(u.words.map((x, k) => (k === 0 ? { ...x, text: x.text.replace(/(?<=.)@[^/]*$/, '') } : x)));
       const child: Invocation = { ...inv, argv: text(words), words, elevated: inv.elevated || u.elevated, upstream: inv.upstream, nested: true };
       child.argv[0] = base(child.argv[0]);
       walk.out.push(child);
@@ -1308,7 +1331,9 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
     if ((name === 'echo' || name === 'printf') && !inv.words.some((w) => w.dynamic)) {
       const args = inv.argv.slice(1).filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a)));
       content = name === 'printf' ? printfFormat(args[0] ?? '', args.slice(1)) : args.join(' ');
-    } else if (name === 'cat') content = inv.redirects.find((x) => x.body !== undefined)?.body ?? null;
+    } else if (name === 'cat') content = inv.redirects.find((x) => x.body !== undefined)?.body ?? stdinText(inv);
+    // echo CODE | sed '1i import shutil' > t.py: a filter of known text writes that text and the lines it adds.
+    else if (/^(sed|[gm]?awk|tr|tee)$/.test(name) && stdinText(inv) !== null) content = [...generatorLines(walk, inv).map((l) => l.split(ITEM).join('')), stdinText(inv)].join('\n');
     const downloaded = DOWNLOADERS.has(name) ? name : null;
     if (content !== null || downloaded) walk.files.set(abs, { content, downloaded });
     checkAutoRun(walk, inv, abs, content, downloaded);
@@ -1435,7 +1460,10 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
     checkCode(walk, inv, lang, d, depth + 1);
   }
   for (const d of f.deletes) {
-    const w: Word = { text: d.path.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: /[*?]/.test(d.path), subs: [], quoted: true };
+    // A path the code takes from a command's output ("$(git rev-parse --show-toplevel)"): resolved as the shell would, or unknown.
+    const sub = /^\$\((.*)\)(.*)$/s.exec(d.path);
+    const out = sub ? resolveSubstitution(sub[1], parseEnv(walk, inv.cwd)) : null;
+    const w: Word = sub && out === null ? { text: `$(…)${sub[2]}`, dynamic: true, glob: false, subs: [sub[1]], quoted: true } : { text: (out !== null ? out + sub![2] : d.path).replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: /[*?]/.test(d.path), subs: [], quoted: true };
     checkDelete(walk, inv, target(inv, w), d.recursive, who);
   }
   for (const dev of f.devices) block(walk, 'dangerous', `${who} writes onto the disk device ${dev}`, 'check the device with lsblk first and write to an image file instead');
@@ -1449,9 +1477,19 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
   const args = inv.argv.slice(1);
   let i = 0;
   while (i < args.length && args[i].startsWith('-')) i += ['-H', '--host', '--context', '-c', '--config', '--log-level', '-l'].includes(args[i]) ? 2 : 1;
-  const sub = args[i] === 'container' ? args[i + 1] : args[i];
+  // docker compose run SERVICE CMD (docker-compose run …) is a run of the service's image.
+  const compose = (args[i] === 'compose' && args[i + 1] === 'run') || (/-compose$/.test(inv.argv[0]) && args[i] === 'run');
+  const sub = args[i] === 'container' || args[i] === 'compose' ? args[i + 1] : args[i];
+  if (sub === 'exec') {
+    // docker exec [-u 0] CONTAINER CMD: CMD runs inside the container, on its own files.
+    let k = args[i] === 'container' ? i + 2 : i + 1;
+    while (k < args.length && args[k].startsWith('-')) k += /^(-u|--user|-w|--workdir|-e|--env|--env-file|--detach-keys)$/.test(args[k]) ? 2 : 1;
+    const cmd = args.slice(k + 1);
+    if (cmd.length > 0) collect(walk, cmd.map((a) => (/^[\w@%+=:,./~-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' '), null, depth + 1, true);
+    return;
+  }
   if (sub !== 'run' && sub !== 'create') return;
-  let j = args[i] === 'container' ? i + 2 : i + 1;
+  let j = args[i] === 'container' || compose ? i + 2 : i + 1;
   const mounts: { host: string; inside: string; ro: boolean }[] = [];
   let privileged = false;
   let hostDevice = false;
@@ -1483,10 +1521,14 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
     }
     if (eq < 0 && valueOpts.has(key)) j++;
   }
-  const command = args.slice(j + 1);
+  // An image whose entrypoint is its tool (curlimages/curl -F …): options first mean the tool runs with them.
+  const command = args[j + 1]?.startsWith('-') ? [(args[j] ?? '').replace(/[:@].*$/, '').split('/').pop() ?? '', ...args.slice(j + 1)] : args.slice(j + 1);
   const who = `${inv.argv[0]} run`;
   for (const m of mounts) {
-    if (m.host === '/' || m.host === '/var/run/docker.sock' || m.host === '/run/docker.sock' || m.host.endsWith('/podman.sock')) {
+    // The engine's socket answers whatever connects, :ro or not; a container whose known command only reads (docker ps) is a warning.
+    const readsOnly = m.host !== '/' && /^docker\s+(ps|images|image\s+ls|inspect|version|info|logs|stats|events|container\s+ls)\b/.test(args.slice(j + 1).join(' '));
+    if (readsOnly) warn(walk, 'suspicious', `${who} mounts the container engine socket: the container can control the machine`);
+    else if (m.host === '/' || m.host === '/var/run/docker.sock' || m.host === '/run/docker.sock' || m.host.endsWith('/podman.sock')) {
       block(walk, 'dangerous', `${who} mounts the host's ${m.host === '/' ? 'root filesystem' : 'container engine socket'} into a container: whatever runs there controls the machine`, 'mount only the project directory, e.g. -v "$PWD":/app');
     } else if (!m.ro && isSystemPath(m.host, walk.env.home) && !isUnder(m.host, '/tmp') && !/^\/var\/lib\/./.test(m.host) && !/^\/etc\/(localtime|timezone|hosts|resolv\.conf|machine-id|ssl\/certs)$/.test(m.host)) {
       block(walk, 'dangerous', `${who} mounts the system path ${m.host} writable into a container`, 'mount it read-only (:ro) or mount only the project directory');
@@ -1537,8 +1579,10 @@ function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; nameFil
   const tests = lastOr >= 0 && all.slice(lastOr).some((a) => a === '-delete' || /^-(exec|execdir|ok|okdir|print0?|printf|fprint0?|ls|fls)$/.test(a)) ? all.slice(lastOr + 1) : all;
   // A test that matches everything (-name '*', -regex '.*') is no filter; -mindepth, -type, -maxdepth are none either.
   // A negated test (! -name '.', -not -name x) excludes a few files and keeps the rest: no filter either.
+  // -newermt 2000-01-01, -mtime -99999: an age filter reaching back decades selects everything.
+  const ancient = (a: string, v: string) => (/^-newer[amcB]t$/.test(a) && /^(19\d\d|20(0\d|1[0-4]))\b/.test(v)) || (/^-[amc]time$/.test(a) && /^-\d{4,}$/.test(v)) || (/^-[amc]min$/.test(a) && /^-\d{7,}$/.test(v));
   const filtered = tests.some(
-    (a, k) => /^-(i?name|i?path|i?regex|i?wholename|newer\w*|[amc](time|min)|size|empty|user|group|perm|links|inum|samefile|lname|nouser|nogroup)$/.test(a) && !MATCH_ALL.has(tests[k + 1] ?? '') && tests[k - 1] !== '!' && tests[k - 1] !== '-not',
+    (a, k) => /^-(i?name|i?path|i?regex|i?wholename|newer\w*|[amc](time|min)|size|empty|user|group|perm|links|inum|samefile|lname|nouser|nogroup)$/.test(a) && !MATCH_ALL.has(tests[k + 1] ?? '') && !ancient(a, tests[k + 1] ?? '') && tests[k - 1] !== '!' && tests[k - 1] !== '-not',
   );
   // -path '*/.ssh/*' names the keys as -name .ssh would.
   const secretPath = tests.flatMap((a, k) => (/^-i?(path|wholename)$/.test(tests[k - 1] ?? '') ? a.split('/').filter((seg) => isSecretName(seg.replace(/^\*+|\*+$/g, ''))) : []))[0];
@@ -1800,7 +1844,11 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
         if (t.abs && isDiskDevice(t.abs)) block(walk, 'dangerous', `${name} on the disk device ${t.abs} destroys its data`, 'check the device with lsblk first; nothing on a disk device can be undone');
         else if ((name === 'truncate' || name === 'shred') && t.abs && GIT_STORE.test(t.abs) && t.abs.includes('/.git/')) block(walk, 'dangerous', `${name} empties ${t.abs}, part of the git repository's objects or refs: its history is lost`);
         else if (name === 'shred' && t.abs && isSecretSource(t.abs, env) && !isUnder(t.abs, env.project)) block(walk, 'dangerous', `shred destroys ${t.abs} beyond recovery: keys, tokens or history that nothing can bring back`);
-        else checkWrite(walk, inv, t, name);
+        else {
+          checkWrite(walk, inv, t, name);
+          // What shred overwrites is gone as if deleted (.git/objects/pack/*).
+          if (name === 'shred') checkDelete(walk, inv, t, false, name);
+        }
       }
       break;
     }
@@ -1963,8 +2011,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const ops = operands(inv.words, new Set(['-u']));
       // crontab -e with EDITOR/VISUAL set to a program that is no editor (sed -i, tee, cp, sh -c): the crontab is rewritten unattended.
       const editor = args.includes('-e') ? [...(inv.assigned ?? []), ...['VISUAL', 'EDITOR'].map((n) => (walk.vars.has(n) ? `${n}=${walk.vars.get(n)!.text}` : ''))].map((a) => /^(?:VISUAL|EDITOR)=(.*)$/s.exec(a)?.[1]).find((v) => v !== undefined && v.trim() !== '') : undefined;
-      if (editor !== undefined && !/^\s*(\S*\/)?(vi|vim|nvim|view|nano|pico|emacs|emacsclient|code|codium|subl|mate|micro|hx|helix|kak|joe|jed|mg|ne|gedit|kate|mousepad|xed|gvim|mvim|nvi|zile|true)(\s|$)/.test(editor)) block(walk, 'dangerous', `crontab -e with the editor \`${editor.slice(0, 60)}\` rewrites the user's crontab without anyone editing it: jobs put there run unattended`, 'show the user the line and let them add it with crontab -e');
-      else if (args.some((a) => /^-[a-zA-Z]*r/.test(a))) block(walk, 'dangerous', 'crontab -r deletes every cron job of the user without asking', 'crontab -l > crontab.bak first, then crontab -e to remove the one job');
+      if (args.some((a) => /^-[a-zA-Z]*r/.test(a))) block(walk, 'dangerous', 'crontab -r deletes every cron job of the user without asking', 'crontab -l > crontab.bak first, then crontab -e to remove the one job');
+      else if (editor !== undefined && !/^\s*['"]?(\S*\/)?(vi|vim|nvim|view|nano|pico|emacs|emacsclient|code|codium|subl|mate|micro|hx|helix|kak|joe|jed|mg|ne|gedit|kate|mousepad|xed|gvim|mvim|nvi|zile|true)(\s|['"]|$)/.test(editor)) block(walk, 'dangerous', `crontab -e with the editor \`${editor.slice(0, 60)}\` rewrites the user's crontab without anyone editing it: jobs put there run unattended`, 'show the user the line and let them add it with crontab -e');
       else if (!args.some((a) => a === '-l' || a === '-e') && (ops.length > 0 || inv.upstream.length > 0 || inv.redirects.some((r) => r.op === '<' || r.body !== undefined))) {
         if (ops.length === 0) ops.push({ ...inv.words[0], text: '-' });
         block(walk, 'dangerous', `crontab ${ops[0].text} replaces the user's whole crontab${ops[0].text === '-' ? ' with text from the pipe' : ''}: jobs installed this way run unattended`, 'show the user the line and let them add it with crontab -e');
@@ -2247,6 +2295,8 @@ function checkDisks(walk: Walk, inv: Invocation): void {
     return o !== undefined && target(inv, o).abs !== null && isDiskDevice(target(inv, o).abs!);
   })()) what = 'copies over the disk device';
   else if (name === 'badblocks' && !readOnlyDiskTool(name, args)) what = 'writes test patterns over the whole device (badblocks -w)';
+  // tar -cf /dev/sda ., gzip -c … -o /dev/sdb: an archive or output written onto a disk.
+  else if (inv.words.some((w, k) => k > 1 && ((/^-[a-zA-Z]*[cru][a-zA-Z]*f$|^--file$/.test(inv.words[k - 1].text) && /^(tar|bsdtar|star)$/.test(name)) || /^(-o|--output|--output-file|-O)$/.test(inv.words[k - 1].text)) && target(inv, w).abs !== null && isDiskDevice(target(inv, w).abs!) && name !== 'dd')) what = 'writes its output onto the disk device';
   else if (name === 'flashrom' && /(^|\s)(-w|--write|-E|--erase)(\s|=|$)/.test(a)) what = 'rewrites the firmware chip (BIOS/UEFI): a bad image leaves the machine unable to start';
   else if (name === 'btrfs' && /subvolume delete|device delete/.test(a) && /\s\/(\s|$)/.test(` ${a} `)) what = 'deletes the root subvolume';
   else if (!DEVICE_SAFE.test(name ?? '') && !NOT_WRAPPERS.has(name) && !langOf(name ?? '')) {
@@ -2269,6 +2319,11 @@ const CLOUD_CLIS = /^(aws|gcloud|az|doctl|heroku|fly|flyctl|vercel|netlify|fireb
  */
 function checkCloudDestroy(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
+  // npm unpublish PKG --force (no version): every version gone from the registry, the name blocked from reuse.
+  if (/^(npm|pnpm|yarn)$/.test(name ?? '') && args.includes('unpublish') && (args.includes('--force') || args.includes('-f')) && !args.some((a) => /^(@[^/]+\/)?[^@\s-][^@\s]*@\d/.test(a))) {
+    block(walk, 'dangerous', `${name} unpublish --force removes every version of the package from the registry`, 'deprecate it instead: npm deprecate PKG "message"');
+    return;
+  }
   if (!CLOUD_CLIS.test(name ?? '')) return;
   const verbs = args.filter((x) => !x.startsWith('-'));
   const always =
@@ -2313,7 +2368,7 @@ const HANDLES_PATHS = new Set(['rm', 'srm', 'rmdir', 'unlink', 'truncate', 'shre
 
 /** `sh -c 'rm -rf "$1"' _ PATH`: the script with $1... replaced by the words after it ($0 first). */
 function substitutePositional(script: string, after: string[]): string {
-  return script.replace(/"?\$(\{)?([1-9@*])(?:\})?"?/g, (m, _b, n: string) => {
+  return script.replace(/"?\$(\{)?([0-9@*])(?:\})?"?/g, (m, _b, n: string) => {
     const vals = n === '@' || n === '*' ? after.slice(1) : [after[Number(n)] ?? ''];
     return vals.map((v) => `'${v.replace(/'/g, `'\\''`)}'`).join(' ') || m;
   });
@@ -2365,6 +2420,10 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
     const sub = inv.xargsFile.subs[0];
     const out = sub !== undefined ? resolveSubstitution(sub, parseEnv(walk, inv.cwd)) : inv.cwd !== null ? walk.files.get(resolveFrom(inv.cwd, inv.xargsFile.text))?.content ?? null : null;
     return out === null ? null : fromText(out, inv);
+  }
+  // git worktree list: the repository's worktrees, the project itself first.
+  if (inv.upstream.some((u) => u.argv[0] === 'git' && u.argv[1] === 'worktree' && u.argv[2] === 'list') && !inv.upstream.some((u) => /^(grep|rg)$/.test(u.argv[0]) && u.argv.some((a) => /^-[a-zA-Z]*v/.test(a)))) {
+    return { items: [target(inv, word(walk.env.project))], recursive: true };
   }
   // The stage that produces the list: skip what only passes it on; a grep (not -v), sed -n or awk with a pattern narrows it.
   let narrowed = false;
@@ -2559,7 +2618,9 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
     warn(walk, 'system', `${verb} deletes ${t.abs}, a file of the system`);
     return;
   }
-  if (isSystemPath(t.abs, env.home) || isSecretPath(t.abs, env) || (t.word.glob && isSecretName(path.posix.basename(t.abs)) && isUnder(t.abs, env.home) && !isUnder(t.abs, env.project))) {
+  // One package-source file (/etc/apt/sources.list.d/old.list): removing it is how a repository is dropped.
+  const sourceFile = !recursive && !t.word.glob && /^\/etc\/(apt\/(sources\.list\.d|preferences\.d|trusted\.gpg\.d|keyrings)|yum\.repos\.d|zypp\/repos\.d)\/[^/]+$/.test(t.abs);
+  if (!sourceFile && (isSystemPath(t.abs, env.home) || isSecretPath(t.abs, env)) || (t.word.glob && isSecretName(path.posix.basename(t.abs)) && isUnder(t.abs, env.home) && !isUnder(t.abs, env.project))) {
     block(walk, 'system', `${verb} would delete the system or secret file ${t.abs}`);
     return;
   }
@@ -2619,8 +2680,8 @@ function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, source
   }
   if (!isSystemPath(t.abs, walk.env.home) && checkShadow(walk, inv, t, verb, sources)) return;
   if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `${verb} writes to the system path ${t.abs}`, 'system files are changed through the package manager or a reviewed config change, not by the assistant');
-  // A public key (id_ed25519.pub) or a new kubeconfig beside ~/.kube/config (config-ci) replaces no credential in use.
-  else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir' && !t.abs.endsWith('.pub') && !/\/\.kube\/(?!config$)[^/]+$/.test(t.abs)) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
+  // A public key (id_ed25519.pub), or ~/.kube/config-ci, ~/.aws/ci-profile: a new file beside the tools' own (config, credentials, keys) overwrites nothing of the user's.
+  else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir' && !t.abs.endsWith('.pub') && !(/\/\.(kube|aws)\/[^/]+$/.test(t.abs) && !/\/(config|credentials|sso|cli)$/.test(t.abs) && isUnder(t.abs, walk.env.home))) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
 }
 
 /** Two paths in one directory whose names extend each other (config / config.bak, id_rsa / id_rsa.2024): a backup and its original. */
@@ -2917,9 +2978,24 @@ function checkFind(walk: Walk, inv: Invocation): void {
       block(walk, 'system', `find ${t.abs} … -delete deletes the system's own files that match`, 'delete inside the project, or let the user clean system directories');
       continue;
     }
+    // ~/Documents, ~/.ssh: only a filter on names narrows what is deleted there.
+    if (!c && !nameFiltered && isPreciousHomeDir(t.abs, walk.env)) {
+      block(walk, 'dangerous', `find ${t.abs} … -delete with no filter on names: every file of ${t.abs}, which nothing can bring back`, 'name the files to delete (-name PATTERN) and run it first without -delete');
+      continue;
+    }
     if (c && !filtered) block(walk, c === 'system' ? 'system' : 'dangerous', `find -delete with no filter: ${describeDelete(c, t.abs)}`, 'add a filter (-name, -type, -mtime) and run it first without -delete to see the list');
     else if (c && c !== 'project') warn(walk, 'suspicious', `find ${t.abs} ... -delete deletes matching files across ${t.abs}`, 'run it first without -delete to see the list');
   }
+}
+
+/** xargs given the repository's branches (git branch -r | … | xargs git push --delete): main among them unless filtered out. */
+function xargsBranches(inv: Invocation): boolean {
+  return inv.viaXargs && inv.upstream.some((u) => u.argv[0] === 'git' && /^(branch|for-each-ref|show-ref|ls-remote)$/.test(u.argv[1] ?? '') && !u.argv.some((a, k) => /^(--list|-l)$/.test(u.argv[k - 1] ?? '') && ![...PROTECTED_BRANCHES].some((b) => globMatches(a, b)))) && !inv.upstream.some((u) => {
+    // A filter naming main (grep -v main) drops it; one selecting something else (grep feature, awk '/: gone]/') keeps only that.
+    const names = u.argv.slice(1).some((a) => /\b(main|master)\b/.test(a));
+    if (/^(grep|rg)$/.test(u.argv[0])) return u.argv.some((a) => /^-[a-zA-Z]*v/.test(a)) ? names : !names;
+    return (/^[gm]?awk$/.test(u.argv[0]) && u.argv.some((a) => /^\s*(!\s*)?\/[^/]+\//.test(a))) || (u.argv[0] === 'sed' && u.argv.includes('-n'));
+  });
 }
 
 function gitCurrentBranch(walk: Walk): string | null {
@@ -2990,7 +3066,7 @@ function checkGit(walk: Walk, inv: Invocation): void {
         return { branch: (current ? gitCurrentBranch(walk) ?? 'HEAD' : dst).replace(/^refs\/heads\//, ''), del: deleting };
       });
       // $(git branch --format='+%(refname:short)'), $(git for-each-ref …): every branch, main among them; a + forces them.
-      const listed = inv.words.some((w) => w.subs.some((sub) => /\bgit\s+(branch|for-each-ref|show-ref)\b/.test(sub) && !/grep\s+-v.*\b(main|master)\b/.test(sub)));
+      const listed = inv.words.some((w) => w.subs.some((sub) => /\bgit\s+(branch|for-each-ref|show-ref)\b/.test(sub) && !/grep\s+-v.*\b(main|master)\b/.test(sub))) || xargsBranches(inv);
       if (listed && inv.words.some((w) => w.subs.some((sub) => /['"]\+|\+%\(|sed\s+['"]?s\/\^\/\+/.test(sub)))) plusForce = true;
       if (listed) dests.push({ branch: 'main', del: deleting });
       const protectedDest = dests.find((d) => isProtected(d.branch) || d.branch.includes('*'));
@@ -3067,6 +3143,7 @@ function checkGit(walk: Walk, inv: Invocation): void {
       // $(git branch --list 'spike/*'): only branches matching a pattern that no default name matches.
       const listPattern = (sub: string) => /\bgit\s+branch\b[^|]*\s(?:--list|-l)\s+(['"]?)([^'"\s|]+)\1/.exec(sub)?.[2] ?? /\bgit\s+for-each-ref\b[^|]*\srefs\/heads\/([^\s|'"]+)/.exec(sub)?.[1]?.replace(/\/?$/, '/*');
       const mainFiltered = inv.words.some((w) => w.subs.some((sub) => /grep\s+-v.*\b(main|master)\b/.test(sub) || (listPattern(sub) !== undefined && ![...PROTECTED_BRANCHES].some((b) => globMatches(listPattern(sub)!, b)))));
+      if (xargsBranches(inv)) names.push('main');
       const resolved = names.map((a) => (a.includes('$(…)') && mainFiltered ? 'feature' : a.includes('$(…)') && defaultAsked ? 'main' : a === 'HEAD' || a === '@' || a.includes('$(…)') ? gitCurrentBranch(walk) ?? a : walk.branchNames.get(a) ?? a));
       // Locally only the default names count (an old release/1.0 deleted here still lives on the remote).
       const protectedName = resolved.find((a) => PROTECTED_BRANCHES.has(a.replace(/^refs\/heads\//, '')));
@@ -3076,8 +3153,12 @@ function checkGit(walk: Walk, inv: Invocation): void {
     }
     case 'filter-branch':
     case 'filter-repo':
-      // filter-repo --analyze only writes a report.
+      // filter-repo --analyze only writes a report; a rewrite inside a clone the line just made leaves the project alone.
       if (has('--analyze')) break;
+      if (inv.cwd !== null && !isUnder(inv.cwd, walk.env.project) && walk.unpacked.some((d) => isUnder(inv.cwd!, d))) {
+        warn(walk, 'suspicious', `git ${sub} rewrites the history of the clone in ${inv.cwd}`);
+        break;
+      }
       // filter-repo --source S --target T writes a new repository from S; S itself is untouched.
       if (sub === 'filter-repo' && rest.some((a) => a === '--target' || a.startsWith('--target='))) {
         warn(walk, 'suspicious', `git filter-repo writes a rewritten copy into ${rest[rest.indexOf('--target') + 1] ?? 'the target'}`);
@@ -3097,7 +3178,9 @@ function checkGit(walk: Walk, inv: Invocation): void {
     case 'update-ref': {
       if (rest.includes('--stdin')) {
         // printf 'delete refs/heads/main\n' | git update-ref --stdin: each line of the input is an instruction.
-        const text = stdinText(inv) ?? '';
+        const g = inv.upstream[inv.upstream.length - 1];
+        // git for-each-ref --format='delete %(refname)' refs/heads | git update-ref --stdin: one line per branch, main among them.
+        const text = stdinText(inv) ?? (g && g.argv[0] === 'git' && /^(for-each-ref|branch)$/.test(g.argv[1] ?? '') ? generatorLines(walk, g).map((l) => l.split(ITEM).join('refs/heads/main')).join('\n') : '');
         const hit = [...text.matchAll(/(?:^|\n)\s*(delete|update|create|force)\s+(\S+)/g)].map((m) => m[2].replace(/^refs\/heads\//, '')).find((r) => isProtected(r) || r === 'HEAD');
         if (hit) block(walk, 'dangerous', `git update-ref --stdin deletes or moves ${hit} without any check`, 'git branch -d BRANCH (refuses to drop unmerged work)');
         break;
@@ -3196,7 +3279,8 @@ function checkServices(walk: Walk, inv: Invocation): void {
     case 'mariadb':
     case 'sqlcmd':
     case 'cockroach':
-      if (/\bdrop\s+(database|schema)\b/i.test(sql)) say('drops a whole database');
+      // A throwaway database on this machine (app_test, dev, localhost): resetting it is everyday work.
+      if (/\bdrop\s+(database|schema)\b/i.test(sql) && !(args.some((a) => /^(postgres(ql)?|mysql):\/\/[^@/]*@?(localhost|127\.0\.0\.1|\[::1\])(:\d+)?\/\w*(test|dev|ci|tmp|scratch)\w*$/i.test(a)) || args.some((a, k) => /^(-d|--dbname|-D|--database)$/.test(args[k - 1] ?? '') && /(^|_|-)(test|tests|dev|ci|tmp|scratch)($|_|-|\d)/i.test(a) && !args.some((h, j) => /^(-h|--host)$/.test(args[j - 1] ?? '') && !/^(localhost|127\.0\.0\.1)$/.test(h))))) say('drops a whole database');
       break;
     case 'redis-cli':
       if (args.some((a) => /^flushall$/i.test(a))) say('deletes every key of every Redis database');
@@ -3288,6 +3372,18 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
   if (name === 'history' || name === 'fc') return 'the shell history';
   const cred = printsCredential(inv.argv);
   if (cred) return cred;
+  // eval "cat ~/.aws/credentials", sh -c '…': what the text runs prints.
+  if (depth < 3 && (name === 'eval' || SHELLS.has(name))) {
+    const script = name === 'eval' ? args.join(' ') : shellScript(inv.argv).script;
+    const found = script !== null ? subProducesSecret(walk, inv, script, depth + 1) : null;
+    if (found) return found;
+  }
+  // grep -r PATTERN ~ (rg, ag): every matching line of every file there, keys and tokens among them.
+  if (/^(grep|egrep|rg|ag|ack)$/.test(name) && (name !== 'grep' && name !== 'egrep' || args.some((a) => /^-[a-zA-Z]*[rR]|^--recursive$/.test(a)))) {
+    const roots = operands(inv.words, new Set(['-e', '-f', '-m', '-A', '-B', '-C', '-g', '--glob', '-t', '--type', '--include', '--exclude'])).slice(args.some((a) => a === '-e' || a === '-f') ? 0 : 1);
+    const home = roots.map((w) => target(inv, w).abs).find((a) => a !== null && (holdsSecrets(walk, a) || isSecretSource(a, walk.env)));
+    if (home) return `what ${name} finds in the files under ${home}`;
+  }
   if (depth < 3) for (const i of inv.inner ?? []) {
     const found = producesSecret(walk, i, depth + 1);
     if (found) return found;
@@ -3384,6 +3480,11 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
       const abs = resolveFrom(inv.cwd, r.target.text);
       if (isSecret(walk, abs)) return say(abs, 'input redirection');
     }
+    // ssh HOST 'cat > k.tar' < <(tar cf - ~/.ssh): the input is what the substitution prints.
+    if (r.op === '<' && r.target.subs.length > 0) {
+      const found = subProducesSecret(walk, inv, r.target.subs[0], 1);
+      if (found) return say(found, 'input from a process substitution');
+    }
   }
   for (const u of withInner(inv.upstream)) {
     const found = producesSecret(walk, u);
@@ -3446,8 +3547,11 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
       if (!remote || !/^[\w.-]*@?[\w.-]+:/.test(c)) if (holdsSecrets(walk, tt.abs) && ['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil'].includes(name)) return say(`${tt.abs} (the keys in it)`, 'as a file argument');
     }
     const authHeader0 = /^(authorization|proxy-authorization|x-api-key|api-key|private-token|x-auth-token|x-github-token|x-goog-api-key|anthropic-api-key|x-access-token)\s*:/i.test(t) || ['-u', '--user', '--oauth2-bearer', '--password', '--http-password'].includes(prev) || /^--(user|password|http-password)=/.test(t);
-    // A whole credentials file or key (~/.git-credentials, ~/.ssh/id_rsa) in a header is not a token meant for it.
-    const authHeader = authHeader0 && !w.subs.some((sub) => /^\//.test(subProducesSecret(walk, inv, sub, 1) ?? ''));
+    // A whole credentials file or key (~/.git-credentials, ~/.ssh/id_rsa) in a header is not a token meant for it,
+    // nor a service's token (gh auth token) sent to another host.
+    const host = /^[a-z]+:\/\/([^/:?#\s]+)/i.exec(args.find((a) => /^[a-z]+:\/\//i.test(a)) ?? '')?.[1] ?? null;
+    const foreign = (sub: string) => host !== null && TOKEN_HOSTS.some(([cmd, hosts]) => cmd.test(sub) && !hosts.test(host));
+    const authHeader = authHeader0 && !w.subs.some((sub) => /^\//.test(subProducesSecret(walk, inv, sub, 1) ?? '') || foreign(sub));
     // A credential in the header meant for it (-H "Authorization: Bearer $(gh auth token)") is the credential used, not sent away.
     if (!authHeader) {
       for (const sub of w.subs) {
@@ -3459,6 +3563,15 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     }
   }
 }
+
+/** Commands printing a service's token, and the hosts that token is meant for. */
+const TOKEN_HOSTS: [RegExp, RegExp][] = [
+  [/\bgh\s+auth\s+token\b/, /(^|\.)(github\.com|githubusercontent\.com|ghcr\.io|github\.io)$|^localhost$/],
+  [/\bglab\s+auth\s+token\b/, /(^|\.)gitlab\.|^localhost$/],
+  [/\bgcloud\s+auth\s+print-(access|identity)-token\b/, /(^|\.)(googleapis\.com|google\.com|gcr\.io|pkg\.dev|run\.app|cloudfunctions\.net)$|^localhost$/],
+  [/\baz\s+account\s+get-access-token\b/, /(^|\.)(azure\.com|windows\.net|microsoft\.com|azurecr\.io|azure\.net)$|^localhost$/],
+  [/\baws\s+ecr\s+get-login-password\b/, /(^|\.)amazonaws\.com$|^localhost$/],
+];
 
 /** Options whose value is a key or credential the program authenticates with (used as meant, not sent away). */
 const CREDENTIAL_OPTS = /^(-i|-k|--identity|--identity-file|--key|--key-file|--keyfile|--private-key|--cert|--cacert|--ssh-key|--credentials|--credentials-file|--kubeconfig|--config|-F|--profile|--token-file|--password-file|--secret-file|--auth-file|--with-token)$/;

@@ -172,6 +172,22 @@ function literals(code: string, from = 0, to = code.length): Lit[] {
   return out;
 }
 
+/**
+ * The code with its command-line arguments put in (python -c CODE A B: sys.argv[1] is A; node -e: process.argv[1];
+ * ruby ARGV[0], perl $ARGV[0]/@ARGV, php $argv[1]), so the paths it is given read as literals.
+ */
+export function withArgs(lang: Lang, code: string, args: string[]): string {
+  if (args.length === 0) return code;
+  const q = (v: string) => `"${v.replace(/["\\]/g, '\\$&')}"`;
+  const list = (from: number) => `[${args.slice(Math.max(0, from)).map(q).join(', ')}]`;
+  const one = (n: number) => (args[n] !== undefined ? q(args[n]) : '""');
+  if (lang === 'python') return code.replace(/\bsys\.argv\[\s*(\d+)\s*:\s*\]/g, (_m, n: string) => list(Number(n) - 1)).replace(/\bsys\.argv\[\s*(\d+)\s*\]/g, (_m, n: string) => one(Number(n) - 1));
+  if (lang === 'js') return code.replace(/\bprocess\.argv\.slice\(\s*(\d+)\s*\)/g, (_m, n: string) => list(Number(n) - 1)).replace(/\bprocess\.argv\[\s*(\d+)\s*\]/g, (_m, n: string) => one(Number(n) - 1));
+  if (lang === 'ruby' || lang === 'perl') return code.replace(/\$?ARGV\[\s*(\d+)\s*\]/g, (_m, n: string) => one(Number(n))).replace(/@ARGV\b|\bARGV\b(?!\s*\[)/g, list(0));
+  if (lang === 'php') return code.replace(/\$argv\[\s*(\d+)\s*\]/g, (_m, n: string) => one(Number(n) - 1));
+  return code;
+}
+
 /** Paths interpreter code prints (`print for glob("~/*")`, `puts Dir["~/*"]`): a lister whose output may feed xargs. */
 export function printedPaths(lang: Lang, source: string): string[] {
   if (source.length > MAX_CODE_CHARS) return [];
@@ -366,6 +382,8 @@ function preprocess(code: string, lang: Lang): string {
   if (lang === 'python') code = resolveAliases(code);
   // __import__('os').system(...) is os.system(...).
   code = code.replace(/__import__\(\s*(['"])([\w.]+)\1\s*\)/g, '$2');
+  // ruby's %w[a b c] and %i[a b] are the list "a", "b", "c".
+  if (lang === 'ruby') code = code.replace(/%[wWiI]([[({])([^\])}]*)[\])}]/g, (_m, _o, body: string) => `[${body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', ')}]`);
   // perl's qw(a b c) is the list "a", "b", "c".
   code = code.replace(/\bqw\s*([({\[\/])([^)}\]\/]*)[)}\]\/]/g, (_m, _o, body: string) => body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', '));
   // perl's q{...}, qq{...}, q(...), qq(...) are string literals.
@@ -384,6 +402,20 @@ function preprocess(code: string, lang: Lang): string {
   let c = code.replace(/(["`])\$(?:ENV\{\s*'?HOME'?\s*\}|\{?HOME\}?(?=\/|\1))/g, '$1~');
   for (const re of HOME_EXPRS) c = c.replace(re, '"~"');
   for (const re of CWD_EXPRS) c = c.replace(re, '"."');
+  // The user's login name ("/home/" + getpass.getuser()): some user, "/home/user" their home.
+  c = c.replace(/\bgetpass\.getuser\(\)|\bos\.getlogin\(\)|\bos\.environ(?:\.get\(\s*|\s*\[\s*)(['"])(?:USER|LOGNAME)\1\s*[)\]]|\bprocess\.env\.(?:USER|LOGNAME)\b|(?:\bos|require\(\s*['"](?:node:)?os['"]\s*\))\.userInfo\(\)\.username|\bEtc\.getlogin\b|\bENV\[\s*(['"])USER\2\s*\]|\$ENV\{\s*['"]?USER['"]?\s*\}|\bgetlogin\(\)/g, '"user"');
+  const kept: string[] = [];
+  // An environment variable read with a default (os.environ.get("OUT", "~"), process.env.OUT || "~"): unset, it is the default.
+  c = c
+    .replace(/(?:os\.environ\.get|os\.getenv|ENV\.fetch|Sys\.getenv)\(\s*(['"])\w+\1\s*,\s*(?:unset\s*=\s*)?("[^"]*"|'[^']*')\s*\)/g, '$2')
+    .replace(/(?:process\.env\.\w+|process\.env\[\s*['"]\w+['"]\s*\]|ENV\[\s*['"]\w+['"]\s*\]|\$ENV\{\s*['"]?\w+['"]?\s*\})\s*(?:\|\||\?\?|\/\/|\bor\b)\s*("[^"]*"|'[^']*')/g, '$1')
+    // A command's output used as a value (rmtree(subprocess.check_output([...]).strip()), rmSync(execSync('…').toString())):
+    // "$(CMD)", the call itself kept at the end (it still runs).
+    .replace(/(?<=[(=,]\s*)(?:\bsubprocess\.(?:check_output|getoutput|run)|\bexecSync)\(\s*(\[[^\]]*\]|"[^"]*"|'[^']*'|`[^`]*`)[^)]*\)(?:\.(?:decode|strip|rstrip|stdout|toString|trim)\(?\)?)*(?=\s*[,)])/g, (m, a: string) => {
+      kept.push(m);
+      return `"$(${literals(a).map((l) => l.value).join(' ')})"`;
+    });
+  if (kept.length > 0) c += `\n${kept.join('\n')}`;
   c = callsByValue(c, lang);
   c = joinLiterals(c, lang);
   // The joins may leave path helpers around one literal again: path.resolve("./.."), os.path.abspath(os.path.join("./..")).
@@ -410,7 +442,14 @@ function preprocess(code: string, lang: Lang): string {
  * `setTimeout(fs.rmSync, 0, p)`: each is rewritten or appended as the call it amounts to.
  */
 function callsByValue(code: string, lang: Lang): string {
-  let c = code.replace(/\brequire\(\s*(['"])(rimraf|del|shelljs|fs-extra|execa|trash)\1\s*\)/g, '$2');
+  // const {execSync: run} = require('child_process'): run is execSync.
+  for (const m of code.matchAll(/\{([^{}]*:[^{}]*)\}\s*=\s*(?:require\(|\w+\b)/g)) {
+    for (const pair of m[1].split(',')) {
+      const a = /^\s*(\w+)\s*:\s*(\w+)\s*$/.exec(pair);
+      if (a) code = code.replace(new RegExp(`(?<![\\w.$])${a[2]}(?=\\s*\\()`, 'g'), a[1]);
+    }
+  }
+  let c = code.replace(/\brequire\(\s*(['"])(?:node:)?(rimraf|del|shelljs|fs-extra|execa|trash|path|fs|os|child_process|fs\/promises)\1\s*\)/g, (_m, _q, mod: string) => mod.replace('/', '.'));
   for (const m of code.matchAll(/(?:^|[;\n{(,]|\b(?:const|let|var|my|local))\s*\$?([A-Za-z_]\w*)\s*=\s*(require\(\s*['"](?:node:)?[\w@/.-]+['"]\s*\)|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\\&[\w:]+)\s*(?=[;\n,)]|$)/g)) {
     const to = m[2].replace(/^require\(\s*['"](?:node:)?([\w@/.-]+)['"]\s*\)$/, '$1').replace(/^\\&/, '');
     c = c.replace(new RegExp(`(?<![\\w.$])\\$?${m[1]}(?=\\s*(?:\\.|\\(|->\\())`, 'g'), to).replace(new RegExp(`${to.replace(/[.$]/g, '\\$&')}->\\(`, 'g'), `${to}(`);
@@ -437,7 +476,7 @@ function callsByValue(code: string, lang: Lang): string {
 }
 
 /** The literal values an identifier takes: `for x in [...]`, `for (const x of [...])`, `[...].each { |x|`, `x = '...'`. */
-function identValues(code: string, id: string): string[] {
+function identValues(code: string, id: string, depth = 0): string[] {
   const out: string[] = [];
   const e = id.replace(/\$/g, '\\$');
   const lists = [
@@ -453,7 +492,73 @@ function identValues(code: string, id: string): string[] {
       else for (const l of lits) out.push(l.value);
     }
   });
+  // x = "rm -rf " h, x = path.join(home, d): an expression of literals and variables known here.
+  if (depth < 3) {
+    for (const m of code.matchAll(new RegExp(`(?:^|[^\\w.$])[$]?${e}\\s*=(?!=)\\s*([^;\\n}]+)`, 'g'))) {
+      const vals = exprValues(code, m[1], depth + 1);
+      for (const v of vals) if (!out.includes(v)) out.push(v);
+    }
+  }
   return out;
+}
+
+/** Top-level comma-separated parts of an argument list. */
+function splitArgs(text: string): string[] {
+  const out: string[] = [];
+  let last = 0;
+  for (let i = 0, d = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "'" || c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== c) j += text[j] === '\\' ? 2 : 1;
+      i = j;
+    } else if ('([{'.includes(c)) d++;
+    else if (')]}'.includes(c)) d--;
+    else if (c === ',' && d === 0) {
+      out.push(text.slice(last, i));
+      last = i + 1;
+    }
+  }
+  return [...out, text.slice(last)];
+}
+
+/**
+ * The values an expression of literals and variables takes (at most 16): `"rm -rf " h` (awk), `a + '/x'`,
+ * `$a . "/x"`, `path.join(home, d)`, `File.join(Dir.home, d)` with d looping over literals. Empty when
+ * any part is not known.
+ */
+export function exprValues(code: string, expr: string, depth = 0): string[] {
+  let e = expr.trim().replace(/(?:\.(?:strip|trim|chomp|rstrip)\(\)|!)+$/, '');
+  const join = /^(?:path|os\.path|File|posixpath)\.(?:join|resolve)\(([\s\S]*)\)$/.exec(e);
+  if (join) return splitArgs(join[1]).reduce<string[]>((acc, part) => {
+    const vs = exprValues(code, part, depth);
+    return acc.length === 0 || vs.length === 0 ? [] : acc.flatMap((a) => vs.map((v) => (a === '' ? v : `${a.replace(/\/$/, '')}/${v.replace(/^\//, '')}`))).slice(0, 16);
+  }, ['']);
+  let combos = [''];
+  let i = 0;
+  while (i < e.length) {
+    const rest = e.slice(i);
+    const op = /^(?:\s+|\+|\.\.|\.(?=\s*['"$]))/.exec(rest);
+    if (op) {
+      i += op[0].length;
+      continue;
+    }
+    let vals: string[] = [];
+    if (rest[0] === '"' || rest[0] === "'") {
+      const lit = literals(e, i)[0];
+      if (!lit || lit.start !== i) return [];
+      vals = [lit.value];
+      i = lit.end;
+    } else {
+      const id = /^[$@]?([A-Za-z_]\w*)(?![\w(.[])/.exec(rest);
+      if (!id || depth >= 3) return [];
+      vals = identValues(code, id[1], depth + 1);
+      i += id[0].length;
+    }
+    if (vals.length === 0) return [];
+    combos = combos.flatMap((c) => vals.map((v) => c + v)).slice(0, 16);
+  }
+  return e === '' ? [] : combos;
 }
 
 const DELETES_ANY = /os\.(remove|unlink|rmdir)|rmtree|File\.(delete|unlink)|FileUtils\.(rm|remove)|unlinkSync|rmSync|\bunlink\b|Deno\.remove|\.delete\(|deleteDir|\bremove_tree\b|\bfs\.(promises\.)?(rm|unlink)\b|\.rm\(|os\.remove/;
@@ -555,6 +660,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       // system($cmd) with $cmd assigned a literal earlier in the code.
       const ident = /^\s*[$@]?([A-Za-z_]\w*)\s*(?:[,)]|$)/.exec(code.slice(region[0], region[1]))?.[1];
       if (ident) f.shell.push(...identValues(code, ident));
+      else f.shell.push(...exprValues(code, splitArgs(code.slice(region[0], region[1]))[0]));
       // cmd = ['rm', '-rf', '~']; run(cmd) / @a = (…); system @a: the list is the command line.
       const list = ident ? new RegExp(`(?:^|[^\\w.$@])[$@]?${ident}\\s*=\\s*[[(]([^\\])]*)[\\])]`).exec(code) : null;
       if (list) f.shell.push(literals(list[1]).map((l) => l.value).join(' '));
@@ -654,6 +760,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
         // rmtree(p) with p a loop variable over literals, or assigned a literal.
         const ident = /^\s*\$?([A-Za-z_]\w*)\s*(?:[,)]|$)/.exec(argText)?.[1];
         if (ident) for (const v of identValues(code, ident)) f.deletes.push({ path: v, recursive });
+        else for (const v of exprValues(code, splitArgs(argText)[0])) f.deletes.push({ path: v, recursive });
         continue;
       }
       // shell.rm('-rf', p): the flags come first, the path after.
@@ -721,7 +828,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   const lits = literals(code);
   for (const l of lits) {
     if (DISK.test(l.value) && /(['"])(w|wb|r\+b?|a|ab|w\+b?)\1|O_WRONLY|O_RDWR|\bwrite|writeFileSync|File\.write|open\([^)]*>/.test(code)) f.devices.push(l.value);
-    if (/^[A-Za-z0-9+/]{8,}={0,2}$/.test(l.value) && l.value.length % 4 === 0 && /b64|base64|decode|atob/i.test(code)) {
+    if (/^[A-Za-z0-9+/]{8,}={0,2}$/.test(l.value) && l.value.length % 4 === 0 && /b64|base64|decode|atob|unpack1?\(\s*['"]m/i.test(code)) {
       const raw = Buffer.from(l.value, 'base64');
       const text = raw.toString('utf8');
       if (/^[\x09\x0a\x0d\x20-\x7e]+$/.test(text)) f.decoded.push(text);

@@ -18,7 +18,9 @@ const TOP_DIRS = new Set([
 /** Trees whose contents belong to the system: writing or deleting inside them is refused when system_files_protection is on. */
 const SYSTEM_TREES = ['/etc', '/boot', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/usr', '/sys', '/proc', '/root', '/var/lib', '/var/spool', '/var/log', '/var/mail', '/var/backups', '/var/db', '/var/opt', '/System', '/private/etc', '/dev'];
 /** Exceptions inside system trees that users and tools write every day. */
-const SYSTEM_EXCEPTIONS = ['/usr/local', '/var/lib/apt/lists', '/var/cache/apt/archives', '/dev/null', '/dev/zero', '/dev/stdout', '/dev/stderr', '/dev/stdin', '/dev/tty', '/dev/fd', '/dev/shm', '/dev/random', '/dev/urandom', '/proc/self/fd'];
+const SYSTEM_EXCEPTIONS = ['/usr/local', '/var/lib/apt/lists', '/var/cache/apt/archives', '/dev/null', '/dev/zero', '/dev/stdout', '/dev/stderr', '/dev/stdin', '/dev/tty', '/dev/fd', '/dev/shm', '/dev/random', '/dev/urandom', '/proc/self/fd',
+  // Kernel settings tuned in everyday work: dropping the page cache, swappiness, inotify and map limits.
+  '/proc/sys/vm/drop_caches', '/proc/sys/vm/swappiness', '/proc/sys/vm/max_map_count', '/proc/sys/fs/inotify'];
 
 const DISK_DEVICE = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|loop\d|dm-\d|md\d|disk\d|rdisk\d|mapper\/|mem$|kmem$|port$)/;
 

@@ -47,6 +47,8 @@ export interface SimpleCommand {
   /** Position inside its pipeline (0 = first stage). */
   stage: number;
   depth: number;
+  /** The operator that ends it (`;`, `&&`, `||`, `&`, a newline), when not a pipe. */
+  after?: string;
 }
 
 export interface ParsedScript {
@@ -525,6 +527,10 @@ class Lexer {
           w.dynamic = true;
         }
         this.i += 2;
+      } else if (c === '~' && this.i === start && s[this.i + 1] === '$' && w.text === '') {
+        // ~$(whoami), ~$USER (re-read by eval): some user's home directory.
+        w.text += '/home/';
+        this.i++;
       } else if (c === '~' && this.i === start && /^~[a-z_][a-z0-9_-]*(?=\/|$|[\s;|&<>()])/.test(s.slice(this.i, this.i + 40))) {
         // ~user: that user's home directory.
         const user = /^~([a-z_][a-z0-9_-]*)/.exec(s.slice(this.i, this.i + 40))![1];
@@ -910,6 +916,7 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
         break;
       }
       default:
+        if (cur) cur.after = tok.op;
         endCommand();
         pipeFrom = null;
         lastUnit = [];
