@@ -103,7 +103,7 @@ const isAssignment = (w: Word) => /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/.tes
 
 /** Options that take a value, per wrapper, so the wrapped command is found. */
 const SUDO_ARG_OPTS = new Set(['-u', '-g', '-h', '-p', '-C', '-D', '-r', '-t', '-T', '-U', '-R', '--user', '--group', '--host', '--prompt', '--close-from', '--chdir', '--role', '--type', '--other-user', '--command-timeout', '--chroot']);
-const XARGS_ARG_OPTS = new Set(['-I', '-n', '-P', '-L', '-d', '-E', '-s', '-a', '-e', '--max-args', '--max-procs', '--max-lines', '--delimiter', '--arg-file', '--eof', '--max-chars', '--replace']);
+const XARGS_ARG_OPTS = new Set(['--arg-file=', '-I', '-n', '-P', '-L', '-d', '-E', '-s', '-a', '-e', '--max-args', '--max-procs', '--max-lines', '--delimiter', '--arg-file', '--eof', '--max-chars', '--replace']);
 const TIMEOUT_ARG_OPTS = new Set(['-s', '-k', '--signal', '--kill-after']);
 
 interface Unwrapped {
@@ -278,8 +278,9 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
         u.viaXargs = true;
         const af = words.findIndex((w, k) => k > 0 && (w.text === '-a' || w.text === '--arg-file' || /^-[a-zA-Z0-9]+a$/.test(w.text)));
         if (af > 0 && words[af + 1]) u.xargsFile = words[af + 1];
-        const afEq = words.find((w) => w.text.startsWith('--arg-file='));
-        if (afEq) u.xargsFile = { ...afEq, text: afEq.text.slice(11) };
+        // --arg-file=FILE (the parser keeps a process substitution after `=` as its own word).
+        const afEq = words.findIndex((w) => w.text.startsWith('--arg-file='));
+        if (afEq > 0) u.xargsFile = words[afEq].text === '--arg-file=' ? words[afEq + 1] : { ...words[afEq], text: words[afEq].text.slice(11) };
         for (let k = 1; k < words.length && words[k].text.startsWith('-'); k++) {
           const t = words[k].text;
           if (t === '-I') u.xargsReplace = words[k + 1]?.text;
@@ -1028,7 +1029,7 @@ function embeddedCommand(text: string, anyHead = false): string | null {
 }
 
 /** Interpreters of languages without a table here: their -e/--eval value is code, not a shell line. */
-const CODE_TOOLS = /^(erl|escript|elixir|iex|emacs|racket|guile|sbcl|clisp|clojure|clj|bb|julia|octave|groovy|scala|kotlin|crystal|ghc|ghci|runghc|ocaml|swipl|gst|nim|dart|jshell|hy|fennel|janet|sqlite3|mysql|psql|mongosh|mongo|gdb|lldb)$/;
+const CODE_TOOLS = /^(raku|perl6|rakudo|erl|escript|elixir|iex|emacs|racket|guile|sbcl|clisp|clojure|clj|bb|julia|octave|groovy|scala|kotlin|crystal|ghc|ghci|runghc|ocaml|swipl|gst|nim|dart|jshell|hy|fennel|janet|sqlite3|mysql|psql|mongosh|mongo|gdb|lldb)$/;
 
 /** Text that reads as code of some language rather than a shell line: calls `f(…)`, s-expressions, methods on strings. */
 const CODE_LIKE = /\w\s*\(|^\s*\(|["'`]\s*\.\s*[\w!]/;
@@ -1094,7 +1095,9 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
   const body0 = stdinText(inv);
   const body = body0 === null ? null : body0.replace(TCL_HOME, walk.env.home);
   for (const c of [...optScripts, ...scripts, ...(body !== null ? [body] : [])]) genericCodeDeletes(walk, inv, c);
-  const code = [...scripts, ...optScripts, ...(body !== null ? [body] : [])].filter((x) => CODE_LIKE.test(x));
+  // A code tool's -e value is code even without calls in it (raku -e 'shell "rm -rf ~"'): its string literals are read.
+  const codeTool = CODE_TOOLS.test(base(inv.argv[0] ?? ''));
+  const code = [...scripts, ...optScripts, ...(body !== null ? [body] : [])].filter((x) => CODE_LIKE.test(x) || (codeTool && optScripts.includes(x)));
   const texts = [...scripts, ...code.flatMap(stringLiterals)];
   if (body !== null) texts.push(...body.split('\n').map((l) => l.replace(/^\t/, '')));
   const seen = new Set<string>();
@@ -1153,20 +1156,25 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
     checkDelete(walk, inv, target(inv, w), !!m[1], `${inv.argv[0]} code`);
   }
   // Emacs Lisp (delete-directory "~" t), Elixir File.rm_rf!(System.user_home()).
-  for (const m of code.replace(/System\.user_home!?\(\)|\(expand-file-name\s+"~"\)|\(getenv\s+"HOME"\)/g, '"~"').matchAll(/\((delete-directory|delete-file)\s+"([^"]*)"(\s+t)?|File\.rm_rf!?\(\s*"([^"]*)"/g)) {
-    const p = m[2] ?? m[4];
+  // Racket (delete-directory/files (find-system-path 'home-dir)) too.
+  for (const m of code.replace(/System\.user_home!?\(\)|\(expand-file-name\s+"~"\)|\(getenv\s+"HOME"\)|\(find-system-path\s+(?:'|\(quote\s+)home-dir\)?\)/g, '"~"').matchAll(/\((delete-directory(\/files)?|delete-file)\s+"([^"]*)"(\s+t)?|File\.rm_rf!?\(\s*"([^"]*)"/g)) {
+    const p = m[3] ?? m[5];
     if (!/^(~|\/|\.)(\/.*)?$/.test(p)) continue;
-    checkDelete(walk, inv, target(inv, { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true }), !!m[3] || !!m[4], `${inv.argv[0]} code`);
+    checkDelete(walk, inv, target(inv, { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true }), !!m[2] || !!m[4] || !!m[5], `${inv.argv[0]} code`);
   }
   if (code.length > 20_000 || !/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\b/.test(code)) return;
   const norm = code
     .replace(/\bhomedir\(\)|os\.Getenv\(\s*"HOME"\s*\)|os\.UserHomeDir\(\)|System\.getProperty\(\s*"user\.home"\s*\)|System\.getenv\(\s*"HOME"\s*\)|Sys\.getenv\(\s*"HOME"\s*\)|ENV\[\s*"HOME"\s*\]|Environment\.GetFolderPath\([^)]*UserProfile\)|std::env::var\(\s*"HOME"\s*\)[^,);]*|dirs::home_dir\(\)[^,);]*|FileManager\.default\.homeDirectoryForCurrentUser[^,);]*|\$(?:::)?env\(HOME\)/g, '"~"')
     .replace(/\bpwd\(\)|os\.Getwd\(\)|System\.getProperty\(\s*"user\.dir"\s*\)|Directory\.GetCurrentDirectory\(\)/g, '"."');
-  for (const m of norm.matchAll(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\s*\(\s*(?:new\s+File\()?(["'])([^"']*)\2/g)) {
+  // home, _ := os.UserHomeDir(); os.RemoveAll(home) / val h = "~"; File(h).deleteRecursively(): a variable holding the path.
+  const held = new Map<string, string>();
+  for (const v of norm.matchAll(/\b(?:var\s+|val\s+|let\s+|const\s+|auto\s+|String\s+)?([A-Za-z_]\w*)(?:\s*,\s*_)?\s*:?=\s*(["'])([~/.][^"']*)\2/g)) held.set(v[1], v[3]);
+  const withHeld = held.size === 0 ? norm : norm.replace(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)(\s*\(\s*(?:new\s+File\()?)([A-Za-z_]\w*)(?=\s*[,)])/g, (x, f: string, open: string, id: string) => (held.has(id) ? `${f}${open}"${held.get(id)}"` : x));
+  for (const m of withHeld.matchAll(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\s*\(\s*(?:new\s+File\()?(["'])([^"']*)\2/g)) {
     const p = m[3];
     if (!/^(~|\/|\.)(\/.*)?$/.test(p)) continue;
     const w: Word = { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true };
-    const rec = /RemoveAll|rmtree|recursive|Recursively|remove_dir_all|rm_rf|deleteDirectory|deleteDir/.test(m[0] + norm.slice(m.index!, m.index! + 120));
+    const rec = /RemoveAll|rmtree|recursive|Recursively|remove_dir_all|rm_rf|deleteDirectory|deleteDir/.test(m[0] + withHeld.slice(m.index!, m.index! + 120));
     checkDelete(walk, inv, target(inv, w), rec, `${inv.argv[0]} code`);
   }
 }
@@ -1459,7 +1467,8 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
     collect(walk, d, inv.cwd, depth + 1, true);
     checkCode(walk, inv, lang, d, depth + 1);
   }
-  for (const d of f.deletes) {
+  // Dir.glob("~/{.ssh,.aws}"): a brace pattern in a path is each of its alternatives.
+  for (const d of f.deletes.flatMap((x) => (/\{[^}]*,/.test(x.path) ? braceExpand(x.path).map((p) => ({ ...x, path: p })) : [x]))) {
     // A path the code takes from a command's output ("$(git rev-parse --show-toplevel)"): resolved as the shell would, or unknown.
     const sub = /^\$\((.*)\)(.*)$/s.exec(d.path);
     const out = sub ? resolveSubstitution(sub[1], parseEnv(walk, inv.cwd)) : null;

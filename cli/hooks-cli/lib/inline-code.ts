@@ -93,7 +93,7 @@ export function inlineCode(lang: Lang, argv: string[]): { code: string | null; r
       codes.push(args[i + 1] ?? '');
       i++;
     } else if (/^--(eval|print)=/.test(a)) codes.push(a.slice(a.indexOf('=') + 1));
-    else if (lang === 'perl' && /^-[A-Za-z]*[eE]$/.test(a) && !a.startsWith('--')) {
+    else if ((lang === 'perl' && /^-[A-Za-z]*[eE]$/.test(a) && !a.startsWith('--')) || (lang === 'js' && /^-(pe|ep)$/.test(a))) {
       codes.push(args[i + 1] ?? '');
       i++;
     }
@@ -250,7 +250,7 @@ function regionText(code: string, [a, b]: [number, number], firstOnly = false): 
   if (list) {
     // Up to the end of the list: `['rm', '-rf', '/'], shell=False`.
     const end = firstNonSpace === '[' ? a + region.indexOf('[') + closeParen(region, region.indexOf('[')) - region.indexOf('[') : b;
-    return lits.filter((l) => l.end <= end + 1).map((l) => (/^[\w@%+=:,./~-]+$/.test(l.value) ? l.value : `'${l.value.replace(/'/g, `'\\''`)}'`)).join(' ');
+    return lits.filter((l) => l.end <= end + 1).map((l) => (/^[\w@%+=:,./~$-]+$/.test(l.value) ? l.value : `'${l.value.replace(/'/g, `'\\''`)}'`)).join(' ');
   }
   // Concatenation: keep the literals that belong to the first argument (before a top-level comma).
   let depth = 0;
@@ -299,7 +299,7 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
 
 const UNLINK_CALLS = /(?:\bos\.(?:remove|unlink)|\bunlinkSync|\bfs\.unlink|\bFile\.(?:delete|unlink)|\bFileUtils\.rm(?!_)|(?<![\w$>.])unlink)(?=\s*[("'])/g;
 const DISK = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper\/)/;
-const SECRET_FRAGMENT = /(\.ssh\/|\.aws\/|(^|\/)\.env(\.|$)|\.netrc|\.npmrc|\.git-credentials|\.kube\/config|\.docker\/config|\bid_(rsa|ed25519|ecdsa|dsa)\b|\/etc\/shadow|\.gnupg|\.pgpass)/;
+const SECRET_FRAGMENT = /((^|\/)credentials(\.\w+)?$|\.pypirc|\.vault-token|\.config\/gh\/hosts|\.ssh\/|\.aws\/|(^|\/)\.env(\.|$)|\.netrc|\.npmrc|\.git-credentials|\.kube\/config|\.docker\/config|\bid_(rsa|ed25519|ecdsa|dsa)\b|\/etc\/shadow|\.gnupg|\.pgpass)/;
 const NETWORK = /(?:file_get_contents|fopen|readfile|get_headers)\s*\(\s*["']https?:|require\(\s*['"](?:node:)?(?:net|tls|dgram|http2?|dns)['"]\s*\)|\bURI\.open|\bResolv\b|\bWebSocket\b|\b(?:Deno|Bun)\.connect|\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram)/;
 
 /**
@@ -382,8 +382,14 @@ function preprocess(code: string, lang: Lang): string {
   if (lang === 'python') code = resolveAliases(code);
   // __import__('os').system(...) is os.system(...).
   code = code.replace(/__import__\(\s*(['"])([\w.]+)\1\s*\)/g, '$2');
+  // system(*%w[rm -rf], x): the splatted list's words are arguments in place.
+  if (lang === 'ruby') code = code.replace(/\*%[wi]\s*([(\[{])([^)\]}]*)[)\]}]/g, (_m, _o, body: string) => body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', '));
   // ruby's %w[a b c] and %i[a b] are the list "a", "b", "c".
   if (lang === 'ruby') code = code.replace(/%[wWiI]([[({])([^\])}]*)[\])}]/g, (_m, _o, body: string) => `[${body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', ')}]`);
+  // Text the code builds at run time: chr(114) is "r", 'fr- mr'[::-1] and reversed('…') read backwards, os.sep is "/".
+  code = code.replace(/\b(?:chr|String\.fromCharCode)\(\s*(\d{2,3})\s*\)|\b(\d{2,3})\.chr\b/g, (_m, a?: string, b?: string) => JSON.stringify(String.fromCharCode(Number(a ?? b))));
+  code = code.replace(/(?:''|"")\s*\.\s*join\(\s*reversed\(\s*(['"])([^'"]*)\1\s*\)\s*\)|(['"])([^'"]*)\3\s*\[\s*::\s*-1\s*\]|(['"])([^'"]*)\5\.(?:reverse|split\(\s*['"]{2}\s*\)\.reverse\(\)\.join\(\s*['"]{2}\s*\))\b(?:\(\))?/g, (_m, _q1, a?: string, _q2?: string, b?: string, _q3?: string, c?: string) => JSON.stringify([...(a ?? b ?? c ?? '')].reverse().join('')));
+  if (lang === 'python') code = code.replace(/\bos\.sep\b/g, '"/"').replace(/\b(?:getpass\.getuser|os\.getlogin)\(\)|os\.environ\s*\[\s*(['"])(?:USER|LOGNAME)\1\s*\]/g, '"user"');
   // perl's qw(a b c) is the list "a", "b", "c".
   code = code.replace(/\bqw\s*([({\[\/])([^)}\]\/]*)[)}\]\/]/g, (_m, _o, body: string) => body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', '));
   // perl's q{...}, qq{...}, q(...), qq(...) are string literals.
@@ -397,7 +403,7 @@ function preprocess(code: string, lang: Lang): string {
     .replace(/os\.path\.expanduser\(\s*(['"])~(\/[^'"]*)\1\s*\)/g, '"~$2"')
     .replace(/File\.expand_path\(\s*(['"])~(\/[^'"]*)?\1\s*\)/g, '"~$2"');
   // Anywhere inside a double-quoted string ("rm -rf $ENV{HOME}"), perl's $ENV{HOME} is the text ~.
-  code = code.replace(/"(?:[^"\\\n]|\\.)*"/g, (str) => str.replace(/\$ENV\{\s*'?HOME'?\s*\}/g, '~'));
+  code = code.replace(/"(?:[^"\\\n]|\\.)*"|`[^`]*`|\bqx\s*(?:\{(?:[^{}]|\{[^{}]*\})*\}|\([^)]*\))/g, (str) => str.replace(/\$ENV\{\s*'?HOME'?\s*\}/g, '~'));
   // Inside a string ("$ENV{HOME}/.bashrc", "$HOME/x"), the home directory is the text ~.
   let c = code.replace(/(["`])\$(?:ENV\{\s*'?HOME'?\s*\}|\{?HOME\}?(?=\/|\1))/g, '$1~');
   for (const re of HOME_EXPRS) c = c.replace(re, '"~"');
@@ -639,6 +645,8 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     return f;
   }
   const code = preprocess(source, lang);
+  // IPython's `!cmd` and `%system cmd` / `%sx cmd` lines run cmd through the shell.
+  if (lang === 'python') for (const m of source.matchAll(/^\s*(?:!|%(?:system|sx)\s)(.+)$/gm)) f.shell.push(m[1]);
 
   for (const m of code.matchAll(SHELL_CALLS[lang])) {
     const end = m.index + m[0].length;
@@ -722,7 +730,13 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   }
   // Backticks and %x() run shell commands in perl, ruby and php (in JS they are template strings).
   if (lang === 'perl' || lang === 'ruby' || lang === 'php') {
-    for (const m of code.matchAll(/`([^`]*)`/g)) f.shell.push(m[1]);
+    // `rm -rf $h` with $h = "~" set before: the variable's one literal value put in.
+    const scalars = (t: string) => t.replace(/\$(\w+)\b/g, (x, id: string) => {
+      const v = [...code.matchAll(new RegExp(`\\$${id}\\s*=\\s*(['"])([^'"]*)\\1`, 'g'))];
+      return v.length === 1 ? v[0][2] : x;
+    });
+    for (const m of code.matchAll(/`([^`]*)`/g)) f.shell.push(scalars(m[1]));
+    if (lang === 'perl') for (const m of code.matchAll(/\bqx\s*\{((?:[^{}]|\{[^{}]*\})*)\}/g)) f.shell.push(scalars(m[1]));
     if (lang === 'ruby') for (const m of code.matchAll(/%x([({[])([^)}\]]*)[)}\]]/g)) f.shell.push(m[2]);
   }
   if (lang === 'js') for (const m of code.matchAll(/\$`([^`]*)`/g)) f.shell.push(m[1]);
@@ -789,7 +803,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     const args = code.slice(open + 1, end);
     // p.write_text(…) / open(p, 'a') with p assigned a path literal: the receiver or the variable is the file.
     if (/write_text|write_bytes/.test(m[0])) {
-      const recv = /(?:(["'])([^"']+)\1|\b([A-Za-z_]\w*))\s*\.\s*$/.exec(code.slice(Math.max(0, m.index - 200), m.index));
+      const recv = /(?:(["'])([^"']+)\1\s*\)?|\b([A-Za-z_]\w*))\s*\.\s*$/.exec(code.slice(Math.max(0, m.index - 200), m.index));
       if (recv) f.writes.push(...(recv[2] !== undefined ? [recv[2]] : identValues(code, recv[3])));
       continue;
     }

@@ -12,7 +12,7 @@ export interface PathEnv {
 
 const TOP_DIRS = new Set([
   '/bin', '/boot', '/dev', '/etc', '/home', '/lib', '/lib32', '/lib64', '/libx32', '/media', '/mnt', '/opt', '/proc', '/root', '/run',
-  '/sbin', '/srv', '/sys', '/usr', '/var', '/snap', '/tmp', '/var/tmp', '/usr/local', '/System', '/Library', '/Applications', '/Users', '/private',
+  '/sbin', '/srv', '/sys', '/usr', '/var', '/var/www', '/snap', '/tmp', '/var/tmp', '/usr/local', '/System', '/Library', '/Applications', '/Users', '/private',
 ]);
 
 /** Trees whose contents belong to the system: writing or deleting inside them is refused when system_files_protection is on. */

@@ -153,12 +153,20 @@ function expandVar(name: string, env: ParseEnv): VarValue | null {
   return null;
 }
 
-/** Bash's ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat}, ${X:off[:len]}, ${X:?msg} on a known value. */
+/** Bash's ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat}, ${X/pat/rep}, ${X//pat/rep}, ${X:off[:len]}, ${X:?msg} on a known value. */
 function paramOp(value: string, op: string, arg: string): string {
   if (op === ':?') return value;
   if (op === ':') {
     const [off, len] = arg.split(':').map((x) => Number(x));
     return Number.isFinite(len) ? value.substr(off, len) : value.slice(off);
+  }
+  if (op === '/' || op === '//') {
+    // ${X/pat/rep}, ${X//pat/rep}: the first (or every) match of the glob pattern replaced.
+    const slash = arg.indexOf('/');
+    const [pat, rep] = slash < 0 ? [arg, ''] : [arg.slice(0, slash), arg.slice(slash + 1)];
+    if (pat === '') return value;
+    const re = new RegExp([...pat].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\/]/g, '\\$&'))).join(''), op === '//' ? 'g' : '');
+    return value.replace(re, () => rep);
   }
   const whole = new RegExp(`^${[...arg].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\/]/g, '\\$&'))).join('')}$`);
   const n = value.length;
@@ -683,7 +691,7 @@ class Lexer {
       // (${1:-x} too: on a command line the positional parameters are empty unless set -- set them.)
       const withDefault = known === null ? /^([A-Za-z_]\w*|\d+):?[-=](.*)$/.exec(inner) : null;
       // ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat}, ${X:off:len}, ${X:?msg}: computed from a known X.
-      const op = known === null && !withDefault ? /^([A-Za-z_]\w*)(%%|%|##|#|:\?|:(?=\d))(.*)$/.exec(inner) : null;
+      const op = known === null && !withDefault ? /^([A-Za-z_]\w*)(%%|%|##|#|:\?|:(?=\d)|\/\/|\/)(.*)$/.exec(inner) : null;
       const opBase = op ? expandVar(op[1], this.env) : null;
       // ${HOME%"${HOME##*/}"}: a pattern made of known expansions is known too.
       const opArg = op && /[$`]/.test(op[3]) ? (/`|\$\(/.test(op[3]) ? null : parseShell(`: ${op[3]}`, this.env, 50).commands[0]?.words[1]) : null;
