@@ -1701,7 +1701,8 @@ function findExec(walk: Walk, inv: Invocation, depth: number): void {
         // sh -c 'rm -rf "$1"' _ {}: the positional parameters are the words after the script.
         if (script !== null) {
           const pos = child.argv.slice(child.argv.indexOf(script) + 1);
-          collect(walk, substitutePositional(script, pos), inv.cwd, depth + 1, true);
+          // With no filter {} is every file of the tree: rm -f "$1" on each is rm -r of the tree.
+          collect(walk, substitutePositional(filtered ? script : script.replace(/\brm\s+(?!-[a-zA-Z]*[rR])/g, 'rm -r '), pos), inv.cwd, depth + 1, true);
           // for f; do … "$f" …; done walks the positional parameters: set them first.
           if (/\bfor\s+\w+\s*(;|\n|do\b)/.test(script) && pos.length > 1) collect(walk, `set -- ${pos.slice(1).map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')}\n${filtered ? script : script.replace(/\brm\s+(?!-[a-zA-Z]*[rR])/g, 'rm -r ')}`, inv.cwd, depth + 1, true);
         }
@@ -2142,7 +2143,7 @@ function checkOtherWriters(walk: Walk, inv: Invocation): void {
     const ops = operands(inv.words, new Set(['-i', '-v', '-F', '-f', '--include', '--assign']));
     for (const w of ops.slice(args.some((a) => a === '-f') ? 0 : 1)) checkWrite(walk, inv, target(inv, w), `${name} -i inplace`);
   }
-  if ((name === 'tar' || name === 'zip' || name === '7z') && args.some((a) => /^--remove-files$|^-[a-zA-Z]*m$/.test(a) && (name !== 'zip' || a === '-m') && (name !== 'tar' || a === '--remove-files') && (name !== '7z' || a === '-sdel'))) {
+  if ((name === 'tar' || name === 'zip' || name === '7z') && args.some((a) => /^--remove-files$|^-[a-zA-Z]*m$/.test(a) && (name !== 'zip' || /^-[a-zA-Z0-9]*m[a-zA-Z0-9]*$/.test(a)) && (name !== 'tar' || a === '--remove-files') && (name !== '7z' || a === '-sdel'))) {
     // tar --remove-files / zip -m: the inputs are deleted once packed.
     const ops = operands(inv.words, new Set(['-f', '--file', '-C', '--directory', '-T', '-X']));
     for (const w of ops.filter((w) => !/\.(t?gz|tar|zip|tgz|bz2|xz|7z|zst)$/.test(w.text))) checkDelete(walk, inv, target(inv, w), true, `${name} ${name === 'tar' ? '--remove-files' : '-m'}`);
@@ -2377,9 +2378,11 @@ const HANDLES_PATHS = new Set(['rm', 'srm', 'rmdir', 'unlink', 'truncate', 'shre
 
 /** `sh -c 'rm -rf "$1"' _ PATH`: the script with $1... replaced by the words after it ($0 first). */
 function substitutePositional(script: string, after: string[]): string {
-  return script.replace(/"?\$(\{)?([0-9@*])(?:\})?"?/g, (m, _b, n: string) => {
+  // "$1" whole becomes the quoted value; $1 inside a longer word ("$1.enc") the value as it is.
+  return script.replace(/"\$\{?([0-9@*])\}?"|\$\{?([0-9@*])\}?/g, (m, q: string | undefined, n0: string | undefined) => {
+    const n = q ?? n0 ?? '';
     const vals = n === '@' || n === '*' ? after.slice(1) : [after[Number(n)] ?? ''];
-    return vals.map((v) => `'${v.replace(/'/g, `'\\''`)}'`).join(' ') || m;
+    return (q !== undefined ? vals.map((v) => `'${v.replace(/'/g, `'\\''`)}'`) : vals.map((v) => v.replace(/["$`\\]/g, '\\$&'))).join(' ') || m;
   });
 }
 
@@ -3077,8 +3080,26 @@ function checkGit(walk: Walk, inv: Invocation): void {
       // $(git branch --format='+%(refname:short)'), $(git for-each-ref …): every branch, main among them; a + forces them.
       const listed = inv.words.some((w) => w.subs.some((sub) => /\bgit\s+(branch|for-each-ref|show-ref)\b/.test(sub) && !/grep\s+-v.*\b(main|master)\b/.test(sub))) || xargsBranches(inv);
       if (listed && inv.words.some((w) => w.subs.some((sub) => /['"]\+|\+%\(|sed\s+['"]?s\/\^\/\+/.test(sub)))) plusForce = true;
-      if (listed) dests.push({ branch: 'main', del: deleting });
-      const protectedDest = dests.find((d) => isProtected(d.branch) || d.branch.includes('*'));
+      // $(git branch -r | sed 's#origin/#:#'): every listed branch turned into a `:name` refspec, a delete.
+      if (listed) dests.push({ branch: 'main', del: deleting || inv.words.some((w) => w.subs.some((sub) => /\bsed\b[^|]*\bs(.)(?:(?!\1).)*\1:/.test(sub))) });
+      // What the configuration says a bare `git push REMOTE` does (-c remote.R.mirror=true, git config remote.R.push '+refs/heads/*:…').
+      const remote = ops[0] ?? 'origin';
+      const cfg = [...argv.slice(1, i).filter((_, k, all) => all[k - 1] === '-c'), ...walk.gitConfig].map((c) => /^remote\.([^.]+)\.(mirror|push)[= ](.+)$/i.exec(c)).filter((m): m is RegExpExecArray => m !== null && m[1] === remote);
+      const cfgMirror = cfg.some((m) => m[2].toLowerCase() === 'mirror' && /^true$/i.test(m[3]));
+      if (refspecs.length === 0) for (const m of cfg.filter((x) => x[2].toLowerCase() === 'push')) {
+        const spec = m[3].replace(/^['"]|['"]$/g, '');
+        if (spec.startsWith('+')) plusForce = true;
+        dests.push({ branch: (spec.includes(':') ? spec.slice(spec.indexOf(':') + 1) : spec).replace(/^\+?refs\/heads\//, ''), del: spec.startsWith(':') });
+      }
+      // The code pushed to a bare IP address (a remote added on the line, or the URL itself): the repository leaves for an unnamed host.
+      const added = walk.out.map((x) => x.argv).find((a) => a[0] === 'git' && a[a.indexOf('remote') + 1] === 'add' && a.filter((x) => !x.startsWith('-')).slice(a.indexOf('remote') + 1)[1] === remote);
+      const url = /^[a-z+]+:\/\/|@/.test(remote) ? remote : added ? added.filter((x) => !x.startsWith('-')).slice(added.indexOf('remote') + 1)[2] ?? '' : '';
+      if (/^(?:[a-z+]+:\/\/)?(?:[^@/]+@)?\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?[:/]/i.test(url)) {
+        block(walk, 'dangerous', `git push sends the repository's code to ${url}, a bare address rather than the project's own hosting`, 'push only to the project\'s own remotes');
+        break;
+      }
+      const isProt = (d: { branch: string }) => isProtected(d.branch) || d.branch.includes('*');
+      const protectedDest = dests.find((d) => d.del && isProt(d)) ?? dests.find(isProt);
       if (protectedDest?.del) {
         block(walk, 'dangerous', `git push deletes the protected branch ${protectedDest.branch} on the remote`);
         break;
@@ -3092,7 +3113,7 @@ function checkGit(walk: Walk, inv: Invocation): void {
           warn(walk, 'suspicious', `force-push${dests[0] ? ` of ${dests[0].branch}` : ' of the current branch'} overwrites the remote branch`, `git push --force-with-lease ${ops.join(' ')}`.trim());
         }
       }
-      if (has('--mirror')) block(walk, 'dangerous', 'git push --mirror overwrites and deletes every remote ref that differs from this repository', 'push the branches you mean: git push origin BRANCH');
+      if (has('--mirror') || cfgMirror) block(walk, 'dangerous', 'git push --mirror overwrites and deletes every remote ref that differs from this repository', 'push the branches you mean: git push origin BRANCH');
       else if (has('--prune')) block(walk, 'dangerous', 'git push --prune deletes every remote branch that does not exist here', 'delete the one branch you mean: git push origin --delete BRANCH');
       else if ((force || plusForce) && has('--all', '--branches')) block(walk, 'dangerous', 'force-push of every branch (--all) rewrites main and the other shared branches', 'push the one branch you mean with --force-with-lease');
       else if (deleting && refspecs.length > 0 && refspecs.some((r) => /\$\(…\)|\$/.test(r))) block(walk, 'dangerous', 'git push --delete of branches only known at run time');
