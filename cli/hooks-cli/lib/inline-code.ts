@@ -589,7 +589,7 @@ function listingRoots(code0: string): { path: string; glob: string | null }[] {
     if (g < 0) return { path: pattern || '.', glob: null };
     return { path: segs.slice(0, g).join('/') || (pattern.startsWith('/') ? '/' : '.'), glob: segs.slice(g).join('/') };
   };
-  const fn = /(?:\bos\.walk|\bos\.scandir|\bos\.listdir|\bglob\.i?glob|\bDir\.(?:glob|children|each_child|entries|foreach|new)|\bDir\[|\breaddirSync|\breaddir|\bglob(?:\.sync|Sync)?|\bglobby(?:\.sync)?|\bfg(?:\.sync)?|\bscandir|\bopendir|\bRecursiveDirectoryIterator|\bDirectoryIterator|\bDeno\.readDir(?:Sync)?|\bwalkSync|\bFind::find|\bfinddepth|\bfind)(?=\s*[([\"'])/g;
+  const fn = /(?:\bos\.walk|\bos\.scandir|\bos\.listdir|\bglob\.i?glob|\bDir\.(?:glob|children|each_child|entries|foreach|new)|\bDir\[|\breaddirSync|\breaddir|(?<!\.)\bglob(?:\.sync|Sync)?|\bglobby(?:\.sync)?|\bfg(?:\.sync)?|\bscandir|\bopendir|\bRecursiveDirectoryIterator|\bDirectoryIterator|\bDeno\.readDir(?:Sync)?|\bwalkSync|\bFind::find|\bfinddepth|\bfind)(?=\s*[([\"'])/g;
   for (const m of code.matchAll(fn)) {
     const at = m.index + m[0].length;
     const region = argRegion(code, code[at] === '[' ? at : at);
