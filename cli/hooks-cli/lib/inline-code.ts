@@ -19,6 +19,8 @@
  * process.cwd()...) are turned into the literals `"~"` and `"."` first, so they read as paths.
  */
 
+import { isSecretSource } from './paths-classify';
+
 export type Lang = 'python' | 'perl' | 'ruby' | 'js' | 'php' | 'lua' | 'awk' | 'r';
 
 export interface CodeFindings {
@@ -90,6 +92,10 @@ export function inlineCode(lang: Lang, argv: string[]): { code: string | null; r
       codes.push(args[i + 1] ?? '');
       i++;
     } else if (lang === 'python' && /^-[A-Za-z]*c$/.test(a) && a.length > 2) {
+      codes.push(args[i + 1] ?? '');
+      i++;
+    } else if (lang === 'js' && /^-[a-z]*[ep]$/.test(a) && a.length > 2) {
+      // node -pe CODE
       codes.push(args[i + 1] ?? '');
       i++;
     } else if (/^--(eval|print)=/.test(a)) codes.push(a.slice(a.indexOf('=') + 1));
@@ -240,6 +246,13 @@ function argRegion(code: string, at: number): [number, number] {
   return [i, j];
 }
 
+/** A value as one shell word: a leading ~ stays the home directory, $name in it (perl's "$ENV{HOME}/$_") stays unknown. */
+function shellWord(v: string): string {
+  if (/^[\w@%+=:,./~-]+$/.test(v)) return v;
+  const m = /^(~\/?)?([\s\S]*)$/.exec(v)!;
+  return `${m[1] ?? ''}${/\$\w/.test(m[2]) && !/["\\`]/.test(m[2]) ? `"${m[2]}"` : `'${m[2].replace(/'/g, `'\\''`)}'`}`;
+}
+
 /** The text an argument region stands for: list elements joined by spaces, concatenations joined. */
 function regionText(code: string, [a, b]: [number, number], firstOnly = false): string | null {
   const lits = literals(code, a, b);
@@ -250,7 +263,7 @@ function regionText(code: string, [a, b]: [number, number], firstOnly = false): 
   if (list) {
     // Up to the end of the list: `['rm', '-rf', '/'], shell=False`.
     const end = firstNonSpace === '[' ? a + region.indexOf('[') + closeParen(region, region.indexOf('[')) - region.indexOf('[') : b;
-    return lits.filter((l) => l.end <= end + 1).map((l) => (/^[\w@%+=:,./~$-]+$/.test(l.value) ? l.value : `'${l.value.replace(/'/g, `'\\''`)}'`)).join(' ');
+    return lits.filter((l) => l.end <= end + 1).map((l) => shellWord(l.value)).join(' ');
   }
   // Concatenation: keep the literals that belong to the first argument (before a top-level comma).
   let depth = 0;
@@ -382,14 +395,18 @@ function preprocess(code: string, lang: Lang): string {
   if (lang === 'python') code = resolveAliases(code);
   // __import__('os').system(...) is os.system(...).
   code = code.replace(/__import__\(\s*(['"])([\w.]+)\1\s*\)/g, '$2');
-  // system(*%w[rm -rf], x): the splatted list's words are arguments in place.
-  if (lang === 'ruby') code = code.replace(/\*%[wi]\s*([(\[{])([^)\]}]*)[)\]}]/g, (_m, _o, body: string) => body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', '));
+  // chr(114)+chr(109): the characters; ''.join(reversed('~ fr- mr')) and 'x'[::-1]: the text reversed; os.sep: "/".
+  code = code
+    .replace(/\b(?:chr|String\.fromCharCode)\(\s*(\d{2,3})\s*\)/g, (_m, n: string) => JSON.stringify(String.fromCharCode(Number(n))))
+    .replace(/(['"])\1\s*\.\s*join\(\s*reversed\(\s*(['"])([^'"]*)\2\s*\)\s*\)|(['"])([^'"]*)\4\s*\[\s*::\s*-1\s*\]|(['"])([^'"]*)\6\s*\.\s*reverse\b(?:\(\))?/g, (_m, _a, _b, v1?: string, _c?: string, v2?: string, _d?: string, v3?: string) => JSON.stringify([...(v1 ?? v2 ?? v3 ?? '')].reverse().join('')))
+    .replace(/\bos\.sep\b/g, '"/"')
+    // system(*%w[rm -rf], x), run(*['rm', '-rf'], x): the splatted list's items are arguments.
+    .replace(/\*\s*(%[wW][[(]|\[)/g, '$1');
   // ruby's %w[a b c] and %i[a b] are the list "a", "b", "c".
-  if (lang === 'ruby') code = code.replace(/%[wWiI]([[({])([^\])}]*)[\])}]/g, (_m, _o, body: string) => `[${body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', ')}]`);
-  // Text the code builds at run time: chr(114) is "r", 'fr- mr'[::-1] and reversed('…') read backwards, os.sep is "/".
-  code = code.replace(/\b(?:chr|String\.fromCharCode)\(\s*(\d{2,3})\s*\)|\b(\d{2,3})\.chr\b/g, (_m, a?: string, b?: string) => JSON.stringify(String.fromCharCode(Number(a ?? b))));
-  code = code.replace(/(?:''|"")\s*\.\s*join\(\s*reversed\(\s*(['"])([^'"]*)\1\s*\)\s*\)|(['"])([^'"]*)\3\s*\[\s*::\s*-1\s*\]|(['"])([^'"]*)\5\.(?:reverse|split\(\s*['"]{2}\s*\)\.reverse\(\)\.join\(\s*['"]{2}\s*\))\b(?:\(\))?/g, (_m, _q1, a?: string, _q2?: string, b?: string, _q3?: string, c?: string) => JSON.stringify([...(a ?? b ?? c ?? '')].reverse().join('')));
-  if (lang === 'python') code = code.replace(/\bos\.sep\b/g, '"/"').replace(/\b(?:getpass\.getuser|os\.getlogin)\(\)|os\.environ\s*\[\s*(['"])(?:USER|LOGNAME)\1\s*\]/g, '"user"');
+  if (lang === 'ruby') code = code.replace(/%[wWiI]([[({])([^\])}]*)[\])}]/g, (_m, _o, body: string) => `[${body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', ')}]`).replace(/\[((?:\s*"[^"]*"\s*,?)+)\]\s*,/g, '$1,');
+  // Ruby's 114.chr; the user's name (getpass.getuser(), os.getlogin(), $USER) stands for any one user.
+  code = code.replace(/\b(\d{2,3})\.chr\b/g, (_m, n: string) => JSON.stringify(String.fromCharCode(Number(n))));
+  if (lang === 'python') code = code.replace(/\b(?:getpass\.getuser|os\.getlogin)\(\)|os\.environ\s*\[\s*(['"])(?:USER|LOGNAME)\1\s*\]/g, '"user"');
   // perl's qw(a b c) is the list "a", "b", "c".
   code = code.replace(/\bqw\s*([({\[\/])([^)}\]\/]*)[)}\]\/]/g, (_m, _o, body: string) => body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', '));
   // perl's q{...}, qq{...}, q(...), qq(...) are string literals.
@@ -436,6 +453,8 @@ function preprocess(code: string, lang: Lang): string {
     return v.length === 1 ? `${pre}"${v[0]}"` : m;
   });
   c = formatStrings(c);
+  // os.path.dirname(os.getcwd()), path.dirname(process.cwd()), File.dirname(Dir.pwd), Path.cwd().parent: the parent.
+  c = c.replace(/\b(?:os\.path|path|File)\.dirname\(\s*"([^"]*)"\s*\)|"([^"]*)"\s*\.parent\b/g, (_m, a?: string, b?: string) => `"${a ?? b}/.."`);
   // path.join(os.homedir()) and the like, now that the home directory is the literal "~".
   c = c.replace(/(?:require\(\s*['"](?:node:)?path['"]\s*\)|\bpath|\bos\.path)\.(?:resolve|join|normalize|abspath|realpath)\(\s*"(~|\.)"\s*\)/g, '"$1"');
   // Interpolations of those (f"{Path.home()}/x", `${os.homedir()}/x`, "#{Dir.home}/x") are the text itself.
@@ -479,6 +498,14 @@ function callsByValue(code: string, lang: Lang): string {
     calls.push(`${m[2]}(${rest})`);
   }
   return calls.length > 0 ? `${c}\n${calls.join('\n')}` : c;
+}
+
+/** Perl/PHP variables inside backticks or qx{} (`rm -rf $h` with $h = $ENV{HOME}): put in when they hold one known value. */
+function perlInterpolate(code: string, text: string): string {
+  return text.replace(/(["'])~\1/g, '~').replace(/\$ENV\{\s*['"]?HOME['"]?\s*\}/g, '~').replace(/\$(\w+)/g, (x, id: string) => {
+    const v = identValues(code, id);
+    return v.length === 1 ? v[0] : x;
+  });
 }
 
 /** The literal values an identifier takes: `for x in [...]`, `for (const x of [...])`, `[...].each { |x|`, `x = '...'`. */
@@ -535,6 +562,12 @@ function splitArgs(text: string): string[] {
  */
 export function exprValues(code: string, expr: string, depth = 0): string[] {
   let e = expr.trim().replace(/(?:\.(?:strip|trim|chomp|rstrip)\(\)|!)+$/, '');
+  // Dir.glob(X), glob.glob(X): the paths X names, {a,b} alternatives expanded.
+  const globbed = /^(?:Dir\.glob|glob\.glob|glob\.sync|glob)\(([\s\S]*)\)$/.exec(e);
+  if (globbed) return exprValues(code, splitArgs(globbed[1])[0], depth).flatMap((v) => {
+    const b = /^(.*)\{([^{}]*)\}(.*)$/.exec(v);
+    return b ? b[2].split(',').map((x) => b[1] + x + b[3]) : [v];
+  });
   const join = /^(?:path|os\.path|File|posixpath)\.(?:join|resolve)\(([\s\S]*)\)$/.exec(e);
   if (join) return splitArgs(join[1]).reduce<string[]>((acc, part) => {
     const vs = exprValues(code, part, depth);
@@ -593,6 +626,8 @@ function listingRoots(code0: string): { path: string; glob: string | null }[] {
   for (const m of code.matchAll(fn)) {
     const at = m.index + m[0].length;
     const region = argRegion(code, code[at] === '[' ? at : at);
+    // "dist".glob("*"), p.glob(…): a method of a path, read below with its receiver.
+    if (code[m.index - 1] === '.' || /\.\s*$/.test(code.slice(Math.max(0, m.index - 3), m.index))) continue;
     const isFind = /find/.test(m[0]);
     if (isFind) {
       // find(\&wanted, ROOTS) / find(sub {...}, ROOTS) / find({ wanted => ... }, ROOTS): the roots follow the first argument.
@@ -654,7 +689,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       const open = code[end];
       const close = ({ '(': ')', '{': '}', '[': ']' } as Record<string, string>)[open] ?? open;
       const stop = code.indexOf(close, end + 1);
-      f.shell.push(code.slice(end + 1, stop < 0 ? code.length : stop));
+      f.shell.push(perlInterpolate(code, code.slice(end + 1, stop < 0 ? code.length : stop)));
       continue;
     }
     if (lang === 'js' && m[0] === '$' && !/\bzx\b|\$`/.test(code)) continue;
@@ -730,16 +765,13 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   }
   // Backticks and %x() run shell commands in perl, ruby and php (in JS they are template strings).
   if (lang === 'perl' || lang === 'ruby' || lang === 'php') {
-    // `rm -rf $h` with $h = "~" set before: the variable's one literal value put in.
-    const scalars = (t: string) => t.replace(/\$(\w+)\b/g, (x, id: string) => {
-      const v = [...code.matchAll(new RegExp(`\\$${id}\\s*=\\s*(['"])([^'"]*)\\1`, 'g'))];
-      return v.length === 1 ? v[0][2] : x;
-    });
-    for (const m of code.matchAll(/`([^`]*)`/g)) f.shell.push(scalars(m[1]));
-    if (lang === 'perl') for (const m of code.matchAll(/\bqx\s*\{((?:[^{}]|\{[^{}]*\})*)\}/g)) f.shell.push(scalars(m[1]));
+    for (const m of code.matchAll(/`([^`]*)`/g)) f.shell.push(lang === 'ruby' ? m[1] : perlInterpolate(code, m[1]));
+    if (lang === 'perl') for (const m of code.matchAll(/\bqx\s*\{((?:[^{}]|\{[^{}]*\})*)\}/g)) f.shell.push(perlInterpolate(code, m[1]));
     if (lang === 'ruby') for (const m of code.matchAll(/%x([({[])([^)}\]]*)[)}\]]/g)) f.shell.push(m[2]);
   }
   if (lang === 'js') for (const m of code.matchAll(/\$`([^`]*)`/g)) f.shell.push(m[1]);
+  // IPython's !cmd line runs cmd through the shell.
+  if (lang === 'python') for (const m of code.matchAll(/(?:^|[\n;])\s*!([^\n;]+)/g)) f.shell.push(m[1]);
   if (lang === 'awk') {
     for (const m of code.matchAll(/(['"])([^'"]*)\1\s*\|\s*getline/g)) f.shell.push(m[2]);
     for (const m of code.matchAll(/print\s*\(?\s*((?:"[^"]*"|'[^']*'|[^|;}"'])*?)\)?\s*\|\s*(['"])([^'"]*)\2/g)) {
@@ -872,6 +904,9 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   if (/\/inet\d?\/(tcp|udp)\//.test(code) && /\|&|system\s*\(/.test(code)) f.reverse = true;
   // A secret whose content the code reads (open, readFileSync, read_text, File.read...) while it talks to the network.
   if (NETWORK.test(code)) {
+    // A command the code runs that reads a secret (`cat ~/.ssh/id_rsa` posted by LWP): the output goes with the request.
+    const shellSecret = f.shell.find((sh) => SECRET_FRAGMENT.test(sh) && /^\s*(cat|tac|head|tail|base64|xxd|gzip|tar|zip|openssl|gpg)\b/.test(sh));
+    if (shellSecret) f.exfil = shellSecret;
     // The whole environment (tokens and keys) serialised while talking to the network.
     if (/dict\(\s*os\.environ\s*\)|json\.dumps\(\s*(dict\()?os\.environ|os\.environ\.(items|copy)\(\)|JSON\.stringify\(\s*process\.env\s*\)|Object\.(entries|keys)\(\s*process\.env\s*\)|\bENV\.to_h\b|\bENV\.to_a\b|%ENV\b|getenv\(\s*\)|\$_ENV\b|Deno\.env\.toObject\(\)/.test(code)) f.exfil = 'the environment (tokens and keys)';
     // A secret path among the literals while the code reads files (open F, <F>, read_bytes, slurp...) and talks to the network.
@@ -882,7 +917,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     for (const m of code.matchAll(/(?<![\w])(?:open|fopen|readFileSync|readFile|readTextFile|Bun\.file|file_get_contents|File\.read|IO\.read|File\.open|File\.binread|read_text|read_bytes)\s*\(/g)) {
       const open = m.index + m[0].length - 1;
       const arg = regionText(code, [open + 1, closeParen(code, open)], true);
-      if (arg !== null && SECRET_FRAGMENT.test(arg)) {
+      if (arg !== null && (SECRET_FRAGMENT.test(arg) || (/^~\//.test(arg) && isSecretSource(arg.replace(/^~/, '/home/u'), { home: '/home/u', project: '/nonexistent' })))) {
         f.exfil = arg;
         break;
       }

@@ -76,13 +76,17 @@ export function classifyDelete(p0: string, env: PathEnv): DeleteClass {
   // macOS keeps /etc, /var and /tmp under /private; WSL mounts Windows drives at /mnt/<letter>.
   const p = p0.replace(/^\/private(?=\/(etc|var|tmp)(\/|$))/, '');
   if (/^\/mnt\/[a-z](\/(Users|Windows|Program Files( \(x86\))?|ProgramData))?$/i.test(p)) return 'top-level';
-  if (/^\/mnt\/[a-z]\/Users\/[^/]+$/i.test(p)) return 'home';
+  // A Windows user's home, or their Documents/Desktop..., as WSL sees them.
+  if (/^\/mnt\/[a-z]\/Users\/[^/]+(\/(Documents|Desktop|Downloads|Pictures|Music|Videos|OneDrive|AppData))?$/i.test(p)) return 'home';
   if (p === '/') return 'root';
   if (p === env.home) return 'home';
   // Another user's home directory (/home/alice, /Users/alice).
   if (/^\/(home|Users)\/[^/]+$/.test(p)) return 'home';
   if (p === env.project) return 'project';
   if (isUnder(env.home, p) || isUnder(env.project, p)) return 'ancestor';
+  // Beside the home directory (~/../alice): another user's home.
+  if (p.slice(0, p.lastIndexOf('/')) === env.home.slice(0, env.home.lastIndexOf('/')) && env.home.lastIndexOf('/') > 0) return 'home';
+  if (p === '/var/www') return 'top-level';
   if (TOP_DIRS.has(p)) return 'top-level';
   if (isSystemPath(p, env.home)) return 'system';
   return null;
@@ -158,13 +162,17 @@ export function isStartupFile(p: string, env: PathEnv): boolean {
   const h = env.home;
   const names = ['.bashrc', '.bash_aliases', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv', '.zlogin', '.zlogout', '.kshrc', '.mkshrc', '.cshrc', '.tcshrc', '.inputrc', '.xprofile', '.xinitrc'];
   if (names.some((n) => p === `${h}/${n}`)) return true;
-  if (['.config/fish', '.oh-my-zsh/custom', '.config/autostart', '.bashrc.d', '.zshrc.d', '.profile.d', '.bash_profile.d', '.zsh/rc.d'].some((d) => isUnder(p, `${h}/${d}`))) return true;
+  if (isUnder(p, `${h}/.config/fish`) || isUnder(p, `${h}/.oh-my-zsh/custom`) || isUnder(p, `${h}/.config/autostart`)) return true;
+  // Directories the start-up files source every file of (~/.bashrc.d/*.sh and the like).
+  if (['.bashrc.d', '.zshrc.d', '.profile.d', '.zshenv.d', '.bash_profile.d', '.config/bash', '.config/zsh', '.zsh/conf.d', '.zsh/rc.d'].some((d) => isUnder(p, `${h}/${d}`))) return true;
   return /^\/etc\/(profile|bash\.bashrc|bashrc|zshrc|zsh\/.*|profile\.d\/.*|environment)$/.test(p);
 }
 
 /** Well-known caches under the home directory: deleting them only costs a download. */
 export function isHomeCache(p: string, env: PathEnv): boolean {
   const h = env.home;
+  // Inside a repository's .git (logs are its reflogs) nothing is a cache.
+  if (/\/\.git(\/|$)/.test(p)) return false;
   const caches = ['.cache', '.npm', '.yarn/cache', '.pnpm-store', '.local/share/pnpm/store', '.gradle/caches', '.m2/repository', '.cargo/registry', '.cargo/git', '.rustup/toolchains', 'go/pkg/mod', 'Library/Caches', '.bun/install/cache', '.deno', '.nuget/packages', '.ivy2/cache', '.sbt', '.cocoapods', '.pub-cache', '.composer/cache', '.node-gyp', '.electron', '.expo', '.nvm/.cache', '.pyenv/cache', '.conda/pkgs', '.local/share/virtualenvs', '.vscode-server/data/CachedExtensionVSIXs'];
   if (caches.some((c) => isUnder(p, `${h}/${c}`))) return true;
   // A cache or log directory kept inside a tool's settings (~/.kube/cache, ~/.config/gcloud/logs,
@@ -178,8 +186,8 @@ export function isHomeCache(p: string, env: PathEnv): boolean {
 export function isPreciousHomeDir(p: string, env: PathEnv): boolean {
   const h = env.home;
   return [
-    '.ssh', '.gnupg', '.aws', '.config', '.kube', '.docker', '.password-store', '.local', '.local/share', '.mozilla', 'Library',
-    'Library/Application Support', 'Library/Keychains', 'Library/Mail', 'Library/Messages', 'Library/Preferences',
+    '.ssh', '.gnupg', '.aws', '.config', '.kube', '.docker', '.password-store', '.local', '.local/share', '.mozilla', 'Library', 'Library/Application Support', 'Library/Keychains',
+    'Library/Mail', 'Library/Messages', 'Library/Preferences',
     // The user's own files and other work, beside this project.
     'Documents', 'Desktop', 'Downloads', 'Pictures', 'Music', 'Videos', 'Movies', 'Public', 'Dropbox', 'OneDrive', 'src', 'code', 'projects', 'Projects', 'workspace', 'repos', 'git', 'dev', 'work',
   ].some((d) => p === `${h}/${d}`) || /^\/mnt\/[a-z]\/Users\/[^/]+\/(Documents|Desktop|Pictures|Downloads|Music|Videos|OneDrive|AppData)$/i.test(p);

@@ -156,6 +156,13 @@ function expandVar(name: string, env: ParseEnv): VarValue | null {
 /** Bash's ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat}, ${X/pat/rep}, ${X//pat/rep}, ${X:off[:len]}, ${X:?msg} on a known value. */
 function paramOp(value: string, op: string, arg: string): string {
   if (op === ':?') return value;
+  if (op === '/' || op === '//') {
+    // ${X/pat/rep}, ${X//pat/rep}: the first or every match of pat replaced.
+    const [pat, rep = ''] = arg.split(/(?<!\\)\//);
+    if (!pat) return value;
+    const re = new RegExp([...pat].map((c) => (c === '*' ? '.*?' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\/]/g, '\\$&'))).join(''), op === '//' ? 'g' : '');
+    return value.replace(re, rep);
+  }
   if (op === ':') {
     const [off, len] = arg.split(':').map((x) => Number(x));
     return Number.isFinite(len) ? value.substr(off, len) : value.slice(off);
@@ -1050,7 +1057,13 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
       if (args[0] === 'env' && args[1] === 'GOMODCACHE') return `${env.home}/go/pkg/mod`;
       return null;
     case 'npm':
+      if (args[0] === 'root' && !args.some((a) => a === '-g' || a === '--global')) return `${env.project ?? cwd}/node_modules`;
       return args[0] === 'config' && args[1] === 'get' && args[2] === 'cache' ? `${env.home}/.npm` : null;
+    // The project's virtual environment, wherever the tool keeps it.
+    case 'poetry':
+      return args[0] === 'env' && args[1] === 'info' && args.some((a) => a === '-p' || a === '--path') ? `${env.home}/.cache/pypoetry/virtualenvs/project-py3` : null;
+    case 'pipenv':
+      return args[0] === '--venv' ? `${env.home}/.local/share/virtualenvs/project` : null;
     case 'yarn':
       return args[0] === 'cache' && args[1] === 'dir' ? `${env.home}/.cache/yarn` : null;
     case 'pip':
