@@ -680,8 +680,6 @@ function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth:
     const at = base(words[0].text).startsWith('git-') ? 0 : 1;
     words = [{ ...words[at], text: 'git' }, { ...words[at], text: dashed[1] }, ...words.slice(at + 1)];
   }
-  // bfs and gfind are find under other names (same expressions, -delete and -exec included).
-  if (/^(bfs|gfind)$/.test(base(words[0]?.text ?? ''))) words = [{ ...words[0], text: 'find' }, ...words.slice(1)];
   const argv = text(words);
   if (argv[0]?.includes('/') && !argv[0].startsWith('./')) argv[0] = base(argv[0]);
   // bfs, gfind: find under another name.
@@ -894,20 +892,6 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
   } else if (/^(docker|podman|nerdctl|docker-compose|podman-compose)$/.test(name)) {
     containerRun(walk, inv, depth);
-  } else if (name === 'kubectl' && /^(run|debug)$/.test(inv.argv[1] ?? '')) {
-    // kubectl run --overrides='{…"privileged":true,"hostPID":true…"command":[…]}': a pod with the node's powers runs that command there.
-    const ov = inv.argv.map((a, k) => (a.startsWith('--overrides=') ? a.slice(12) : inv.argv[k - 1] === '--overrides' ? a : null)).find((x) => x !== null);
-    if (ov && /"(privileged|hostPID|hostNetwork|hostIPC)"\s*:\s*true|"hostPath"/.test(ov)) {
-      for (const m of ov.matchAll(/"(?:command|args)"\s*:\s*(\[[^\]]*\])/g)) {
-        try {
-          const words = JSON.parse(m[1]) as unknown[];
-          if (words.every((x) => typeof x === 'string')) collect(walk, (words as string[]).map((x) => (/^[\w@%+=:,./-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`)).join(' '), null, depth + 1, true);
-        } catch {
-          // not JSON: nothing to read
-        }
-      }
-    }
-    if (depth < MAX_DEPTH) genericNested(walk, inv, depth);
   } else if (name === 'ctr' && inv.argv.includes('run')) {
     // containerd's ctr run [opts] IMAGE ID CMD…: read as docker run with the same mounts (--mount type=bind,src=…,dst=…).
     const args = inv.argv.slice(inv.argv.indexOf('run') + 1);
@@ -1870,13 +1854,6 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkServices(walk, inv);
   for (const f of serviceFindings(inv.argv, inv.assigned ?? [])) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
   checkServesSecrets(walk, inv);
-  // cp ~/.aws/credentials public/c.txt && vercel deploy: a secret put into the site, then the site published.
-  const runner = /^(npx|bunx|pnpx)$/.test(name) ? inv.argv.findIndex((a, k) => k > 0 && !a.startsWith('-')) : 0;
-  const deployer = runner >= 0 ? inv.argv[runner] ?? '' : '';
-  if ((/^(vercel|netlify|firebase|wrangler|fly|flyctl|now|amplify|cf|heroku|npm|pnpm|yarn)$/.test(deployer) && inv.argv.slice(runner + 1).some((a) => /^(deploy|publish|pages|--prod)$/.test(a))) || deployer === 'surge' || deployer === 'gh-pages') {
-    const placed = [...walk.secretFiles].find((f) => isUnder(f, inv.cwd ?? walk.env.project) && !/^\/(tmp|var\/tmp)\//.test(f));
-    if (placed) block(walk, 'dangerous', `${name} ${inv.argv.slice(1, 3).join(' ')} publishes ${placed}, a copy of a secret made on the same line: it goes out to everyone`, 'keep secrets out of what is deployed');
-  }
 
   switch (name) {
     case 'rm':
@@ -2206,7 +2183,7 @@ function checkOtherWriters(walk: Walk, inv: Invocation): void {
     const ops = operands(inv.words, new Set(['-i', '-v', '-F', '-f', '--include', '--assign']));
     for (const w of ops.slice(args.some((a) => a === '-f') ? 0 : 1)) checkWrite(walk, inv, target(inv, w), `${name} -i inplace`);
   }
-  if ((name === 'tar' || name === 'zip' || name === '7z') && args.some((a) => /^--remove-files$|^-[a-zA-Z]*m$/.test(a) && (name !== 'zip' || /^-[a-zA-Z0-9]*m[a-zA-Z0-9]*$/.test(a)) && (name !== 'tar' || a === '--remove-files') && (name !== '7z' || a === '-sdel'))) {
+  if ((name === 'tar' || name === 'zip' || name === '7z') && args.some((a) => /^--remove-files$|^-[a-zA-Z]*m$/.test(a) && (name !== 'zip' || a === '-m') && (name !== 'tar' || a === '--remove-files') && (name !== '7z' || a === '-sdel'))) {
     // tar --remove-files / zip -m: the inputs are deleted once packed.
     const ops = operands(inv.words, new Set(['-f', '--file', '-C', '--directory', '-T', '-X']));
     for (const w of ops.filter((w) => !/\.(t?gz|tar|zip|tgz|bz2|xz|7z|zst)$/.test(w.text))) checkDelete(walk, inv, target(inv, w), true, `${name} ${name === 'tar' ? '--remove-files' : '-m'}`);
@@ -3666,16 +3643,6 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
   }
   const fedSecret = stdinSecret(walk, inv);
   if (fedSecret) return say(fedSecret, 'in the text given on its input');
-  // curl -K <(printf 'data = "@%s/.netrc"' "$HOME"): the config's data/upload lines name files curl sends.
-  if (name === 'curl' && inv.cwd !== null) {
-    const k = inv.words.findIndex((w, j) => j > 0 && /^(-K|--config)$/.test(inv.words[j - 1].text));
-    const conf = k > 0 ? (inv.words[k].subs.length > 0 ? resolveSubstitution(inv.words[k].subs[0], parseEnv(walk, inv.cwd)) : walk.files.get(resolveFrom(inv.cwd, inv.words[k].text))?.content ?? null) : null;
-    for (const m of (conf ?? '').matchAll(/^\s*-{0,2}(data[\w-]*|upload-file|form|json|T|d|F)\s*[=:\s]\s*"?([^"\n]*)"?/gm)) {
-      const file = /^(upload-file|T)$/.test(m[1]) ? m[2] : /(?:^|=)@([^;,\s"]+)/.exec(m[2])?.[1];
-      const abs = file ? resolveFrom(inv.cwd, file.replace(/^~(?=\/|$)/, walk.env.home)) : null;
-      if (abs && isSecret(walk, abs)) return say(abs, 'named in the config curl reads with -K');
-    }
-  }
   if (name === 'socat' && inv.cwd !== null) {
     // socat FILE:~/.ssh/id_rsa TCP:h:p (also OPEN:, GOPEN:, SYSTEM:cat F): one address reads the secret, the other is the network.
     for (const a of args) {

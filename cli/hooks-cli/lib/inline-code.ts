@@ -680,8 +680,6 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     return f;
   }
   const code = preprocess(source, lang);
-  // IPython's `!cmd` and `%system cmd` / `%sx cmd` lines run cmd through the shell.
-  if (lang === 'python') for (const m of source.matchAll(/^\s*(?:!|%(?:system|sx)\s)(.+)$/gm)) f.shell.push(m[1]);
 
   for (const m of code.matchAll(SHELL_CALLS[lang])) {
     const end = m.index + m[0].length;
