@@ -1497,8 +1497,7 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
     collect(walk, d, inv.cwd, depth + 1, true);
     checkCode(walk, inv, lang, d, depth + 1);
   }
-  // Dir.glob("~/{.ssh,.aws}"): a brace pattern in a path is each of its alternatives.
-  for (const d of f.deletes.flatMap((x) => (/\{[^}]*,/.test(x.path) ? braceExpand(x.path).map((p) => ({ ...x, path: p })) : [x]))) {
+  for (const d of f.deletes) {
     // A path the code takes from a command's output ("$(git rev-parse --show-toplevel)"): resolved as the shell would, or unknown.
     const sub = /^\$\((.*)\)(.*)$/s.exec(d.path);
     const out = sub ? resolveSubstitution(sub[1], parseEnv(walk, inv.cwd)) : null;
@@ -1889,8 +1888,6 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       for (const w of operands(inv.words, new Set(['-s', '-n', '--size', '--iterations']))) {
         const t = target(inv, w);
         if (t.abs && isDiskDevice(t.abs)) block(walk, 'dangerous', `${name} on the disk device ${t.abs} destroys its data`, 'check the device with lsblk first; nothing on a disk device can be undone');
-        else if ((name === 'truncate' || name === 'shred') && t.abs && GIT_STORE.test(t.abs) && t.abs.includes('/.git/')) block(walk, 'dangerous', `${name} empties ${t.abs}, part of the git repository's objects or refs: its history is lost`);
-        else if (name === 'shred' && t.abs && isSecretSource(t.abs, env) && !isUnder(t.abs, env.project)) block(walk, 'dangerous', `shred destroys ${t.abs} beyond recovery: keys, tokens or history that nothing can bring back`);
         else {
           checkWrite(walk, inv, t, name);
           // What shred overwrites is gone as if deleted (.git/objects/pack/*).
@@ -2636,9 +2633,6 @@ function broadRoot(walk: Walk, abs: string | null): boolean {
   return c === 'root' || c === 'home' || c === 'ancestor';
 }
 
-/** A git repository's history: .git itself, its objects, refs and reflogs (a fresh clone in a mktemp directory aside). */
-const GIT_STORE = /(^|\/)\.git(\/(objects|refs|logs|packed-refs|HEAD)(\/.*)?)?$/;
-
 function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean, verb: string): void {
   const env = walk.env;
   // "$d" unknown when the line was parsed but set by the time it runs (eval "d=~"; rm -rf "$d"): its value now.
@@ -2705,11 +2699,6 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
       block(walk, 'dangerous', `${verb} would delete the git repository ${t.abs}: its whole history, branches and stashes`, 'to start over, clone again into a new directory; to drop a branch use git branch -d');
       return;
     }
-  }
-  // A site link of the web server (nginx's sites-enabled/default) or rotated, compressed logs: documented removals, said not refused.
-  if (!recursive && !t.wholeDir && /^\/etc\/(nginx|apache2|httpd)\/(sites|conf|mods)-enabled\/[^/]+$|^\/var\/log\/.+\.(gz|xz|bz2|zst|old|[0-9])$/.test(t.abs)) {
-    warn(walk, 'system', `${verb} deletes ${t.abs}, a file of the system`);
-    return;
   }
   // One package-source file (/etc/apt/sources.list.d/old.list): removing it is how a repository is dropped.
   // So is a site's config in a web server's enabled list, and a rotated log (/var/log/nginx/*.gz).
@@ -3056,11 +3045,6 @@ function checkFind(walk: Walk, inv: Invocation): void {
       block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes keys and credentials`, 'remove the one file meant, by its path');
       continue;
     }
-    // find .git -type f -delete: the object store, refs and reflogs emptied (a filter on names narrows it, e.g. -name '*.lock').
-    if (!nameFiltered && GIT_STORE.test(t.abs)) {
-      block(walk, 'dangerous', `find ${t.abs} … -delete deletes the git repository's objects and refs: its whole history`, 'to start over, clone again into a new directory');
-      continue;
-    }
     // find ~/.ssh -type f -delete: a key store emptied by a filter that does not name files.
     if (!nameFiltered && isSecretSource(t.abs, walk.env) && isUnder(t.abs, walk.env.home)) {
       block(walk, 'dangerous', `find ${t.abs} … -delete deletes the keys and credentials kept there`, 'remove the one file meant, by its path');
@@ -3285,11 +3269,6 @@ function checkGit(walk: Walk, inv: Invocation): void {
         warn(walk, 'suspicious', `git ${sub} rewrites the history of the clone in ${inv.cwd}`);
         break;
       }
-      // filter-repo --source S --target T writes a new repository from S; S itself is untouched.
-      if (sub === 'filter-repo' && rest.some((a) => a === '--target' || a.startsWith('--target='))) {
-        warn(walk, 'suspicious', `git filter-repo writes a rewritten copy into ${rest[rest.indexOf('--target') + 1] ?? 'the target'}`);
-        break;
-      }
       block(walk, 'dangerous', `git ${sub} rewrites the whole history of the repository (every commit id changes; collaborators' clones no longer match)`, 'ask the user first; for one file committed by mistake use git rm --cached FILE and a new commit');
       break;
     case 'reflog':
@@ -3492,8 +3471,6 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
     }
   }
   if (READERS.has(name) || name === 'cp' || name === 'find' || /^(lz4|lzma|pigz|pbzip2|brotli|compress|rar|age|sops|ansible-vault|uuencode|basenc|gzcat|bat|batcat|view|vis|nl|fold|expand|iconv|dos2unix|unix2dos|rev|split)$/.test(name)) {
-    // find / -name id_rsa | xargs cat: the reader prints the files xargs gives it.
-    if (inv.viaXargs && depth < 2) for (const t of xargsItems(walk, inv)?.items ?? []) if (isSecret(walk, t.abs)) return t.abs;
     const argOpts = READER_ARG_OPTS[name] ?? (name === 'find' ? ['-name', '-iname', '-path', '-type', '-maxdepth', '-mindepth'] : []);
     for (const w of operands(inv.words, new Set(argOpts))) {
       const t = target(inv, w);

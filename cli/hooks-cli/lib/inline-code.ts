@@ -99,7 +99,7 @@ export function inlineCode(lang: Lang, argv: string[]): { code: string | null; r
       codes.push(args[i + 1] ?? '');
       i++;
     } else if (/^--(eval|print)=/.test(a)) codes.push(a.slice(a.indexOf('=') + 1));
-    else if ((lang === 'perl' && /^-[A-Za-z]*[eE]$/.test(a) && !a.startsWith('--')) || (lang === 'js' && /^-(pe|ep)$/.test(a))) {
+    else if (lang === 'perl' && /^-[A-Za-z]*[eE]$/.test(a) && !a.startsWith('--')) {
       codes.push(args[i + 1] ?? '');
       i++;
     }
@@ -312,7 +312,7 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
 
 const UNLINK_CALLS = /(?:\bos\.(?:remove|unlink)|\bunlinkSync|\bfs\.unlink|\bFile\.(?:delete|unlink)|\bFileUtils\.rm(?!_)|(?<![\w$>.])unlink)(?=\s*[("'])/g;
 const DISK = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper\/)/;
-const SECRET_FRAGMENT = /((^|\/)credentials(\.\w+)?$|\.pypirc|\.vault-token|\.config\/gh\/hosts|\.ssh\/|\.aws\/|(^|\/)\.env(\.|$)|\.netrc|\.npmrc|\.git-credentials|\.kube\/config|\.docker\/config|\bid_(rsa|ed25519|ecdsa|dsa)\b|\/etc\/shadow|\.gnupg|\.pgpass)/;
+const SECRET_FRAGMENT = /(\.ssh\/|\.aws\/|(^|\/)\.env(\.|$)|\.netrc|\.npmrc|\.git-credentials|\.kube\/config|\.docker\/config|\bid_(rsa|ed25519|ecdsa|dsa)\b|\/etc\/shadow|\.gnupg|\.pgpass)/;
 const NETWORK = /(?:file_get_contents|fopen|readfile|get_headers)\s*\(\s*["']https?:|require\(\s*['"](?:node:)?(?:net|tls|dgram|http2?|dns)['"]\s*\)|\bURI\.open|\bResolv\b|\bWebSocket\b|\b(?:Deno|Bun)\.connect|\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram)/;
 
 /**
@@ -404,9 +404,8 @@ function preprocess(code: string, lang: Lang): string {
     .replace(/\*\s*(%[wW][[(]|\[)/g, '$1');
   // ruby's %w[a b c] and %i[a b] are the list "a", "b", "c".
   if (lang === 'ruby') code = code.replace(/%[wWiI]([[({])([^\])}]*)[\])}]/g, (_m, _o, body: string) => `[${body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', ')}]`).replace(/\[((?:\s*"[^"]*"\s*,?)+)\]\s*,/g, '$1,');
-  // Ruby's 114.chr; the user's name (getpass.getuser(), os.getlogin(), $USER) stands for any one user.
+  // Ruby's 114.chr is "r".
   code = code.replace(/\b(\d{2,3})\.chr\b/g, (_m, n: string) => JSON.stringify(String.fromCharCode(Number(n))));
-  if (lang === 'python') code = code.replace(/\b(?:getpass\.getuser|os\.getlogin)\(\)|os\.environ\s*\[\s*(['"])(?:USER|LOGNAME)\1\s*\]/g, '"user"');
   // perl's qw(a b c) is the list "a", "b", "c".
   code = code.replace(/\bqw\s*([({\[\/])([^)}\]\/]*)[)}\]\/]/g, (_m, _o, body: string) => body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', '));
   // perl's q{...}, qq{...}, q(...), qq(...) are string literals.
@@ -420,7 +419,7 @@ function preprocess(code: string, lang: Lang): string {
     .replace(/os\.path\.expanduser\(\s*(['"])~(\/[^'"]*)\1\s*\)/g, '"~$2"')
     .replace(/File\.expand_path\(\s*(['"])~(\/[^'"]*)?\1\s*\)/g, '"~$2"');
   // Anywhere inside a double-quoted string ("rm -rf $ENV{HOME}"), perl's $ENV{HOME} is the text ~.
-  code = code.replace(/"(?:[^"\\\n]|\\.)*"|`[^`]*`|\bqx\s*(?:\{(?:[^{}]|\{[^{}]*\})*\}|\([^)]*\))/g, (str) => str.replace(/\$ENV\{\s*'?HOME'?\s*\}/g, '~'));
+  code = code.replace(/"(?:[^"\\\n]|\\.)*"/g, (str) => str.replace(/\$ENV\{\s*'?HOME'?\s*\}/g, '~'));
   // Inside a string ("$ENV{HOME}/.bashrc", "$HOME/x"), the home directory is the text ~.
   let c = code.replace(/(["`])\$(?:ENV\{\s*'?HOME'?\s*\}|\{?HOME\}?(?=\/|\1))/g, '$1~');
   for (const re of HOME_EXPRS) c = c.replace(re, '"~"');
@@ -622,7 +621,7 @@ function listingRoots(code0: string): { path: string; glob: string | null }[] {
     if (g < 0) return { path: pattern || '.', glob: null };
     return { path: segs.slice(0, g).join('/') || (pattern.startsWith('/') ? '/' : '.'), glob: segs.slice(g).join('/') };
   };
-  const fn = /(?:\bos\.walk|\bos\.scandir|\bos\.listdir|\bglob\.i?glob|\bDir\.(?:glob|children|each_child|entries|foreach|new)|\bDir\[|\breaddirSync|\breaddir|(?<!\.)\bglob(?:\.sync|Sync)?|\bglobby(?:\.sync)?|\bfg(?:\.sync)?|\bscandir|\bopendir|\bRecursiveDirectoryIterator|\bDirectoryIterator|\bDeno\.readDir(?:Sync)?|\bwalkSync|\bFind::find|\bfinddepth|\bfind)(?=\s*[([\"'])/g;
+  const fn = /(?:\bos\.walk|\bos\.scandir|\bos\.listdir|\bglob\.i?glob|\bDir\.(?:glob|children|each_child|entries|foreach|new)|\bDir\[|\breaddirSync|\breaddir|\bglob(?:\.sync|Sync)?|\bglobby(?:\.sync)?|\bfg(?:\.sync)?|\bscandir|\bopendir|\bRecursiveDirectoryIterator|\bDirectoryIterator|\bDeno\.readDir(?:Sync)?|\bwalkSync|\bFind::find|\bfinddepth|\bfind)(?=\s*[([\"'])/g;
   for (const m of code.matchAll(fn)) {
     const at = m.index + m[0].length;
     const region = argRegion(code, code[at] === '[' ? at : at);
@@ -764,7 +763,6 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   // Backticks and %x() run shell commands in perl, ruby and php (in JS they are template strings).
   if (lang === 'perl' || lang === 'ruby' || lang === 'php') {
     for (const m of code.matchAll(/`([^`]*)`/g)) f.shell.push(lang === 'ruby' ? m[1] : perlInterpolate(code, m[1]));
-    if (lang === 'perl') for (const m of code.matchAll(/\bqx\s*\{((?:[^{}]|\{[^{}]*\})*)\}/g)) f.shell.push(perlInterpolate(code, m[1]));
     if (lang === 'ruby') for (const m of code.matchAll(/%x([({[])([^)}\]]*)[)}\]]/g)) f.shell.push(m[2]);
   }
   if (lang === 'js') for (const m of code.matchAll(/\$`([^`]*)`/g)) f.shell.push(m[1]);

@@ -153,7 +153,7 @@ function expandVar(name: string, env: ParseEnv): VarValue | null {
   return null;
 }
 
-/** Bash's ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat}, ${X/pat/rep}, ${X//pat/rep}, ${X:off[:len]}, ${X:?msg} on a known value. */
+/** Bash's ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat}, ${X:off[:len]}, ${X:?msg} on a known value. */
 function paramOp(value: string, op: string, arg: string): string {
   if (op === ':?') return value;
   if (op === '/' || op === '//') {
@@ -166,14 +166,6 @@ function paramOp(value: string, op: string, arg: string): string {
   if (op === ':') {
     const [off, len] = arg.split(':').map((x) => Number(x));
     return Number.isFinite(len) ? value.substr(off, len) : value.slice(off);
-  }
-  if (op === '/' || op === '//') {
-    // ${X/pat/rep}, ${X//pat/rep}: the first (or every) match of the glob pattern replaced.
-    const slash = arg.indexOf('/');
-    const [pat, rep] = slash < 0 ? [arg, ''] : [arg.slice(0, slash), arg.slice(slash + 1)];
-    if (pat === '') return value;
-    const re = new RegExp([...pat].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\/]/g, '\\$&'))).join(''), op === '//' ? 'g' : '');
-    return value.replace(re, () => rep);
   }
   const whole = new RegExp(`^${[...arg].map((c) => (c === '*' ? '.*' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\/]/g, '\\$&'))).join('')}$`);
   const n = value.length;
