@@ -497,7 +497,7 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
         else if (target.dynamic || target.text === '-' || cwd === null) cwd = null;
         else cwd = resolveFrom(cwd, target.text);
         // cd DIR; CMD: when cd fails (no such DIR), CMD runs where the line was: read the rest from there too.
-        if (cmd.after !== '&&' && cmd.after !== '||' && !errexit && before !== null && cwd !== before && k + 1 < all.length && replays++ < 2) {
+        if (cmd.after !== '&&' && cmd.after !== '||' && !errexit && before !== null && cwd !== before && k + 1 < all.length && all.slice(k + 1).some((c) => /^(rm|find|xargs|chmod|chown|shred|truncate|git|mv|cp|rsync|tar|zip|sh|bash)$/.test(base(c.words[0]?.text ?? ''))) && replays++ < 2) {
           const after = cwd;
           cwd = before;
           run(k + 1, new Map());
@@ -830,7 +830,7 @@ function generatorLines(walk: Walk, g: Invocation): string[] {
       if (/^--(arg|argjson)$/.test(a)) named.set(args[k + 1] ?? '', args[k + 2] ?? '');
     });
     const filter = args.find((a, k) => !a.startsWith('-') && !/^--(arg|argjson|slurpfile|rawfile)$/.test(args[k - 1] ?? '') && !/^--(arg|argjson|slurpfile|rawfile)$/.test(args[k - 2] ?? '')) ?? '';
-    for (const m of filter.matchAll(/"((?:[^"\\]|\\.)*)"/g)) out.push(m[1].replace(/\\\(\s*\$(\w+)\s*\)/g, (x, n: string) => named.get(n) ?? ITEM).replace(/\\\([^)]*\)/g, ITEM).replace(/\\(.)/g, (_x, e: string) => (e === 'n' ? '\n' : e)));
+    for (const m of filter.replace(/"((?:[^"\\]|\\.)*)"\s*\+\s*\$(\w+)/g, '"$1\\($$$2)"').matchAll(/"((?:[^"\\]|\\.)*)"/g)) out.push(m[1].replace(/\\\(\s*\$(\w+)\s*\)/g, (x, n: string) => named.get(n) ?? ITEM).replace(/\\\([^)]*\)/g, ITEM).replace(/\\(.)/g, (_x, e: string) => (e === 'n' ? '\n' : e)));
   } else if (name === 'git' && /^(for-each-ref|branch)$/.test(args[0] ?? '')) {
     const fmt = args.find((a, k) => /^--format=/.test(a) || args[k - 1] === '--format');
     if (fmt) out.push(fmt.replace(/^--format=/, '').replace(/%\((refname|objectname)[^)]*\)/g, ITEM));
@@ -857,7 +857,8 @@ function perItem(walk: Walk, inv: Invocation, script: string, hole: string | Reg
   for (const t of (fed?.items ?? [STDIN_TARGET]).slice(0, 8)) {
     const item = t.abs !== null && !t.abs.endsWith('/…') ? t.abs : '$ITEM';
     const body = script.split(hole).join(item);
-    collect(walk, fed?.recursive && /^\s*(rm|shred|unlink)\b/.test(body) && !/\s-[a-zA-Z]*[rR]/.test(body) ? body.replace(/^\s*(rm)\b/, '$1 -r') : body, inv.cwd, depth + 1, true);
+    // The items of a whole tree deleted, shredded or emptied one by one: rm -r of the tree.
+    collect(walk, fed?.recursive && /^\s*(rm|shred|unlink|:?\s*>)/.test(body) && !/\s-[a-zA-Z]*[rR]/.test(body) ? body.replace(/^\s*(rm|shred(\s+-\w+)*|unlink|:?\s*>)\s*/, 'rm -r ') : body, inv.cwd, depth + 1, true);
   }
 }
 
@@ -1378,7 +1379,7 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
   }
   // tee FILE <<< TEXT, cp /dev/stdin FILE, dd of=FILE, sponge FILE: FILE holds what comes in on stdin.
   const STDIN = /^(-|\/dev\/(stdin|fd\/0)|\/proc\/self\/fd\/0)$/;
-  const ops = operands(inv.words);
+  const ops = /^(tee|sponge|cp|install)$/.test(name) ? operands(inv.words) : [];
   const sinks = /^(tee|sponge)$/.test(name) ? ops : /^(cp|install)$/.test(name) && ops.length === 2 && STDIN.test(ops[0].text) ? [ops[1]] : name === 'dd' && !inv.argv.some((a) => /^if=/.test(a) && !STDIN.test(a.slice(3))) ? inv.words.filter((w) => /^of=/.test(w.text)).map((w) => ({ ...w, text: w.text.slice(3) })) : [];
   const piped = sinks.length > 0 ? stdinText(inv) : null;
   if (piped !== null) for (const w of sinks) if (!w.dynamic) {
@@ -2328,12 +2329,12 @@ function checkDisks(walk: Walk, inv: Invocation): void {
   else if (inv.words.some((w, k) => k > 1 && ((/^-[a-zA-Z]*[cru][a-zA-Z]*f$|^--file$/.test(inv.words[k - 1].text) && /^(tar|bsdtar|star)$/.test(name)) || /^(-o|--output|--output-file|-O)$/.test(inv.words[k - 1].text)) && target(inv, w).abs !== null && isDiskDevice(target(inv, w).abs!) && name !== 'dd')) what = 'writes its output onto the disk device';
   else if (name === 'flashrom' && /(^|\s)(-w|--write|-E|--erase)(\s|=|$)/.test(a)) what = 'rewrites the firmware chip (BIOS/UEFI): a bad image leaves the machine unable to start';
   else if (name === 'btrfs' && /subvolume delete|device delete/.test(a) && /\s\/(\s|$)/.test(` ${a} `)) what = 'deletes the root subvolume';
-  else if (!DEVICE_SAFE.test(name ?? '') && !NOT_WRAPPERS.has(name) && !langOf(name ?? '') && !readOnlyDiskMode(name, args)) {
+  else if (!DEVICE_SAFE.test(name ?? '') && !NOT_WRAPPERS.has(name) && !langOf(name ?? '')) {
     const dev = inv.words.slice(1).find((w) => {
       const t = target(inv, { ...w, text: w.text.replace(/^[\w-]*=/, '') });
       return t.abs !== null && isDiskDevice(t.abs);
     });
-    if (dev) what = `works on the disk device ${dev.text}`;
+    if (dev && !readOnlyDiskMode(name, args)) what = `works on the disk device ${dev.text}`;
   }
   if (what) block(walk, 'dangerous', `${name} ${args.slice(0, 3).join(' ')} ${what}: nothing on it can be brought back`, 'check the device or volume with lsblk first; let the user run it');
 }
@@ -2361,7 +2362,7 @@ const CLOUD_CLIS = /^(aws|gcloud|az|doctl|heroku|fly|flyctl|vercel|netlify|fireb
 function checkCloudDestroy(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
   // curl -X DELETE …/git/refs/heads/release/2.4, glab api -X DELETE …/repository/branches/release%2F3.0: a protected branch deleted through a hosting API.
-  const method = args.find((a, k) => /^(-X|--request|--method)$/.test(args[k - 1] ?? '')) ?? /^(?:-X|--request=|--method=)(\w+)$/.exec(args.find((a) => /^(-X\w+|--request=|--method=)/.test(a)) ?? '')?.[1] ?? (/^(http|https|xh)$/.test(name ?? '') ? args.find((a) => /^[A-Z]+$/.test(a)) : undefined);
+  const method = args.find((a, k) => /^(-[a-zA-Z]*X|--request|--method)$/.test(args[k - 1] ?? '')) ?? /^(?:-X|--request=|--method=)(\w+)$/.exec(args.find((a) => /^(-X\w+|--request=|--method=)/.test(a)) ?? '')?.[1] ?? (/^(http|https|xh)$/.test(name ?? '') ? args.find((a) => /^[A-Z]+$/.test(a)) : undefined);
   if (/^delete$/i.test(method ?? '') && /^(curl|wget|http|https|xh|gh|glab)$/.test(name ?? '')) {
     const ref = args.map((a) => /\/git\/refs\/heads\/(.+)$|\/(?:repository\/)?branches\/([^?]+?)(?:\/protection)?$/.exec(decodeURIComponent(a.replace(/%(?![0-9a-f]{2})/gi, '%25')))).find((m) => m !== null);
     if (ref && isProtected(ref[1] ?? ref[2])) {
@@ -2422,6 +2423,10 @@ function checkKillAll(walk: Walk, inv: Invocation): void {
   if ((name === 'pkill' || name === 'killall') && args.some((a) => a === '-u' || a.startsWith('--user'))) {
     const rest = operands(inv.words, new Set(['-u', '--user', '-s', '--signal', '-g', '-G', '-P', '-t']));
     if (rest.length === 0) block(walk, 'dangerous', `${name} ${args.join(' ')} kills every process of the user, the session with them`);
+  }
+  // pkill -f . / killall -r '.*': a pattern every process matches.
+  if ((name === 'pkill' || (name === 'killall' && args.some((a) => a === '-r' || a === '--regexp'))) && operands(inv.words, new Set(['-u', '--user', '-s', '--signal', '-g', '-G', '-P', '-t'])).some((w) => /^(\.\*?|\^|\.\+|\w?)$/.test(w.text))) {
+    block(walk, 'dangerous', `${name} ${args.join(' ')}: the pattern matches every process, the session and the system's own`);
   }
   // kill $(pgrep -f .) / $(pidof systemd): the processes a lister picks, when its pattern matches every process or names the init system.
   if (name === 'kill') {
@@ -2659,7 +2664,7 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
   }
   if ((recursive || t.wholeDir) && isHomeCache(t.abs, env) && t.abs !== env.home) return;
   // The repository's objects and refs, file by file (truncate -s 0 .git/objects/pack/*.pack): its history.
-  if (/(^|\/)\.git\/(objects|refs)(\/|$)/.test(t.abs) && !/^\/(tmp|var\/tmp)\//.test(t.abs.replace(env.home, '~')) && !/\.lock$/.test(t.abs)) {
+  if (/(^|\/)\.git\/(objects|refs|logs|packed-refs$|HEAD$)(\/|$)/.test(t.abs) && !/^\/(tmp|var\/tmp)\//.test(t.abs.replace(env.home, '~')) && !/\.lock$/.test(t.abs)) {
     block(walk, 'dangerous', `${verb} destroys ${t.abs}, part of the git repository's history`, 'to start over, clone again into a new directory');
     return;
   } // a cache: it comes back on the next download
@@ -3156,7 +3161,7 @@ function checkGit(walk: Walk, inv: Invocation): void {
       // $(git branch --format='+%(refname:short)'), $(git for-each-ref …): every branch, main among them; a + forces them.
       const listed = inv.words.some((w) => w.subs.some((sub) => /\bgit\s+(branch|for-each-ref|show-ref)\b/.test(sub) && !/--show-current|grep\s+-v.*\b(main|master)\b/.test(sub))) || xargsBranches(inv);
       // $(git branch -r | sed 's#origin/#:#'): each listed name as :NAME, a deletion.
-      const listDeletes = inv.words.some((w) => w.subs.some((sub) => /sed\s+['"]?s(.)[^'"]*\1:\1|sed\s+['"]?s\/\^\/:\//.test(sub)));
+      const listDeletes = inv.words.some((w) => w.subs.some((sub) => /sed\s+['"]?s(.)[^'"]*\1:\1|sed\s+['"]?s\/\^\/:\/|--format[= ]['"]?:/.test(sub)));
       // git -c remote.origin.mirror=true push / remote.origin.push '+refs/heads/*:…' set on the line: a forced push of every branch.
       const conf = [...inv.argv.filter((a, k) => inv.argv[k - 1] === '-c'), ...walk.gitConfig];
       if (conf.some((c) => /remote\.[^.]+\.mirror[= ]true/.test(c) || /remote\.[^.]+\.push[= ]\+refs\/heads\/\*/.test(c))) {
@@ -3399,7 +3404,7 @@ function checkServices(walk: Walk, inv: Invocation): void {
       break;
   }
   // redis-cli --scan | xargs redis-cli del: every key the scan lists (no --pattern narrows it).
-  if (name === 'redis-cli' && inv.viaXargs && /^(del|unlink)$/i.test(args.find((a) => !a.startsWith('-') && !/^\d+$/.test(a)) ?? '') && inv.upstream.some((u) => u.argv[0] === 'redis-cli' && u.argv.includes('--scan') && !u.argv.some((a) => a === '--pattern' || a === '--match'))) say('deletes every key of the Redis database');
+  if (name === 'redis-cli' && inv.viaXargs && /^(del|unlink)$/i.test(operands(inv.words, new Set(['-h', '-p', '-a', '-n', '-u', '--user', '--pass', '-s'])).find((w) => !/^\d+$/.test(w.text))?.text ?? '') && inv.upstream.some((u) => u.argv[0] === 'redis-cli' && u.argv.includes('--scan') && !u.argv.some((a) => a === '--pattern' || a === '--match'))) say('deletes every key of the Redis database');
   // Destructive statements and resets against a production database (a host or name saying prod, --linked, production settings).
   const prodTarget = [...args, ...(inv.assigned ?? [])].some((a) => /prod/i.test(a)) || args.includes('--linked');
   const wipes = (/^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach)$/.test(name) && /\b(truncate|drop\s+table|delete\s+from\s+\w+\s*(;|"|'|$))/i.test(sql)) ||

@@ -474,7 +474,9 @@ function callsByValue(code: string, lang: Lang): string {
     }
   }
   let c = code.replace(/\brequire\(\s*(['"])(?:node:)?(rimraf|del|shelljs|fs-extra|execa|trash|path|fs|os|child_process|fs\/promises)\1\s*\)/g, (_m, _q, mod: string) => mod.replace('/', '.'));
-  for (const m of code.matchAll(/(?:^|[;\n{(,]|\b(?:const|let|var|my|local))\s*\$?([A-Za-z_]\w*)\s*=\s*(require\(\s*['"](?:node:)?[\w@/.-]+['"]\s*\)|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\\&[\w:]+)\s*(?=[;\n,)]|$)/g)) {
+  // perl's system { PROG } LIST runs LIST.
+  if (lang === 'perl') c = c.replace(/\b(system|exec)\s*\{[^}]*\}\s*/g, '$1 ');
+  for (const m of c.matchAll(/(?:^|[;\n{(,]|\b(?:const|let|var|my|local))\s*\$?([A-Za-z_]\w*)\s*=\s*(require\(\s*['"](?:node:)?[\w@/.-]+['"]\s*\)|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\\&[\w:]+)\s*(?=[;\n,)]|$)/g)) {
     const to = m[2].replace(/^require\(\s*['"](?:node:)?([\w@/.-]+)['"]\s*\)$/, '$1').replace(/^\\&/, '');
     c = c.replace(new RegExp(`(?<![\\w.$])\\$?${m[1]}(?=\\s*(?:\\.|\\(|->\\())`, 'g'), to).replace(new RegExp(`${to.replace(/[.$]/g, '\\$&')}->\\(`, 'g'), `${to}(`);
   }
@@ -621,12 +623,12 @@ function listingRoots(code0: string): { path: string; glob: string | null }[] {
     if (g < 0) return { path: pattern || '.', glob: null };
     return { path: segs.slice(0, g).join('/') || (pattern.startsWith('/') ? '/' : '.'), glob: segs.slice(g).join('/') };
   };
-  const fn = /(?:\bos\.walk|\bos\.scandir|\bos\.listdir|\bglob\.i?glob|\bDir\.(?:glob|children|each_child|entries|foreach|new)|\bDir\[|\breaddirSync|\breaddir|\bglob(?:\.sync|Sync)?|\bglobby(?:\.sync)?|\bfg(?:\.sync)?|\bscandir|\bopendir|\bRecursiveDirectoryIterator|\bDirectoryIterator|\bDeno\.readDir(?:Sync)?|\bwalkSync|\bFind::find|\bfinddepth|\bfind)(?=\s*[([\"'])/g;
+  const fn = /(?:\bos\.walk|\bos\.scandir|\bos\.listdir|\bglob\.i?glob|\bDir\.(?:glob|children|each_child|entries|foreach|new)|\bDir(?=\[)|\breaddirSync|\breaddir|\bglob(?:\.sync|Sync)?|\bglobby(?:\.sync)?|\bfg(?:\.sync)?|\bscandir|\bopendir|\bRecursiveDirectoryIterator|\bDirectoryIterator|\bDeno\.readDir(?:Sync)?|\bwalkSync|\bFind::find|\bfinddepth|\bfind)(?=\s*[([\"'])/g;
   for (const m of code.matchAll(fn)) {
     const at = m.index + m[0].length;
     const region = argRegion(code, code[at] === '[' ? at : at);
     // "dist".glob("*"), p.glob(…): a method of a path, read below with its receiver.
-    if (code[m.index - 1] === '.' || /\.\s*$/.test(code.slice(Math.max(0, m.index - 3), m.index))) continue;
+    if (m[0] === 'glob' && /\.\s*$/.test(code.slice(Math.max(0, m.index - 3), m.index))) continue;
     const isFind = /find/.test(m[0]);
     if (isFind) {
       // find(\&wanted, ROOTS) / find(sub {...}, ROOTS) / find({ wanted => ... }, ROOTS): the roots follow the first argument.
@@ -643,7 +645,7 @@ function listingRoots(code0: string): { path: string; glob: string | null }[] {
       continue;
     }
     const r = split(text);
-    out.push(/glob|Dir\[|fg|globby/.test(m[0]) ? r : { path: text, glob: null });
+    out.push(/glob|^Dir$|fg|globby/.test(m[0]) ? r : { path: text, glob: null });
   }
   // Methods of a path: "~".rglob('*'), "/".glob('**/*'), p.iterdir(), Path(x).walk().
   for (const m of code.matchAll(/(?:(["'])([^"']*)\1|\b([A-Za-z_]\w*))\s*\.\s*(rglob|glob|iterdir|walk|each_child|children|descendants)\s*\(/g)) {

@@ -49,18 +49,14 @@ export function isSecretPath(p: string, env: PathEnv): boolean {
   if (/^\/etc\/(shadow|gshadow|sudoers)(\.d\/.*)?$/.test(p) || p === '/etc/master.passwd') return true;
   // Machine secrets: SSH host keys, cluster admin config, VPN and Wi-Fi keys, TLS private keys, mounted service secrets.
   if (/^\/etc\/(ssh\/ssh_host_[^/]*_key|kubernetes\/(admin|super-admin|kubelet|controller-manager|scheduler)\.conf|kubernetes\/pki\/.*\.key|wireguard\/.+|NetworkManager\/system-connections\/.+|ssl\/private\/.*|letsencrypt\/(live|archive)\/.+\/privkey.*|openvpn\/.*\.key|ipsec\.secrets|krb5\.keytab)$|^\/(var\/)?run\/secrets\/|^\/var\/lib\/kubelet\/pki\//.test(p)) return true;
+  const rel = homeRel(p, env);
+  return rel !== null && !/^\.ssh\/known_hosts(\.old)?$/.test(rel) && /^(\.ssh|\.gnupg|\.aws|\.config\/gcloud|\.kube)(\/|$)|^\.(netrc|npmrc|pgpass)$/.test(rel);
+}
+
+/** The path relative to the home directory it lies in (homeOf), or null when it is not below one. */
+function homeRel(p: string, env: PathEnv): string | null {
   const h = homeOf(p, env);
-  if (p === `${h}/.ssh/known_hosts` || p === `${h}/.ssh/known_hosts.old`) return false;
-  return (
-    isUnder(p, `${h}/.ssh`) ||
-    isUnder(p, `${h}/.gnupg`) ||
-    isUnder(p, `${h}/.aws`) ||
-    p === `${h}/.netrc` ||
-    p === `${h}/.npmrc` ||
-    p === `${h}/.pgpass` ||
-    isUnder(p, `${h}/.config/gcloud`) ||
-    isUnder(p, `${h}/.kube`)
-  );
+  return p.length > h.length + 1 && p.startsWith(h) && p[h.length] === '/' ? p.slice(h.length + 1) : null;
 }
 
 /** The home directory a path lies in: the user's, or another user's (/home/NAME, /Users/NAME, /root, also as a glob /home/*), whose keys are as secret. */
@@ -76,6 +72,7 @@ export function classifyDelete(p0: string, env: PathEnv): DeleteClass {
   // macOS keeps /etc, /var and /tmp under /private; WSL mounts Windows drives at /mnt/<letter>.
   const p = p0.replace(/^\/private(?=\/(etc|var|tmp)(\/|$))/, '');
   if (/^\/mnt\/[a-z](\/(Users|Windows|Program Files( \(x86\))?|ProgramData))?$/i.test(p)) return 'top-level';
+  if (/^\/mnt\/[a-z]\/(Windows|Program Files( \(x86\))?|ProgramData)\//i.test(p)) return 'system';
   // A Windows user's home, or their Documents/Desktop..., as WSL sees them.
   if (/^\/mnt\/[a-z]\/Users\/[^/]+(\/(Documents|Desktop|Downloads|Pictures|Music|Videos|OneDrive|AppData))?$/i.test(p)) return 'home';
   if (p === '/') return 'root';
@@ -128,6 +125,8 @@ const HOME_SECRETS = [
   '.yarnrc', '.yarnrc.yml', '.nuget/NuGet/NuGet.Config', '.subversion/auth', '.config/git/credentials', '.composer/auth.json', '.config/composer/auth.json',
 ];
 
+const HOME_SECRETS_RE = new RegExp(`^(${HOME_SECRETS.map((x) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(/|$)`);
+
 /** A file name that holds a secret wherever it is: private keys, .env files, credential files. */
 export function isSecretName(name: string): boolean {
   // A find/ls pattern such as '.env*' or 'id_*' names secrets when its fixed part does.
@@ -151,8 +150,8 @@ export function isSecretName(name: string): boolean {
 /** What is worth protecting from being read and sent away: isSecretPath, the stores above, secret file names. */
 export function isSecretSource(p: string, env: PathEnv): boolean {
   if (isSecretPath(p, env) && !p.endsWith('.pub')) return true;
-  const h = homeOf(p, env);
-  if (HOME_SECRETS.some((s) => isUnder(p, `${h}/${s}`))) return true;
+  const rel = homeRel(p, env);
+  if (rel !== null && HOME_SECRETS_RE.test(rel)) return true;
   const name = p.slice(p.lastIndexOf('/') + 1);
   return isSecretName(name);
 }
