@@ -1856,6 +1856,12 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkServices(walk, inv);
   for (const f of serviceFindings(inv.argv, inv.assigned ?? [])) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
   checkServesSecrets(walk, inv);
+  // Files encrypted with a key drawn at random and kept nowhere ($RANDOM, openssl rand, /dev/urandom), the originals
+  // deleted on the same line: ransom-style, the data can never be read again.
+  const encrypts = /^(openssl|gpg|gpg2|zip|7z|7za|age|ccrypt|scrypt|aescrypt)$/.test(name) && (name !== 'openssl' || /^(enc|aes|des|chacha|camellia)/.test(inv.argv[1] ?? ''));
+  if (encrypts && inv.words.some((w) => /\$\{?RANDOM\b/.test(w.text) || w.subs.some((sub) => /\/dev\/u?random|openssl\s+rand|uuidgen|pwgen|\$RANDOM|mktemp/.test(sub))) && walk.out.some((i) => /^(rm|shred|srm|unlink)$/.test(i.argv[0]) || (i === inv && i.argv.some((a) => (/^7za?$/.test(name) ? a === '-sdel' : name === 'zip' && /^-[a-zA-Z]*m[a-zA-Z]*$/.test(a)))))) {
+    block(walk, 'dangerous', `${name} encrypts with a key drawn at random and kept nowhere, and the line deletes the originals: the data can never be read again`, 'encrypt with a key the user holds, and keep the originals until the result is checked');
+  }
 
   switch (name) {
     case 'rm':
@@ -2183,7 +2189,7 @@ function checkOtherWriters(walk: Walk, inv: Invocation): void {
     const ops = operands(inv.words, new Set(['-i', '-v', '-F', '-f', '--include', '--assign']));
     for (const w of ops.slice(args.some((a) => a === '-f') ? 0 : 1)) checkWrite(walk, inv, target(inv, w), `${name} -i inplace`);
   }
-  if ((name === 'tar' || name === 'zip' || name === '7z') && args.some((a) => /^--remove-files$|^-[a-zA-Z]*m$/.test(a) && (name !== 'zip' || a === '-m') && (name !== 'tar' || a === '--remove-files') && (name !== '7z' || a === '-sdel'))) {
+  if ((name === 'tar' || name === 'zip' || name === '7z') && args.some((a) => /^--remove-files$|^-[a-zA-Z]*m$|^-sdel$/.test(a) && (name !== 'zip' || a === '-m') && (name !== 'tar' || a === '--remove-files') && (name !== '7z' || a === '-sdel'))) {
     // tar --remove-files / zip -m: the inputs are deleted once packed.
     const ops = operands(inv.words, new Set(['-f', '--file', '-C', '--directory', '-T', '-X']));
     for (const w of ops.filter((w) => !/\.(t?gz|tar|zip|tgz|bz2|xz|7z|zst)$/.test(w.text))) checkDelete(walk, inv, target(inv, w), true, `${name} ${name === 'tar' ? '--remove-files' : '-m'}`);
