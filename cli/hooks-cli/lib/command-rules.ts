@@ -2268,7 +2268,7 @@ function checkToolCommands(walk: Walk, inv: Invocation): void {
     const scripts = inv.argv.filter((_, k) => /^(-e|--expression)$/.test(inv.argv[k - 1] ?? '')).concat(operands(inv.words, new Set(['-e', '-f', '--expression', '--file'])).slice(0, 1).map((w) => w.text));
     for (const sc of scripts) {
       for (const m of sc.matchAll(/(?:^|[;\n{])\s*(?:\d+|\$|\/[^/]*\/)?\s*e\s+([^;\n}]+)/g)) cmds.push(m[1]);
-      for (const m of sc.matchAll(/(?:^|[;\n{])\s*(?:\d+|\$|\/[^/]*\/)?(?:,(?:\d+|\$|\/[^/]*\/))?\s*s(.)(?:(?!\1).)*\1((?:(?!\1).)*)\1[gpiImM0-9]*e/g)) cmds.push(m[2]);
+      for (const m of sc.matchAll(/(?:^|[;\n{])\s*(?:\d+|\$|\/[^/]*\/)?(?:,(?:\d+|\$|\/[^/]*\/))?!?\s*s(.)(?:\\.|(?!\1).)*\1((?:\\.|(?!\1).)*)\1[gpiImM0-9]*e/g)) cmds.push(m[2].replace(/\\(.)/g, '$1'));
     }
   }
   if (name === 'ansible' && args.some((a, k) => (a === '-m' || a === '--module-name') && /^(ansible\.builtin\.)?file$/.test(args[k + 1] ?? ''))) {
