@@ -47,6 +47,8 @@ export function serviceFindings(argv: string[], assigned: string[]): ServiceFind
   // A repository made public through the hosting API (curl -X PATCH … '{"private":false}', gh/glab api -F private=false).
   const apiMethod = method ?? (/^(http|https|xh)$/.test(name ?? '') ? args.find((a) => /^[A-Z]+$/.test(a)) : undefined);
   if (/^(curl|http|https|xh|wget|glab)$/.test(name ?? '') && /^(patch|put|post)$/i.test(apiMethod ?? '') && args.some((a) => /^(private=false|visibility=public)$|"private"\s*:\s*false|"visibility"\s*:\s*"public"/.test(a))) say('block', 'makes the repository public: its code and history, secrets committed in it included, go to everyone');
+  // gh repo create NAME --public --source=. --push: the project published to everyone (open-sourcing is a choice: said, not refused).
+  if (/^(gh|glab)$/.test(name ?? '') && verbs[0] === 'repo' && verbs[1] === 'create' && args.some((a) => /^--public$|^--visibility[= ]public$/.test(a)) && args.some((a) => /^(--push|--source(=.*)?|-s)$/.test(a))) say('warn', 'publishes the project\'s code and history in a public repository: secrets committed in it included, for everyone');
   // A bucket opened to everyone (an object uploaded with --acl public-read is ordinary publishing).
   if ((/^(gsutil|gcloud)$/.test(name ?? '') && /\b(allUsers|allAuthenticatedUsers|AllUsers)\b/.test(all) && /\b(iam|acl|defacl|add-iam-policy-binding)\b/.test(all)) || (name === 'aws' && /\bput-bucket-(acl|policy)\b/.test(all) && /public-read|"Principal"\s*:\s*"\*"/.test(all)) || (name === 'az' && /--public-access\s+(blob|container)\b/.test(all)) || (name === 'mc' && /\banonymous\s+set\s+(public|download)\b/.test(all))) {
     say('block', 'opens a bucket to everyone on the internet');
