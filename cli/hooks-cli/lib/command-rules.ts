@@ -13,7 +13,7 @@
  *   system     -> system_files_protection      (block or warning)
  */
 import path from 'node:path';
-import { analyzeCode, inlineCode, langOf, printedPaths, stringLiterals, talksToNetwork, withArgs } from './inline-code';
+import { analyzeCode, exprText, inlineCode, langOf, printedPaths, printedText, stringLiterals, talksToNetwork, withArgs } from './inline-code';
 import { parseShell, printfFormat, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
@@ -763,7 +763,7 @@ function stdinText(inv: Invocation): string | null {
   for (const r of inv.redirects) if (r.body !== undefined) return r.body;
   const feeder = inv.upstream[inv.upstream.length - 1];
   if (!feeder) return null;
-  if ((feeder.argv[0] === 'echo' || feeder.argv[0] === 'printf') && !feeder.words.some((w) => w.dynamic)) {
+  if ((feeder.argv[0] === 'echo' || feeder.argv[0] === 'printf') && !feeder.viaXargs && !feeder.words.some((w) => w.dynamic)) {
     const args = feeder.argv.slice(1).filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a)));
     if (feeder.argv[0] === 'printf') return printfFormat(args[0] ?? '', args.slice(1));
     // bash's echo prints \n as it is, zsh's and dash's turn it into a newline: both readings are checked.
@@ -786,6 +786,9 @@ function stdinScript(walk: Walk, inv: Invocation, depth: number): void {
   while (k > 0 && /^(cat|tee|tac|sort|uniq|head|tail|stdbuf|pv)$/.test(inv.upstream[k].argv[0])) k--;
   const g = inv.upstream[k];
   if (!g) return;
+  // sort <<< TEXT | sh, grep … <<< TEXT | bash: a filter prints (part of) the text it is given.
+  const given = /^(sort|uniq|cat|head|tail|tee|grep|egrep|cut|column|fmt|fold|tac)$/.test(g.argv[0]) ? stdinText(g) : null;
+  if (given !== null) collect(walk, given, inv.cwd, depth + 1, true);
   // Each line the generator may print is a command line, its input items put where they go.
   const lines = generatorLines(walk, g);
   const reader: Invocation = g.argv[0] === 'find' ? { ...g, redirects: [], xargsFile: undefined, upstream: [g] } : g;
@@ -802,6 +805,40 @@ const ITEM = '\u0001';
 function generatorLines(walk: Walk, g: Invocation): string[] {
   const [name, ...args] = g.argv;
   const out: string[] = [];
+  const input = stdinText(g);
+  // sed or perl -pe over known text: the substitutions applied to it, as the tool would.
+  const subs = name === 'sed' || (name === 'perl' && args.some((a) => /^-[a-zA-Z]*p/.test(a))) ? [...args.join('\n').matchAll(/(?:^|[;\n{}])\s*[\d$,/^]*\s*s(.)((?:(?!\1)[^\\]|\\.)*)\1((?:(?!\1)[^\\]|\\.)*)\1(g?)/g)] : [];
+  if (input !== null && subs.length > 0) {
+    for (const line of input.split('\n')) {
+      let l = line;
+      for (const m of subs) {
+        try {
+          const ere = name === 'perl' || args.some((a) => /^-[a-zA-Z]*[Er]$/.test(a));
+          const pat = ere ? m[2] : m[2].replace(/\\([(){}+?|])/g, '$1');
+          l = l.replace(new RegExp(pat, m[4] ? 'g' : ''), m[3].replace(/\\([0-9])/g, '$$$1').replace(/(?<!\\)&/g, '$$&').replace(/\\(.)/g, '$1'));
+        } catch {
+          /* not a pattern JS reads: the templates below still apply */
+        }
+      }
+      out.push(l);
+    }
+  }
+  if (name === 'yes' || name === 'envsubst') {
+    // yes TEXT prints TEXT; envsubst puts the environment into the text it reads.
+    const t = name === 'yes' ? args.join(' ') || 'y' : (input ?? '').replace(/\$\{?HOME\}?/g, walk.env.home);
+    out.push(t);
+  } else if (g.viaXargs && (name === 'echo' || name === 'printf')) {
+    // xargs -I{} echo rm -rf {}: each item in its place.
+    const t = args.filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a))).join(' ');
+    out.push(g.xargsReplace && t.includes(g.xargsReplace) ? t.split(g.xargsReplace).join(ITEM) : `${t} ${ITEM}`);
+  } else if (langOf(name) !== null && langOf(name) !== 'awk' && !args.some((a) => /^-[a-zA-Z]*p/.test(a) && name === 'perl')) {
+    const ic = inlineCode(langOf(name)!, g.argv);
+    const code = ic.code ?? (ic.readsStdin ? input : null);
+    if (code !== null) out.push(...printedText(langOf(name)!, code));
+    // node -p EXPR prints the expression's value.
+    const printed = code !== null && langOf(name) === 'js' && args.some((a) => /^(-[a-z]*p[a-z]*|--print)$/.test(a)) ? exprText('js', code) : null;
+    if (printed) out.push(printed);
+  }
   if (name === 'sed') {
     const scripts = args.filter((a, k) => /^(-e|--expression)$/.test(args[k - 1] ?? '') || (!a.startsWith('-') && !args.slice(0, k).some((x) => /^(-e|--expression)$/.test(x)) && k === args.findIndex((x) => !x.startsWith('-'))));
     for (const sc of scripts) {
@@ -814,13 +851,17 @@ function generatorLines(walk: Walk, g: Invocation): string[] {
   } else if (langOf(name) === 'awk') {
     const code = inlineCode('awk', g.argv).code ?? '';
     const vars = new Map(args.filter((_, k) => args[k - 1] === '-v').map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] as [string, string]));
-    for (const m of code.matchAll(/\bprintf?\s*\(?((?:"(?:[^"\\]|\\.)*"|[^;}|>"])*)/g)) {
-      let line = '';
-      for (const t of m[1].matchAll(/"((?:[^"\\]|\\.)*)"|\$\w+|[A-Za-z_]\w*(?:\[[^\]]*\])?|,/g)) {
-        if (t[1] !== undefined) line += t[1].replace(/\\(.)/g, (_x, e: string) => (e === 'n' ? '\n' : e)).replace(/%-?\d*s/g, ITEM);
-        else if (t[0] === ',') line += ' ';
-        else line += vars.get(t[0]) ?? ITEM;
+    for (const m of code.matchAll(/\b(printf?)\s*\(?((?:"(?:[^"\\]|\\.)*"|[^;}|>"])*)/g)) {
+      // Arguments (comma-separated), each a juxtaposition of strings, fields and variables.
+      const parts: string[] = [''];
+      for (const t of m[2].matchAll(/"((?:[^"\\]|\\.)*)"|\$\w+|[A-Za-z_]\w*(?:\[[^\]]*\])?|,/g)) {
+        if (t[1] !== undefined) parts[parts.length - 1] += t[1].replace(/\\(.)/g, (_x, e: string) => (e === 'n' ? '\n' : e));
+        else if (t[0] === ',') parts.push('');
+        else parts[parts.length - 1] += /^ENVIRON\[\s*"HOME"\s*\]$/.test(t[0]) ? walk.env.home : vars.get(t[0]) ?? ITEM;
       }
+      // print joins its arguments with spaces; printf fills its format's %s with them in turn.
+      let k = 1;
+      const line = m[1] === 'printf' ? parts[0].replace(/%-?\d*s/g, () => parts[k++] ?? ITEM) : parts.join(' ');
       if (line.trim() !== '') out.push(line);
     }
   } else if (name === 'jq') {
@@ -1017,7 +1058,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
  * Commands that matter when they are what a wrapper finally runs: deletes, disks, permissions,
  * git, downloads and network tools, shells and interpreters, services, the machine.
  */
-const HEADS = /^(rm|srm|rmdir|unlink|shred|truncate|dd|mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|parted|blkdiscard|chmod|chown|chgrp|chattr|setfacl|find|fd|xargs|git|curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|mv|cp|tee|install|ln|sh|bash|zsh|dash|ksh|fish|sudo|su|doas|env|python[\d.]*|perl|ruby|node|zx|tsx|ts-node|deno|bun|php[\d.]*|lua[\d.]*|kill|pkill|killall|shutdown|reboot|halt|poweroff|systemctl|launchctl|crontab|docker|podman|kubectl|terraform|aws|gcloud|gh|rimraf|del-cli|rm-rf|trash|trash-put|base64|openssl|iptables|usermod|passwd|userdel|chpasswd|visudo|mount|umount)$/;
+const HEADS = /^(rm|srm|rmdir|unlink|shred|truncate|dd|mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|parted|blkdiscard|chmod|chown|chgrp|chattr|setfacl|find|fd|xargs|git|curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|mv|cp|tee|install|ln|sh|bash|zsh|dash|ksh|fish|sudo|su|doas|env|python[\d.]*|perl|ruby|node|zx|tsx|ts-node|deno|bun|php[\d.]*|lua[\d.]*|kill|pkill|killall|shutdown|reboot|halt|poweroff|systemctl|launchctl|crontab|docker|podman|kubectl|terraform|aws|gcloud|gh|rimraf|del-cli|rm-rf|trash|trash-put|base64|openssl|iptables|usermod|passwd|userdel|chpasswd|visudo|mount|umount|flashrom|ddrescue|npm|pnpm|yarn|journalctl|gpg|security|etcdctl|redis-cli|psql|mysql|sqlite3|mongosh)$/;
 
 /**
  * Commands whose arguments are data (text, package names, paths), never a command they run:
@@ -1228,11 +1269,13 @@ function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
     if (a[k - 1] === '-c' && a[k].includes('=')) {
       key = a[k].slice(0, a[k].indexOf('='));
       value = a[k].slice(a[k].indexOf('=') + 1);
-    } else if (a.includes('config') && (keys.test(a[k]) || /^core\.hookspath$/i.test(a[k])) && a[k + 1] !== undefined && !a[k + 1].startsWith('-')) {
+    } else if (a.includes('config') && (keys.test(a[k]) || /^core\.hookspath$|^include(if\.[^]*)?\.path$/i.test(a[k])) && a[k + 1] !== undefined && !a[k + 1].startsWith('-')) {
       key = a[k];
       value = a[k + 1];
     }
     if (key && value && keys.test(key) && !/^core\.hookspath$/i.test(key)) collect(walk, value.replace(/^!/, ''), inv.cwd, depth + 1, true);
+    // include.path of a temp file: its settings (hooks, pagers, aliases) nobody sees.
+    if (key && value && /^include(if\..*)?\.path$/i.test(key) && /^(\/tmp|\/var\/tmp|\/dev\/shm)(\/|$)/.test(value) && !isUnder(value, walk.env.home)) block(walk, 'dangerous', `git config ${key} ${value} loads settings from a temporary file into every git command`, 'put the settings in the repository\'s own config, where they can be read');
     // core.hooksPath somewhere outside the project (a temp dir, a download): hooks from there run in every repository.
     if (key && value && /^core\.hookspath$/i.test(key) && /^(\/tmp|\/var\/tmp|\/dev\/shm)(\/|$)|^https?:/.test(value)) {
       block(walk, 'dangerous', `git config ${key} ${value}: hooks from there would run in every git command of the user`, 'keep hooks in the repository (.githooks) and set core.hooksPath to it only there');
@@ -1523,8 +1566,8 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
   const sub = args[i] === 'container' || args[i] === 'compose' ? args[i + 1] : args[i];
   if (sub === 'exec') {
     // docker exec [-u 0] CONTAINER CMD: CMD runs inside the container, on its own files.
-    let k = args[i] === 'container' ? i + 2 : i + 1;
-    while (k < args.length && args[k].startsWith('-')) k += /^(-u|--user|-w|--workdir|-e|--env|--env-file|--detach-keys)$/.test(args[k]) ? 2 : 1;
+    let k = args[i] === 'container' || args[i] === 'compose' ? i + 2 : i + 1;
+    while (k < args.length && args[k].startsWith('-')) k += /^(-u|--user|-w|--workdir|-e|--env|--env-file|--detach-keys|--index)$/.test(args[k]) ? 2 : 1;
     const cmd = args.slice(k + 1);
     if (cmd.length > 0) collect(walk, cmd.map((a) => (/^[\w@%+=:,./~-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' '), null, depth + 1, true);
     return;
@@ -2404,6 +2447,11 @@ function checkCloudDestroy(walk: Walk, inv: Invocation): void {
     block(walk, 'dangerous', 'gpg deletes secret keys: what they signed or encrypted can no longer be used', 'let the user do it');
     return;
   }
+  // npm config set script-shell X / node-options --require X: every npm script (or node run by one) runs X first.
+  if (/^(npm|pnpm|yarn)$/.test(name ?? '') && args[0] === 'config' && args[1] === 'set' && /^(script-shell|node-options|onload-script|shell)$/.test((args[2] ?? '').split('=')[0]) && !/^(\/(usr\/)?bin\/)?(ba|z|da)?sh$|--max-old-space-size=\d+$/.test(args[3] ?? args[2]?.split('=')[1] ?? '')) {
+    block(walk, 'dangerous', `${name} config set ${args[2]} makes every script ${name} runs start ${args[3] ?? ''} first`, 'leave npm\'s shell and node options alone');
+    return;
+  }
   // npm unpublish PKG --force (no version): every version gone from the registry, the name blocked from reuse.
   if (/^(npm|pnpm|yarn)$/.test(name ?? '') && args.includes('unpublish') && (args.includes('--force') || args.includes('-f')) && !args.some((a) => /^(@[^/]+\/)?[^@\s-][^@\s]*@\d/.test(a))) {
     block(walk, 'dangerous', `${name} unpublish --force removes every version of the package from the registry`, 'deprecate it instead: npm deprecate PKG "message"');
@@ -2447,7 +2495,8 @@ function checkKillAll(walk: Walk, inv: Invocation): void {
       }
     }
   }
-  if (name === 'kill' && inv.words.some((w) => w.subs.some((sub) => /^\s*ps\s+(-[a-zA-Z]*[eA][a-zA-Z]*|a?u?x|-ax|aux)\b[^|]*$/.test(sub)))) {
+  const psAll = /^\s*ps\s+(-[a-zA-Z]*[eA][a-zA-Z]*|a?u?x|-ax|aux|-[uU]\s+\S+|x)\b[^|]*$/;
+  if (name === 'kill' && (inv.words.some((w) => w.subs.some((sub) => psAll.test(sub) || (/^\s*ps\b/.test(sub) && /\|\s*awk\s+['"]\{\s*print\s+\$[12]\s*\}['"]\s*$/.test(sub) && psAll.test(sub.split('|')[0])))) || (inv.viaXargs && inv.upstream.some((u) => u.argv[0] === 'ps' && psAll.test(u.argv.join(' '))) && !inv.upstream.some((u) => /^(grep|pgrep|rg)$/.test(u.argv[0]) || (/awk$/.test(u.argv[0]) && u.argv.some((a) => /\/[^/]+\/|\$\d+\s*[=~!]/.test(a))))))) {
     block(walk, 'dangerous', 'kill of every process ps lists: the whole machine stops');
   }
 }
@@ -3400,7 +3449,7 @@ function checkServices(walk: Walk, inv: Invocation): void {
     case 'sqlcmd':
     case 'cockroach':
       // A throwaway database on this machine (app_test, dev, localhost): resetting it is everyday work.
-      if (/\bdrop\s+(database|schema)\b/i.test(sql) && !(args.some((a) => /^(postgres(ql)?|mysql):\/\/[^@/]*@?(localhost|127\.0\.0\.1|\[::1\])(:\d+)?\/\w*(test|dev|ci|tmp|scratch)\w*$/i.test(a)) || args.some((a, k) => /^(-d|--dbname|-D|--database)$/.test(args[k - 1] ?? '') && /(^|_|-)(test|tests|dev|ci|tmp|scratch)($|_|-|\d)/i.test(a) && !args.some((h, j) => /^(-h|--host)$/.test(args[j - 1] ?? '') && !/^(localhost|127\.0\.0\.1)$/.test(h))))) say('drops a whole database');
+      if (/\bdrop\s+(database|schema)\b/i.test(sql) && !/\bdrop\s+database\s+(if\s+exists\s+)?["'`]?\w*(test|dev|ci|tmp|scratch)\w*["'`]?\s*(;|$)/i.test(sql) && !(args.some((a) => /^(postgres(ql)?|mysql):\/\/[^@/]*@?(localhost|127\.0\.0\.1|\[::1\])(:\d+)?\/\w*(test|dev|ci|tmp|scratch)\w*$/i.test(a)) || args.some((a, k) => /^(-d|--dbname|-D|--database)$/.test(args[k - 1] ?? '') && /(^|_|-)(test|tests|dev|ci|tmp|scratch)($|_|-|\d)/i.test(a) && !args.some((h, j) => /^(-h|--host)$/.test(args[j - 1] ?? '') && !/^(localhost|127\.0\.0\.1)$/.test(h))))) say('drops a whole database');
       break;
     case 'redis-cli':
       if (args.some((a) => /^flushall$/i.test(a))) say('deletes every key of every Redis database');

@@ -194,6 +194,27 @@ export function withArgs(lang: Lang, code: string, args: string[]): string {
   return code;
 }
 
+/** The text interpreter code prints (print, puts, say, console.log, echo…), as lines: what a shell piped its output runs. */
+export function printedText(lang: Lang, source: string): string[] {
+  if (source.length > MAX_CODE_CHARS) return [];
+  const code = preprocess(source, lang);
+  const out: string[] = [];
+  for (const m of code.matchAll(/\b(?:print|println|puts|say|echo|console\.log|process\.stdout\.write|sys\.stdout\.write|io\.write|printf|cat)(?=\s*[("'`$])/g)) {
+    const region = argRegion(code, m.index + m[0].length);
+    // print('rm -rf', home): the arguments printed side by side.
+    const parts = splitArgs(code.slice(region[0], region[1]).replace(/^\s*\(([\s\S]*)\)\s*$/, '$1')).filter((a) => !/^\s*(sep|end|file|flush)\s*=/.test(a)).map((a) => exprValues(code, a)[0]);
+    const t = parts.length > 0 && parts.every((x) => x !== undefined) ? parts.join(' ') : regionText(code, region);
+    if (t) out.push(...t.split('\n'));
+  }
+  return out;
+}
+
+/** The value of an expression of literals and variables, when known (node -p 'EXPR'). */
+export function exprText(lang: Lang, source: string): string | null {
+  const code = preprocess(source, lang);
+  return exprValues(code, code)[0] ?? null;
+}
+
 /** Paths interpreter code prints (`print for glob("~/*")`, `puts Dir["~/*"]`): a lister whose output may feed xargs. */
 export function printedPaths(lang: Lang, source: string): string[] {
   if (source.length > MAX_CODE_CHARS) return [];
@@ -476,7 +497,14 @@ function callsByValue(code: string, lang: Lang): string {
   let c = code.replace(/\brequire\(\s*(['"])(?:node:)?(rimraf|del|shelljs|fs-extra|execa|trash|path|fs|os|child_process|fs\/promises)\1\s*\)/g, (_m, _q, mod: string) => mod.replace('/', '.'));
   // perl's system { PROG } LIST runs LIST.
   if (lang === 'perl') c = c.replace(/\b(system|exec)\s*\{[^}]*\}\s*/g, '$1 ');
-  for (const m of c.matchAll(/(?:^|[;\n{(,]|\b(?:const|let|var|my|local))\s*\$?([A-Za-z_]\w*)\s*=\s*(require\(\s*['"](?:node:)?[\w@/.-]+['"]\s*\)|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|\\&[\w:]+)\s*(?=[;\n,)]|$)/g)) {
+  // f.call(this, a), f.apply(this, [a]), Reflect.apply(f, this, [a]); ruby method(:system).call(a), x.send(:system, a): f(a).
+  c = c
+    .replace(/\bReflect\.apply\(\s*([\w.$]+)\s*,\s*[^,()]*,\s*\[([^\]]*)\]\s*\)/g, '$1($2)')
+    .replace(/\b([\w.$]+)\.apply\(\s*[^,()]*,\s*\[([^\]]*)\]\s*\)/g, '$1($2)')
+    .replace(/\b([\w.$]+)\.call\(\s*(?:null|undefined|this|\w+)\s*,\s*/g, '$1(')
+    .replace(/\bmethod\(\s*:(\w+)\s*\)\s*\.\s*(?:call|\[\]|\()\s*\(?/g, '$1(')
+    .replace(/(\.|\b)(?:send|public_send|__send__)\(\s*:(\w+)\s*,\s*/g, '$1$2(');
+  for (const m of c.matchAll(/(?:^|[;\n{(,]|\b(?:const|let|var|my|local))\s*\$?([A-Za-z_]\w*)\s*=\s*(require\(\s*['"](?:node:)?[\w@/.-]+['"]\s*\)|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|rimraf|del|shelljs|fs|path|os|child_process|execa|trash|shutil|subprocess|\\&[\w:]+)\s*(?=[;\n,)]|$)/g)) {
     const to = m[2].replace(/^require\(\s*['"](?:node:)?([\w@/.-]+)['"]\s*\)$/, '$1').replace(/^\\&/, '');
     c = c.replace(new RegExp(`(?<![\\w.$])\\$?${m[1]}(?=\\s*(?:\\.|\\(|->\\())`, 'g'), to).replace(new RegExp(`${to.replace(/[.$]/g, '\\$&')}->\\(`, 'g'), `${to}(`);
   }

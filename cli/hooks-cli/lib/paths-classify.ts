@@ -12,7 +12,7 @@ export interface PathEnv {
 
 const TOP_DIRS = new Set([
   '/bin', '/boot', '/dev', '/etc', '/home', '/lib', '/lib32', '/lib64', '/libx32', '/media', '/mnt', '/opt', '/proc', '/root', '/run',
-  '/sbin', '/srv', '/sys', '/usr', '/var', '/snap', '/tmp', '/var/tmp', '/usr/local', '/System', '/Library', '/Applications', '/Users', '/private',
+  '/sbin', '/srv', '/sys', '/usr', '/var', '/snap', '/tmp', '/var/tmp', '/usr/local', '/System', '/Library', '/Applications', '/Users', '/private', '/Volumes',
 ]);
 
 /** Trees whose contents belong to the system: writing or deleting inside them is refused when system_files_protection is on. */
@@ -162,6 +162,8 @@ export function isStartupFile(p: string, env: PathEnv): boolean {
   const names = ['.bashrc', '.bash_aliases', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv', '.zlogin', '.zlogout', '.kshrc', '.mkshrc', '.cshrc', '.tcshrc', '.inputrc', '.xprofile', '.xinitrc'];
   if (names.some((n) => p === `${h}/${n}`)) return true;
   if (isUnder(p, `${h}/.config/fish`) || isUnder(p, `${h}/.oh-my-zsh/custom`) || isUnder(p, `${h}/.config/autostart`)) return true;
+  // Interpreters' start-up files: R, Julia, IPython, irb/pry, Python's PYTHONSTARTUP habit, ssh's rc.
+  if (/^\.(Rprofile|irbrc|pryrc|pythonrc(\.py)?|ssh\/rc|julia\/config\/startup\.jl|ipython\/profile_[^/]+\/startup\/.+|config\/ipython\/profile_[^/]+\/startup\/.+)$/.test(isUnder(p, h) && p !== h ? p.slice(h.length + 1) : '')) return true;
   // Directories the start-up files source every file of (~/.bashrc.d/*.sh and the like).
   if (['.bashrc.d', '.zshrc.d', '.profile.d', '.zshenv.d', '.bash_profile.d', '.config/bash', '.config/zsh', '.zsh/conf.d', '.zsh/rc.d'].some((d) => isUnder(p, `${h}/${d}`))) return true;
   return /^\/etc\/(profile|bash\.bashrc|bashrc|zshrc|zsh\/.*|profile\.d\/.*|environment)$/.test(p);

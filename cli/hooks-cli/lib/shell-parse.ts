@@ -1023,6 +1023,9 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
     }
     case 'git':
       if (args.includes('rev-parse') && args.includes('--show-toplevel')) return env.project ?? cwd;
+      // --show-cdup: the way up to the top ('' there); --git-dir: .git of the top.
+      if (args.includes('rev-parse') && args.includes('--show-cdup') && env.project) return posixRelative(cwd, env.project);
+      if (args.includes('rev-parse') && /^--(absolute-)?git-dir$/.test(args[args.length - 1] ?? '') && env.project) return `${env.project}/.git`;
       return null;
     case 'dirname':
       return operands.length === 1 ? posixDirname(operands[0]) : null;
@@ -1084,6 +1087,14 @@ export function unescapePrintf(f: string): string {
     if (/^[0-7]+$/.test(e)) return String.fromCharCode(parseInt(e, 8));
     return ({ n: '\n', t: '\t', r: '\r', '\\': '\\' } as Record<string, string>)[e] ?? e;
   });
+}
+
+function posixRelative(from: string, to: string): string {
+  const a = from.split('/').filter(Boolean);
+  const b = to.split('/').filter(Boolean);
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return [...a.slice(i).map(() => '..'), ...b.slice(i)].join('/') || '.';
 }
 
 function posixDirname(p: string): string {
