@@ -2118,7 +2118,9 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       break;
     }
     case 'history':
-      if (args.includes('-c')) warn(walk, 'suspicious', 'history -c erases the shell history');
+      // history -c then history -w: the emptied list written over the history file.
+      if (args.includes('-c') && walk.out.some((i) => i.argv[0] === 'history' && i.argv.some((a) => /^-[a-zA-Z]*w/.test(a)))) block(walk, 'dangerous', 'history -c and history -w write an empty history over the history file: the shell history is destroyed');
+      else if (args.includes('-c')) warn(walk, 'suspicious', 'history -c erases the shell history');
       break;
     case 'iptables':
     case 'ip6tables':
@@ -2765,6 +2767,10 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
   // One package-source file (/etc/apt/sources.list.d/old.list): removing it is how a repository is dropped.
   // So is a site's config in a web server's enabled list, and a rotated log (/var/log/nginx/*.gz).
   const sourceFile = !recursive && ((!t.word.glob && /^\/etc\/(apt\/(sources\.list\.d|preferences\.d|trusted\.gpg\.d|keyrings)|yum\.repos\.d|zypp\/repos\.d|(nginx|apache2|httpd)\/(sites-enabled|sites-available|conf\.d|conf-enabled|conf-available))\/[^/]+$/.test(t.abs)) || /^\/var\/log\/.+\.(gz|xz|bz2|zst|old|\d+)$/.test(t.word.text.replace(/^~/, '')));
+  if (HISTORY_FILE.test(t.abs) && isUnder(t.abs, env.home)) {
+    block(walk, 'dangerous', `${verb} deletes ${t.abs}: the shell history is destroyed`);
+    return;
+  }
   if (!sourceFile && (isSystemPath(t.abs, env.home) || isSecretPath(t.abs, env)) || (t.word.glob && isSecretName(path.posix.basename(t.abs)) && isUnder(t.abs, env.home) && !isUnder(t.abs, env.project))) {
     block(walk, 'system', `${verb} would delete the system or secret file ${t.abs}`);
     return;
@@ -2804,6 +2810,9 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
   return false;
 }
 
+/** The shells' and REPLs' history files. */
+const HISTORY_FILE = /\/\.(bash|zsh|sh|python|psql|mysql|node_repl|sqlite|lesshst|irb|rediscli)_?history$|\/\.local\/share\/fish\/fish_history$/;
+
 function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, sources: Word[] | null = null): void {
   // "$(python3 -m site --user-site)/x.pth": a start-up hook of Python named through the site directory.
   if (t.abs === null && /\.pth$|(user|site)customize\.py$/.test(t.word.text) && t.word.subs.some((x) => /\bsite\b|site-packages|purelib|platlib/.test(x))) {
@@ -2813,6 +2822,11 @@ function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, source
   if (t.abs === null) return;
   if (isDiskDevice(t.abs)) {
     block(walk, 'dangerous', `${verb} writes onto the disk device ${t.abs}`);
+    return;
+  }
+  // > ~/.bash_history, truncate, cp /dev/null, ln -sf /dev/null onto it: the shell history destroyed, as shred -u would.
+  if (HISTORY_FILE.test(t.abs) && !/>>|-a\b/.test(verb) && !(verb === 'tee' && inv.argv.some((a) => /^-[a-zA-Z]*a|^--append$/.test(a)))) {
+    block(walk, 'dangerous', `${verb} overwrites ${t.abs}: the shell history is destroyed`);
     return;
   }
   if (isStartupFile(t.abs, walk.env) && !isSystemPath(t.abs, walk.env.home)) {

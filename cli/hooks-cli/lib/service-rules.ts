@@ -34,6 +34,7 @@ export function serviceFindings(argv: string[], assigned: string[]): ServiceFind
   const method = args.find((a, k) => /^(-X|--request|--method)$/.test(args[k - 1] ?? '')) ?? args.find((a) => /^(-X|--request=|--method=)[A-Z]+$/i.test(a))?.replace(/^(-X|--request=|--method=)/i, '');
   if (SQL_CLIENTS.test(name ?? '') && WIPE_SQL.test(all)) wipe('drops or empties tables');
   else if (/^(mongo|mongosh)$/.test(name ?? '') && MONGO_WIPE.test(all)) wipe('drops collections or deletes every document');
+  else if (name === 'redis-cli' && args.some((a) => /^flushdb$/i.test(a))) wipe('deletes every key of the database');
   else if (name === 'etcdctl' && verbs[0] === 'del' && (args.includes('--from-key') || args.includes('--prefix')) && /^(''|""|\/?)$/.test(verbs[1] ?? '')) say('block', 'deletes every key of the etcd cluster (for Kubernetes, the whole cluster state)');
   else if (name === 'helm' && /^(uninstall|delete|del|un)$/.test(verbs[0] ?? '')) wipe('removes a release with its resources');
   else if (name === 'kubectl' && verbs[0] === 'delete' && /^(pvc|persistentvolumeclaims?|pv|persistentvolumes?|statefulsets?|sts|deployments?|deploy)$/.test(verbs[1] ?? '')) wipe('deletes volumes or workloads');
@@ -47,6 +48,9 @@ export function serviceFindings(argv: string[], assigned: string[]): ServiceFind
   // A repository made public through the hosting API (curl -X PATCH … '{"private":false}', gh/glab api -F private=false).
   const apiMethod = method ?? (/^(http|https|xh)$/.test(name ?? '') ? args.find((a) => /^[A-Z]+$/.test(a)) : undefined);
   if (/^(curl|http|https|xh|wget|glab)$/.test(name ?? '') && /^(patch|put|post)$/i.test(apiMethod ?? '') && args.some((a) => /^(private=false|visibility=public)$|"private"\s*:\s*false|"visibility"\s*:\s*"public"/.test(a))) say('block', 'makes the repository public: its code and history, secrets committed in it included, go to everyone');
+  // wsl --unregister DISTRO deletes the distribution's whole filesystem; tmutil delete removes Time Machine backups.
+  if (/^wsl(\.exe)?$/i.test(name ?? '') && args.some((a) => /^(--unregister|-unregister)$/i.test(a))) say('block', 'deletes the WSL distribution with every file in it');
+  if (name === 'tmutil' && /^(delete|deleteinprogress)$/.test(verbs[0] ?? '')) say('block', 'deletes Time Machine backups: the copies that would bring lost files back');
   // gh repo create NAME --public --source=. --push: the project published to everyone (open-sourcing is a choice: said, not refused).
   if (/^(gh|glab)$/.test(name ?? '') && verbs[0] === 'repo' && verbs[1] === 'create' && args.some((a) => /^--public$|^--visibility[= ]public$/.test(a)) && args.some((a) => /^(--push|--source(=.*)?|-s)$/.test(a))) say('warn', 'publishes the project\'s code and history in a public repository: secrets committed in it included, for everyone');
   // A bucket opened to everyone (an object uploaded with --acl public-read is ordinary publishing).
