@@ -3055,7 +3055,9 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
     // chown -R $USER ~/.config/gcloud (or $(whoami), $(id -u)): ownership given back to the user, nothing granted to others.
     const toUser = name !== 'chmod' && (/\$\{?(USER|LOGNAME|UID)\b/.test(spec.text) || spec.subs.some((sub) => /^\s*(whoami|id\b|logname)/.test(sub)) || spec.text.includes('$(…)') && spec.subs.length > 0 && spec.subs.every((sub) => /^\s*(whoami|id|logname)\b/.test(sub)));
     if (toUser && isUnder(t.abs, walk.env.home) && t.abs !== walk.env.home) continue;
-    if ((recursive && (isPreciousHomeDir(t.abs, walk.env) || (isSecret(walk, t.abs) && isUnder(t.abs, walk.env.home)))) || opensSecret) {
+    // chmod -R go-rwx ~/.ssh, chmod -R 700 ~/.ssh: access only taken away from others, as ssh wants it.
+    const tightens = name === 'chmod' && (/^[go]+-[rwxX]+$/.test(mode) || /^0?[67]00$/.test(mode));
+    if ((recursive && !tightens && (isPreciousHomeDir(t.abs, walk.env) || (isSecret(walk, t.abs) && isUnder(t.abs, walk.env.home)))) || opensSecret) {
       block(walk, 'dangerous', `${name}${recursive ? ' -R' : ''} ${mode} on ${t.abs} ${opensSecret ? 'opens a secret to other users' : 'changes the keys, settings or files kept there'}`, name === 'chmod' ? 'keys and their directory belong at chmod 700 ~/.ssh and chmod 600 for the key files' : undefined);
       continue;
     }
@@ -3443,7 +3445,8 @@ function checkServices(walk: Walk, inv: Invocation): void {
       }
       break;
     case 'dropdb':
-      say('drops a whole database');
+      // A throwaway database on this machine (app_test, app_scratch on localhost) is everyday work.
+      if (!(operands(inv.words, new Set(['-h', '--host', '-p', '--port', '-U', '--username'])).every((w) => /(^|_|-)(test|tests|dev|ci|tmp|scratch)($|_|-|\d)/i.test(w.text)) && args.every((a, k) => !/^(-h|--host)$/.test(args[k - 1] ?? '') || /^(localhost|127\.0\.0\.1)$/.test(a)))) say('drops a whole database');
       break;
     case 'rails':
     case 'rake':
@@ -3757,7 +3760,10 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     const uploadOpt = prev === '--upload-file' || prev === '--post-file' || prev === '--body-file' || (name === 'curl' && /^-[a-zA-Z]*T$/.test(prev)) || (/^(mutt|mail|mailx|neomutt|s-nail|swaks|sendemail)$/.test(name) && /^(-a|-A|--attach|--attach-type)$/.test(prev));
     const path = atFile ?? eq ?? (uploadOpt ? t : null);
     const upload = (name === 'az' || name === 'gcloud') && /^(-f|--file|--source|--data)$/.test(prev);
-    const candidates = path !== null && path !== undefined ? [path] : upload || (['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil', 'gcloud'].includes(name) && (remote || args.includes('cp')) && !t.startsWith('-')) ? [t] : [];
+    // scp HOST:SRC ./dst downloads: only a local source sent to a remote destination leaves.
+    const ops = ['scp', 'rsync', 'sftp'].includes(name) ? args.filter((a, j) => !a.startsWith('-') && !noValue.has(args[j - 1] ?? '')) : [];
+    const download = ops.length >= 2 && !/^(?:[\w.-]+@)?[\w.-]+:/.test(ops[ops.length - 1]) && !/^(sftp|rsync):\/\//.test(ops[ops.length - 1]);
+    const candidates = path !== null && path !== undefined ? [path] : upload || (['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil', 'gcloud'].includes(name) && (remote || args.includes('cp')) && !t.startsWith('-') && !download && !/^(?:[\w.-]+@)?[\w.-]+:/.test(t)) ? [t] : [];
     for (const c of candidates) {
       if (c === '-') continue;
       const tt = target(inv, { ...w, text: c.replace(/^~(?=\/|$)/, walk.env.home) });

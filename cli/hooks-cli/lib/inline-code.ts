@@ -424,7 +424,7 @@ function preprocess(code: string, lang: Lang): string {
     // system(*%w[rm -rf], x), run(*['rm', '-rf'], x): the splatted list's items are arguments.
     .replace(/\*\s*(%[wW][[(]|\[)/g, '$1');
   // ruby's %w[a b c] and %i[a b] are the list "a", "b", "c".
-  if (lang === 'ruby') code = code.replace(/%[wWiI]([[({])([^\])}]*)[\])}]/g, (_m, _o, body: string) => `[${body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', ')}]`).replace(/\[((?:\s*"[^"]*"\s*,?)+)\]\s*,/g, '$1,');
+  if (lang === 'ruby') code = code.replace(/%[wWiI]([[({])([^\])}]*)[\])}]/g, (_m, _o, body: string) => `[${body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', ')}]`).replace(/(?<![\w\])}])\[((?:\s*"[^"]*"\s*,?)+)\]\s*,/g, '$1,');
   // Ruby's 114.chr is "r".
   code = code.replace(/\b(\d{2,3})\.chr\b/g, (_m, n: string) => JSON.stringify(String.fromCharCode(Number(n))));
   // perl's qw(a b c) is the list "a", "b", "c".

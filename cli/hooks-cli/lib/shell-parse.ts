@@ -686,16 +686,18 @@ class Lexer {
       const indirect = /^!([A-Za-z_]\w*)$/.exec(inner);
       const via = indirect ? expandVar(indirect[1], this.env) : null;
       const known = via && !via.dynamic && /^[A-Za-z_]\w*$/.test(via.text) ? expandVar(via.text, this.env) : /^[A-Za-z_]\w*$/.test(inner) ? expandVar(inner, this.env) : arr ? expandVar(arr[1], this.env) : null;
+      // ${TMPDIR:-$HOME}: TMPDIR is only assumed to be a temporary directory (often unset): its default is what may run.
+      const assumed = /^(TMPDIR|TMP|TEMP|RUNNER_TEMP):?[-=]/.test(inner) && !this.env.vars?.has(inner.replace(/:?[-=].*$/, ''));
       // ${X:-default}, ${X-default}, ${X:=default}: the value, or the default when X is not known here.
       // (${1:-x} too: on a command line the positional parameters are empty unless set -- set them.)
-      const withDefault = known === null ? /^([A-Za-z_]\w*|\d+):?[-=](.*)$/.exec(inner) : null;
+      const withDefault = known === null || assumed ? /^([A-Za-z_]\w*|\d+):?[-=](.*)$/.exec(inner) : null;
       // ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat}, ${X:off:len}, ${X:?msg}: computed from a known X.
       const op = known === null && !withDefault ? /^([A-Za-z_]\w*)(%%|%|##|#|:\?|:(?=\d)|\/\/|\/)(.*)$/.exec(inner) : null;
       const opBase = op ? expandVar(op[1], this.env) : null;
       // ${HOME%"${HOME##*/}"}: a pattern made of known expansions is known too.
       const opArg = op && /[$`]/.test(op[3]) ? (/`|\$\(/.test(op[3]) ? null : parseShell(`: ${op[3]}`, this.env, 50).commands[0]?.words[1]) : null;
       const pat = op ? (opArg === null ? op[3] : opArg && !opArg.dynamic ? opArg.text : null) : null;
-      if (known !== null) appendValue(w, known, inQuotes);
+      if (known !== null && !assumed) appendValue(w, known, inQuotes);
       else if (op && opBase && !opBase.dynamic && pat !== null) {
         appendValue(w, { text: paramOp(opBase.text, op[2], pat), dynamic: false, subs: [] }, inQuotes);
       } else if (withDefault && /`|\$\(/.test(withDefault[2])) {
@@ -703,7 +705,7 @@ class Lexer {
         w.dynamic = true;
       } else if (withDefault) {
         // ${XDG_CONFIG_HOME:-$HOME/.config}: a default built from known variables is known too.
-        const v = expandVar(withDefault[1], this.env);
+        const v = assumed ? null : expandVar(withDefault[1], this.env);
         let unknown = false;
         const dflt = withDefault[2]
           .replace(/^~(?=\/|$)/, this.env.home)
