@@ -35,6 +35,9 @@ export function serviceFindings(argv: string[], assigned: string[]): ServiceFind
   if (SQL_CLIENTS.test(name ?? '') && WIPE_SQL.test(all)) wipe('drops or empties tables');
   else if (/^(mongo|mongosh)$/.test(name ?? '') && MONGO_WIPE.test(all)) wipe('drops collections or deletes every document');
   else if (name === 'redis-cli' && args.some((a) => /^flushdb$/i.test(a))) wipe('deletes every key of the database');
+  // vault secrets disable PATH drops the engine with every secret in it; kv metadata delete / kv destroy erase every version.
+  else if (name === 'vault' && verbs[0] === 'secrets' && /^(disable|unmount)$/.test(verbs[1] ?? '')) say('block', 'disables a secrets engine: every secret stored under it is deleted');
+  else if (name === 'vault' && verbs[0] === 'kv' && /^(destroy|metadata)$/.test(verbs[1] ?? '') && (verbs[1] === 'destroy' || verbs[2] === 'delete')) wipe('erases secrets with all their versions');
   else if (name === 'etcdctl' && verbs[0] === 'del' && (args.includes('--from-key') || args.includes('--prefix')) && /^(''|""|\/?)$/.test(verbs[1] ?? '')) say('block', 'deletes every key of the etcd cluster (for Kubernetes, the whole cluster state)');
   else if (name === 'helm' && /^(uninstall|delete|del|un)$/.test(verbs[0] ?? '')) wipe('removes a release with its resources');
   else if (name === 'kubectl' && verbs[0] === 'delete' && /^(pvc|persistentvolumeclaims?|pv|persistentvolumes?|statefulsets?|sts|deployments?|deploy)$/.test(verbs[1] ?? '')) wipe('deletes volumes or workloads');
