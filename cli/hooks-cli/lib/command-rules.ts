@@ -1226,6 +1226,12 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
     if (!/^(~|\/|\.)(\/.*)?$/.test(p)) continue;
     checkDelete(walk, inv, target(inv, { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true }), !!m[3] || !!m[4] || m[1] === 'delete-directory/files', `${inv.argv[0]} code`);
   }
+  // System.cmd("rm", ["-rf", HOME]) (elixir), run(`rm -rf ~`) and the like: a program and its argument list.
+  for (const m of code.replace(/System\.user_home!?\(\)|System\.get_env\(\s*"HOME"\s*\)/g, '"~"').matchAll(/\b\w+\(\s*"([\w.-]+)"\s*,\s*\[([^\]]*)\]/g)) {
+    if (!HEADS.test(m[1])) continue;
+    const line = [m[1], ...[...m[2].matchAll(/"([^"]*)"/g)].map((x) => x[1])].join(' ');
+    collect(walk, line, inv.cwd, 1, true);
+  }
   if (code.length > 20_000 || !/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\b/.test(code)) return;
   const norm = code
     .replace(/\bhomedir\(\)|os\.Getenv\(\s*"HOME"\s*\)|os\.UserHomeDir\(\)|System\.getProperty\(\s*"user\.home"\s*\)|System\.getenv\(\s*"HOME"\s*\)|Sys\.getenv\(\s*"HOME"\s*\)|ENV\[\s*"HOME"\s*\]|Environment\.GetFolderPath\([^)]*UserProfile\)|std::env::var\(\s*"HOME"\s*\)[^,);]*|dirs::home_dir\(\)[^,);]*|FileManager\.default\.homeDirectoryForCurrentUser[^,);]*|\$(?:::)?env\(HOME\)/g, '"~"')
@@ -2432,7 +2438,7 @@ function checkCloudDestroy(walk: Walk, inv: Invocation): void {
     block(walk, 'dangerous', 'aws s3api deletes every object (and version) the listing names: the bucket\'s data, for good', 'let the user run it');
     return;
   }
-  if (/^(kubectl|oc)$/.test(name ?? '') && /^(run|debug)$/.test(args[0] ?? '') && args.some((a) => /"privileged"\s*:\s*true/.test(a)) && args.some((a) => /"host(PID|Network|IPC)"\s*:\s*true|nsenter|"hostPath"/.test(a))) {
+  if (/^(kubectl|oc)$/.test(name ?? '') && /^(run|debug)$/.test(args[0] ?? '') && ((args.some((a) => /"privileged"\s*:\s*true/.test(a)) && args.some((a) => /"host(PID|Network|IPC)"\s*:\s*true|nsenter|"hostPath"/.test(a))) || args.some((a) => /"hostPath"\s*:\s*\{\s*"path"\s*:\s*"\/(etc|root|var\/run\/docker\.sock)?\/?"/.test(a)))) {
     block(walk, 'dangerous', `${name} ${args[0]} starts a privileged pod in the node's namespaces: a container escape onto the node`);
     return;
   }
@@ -3778,7 +3784,9 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     // nor a service's token (gh auth token) sent to another host.
     const host = /^[a-z]+:\/\/([^/:?#\s]+)/i.exec(args.find((a) => /^[a-z]+:\/\//i.test(a)) ?? '')?.[1] ?? null;
     const foreign = (sub: string) => host !== null && TOKEN_HOSTS.some(([cmd, hosts]) => cmd.test(sub) && !hosts.test(host));
-    const authHeader = authHeader0 && !w.subs.some((sub) => /^\//.test(subProducesSecret(walk, inv, sub, 1) ?? '') || foreign(sub));
+    // A service's key in a variable ($ANTHROPIC_API_KEY, $GITHUB_TOKEN) sent in a header to a host not of that service.
+    const foreignVar = host !== null && varNames(t).some((v) => VAR_HOSTS.some(([re, hosts]) => re.test(v) && !hosts.test(host)));
+    const authHeader = authHeader0 && !foreignVar && !w.subs.some((sub) => /^\//.test(subProducesSecret(walk, inv, sub, 1) ?? '') || foreign(sub));
     // A credential in the header meant for it (-H "Authorization: Bearer $(gh auth token)") is the credential used, not sent away.
     if (!authHeader) {
       for (const sub of w.subs) {
@@ -3790,6 +3798,17 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     }
   }
 }
+
+/** Variables holding a service's key, and the hosts that key is meant for. */
+const VAR_HOSTS: [RegExp, RegExp][] = [
+  [/^(ANTHROPIC_API_KEY|CLAUDE_API_KEY)$/, /(^|\.)anthropic\.com$|^localhost$/],
+  [/^OPENAI_API_KEY$/, /openai|azure|^localhost$/],
+  // (GitHub Enterprise hosts carry the name; registries and GitLab are often self-hosted, so their tokens are not tied to a host here.)
+  [/^(GITHUB_TOKEN|GH_TOKEN|GITHUB_PAT)$/, /github|ghcr\.io$|^localhost$/],
+  [/^(HF_TOKEN|HUGGING_FACE_HUB_TOKEN)$/, /(^|\.)huggingface\.co$/],
+  [/^SLACK_(BOT_)?TOKEN$/, /(^|\.)slack\.com$/],
+  [/^(AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN)$/, /(^|\.)amazonaws\.com$/],
+];
 
 /** Anonymous file drops, paste bins and request catchers: whatever reaches them is public. */
 const DROP_HOSTS = /:\/\/([\w.-]+\.)?(transfer\.sh|0x0\.st|file\.io|termbin\.com|pastebin\.com|hastebin\.com|ix\.io|sprunge\.us|catbox\.moe|gofile\.io|tmpfiles\.org|bashupload\.com|oshi\.at|temp\.sh|webhook\.site|requestbin\.\w+|pipedream\.net|anonfiles\.com|filebin\.net|paste\.\w+|dpaste\.\w+)(\/|$)/i;

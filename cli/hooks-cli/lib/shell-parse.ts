@@ -138,6 +138,19 @@ function matchParen(s: string, i: number): number {
   return -1;
 }
 
+const CREDENTIAL_FILE_VARS: Record<string, string> = {
+  KUBECONFIG: '.kube/config',
+  GOOGLE_APPLICATION_CREDENTIALS: '.config/gcloud/application_default_credentials.json',
+  CLOUDSDK_CONFIG: '.config/gcloud',
+  AWS_SHARED_CREDENTIALS_FILE: '.aws/credentials',
+  AWS_CONFIG_FILE: '.aws/config',
+  DOCKER_CONFIG: '.docker',
+  NETRC: '.netrc',
+  NPM_CONFIG_USERCONFIG: '.npmrc',
+  GNUPGHOME: '.gnupg',
+  PGPASSFILE: '.pgpass',
+};
+
 function expandVar(name: string, env: ParseEnv): VarValue | null {
   const known = env.vars?.get(name);
   if (known) return known;
@@ -146,6 +159,9 @@ function expandVar(name: string, env: ParseEnv): VarValue | null {
   // The temporary directory: wherever it is, it is not /, home or the project.
   if (name === 'TMPDIR' || name === 'TMP' || name === 'TEMP' || name === 'RUNNER_TEMP') return { text: '/tmp/tmpdir', dynamic: false, subs: [] };
   if (name === 'HOME') return { text: env.home, dynamic: false, subs: [] };
+  // Variables that name a credentials file, read as the file's usual place when the line does not set them.
+  const cred = CREDENTIAL_FILE_VARS[name];
+  if (cred) return { text: `${env.home}/${cred}`, dynamic: false, subs: [] };
   // $0 of the command line is the shell's name (the Bash tool runs `bash -c`): dirname "$0" is `.`.
   if (name === '0') return { text: 'bash', dynamic: false, subs: [] };
   if (name === 'PWD') return { text: env.cwd, dynamic: false, subs: [] };
