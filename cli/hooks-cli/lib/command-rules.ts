@@ -567,6 +567,13 @@ function withAlias(walk: Walk, cmd: SimpleCommand, cwd: string | null): SimpleCo
 function loopInputs(walk: Walk): void {
   for (let k = 0; k < walk.out.length; k++) {
     const inp = walk.out[k];
+    // while read l; do curl …$l…; done < ~/.aws/credentials: each line of the secret goes where the loop sends it.
+    const secretIn = inp.argv.length === 0 && inp.cwd !== null ? inp.redirects.find((x) => x.op === '<' && !x.target.dynamic && isSecret(walk, resolveFrom(inp.cwd!, x.target.text))) : undefined;
+    if (secretIn) {
+      const from = walk.out.slice(0, k).map((x) => x.argv[0]).lastIndexOf('read');
+      const sender = from < 0 ? undefined : walk.out.slice(from + 1, k).find((x) => (SENDERS.has(x.argv[0]) || networkDestination(x.argv.slice(1))) && x.words.some((w) => w.dynamic));
+      if (sender) block(walk, 'dangerous', `${sender.argv[0]} sends each line the loop reads from ${resolveFrom(inp.cwd!, secretIn.target.text)}: secrets must not leave this machine`);
+    }
     const r = inp.argv.length === 0 ? inp.redirects.find((x) => (x.op === '<' && x.target.subs.length > 0) || x.body !== undefined) : undefined;
     if (!r) continue;
     let feeder: Invocation;

@@ -311,7 +311,7 @@ const SHELL_CALLS: Record<Lang, RegExp> = {
   python: /(?:\bcreate_subprocess_(?:shell|exec)|\bos\.(?:system|popen|exec\w*|spawn\w*)|(?:\b\w+|\))\.(?:system|popen)|\b\w+\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|pty\.spawn|commands\.getoutput|(?<![.\w])(?:run|call|check_call|check_output|Popen|system|popen|getoutput|execvp?e?|execlp?e?))(?=\s*\()/g,
   perl: /(?<![\w$@%>.])(?:system|exec|qx)(?=\s*[("'{@$])/g,
   ruby: /(?<![\w.])(?:system|exec|spawn|IO\.popen|Open3\.\w+|Kernel\.system|Kernel\.exec|Kernel\.spawn|Process\.spawn|Process\.exec|PTY\.spawn)(?=\s*[("'])/g,
-  js: /\b(?:execSync|exec|execFileSync|execFile|spawnSync|spawn|fork|Bun\.spawn\w*|\$)(?=\s*\()/g,
+  js: /\b(?:execSync|exec|execFileSync|execFile|spawnSync|spawn|fork|Bun\.spawn\w*|execa(?:Sync|Command|CommandSync|Node)?|Deno\.Command|Deno\.run|\$)(?=\s*\()/g,
   php: /\b(?:system|shell_exec|exec|passthru|popen|proc_open|pcntl_exec)(?=\s*\()/g,
   lua: /\b(?:os\.execute|io\.popen)(?=\s*[("'])/g,
   awk: /\bsystem(?=\s*\()/g,
@@ -495,6 +495,8 @@ function callsByValue(code: string, lang: Lang): string {
     }
   }
   let c = code.replace(/\brequire\(\s*(['"])(?:node:)?(rimraf|del|shelljs|fs-extra|execa|trash|path|fs|os|child_process|fs\/promises)\1\s*\)/g, (_m, _q, mod: string) => mod.replace('/', '.'));
+  // new Deno.Command(cmd, { args: [...] }): the program and its list of arguments.
+  if (lang === 'js') c = c.replace(/\bDeno\.Command\(\s*((['"])[^'"]*\2)\s*,\s*\{\s*args\s*:\s*(\[[^\]]*\])[^}]*\}/g, 'Deno.Command($1, $3');
   // perl's system { PROG } LIST runs LIST.
   if (lang === 'perl') c = c.replace(/\b(system|exec)\s*\{[^}]*\}\s*/g, '$1 ');
   // f.call(this, a), f.apply(this, [a]), Reflect.apply(f, this, [a]); ruby method(:system).call(a), x.send(:system, a): f(a).
