@@ -1282,11 +1282,13 @@ function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
     if (a[k - 1] === '-c' && a[k].includes('=')) {
       key = a[k].slice(0, a[k].indexOf('='));
       value = a[k].slice(a[k].indexOf('=') + 1);
-    } else if (a.includes('config') && (keys.test(a[k]) || /^core\.hookspath$|^include(if\.[^]*)?\.path$/i.test(a[k])) && a[k + 1] !== undefined && !a[k + 1].startsWith('-')) {
+    } else if (a.includes('config') && (keys.test(a[k]) || /^core\.hookspath$|^include(if\.[^]*)?\.path$|^credential\..+\.helper$/i.test(a[k])) && a[k + 1] !== undefined && !a[k + 1].startsWith('-')) {
       key = a[k];
       value = a[k + 1];
     }
     if (key && value && keys.test(key) && !/^core\.hookspath$/i.test(key)) collect(walk, value.replace(/^!/, ''), inv.cwd, depth + 1, true);
+    // credential.helper '!f() { cat >> /tmp/c; }; f': a helper that stores or sends what git gives it is given every password from now on.
+    if (key && value && /^credential(\..+)?\.helper$/i.test(key) && /^!/.test(value) && /(^|[^>])>>?\s*[^&\s]|\btee\b|\b(curl|wget|nc|ncat|socat|ssh|scp)\b/.test(value)) block(walk, 'dangerous', `git config ${key} runs \`${value.slice(1, 70)}\`, which keeps or sends the passwords git hands it: every later login is captured`, 'use a credential helper of the platform (osxkeychain, libsecret, manager) or gh auth setup-git');
     // include.path of a temp file: its settings (hooks, pagers, aliases) nobody sees.
     if (key && value && /^include(if\..*)?\.path$/i.test(key) && /^(\/tmp|\/var\/tmp|\/dev\/shm)(\/|$)/.test(value) && !isUnder(value, walk.env.home)) block(walk, 'dangerous', `git config ${key} ${value} loads settings from a temporary file into every git command`, 'put the settings in the repository\'s own config, where they can be read');
     // core.hooksPath somewhere outside the project (a temp dir, a download): hooks from there run in every repository.
