@@ -1521,8 +1521,8 @@ function downloadOutputs(inv: Invocation): Word[] {
 
 /** Files git runs by itself (.git/hooks/*): what is written there is checked as the script it becomes; a download there is refused. */
 function checkAutoRun(walk: Walk, inv: Invocation, abs: string, content: string | null, downloaded: string | null): void {
-  // git hooks, and direnv's .envrc (run by the shell on entering the directory).
-  if (!/\/\.git\/hooks\/[^/]+$|\/\.envrc$/.test(abs) || /\.sample$/.test(abs)) return;
+  // git hooks (also husky's), and direnv's .envrc (run by the shell on entering the directory).
+  if (!/\/\.git\/hooks\/[^/]+$|\/\.husky\/[^/_][^/]*$|\/\.envrc$/.test(abs) || /\.sample$/.test(abs)) return;
   if (downloaded) block(walk, 'dangerous', `${downloaded} writes a download into the git hook ${abs}: git would run it on its own`, 'download it, read it, then install the hook');
   else if (content !== null) collect(walk, content, inv.cwd, 1, true);
 }
