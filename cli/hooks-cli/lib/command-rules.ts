@@ -2782,7 +2782,7 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
   // One package-source file (/etc/apt/sources.list.d/old.list): removing it is how a repository is dropped.
   // So is a site's config in a web server's enabled list, and a rotated log (/var/log/nginx/*.gz).
   const sourceFile = !recursive && ((!t.word.glob && /^\/etc\/(apt\/(sources\.list\.d|preferences\.d|trusted\.gpg\.d|keyrings)|yum\.repos\.d|zypp\/repos\.d|(nginx|apache2|httpd)\/(sites-enabled|sites-available|conf\.d|conf-enabled|conf-available))\/[^/]+$/.test(t.abs)) || /^\/var\/log\/.+\.(gz|xz|bz2|zst|old|\d+)$/.test(t.word.text.replace(/^~/, '')));
-  if (HISTORY_FILE.test(t.abs) && isUnder(t.abs, env.home)) {
+  if (HISTORY_FILE.test(t.abs) && isUnder(t.abs, env.home) && verb !== 'mv') {
     block(walk, 'dangerous', `${verb} deletes ${t.abs}: the shell history is destroyed`);
     return;
   }
@@ -3499,7 +3499,7 @@ function checkServices(walk: Walk, inv: Invocation): void {
   if (name === 'redis-cli' && inv.viaXargs && /^(del|unlink)$/i.test(operands(inv.words, new Set(['-h', '-p', '-a', '-n', '-u', '--user', '--pass', '-s'])).find((w) => !/^\d+$/.test(w.text))?.text ?? '') && inv.upstream.some((u) => u.argv[0] === 'redis-cli' && u.argv.includes('--scan') && !u.argv.some((a) => a === '--pattern' || a === '--match'))) say('deletes every key of the Redis database');
   // Destructive statements and resets against a production database (a host or name saying prod, --linked, production settings).
   const prodTarget = [...args, ...(inv.assigned ?? [])].some((a) => /prod/i.test(a)) || args.includes('--linked');
-  const wipes = (/^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach)$/.test(name) && /\b(truncate|drop\s+table|delete\s+from\s+\w+\s*(;|"|'|$))/i.test(sql)) ||
+  const wipes = (/^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach)$/.test(name) && /\b(truncate\s+(table\s+)?(only\s+)?[\w."`]|drop\s+table|delete\s+from\s+\w+\s*(;|"|'|$))/i.test(sql)) ||
     (/^(prisma|npx)$/.test(name) && /\bmigrate\s+reset\b|\bdb\s+push\b.*--accept-data-loss/.test(sql)) ||
     (/^(python[\d.]*|django-admin)$/.test(name) && /\b(flush|reset_db|sqlflush)\b/.test(sql)) ||
     (/^(knex|npx)$/.test(name) && /migrate:rollback\b.*--all|migrate:(reset|fresh)/.test(sql)) ||
@@ -3772,7 +3772,7 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     // curl --data-urlencode name@FILE reads FILE too.
     const urlencode = prev === '--data-urlencode' || t.startsWith('--data-urlencode=') ? /^(?:--data-urlencode=)?[^=@]*@(.+)$/.exec(t)?.[1] : undefined;
     // httpie: field@FILE and field=@FILE attach FILE.
-    const atFile = urlencode ?? /(?:^|=)[@<]([^;,\s]+)/.exec(t)?.[1] ?? (/^(http|https|xh|xhs|httpie)$/.test(name) ? /^[\w.-]+@([~/.][^\s]*)$/.exec(t)?.[1] : undefined);
+    const atFile = urlencode ?? /(?:^|=)[@<]([^;,\s]+)/.exec(t)?.[1] ?? (/^(http|https|xh|xhs|httpie)$/.test(name) ? /^[\w.-]+@([~/.][^\s]*)$/.exec(t)?.[1] : undefined) ?? (/^(aws|gcloud|az)$/.test(name) ? /^fileb?:\/\/(.+)$/.exec(t)?.[1] : undefined);
     const eq = /^--(post-file|body-file|upload-file)=(.+)$/.exec(t)?.[2];
     // -T FILE, also inside a cluster of short options (curl -sT FILE).
     const uploadOpt = prev === '--upload-file' || prev === '--post-file' || prev === '--body-file' || (name === 'curl' && /^-[a-zA-Z]*T$/.test(prev)) || (/^(mutt|mail|mailx|neomutt|s-nail|swaks|sendemail)$/.test(name) && /^(-a|-A|--attach|--attach-type)$/.test(prev));

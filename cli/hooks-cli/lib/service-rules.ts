@@ -19,7 +19,7 @@ export interface ServiceFinding {
 const PROD = /(^|[^a-z0-9])(prod|production|prd)([^a-z0-9]|$)/i;
 const SQL_CLIENTS = /^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach|duckdb|clickhouse-client|clickhouse|cqlsh|snowsql|bq|pgcli|mycli|litecli|usql)$/;
 /** SQL that empties or removes a table: DROP TABLE/SCHEMA/DATABASE, TRUNCATE, DELETE FROM t with no WHERE. */
-const WIPE_SQL = /\bdrop\s+(table|schema|database|keyspace)\b|\btruncate\b|\bdelete\s+from\s+[\w."`]+\s*(;|$)/i;
+const WIPE_SQL = /\bdrop\s+(table|schema|database|keyspace)\b|\btruncate\s+(table\s+)?(only\s+)?[\w."`]+|\bdelete\s+from\s+[\w."`]+\s*(;|$)/i;
 const MONGO_WIPE = /\.drop\s*\(|\bdropDatabase\s*\(|\.(deleteMany|remove)\s*\(\s*\{\s*\}\s*\)/;
 
 export function serviceFindings(argv: string[], assigned: string[]): ServiceFinding[] {
@@ -40,7 +40,7 @@ export function serviceFindings(argv: string[], assigned: string[]): ServiceFind
   else if (name === 'vault' && verbs[0] === 'kv' && /^(destroy|metadata)$/.test(verbs[1] ?? '') && (verbs[1] === 'destroy' || verbs[2] === 'delete')) wipe('erases secrets with all their versions');
   else if (name === 'etcdctl' && verbs[0] === 'del' && (args.includes('--from-key') || args.includes('--prefix')) && /^(''|""|\/?)$/.test(verbs[1] ?? '')) say('block', 'deletes every key of the etcd cluster (for Kubernetes, the whole cluster state)');
   else if (name === 'helm' && /^(uninstall|delete|del|un)$/.test(verbs[0] ?? '')) wipe('removes a release with its resources');
-  else if (name === 'kubectl' && verbs[0] === 'delete' && /^(pvc|persistentvolumeclaims?|pv|persistentvolumes?|statefulsets?|sts|deployments?|deploy)$/.test(verbs[1] ?? '')) wipe('deletes volumes or workloads');
+  else if (name === 'kubectl' && verbs[0] === 'delete' && /^(pvc|persistentvolumeclaims?|pv|persistentvolumes?|statefulsets?|sts)$/.test(verbs[1] ?? '')) wipe('deletes volumes or the stateful sets that own them');
   else if (name === 'aws' && verbs[0] === 's3api' && /^(delete-objects|delete-bucket)$/.test(verbs[1] ?? '')) wipe('deletes objects and their versions');
   else if (/^(npm|pnpm|yarn)$/.test(name ?? '') && verbs[0] === 'unpublish') {
     // Without a version (or with --force) the whole package goes, and its name and versions cannot be published again.
