@@ -2555,6 +2555,9 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   const listFile = (w: Word | undefined) => (w && inv.cwd !== null && !w.dynamic ? walk.listFiles.get(resolveFrom(inv.cwd, w.text)) : undefined);
   const fromFile = listFile(inv.xargsFile) ?? listFile(inv.redirects.find((r) => r.op === '<')?.target);
   if (fromFile) return xargsItems(walk, { ...inv, xargsFile: undefined, redirects: [], upstream: [fromFile] });
+  // echo ~ > /tmp/p; xargs rm -rf < /tmp/p (or -a /tmp/p): the text the line wrote there.
+  const wroteTo = [inv.xargsFile, inv.redirects.find((r) => r.op === '<')?.target].find((w) => w && !w.dynamic && inv.cwd !== null && walk.files.get(resolveFrom(inv.cwd, w.text))?.content);
+  if (wroteTo) return fromText(walk.files.get(resolveFrom(inv.cwd!, wroteTo.text))!.content!, inv);
   if (inv.xargsFile && inv.xargsFile.subs.length > 0) {
     const fed = substitutionItems(walk, inv, inv.xargsFile.subs[0]);
     if (fed) return fed;
