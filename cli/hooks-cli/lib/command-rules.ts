@@ -2756,7 +2756,7 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
       block(walk, 'dangerous', `${verb} ${t.word.text} matches ${env.home}/${globbed} and the like: the user's own files, keys or settings, which nothing can bring back`, 'name the exact paths to remove');
       return;
     }
-    if (isPreciousHomeDir(t.abs, env) || (recursive && isSecretSource(t.abs, env) && isUnder(t.abs, env.home))) {
+    if (isPreciousHomeDir(t.abs, env) || (recursive && isSecretSource(t.abs, env) && isUnder(t.abs, env.home) && !isUnder(t.abs, env.project))) {
       block(walk, 'dangerous', `${verb} would delete ${t.abs}: the user's own files, keys or settings, which nothing can bring back`, 'remove only the single file that is wrong, after a backup');
       return;
     }
