@@ -9,14 +9,18 @@
  * all of them alike; the figure is each variant's median, and the ratio is
  * to `node -e 0` given the same stdin. Each variant is also run under
  * `bash -c '…; times'`, whose children's user+sys CPU time (1 ms steps) is
- * far less moved by other processes than wall time on a shared machine.
+ * far less moved by other processes than wall time on a shared machine, and
+ * once more with a preload that reports the process's own time to its exit
+ * and its own CPU time (STAMP_PRELOAD; neither counts the spawn or the wait
+ * for a core before the process started).
  * Two projects: an empty data directory, and a full one (a pattern database
  * of 10,000 patterns, a prediction cache, a long session state). "answer
  * end" is the finalizer run when an answer ends: the logger's runs of that
  * answer (ten) wait in the journal, the last fold was a minute ago, so the
  * finalizer starts the fold in a detached process (timed apart: how long
  * after the hook's exit the journal was folded); the bench waits for it
- * before the next run. Backups are off there.
+ * before the next run, as for the fold a logger run starts when its batch
+ * schedule says fold (about every 25th run). Backups are off there.
  *
  * Then the budget check: a git project and a plain folder, each with a 1 GB
  * untracked tree (eight 120 MB files, sparse so the disk is spared, and
@@ -51,6 +55,41 @@ function cpuOnce(args: string[], input: string, env: NodeJS.ProcessEnv, cwd: str
     child.on('close', () => {
       const m = [...out.trim().split('\n').pop()!.matchAll(/(\d+)m([\d.]+)s/g)].map((x) => Number(x[1]) * 60 + Number(x[2]));
       resolve((m[0] + m[1]) * 1000);
+    });
+    child.stdin.on('error', () => undefined);
+    child.stdin.end(input);
+  });
+}
+
+/**
+ * Preloaded (`node -r`) in the in-process pass: at exit, the process's own time since it started
+ * (performance.now()) and its own CPU time, on stderr. Neither counts the spawn, nor time the process spent
+ * waiting for a core before it started, so both move far less with other work on the machine than the wall
+ * time measured from outside; the preload's own cost is in every variant alike, `node -e 0` included.
+ */
+const STAMP_PRELOAD = `'use strict';
+const { performance } = require('perf_hooks');
+process.on('exit', () => {
+  const u = process.cpuUsage();
+  require('fs').writeSync(2, '\\nSTAMP ' + performance.now() + ' ' + (u.user + u.system) / 1000 + '\\n');
+});
+`;
+
+interface Stamp {
+  toExitMs: number;
+  cpuMs: number;
+}
+
+/** One run with STAMP_PRELOAD; what it reported (NaN when the run printed no stamp). */
+function stampOnce(stamp: string, args: string[], input: string, env: NodeJS.ProcessEnv, cwd: string): Promise<Stamp> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-r', stamp, ...args], { cwd, env, stdio: ['pipe', 'ignore', 'pipe'] });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d));
+    child.on('error', reject);
+    child.on('close', () => {
+      const m = /STAMP ([\d.]+) ([\d.]+)/.exec(err);
+      resolve({ toExitMs: m ? Number(m[1]) : NaN, cpuMs: m ? Number(m[2]) : NaN });
     });
     child.stdin.on('error', () => undefined);
     child.stdin.end(input);
@@ -105,7 +144,8 @@ async function main(): Promise<void> {
   const projects = { empty: makeProject(false), full: makeProject(true) };
   const host = (project: string, event: string, fields: Record<string, unknown>) =>
     JSON.stringify({ session_id: 'bench', transcript_path: path.join(project, 'none.jsonl'), cwd: project, permission_mode: 'default', hook_event_name: event, ...fields });
-  type Variant = { name: string; args: string[]; input: string; project: string; file?: string; prepare?: () => void; settle?: () => Promise<number> };
+  // settle: waits for what a run left running (a detached fold) before the next run; reportFold: its time is reported.
+  type Variant = { name: string; args: string[]; input: string; project: string; file?: string; prepare?: () => void; settle?: () => Promise<number>; reportFold?: boolean };
   const variants: Variant[] = [];
   for (const [label, project] of Object.entries(projects)) {
     variants.push({ name: `node -e 0 (${label})`, args: ['-e', '0'], input: host(project, 'PreToolUse', {}), project });
@@ -121,6 +161,8 @@ async function main(): Promise<void> {
       args: [path.join(HOOKS, 'session-logger.js')],
       input: host(project, 'PostToolUse', { tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: { stdout: 'ok 1 - parser\n'.repeat(20), stderr: '', interrupted: false }, tool_use_id: 't' }),
       project,
+      // About every 25th run the batch schedule says fold, and the logger starts it detached: waited for, as at answer end.
+      settle: () => foldDone(project),
     });
     variants.push({ name: `session-finalizer (${label})`, args: [path.join(HOOKS, 'session-finalizer.js')], input: host(project, 'Stop', { stop_hook_active: false }), project });
     // Answer end: the answer's tool runs (ten) wait in the journal, the last fold was a minute ago (an answer
@@ -141,7 +183,8 @@ async function main(): Promise<void> {
         const minuteAgo = new Date(Date.now() - 60_000);
         if (fs.existsSync(index)) fs.utimesSync(index, minuteAgo, minuteAgo);
       },
-      settle: () => foldDone(project),
+      settle: () => foldDone(project, true),
+      reportFold: true,
     });
   }
   // The same runs with stdin from a file: what the stdin-reading path costs (a socket needs process.stdin).
@@ -156,6 +199,9 @@ async function main(): Promise<void> {
   delete env.CLAUDE_PROJECT_DIR;
   const times = new Map<string, number[]>(variants.map((v) => [v.name, []]));
   const cpu = new Map<string, number[]>(variants.map((v) => [v.name, []]));
+  const inProcess = new Map<string, Stamp[]>(variants.map((v) => [v.name, []]));
+  const stamp = path.join(projects.empty, 'stamp.js');
+  fs.writeFileSync(stamp, STAMP_PRELOAD);
   // Warm the file cache and write the code caches (the first run of a hook writes its own).
   const foldMs = new Map<string, number[]>(variants.map((v) => [v.name, []]));
   for (const v of variants) {
@@ -169,27 +215,40 @@ async function main(): Promise<void> {
     for (const v of order) {
       v.prepare?.();
       times.get(v.name)!.push(await runOnce(v.args, v.input, env, v.project, v.file ?? null));
-      if (v.settle) foldMs.get(v.name)!.push(await v.settle());
+      if (v.settle) {
+        const waited = await v.settle();
+        if (v.reportFold) foldMs.get(v.name)!.push(waited);
+      }
       if (v.file === undefined) {
         v.prepare?.();
         cpu.get(v.name)!.push(await cpuOnce(v.args, v.input, env, v.project));
+        await v.settle?.();
+        v.prepare?.();
+        inProcess.get(v.name)!.push(await stampOnce(stamp, v.args, v.input, env, v.project));
         await v.settle?.();
       }
     }
     if ((r + 1) % 10 === 0) process.stderr.write(`round ${r + 1}/${ROUNDS}\n`);
   }
   console.log(`\n${ROUNDS} rounds, ${machineLine()} (at the start: ${loadBefore.toFixed(2)})\n`);
-  console.log('| hook | data | wall median | wall p90 | wall ratio to node -e 0 | CPU median | CPU ratio |');
-  console.log('| --- | --- | --- | --- | --- | --- | --- |');
+  console.log('| hook | data | wall median | wall p90 | wall ratio to node -e 0 | CPU median | CPU ratio | in process: to exit, ratio | in process: CPU, ratio |');
+  console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- |');
   for (const label of [...Object.keys(projects), 'empty, stdin file']) {
     const base = percentile(times.get(`node -e 0 (${label})`)!, 50);
     const baseCpu = percentile(cpu.get(`node -e 0 (${label})`)!, 50);
+    const baseIn = inProcess.get(`node -e 0 (${label})`)!;
+    const baseToExit = percentile(baseIn.map((s) => s.toExitMs), 50);
+    const baseInCpu = percentile(baseIn.map((s) => s.cpuMs), 50);
     for (const v of variants.filter((x) => x.name.endsWith(`(${label})`))) {
       const ts = times.get(v.name)!;
       const cs = cpu.get(v.name)!;
+      const ins = inProcess.get(v.name)!;
       const med = percentile(ts, 50);
       const cpuCols = cs.length ? `${fmtMs(percentile(cs, 50), 0)} | ${(percentile(cs, 50) / baseCpu).toFixed(2)}x` : '- | -';
-      console.log(`| ${v.name.replace(` (${label})`, '')} | ${label} | ${fmtMs(med, 1)} | ${fmtMs(percentile(ts, 90), 1)} | ${(med / base).toFixed(2)}x | ${cpuCols} |`);
+      const toExit = percentile(ins.map((s) => s.toExitMs), 50);
+      const inCpu = percentile(ins.map((s) => s.cpuMs), 50);
+      const inCols = ins.length ? `${fmtMs(toExit, 1)}, ${(toExit / baseToExit).toFixed(2)}x | ${fmtMs(inCpu, 1)}, ${(inCpu / baseInCpu).toFixed(2)}x` : '- | -';
+      console.log(`| ${v.name.replace(` (${label})`, '')} | ${label} | ${fmtMs(med, 1)} | ${fmtMs(percentile(ts, 90), 1)} | ${(med / base).toFixed(2)}x | ${cpuCols} | ${inCols} |`);
     }
   }
   for (const [name, ms] of foldMs) {
@@ -199,11 +258,17 @@ async function main(): Promise<void> {
   if (process.env.BIG_ROUNDS !== '0') await bigTree(env);
 }
 
-/** Waits until the learner's journal of `project` is folded (by the detached learner-fold); returns how long that took (at most 10 s). */
-async function foldDone(project: string): Promise<number> {
+/**
+ * Waits until no detached fold of `project` is asked for or running (`journal`: and the journal is folded, as
+ * the answer end's fold leaves it); returns how long that took (at most 10 s).
+ */
+async function foldDone(project: string, journal = false): Promise<number> {
   const paths = dataPaths(project);
   const t0 = process.hrtime.bigint();
-  const busy = () => fs.existsSync(paths.learnJournal) || fs.existsSync(`${paths.patternDb}.lock`) || fs.readdirSync(paths.patterns).some((f) => f.endsWith('.folding') || f === 'fold.commit');
+  const busy = () =>
+    (journal && fs.existsSync(paths.learnJournal)) ||
+    fs.existsSync(`${paths.patternDb}.lock`) ||
+    fs.readdirSync(paths.patterns).some((f) => f.endsWith('.folding') || f === 'fold.commit' || f === 'fold.requested');
   while (busy() && Number(process.hrtime.bigint() - t0) < 10e9) await new Promise((r) => setTimeout(r, 2));
   return Number(process.hrtime.bigint() - t0) / 1e6;
 }

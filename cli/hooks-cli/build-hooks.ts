@@ -2,7 +2,8 @@
  * Bundles each hook (entries/*.ts) into one file, `hooks/lib/<name>.js`
  * under the install root, so a hook run loads one small file and nothing
  * heavy: local modules are transpiled (TypeScript's transpileModule) and
- * wrapped in a module table; Node built-ins are required as usual; the
+ * wrapped in a module table, which is minified into pure ASCII (esbuild,
+ * `shrink`); Node built-ins are required as usual; the
  * settings validator is ajv standalone code generated here, so ajv itself is
  * never loaded on the hook path.
  *
@@ -55,6 +56,8 @@ const compilerOptions: ts.CompilerOptions = {
 /** Transpiles `entry` and the local modules it reaches into one file's text. */
 export function bundleModule(srcRoot: string, entryRel: string, extra: Record<string, string> = {}): string {
   const modules = new Map<string, string>(Object.entries(extra));
+  // Each module's relative imports, resolved here: `require('./store')` in lib/x is a lookup at run time, not path work.
+  const deps = new Map<string, Record<string, string>>();
   const queue = [entryRel.replace(/\.ts$/, '')];
   while (queue.length > 0) {
     const id = queue.pop()!;
@@ -63,6 +66,8 @@ export function bundleModule(srcRoot: string, entryRel: string, extra: Record<st
     const source = fs.readFileSync(file, 'utf8');
     const out = ts.transpileModule(source, { compilerOptions, fileName: file });
     modules.set(id, out.outputText.replace(/^#!.*\n/, ''));
+    const resolved: Record<string, string> = {};
+    deps.set(id, resolved);
     for (const imp of ts.preProcessFile(source, true, true).importedFiles) {
       const spec = imp.fileName;
       if (!spec.startsWith('.')) {
@@ -71,11 +76,18 @@ export function bundleModule(srcRoot: string, entryRel: string, extra: Record<st
         continue;
       }
       const target = path.posix.normalize(path.posix.join(path.posix.dirname(id), spec)).replace(/\.js$/, '');
-      if (fs.existsSync(path.join(srcRoot, `${target}.ts`))) queue.push(target);
+      if (fs.existsSync(path.join(srcRoot, `${target}.ts`))) {
+        queue.push(target);
+        resolved[spec] = target;
+      }
     }
   }
   const table = [...modules]
     .map(([id, code]) => `${JSON.stringify(id)}: function (module, exports, require) {\n${code}\n}`)
+    .join(',\n');
+  // No prototype: a specifier is looked up as a key, and none may find Object.prototype's members.
+  const depTable = [...modules.keys()]
+    .map((id) => `${JSON.stringify(id)}: { __proto__: null${Object.entries(deps.get(id) ?? {}).map(([spec, target]) => `, ${JSON.stringify(spec)}: ${JSON.stringify(target)}`).join('')} }`)
     .join(',\n');
   return `#!/usr/bin/env node
 'use strict';
@@ -83,13 +95,20 @@ export function bundleModule(srcRoot: string, entryRel: string, extra: Record<st
 const __modules = {
 ${table}
 };
+const __deps = {
+${depTable}
+};
 const __cache = {};
 const __entry = ${JSON.stringify(entryRel.replace(/\.ts$/, ''))};
 function __load(id) {
   const hit = __cache[id];
   if (hit) return hit.exports;
   const module = (__cache[id] = { exports: {} });
-  const req = (spec) => __require(id, spec);
+  const deps = __deps[id];
+  const req = (spec) => {
+    const dep = deps[spec];
+    return dep === undefined ? __require(id, spec) : __load(dep);
+  };
   req.main = id === __entry ? module : undefined; // require.main === module holds for the entry, as in Node
   __modules[id].call(module.exports, module, module.exports, req);
   return module.exports;
@@ -118,11 +137,49 @@ export function generatedModules(): Record<string, string> {
   return { [VALIDATOR_ID]: settingsValidatorCode() };
 }
 
+/**
+ * V8's defaults suit a long-lived process; a hook lives some milliseconds,
+ * and compiling for speed later costs it now. Measured (Node 20; in process,
+ * docs/hooks-cli.md "Speed"):
+ *  - `--regexp-tier-up-ticks=10`: V8 compiles a regular expression to
+ *    bytecode at its first use and again to machine code at its second; the
+ *    validator runs each of some hundreds a few times, once. From the tenth
+ *    use on, an expression run over a long command thousands of times still
+ *    gets machine code.
+ *  - `--no-regexp-peephole-optimization`: the bytecode is not optimised
+ *    either (1.4 ms less in the validator's first analysis, median of 16).
+ *  - `--interrupt-budget=1048576` (8x): a function is optimised by TurboFan
+ *    once it has run that much bytecode; the first optimisation in a process
+ *    cost 1.5 ms of the main thread (the finalizer hashing its documents hit
+ *    it), more than a run of a few milliseconds can win back.
+ * A 47 KiB command chain, the heaviest analysis tried, takes no longer with
+ * them (110-130 ms against 126-240 ms).
+ */
+const V8_FLAGS = '--regexp-tier-up-ticks=10 --no-regexp-peephole-optimization --interrupt-budget=1048576';
+
+/**
+ * The loader's first statement: sets V8_FLAGS through the `v8` binding
+ * (`require('v8')` loads streams and costs 1.7 ms, more than the flags
+ * save), holding back the binding's one-time deprecation warning (DEP0111);
+ * on a Node without the binding nothing is set. V8's code cache records the
+ * flags it was made under, so they are set before the cache is read, in
+ * every run alike.
+ */
+const SET_V8_FLAGS = `{
+  const quiet = process.noDeprecation;
+  process.noDeprecation = true;
+  try {
+    process.binding('v8').setFlagsFromString(${JSON.stringify(V8_FLAGS)});
+  } catch {}
+  process.noDeprecation = quiet;
+}`;
+
 /** The loader `hooks/<name>.js`: runs `lib/<name>.js` through vm.Script with the code cache `lib/<name>.cache`. */
 function loaderCode(name: string): string {
   return `#!/usr/bin/env node
 'use strict';
 // Generated by cli/hooks-cli/build-hooks.ts; do not edit. Runs lib/${name}.js with V8's code cache (lib/${name}.cache).
+${SET_V8_FLAGS}
 const fs = require('fs');
 const vm = require('vm');
 const file = __dirname + '/lib/${name}.js';
@@ -150,9 +207,40 @@ script.runInThisContext()(require, __filename, process, setTimeout, clearTimeout
  * __filename (the install root is found from it), process and timers. They
  * are passed, not taken from the global scope, so whoever runs the loader
  * with its own (a test running the hook in-process) runs the bundle with them.
+ * The file starts with that function (no comment before it): the in-process
+ * harness runs `return <file>`.
  */
 function wrapForLoader(bundle: string): string {
-  return `(function (require, __filename, process, setTimeout, clearTimeout) {\n${bundle.replace(/^#!.*\n/, '')}\n})`;
+  return `(function (require, __filename, process, setTimeout, clearTimeout) {\n${shrink(bundle.replace(/^#!.*\n/, ''))}\n})`;
+}
+
+/**
+ * A bundle's text as small and as cheap to read as it can be, for the same
+ * program: minified by esbuild (names, white space, syntax), and pure ASCII.
+ * Every hook run reads and hands V8 the whole bundle; a bundle with one
+ * character past ASCII (an emoji in a message, a `…`) is decoded from UTF-8
+ * into a two-byte string, which made reading the validator's 409 KiB take
+ * 1.2-2.2 ms instead of 0.4 ms once minified to 253 KiB and ASCII (measured
+ * in the loader, Node 20, docs/hooks-cli.md "Speed"). esbuild escapes
+ * non-ASCII in strings, templates and names (`charset: 'ascii'`) but not in
+ * regular expression literals; asciiOnly escapes what is left.
+ * Only the body is minified: as a whole, `(function …)` is an unused
+ * expression, which esbuild drops; the body ends in `__load(__entry)`.
+ */
+export function shrink(body: string): string {
+  const esbuild = require('esbuild') as typeof import('esbuild');
+  return asciiOnly(esbuild.transformSync(body, { loader: 'js', minify: true, charset: 'ascii', target: 'node20' }).code);
+}
+
+/**
+ * Escapes each UTF-16 unit past ASCII as `\uXXXX`, which means the same
+ * character in a string, a template and a regular expression literal (with
+ * the `u` flag a pair of escaped surrogates is the one code point, as the pair
+ * itself was). A character escaped by a backslash (`\…`, an identity escape)
+ * loses that backslash: `\\u2026` would be a backslash and `u2026`.
+ */
+export function asciiOnly(code: string): string {
+  return code.replace(/(\\*)([^\x00-\x7f])/g, (_, slashes: string, ch: string) => (slashes.length % 2 === 1 ? slashes.slice(1) : slashes) + `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`);
 }
 
 /** Writes hooks/<name>.js (the loaders) and hooks/lib/<name>.js (the bundles) for the four hooks and their helpers into `outDir`. */

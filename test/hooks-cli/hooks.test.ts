@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
+import { asciiOnly } from '../../cli/hooks-cli/build-hooks';
 import { buildInstall, hostInput, readJsonFile, runHook, runNode, tempProject, type Project } from '../helpers/hooks';
 
 const inst = buildInstall(t);
@@ -27,6 +28,39 @@ function transcript(p: Project, tokens: { input: number; cacheRead: number; outp
   fs.writeFileSync(file, lines.map((l) => JSON.stringify(l)).join('\n') + '\n');
   return file;
 }
+
+t.test('the bundles are pure ASCII; asciiOnly keeps what strings, templates and regular expressions mean', async (t) => {
+  for (const f of fs.readdirSync(path.join(inst.root, 'hooks', 'lib')).filter((n) => n.endsWith('.js'))) {
+    t.ok(/^[\x00-\x7f]*$/.test(fs.readFileSync(path.join(inst.root, 'hooks', 'lib', f), 'latin1')), `${f} is ASCII (read as one byte a character, no UTF-8 decoding)`);
+  }
+  const code = String.raw`[
+    '⛔ … 💡',
+    ` + '`🚨 ${1 + 1} …`' + String.raw`,
+    /^a\…b$/.test('a…b'),
+    /^[⛔💡]$/u.test('💡'),
+    /^[^⚠]+$/.test('ok'),
+    '\\…'.length,
+  ]`;
+  const escaped = asciiOnly(code);
+  t.ok(/^[\x00-\x7f]*$/.test(escaped), 'nothing past ASCII left');
+  t.same((0, eval)(escaped), (0, eval)(code), 'the same values');
+  t.same((0, eval)(code), ['⛔ … 💡', '🚨 2 …', true, true, true, 2], 'which are the ones meant');
+});
+
+t.test('a hook writes its code cache on its first run and uses it after; no run writes a warning', async (t) => {
+  const p = tempProject(t);
+  const cache = path.join(inst.root, 'hooks', 'lib', 'context-monitor.cache');
+  fs.rmSync(cache, { force: true });
+  const first = await runHook(inst, 'context-monitor', p, hostInput(p, 'UserPromptSubmit', { prompt: 'hi' }));
+  t.equal(first.stderr, '');
+  t.ok(fs.existsSync(cache), 'written at the first run');
+  const made = fs.statSync(cache).mtimeMs;
+  const second = await runHook(inst, 'context-monitor', p, hostInput(p, 'UserPromptSubmit', { prompt: 'hi again' }));
+  t.equal(second.code, 0);
+  t.equal(second.stderr, '', 'no deprecation warning from the loader setting a V8 flag');
+  t.match(second.json.hookSpecificOutput.additionalContext, /^Context usage: /);
+  t.equal(fs.statSync(cache).mtimeMs, made, 'accepted, not rewritten (the flag set before it was made is set again)');
+});
 
 t.test('context-monitor, seed shape: {allow, message "Context usage: X.X%"} and exit 0; the estimate grows with the prompts', async (t) => {
   const p = tempProject(t);

@@ -8,10 +8,10 @@
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import t from 'tap';
-import { applyRuns, buildPredictions, classifyError, commandKey, confidenceOf, emptyDb, fold, predictions, readDb, readPredictionCache, shardOf, writeAllShards, writePredictionCache, type LearnedRun } from '../../cli/hooks-cli/lib/learner';
+import t, { type Test } from 'tap';
+import { applyRuns, buildPredictions, classifyError, commandKey, confidenceOf, emptyDb, fold, predictions, readDb, readPredictionCache, releaseFold, shardOf, startFold, writeAllShards, writePredictionCache, type LearnedRun } from '../../cli/hooks-cli/lib/learner';
 import { defaultSettings } from '../../cli/hooks-cli/lib/settings-schema';
-import { dataPaths, withLock } from '../../cli/hooks-cli/lib/store';
+import { dataPaths, withLock, type DataPaths } from '../../cli/hooks-cli/lib/store';
 import { buildInstall, hostInput, readJsonFile, runHook, tempProject, type Project } from '../helpers/hooks';
 
 const inst = buildInstall(t);
@@ -84,6 +84,24 @@ async function logMany(p: Project, command: string, n: number, success: boolean,
   }
 }
 
+/** Polls `done` (no timing asserted: a loaded machine may take seconds to start a process). */
+async function waitFor(done: () => boolean, timeoutMs = 20_000): Promise<boolean> {
+  const start = Date.now();
+  while (!done()) {
+    if (Date.now() - start > timeoutMs) return false;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  return true;
+}
+
+const foldRequest = (paths: DataPaths) => path.join(paths.patterns, 'fold.requested');
+
+/** Waits until no detached fold is asked for or running: its request is gone and the database's lock free. */
+async function foldSettled(t: Test, p: Project): Promise<void> {
+  const paths = dataPaths(p.dir);
+  t.ok(await waitFor(() => !fs.existsSync(foldRequest(paths)) && !fs.existsSync(`${paths.patternDb}.lock`)), 'the detached fold ended');
+}
+
 t.test('learned failures reach the validator as 🚨 predictions; learning_enabled off learns and predicts nothing', async (t) => {
   const p = tempProject(t);
   p.settings({ performance: { async_logging: false } });
@@ -106,9 +124,11 @@ t.test('learned failures reach the validator as 🚨 predictions; learning_enabl
 
 t.test('async_logging folds in batches; the prediction cache lives for cache_ttl_seconds', async (t) => {
   const p = tempProject(t);
-  await logMany(p, 'cargo build', 3, false, 'error[E0308]: mismatched types');
+  await logMany(p, 'cargo build', 1, false, 'error[E0308]: mismatched types');
+  await foldSettled(t, p); // the first run folds (nothing folded yet), in a detached process
+  await logMany(p, 'cargo build', 2, false, 'error[E0308]: mismatched types');
   const pending = path.join(p.data, 'patterns', 'pending.jsonl');
-  // The first run folded (nothing folded yet); the next two wait in the journal.
+  t.notOk(fs.existsSync(foldRequest(dataPaths(p.dir))), 'no fold asked for: a fold a moment ago, two runs waiting');
   t.equal(fs.readFileSync(pending, 'utf8').trim().split('\n').length, 2, 'two runs waiting for the next fold');
   const paths = dataPaths(p.dir);
   const stale = { built_at: Date.now(), thresholds: '0.8/5', commands: { 'cargo build': { failure_rate: 1, confidence: 0.9, evidence_count: 9, common_error: 'from the cache' } } };
@@ -136,6 +156,7 @@ t.test('50 hooks at once on one data directory: no lost log line, no lost count,
   );
   const results = await Promise.all(runs);
   t.same(results.map((r) => r.code), Array(50).fill(0), 'all exit 0');
+  await foldSettled(t, p); // the loggers' detached fold (one: the others found it asked for)
   const logs = fs.readdirSync(path.join(p.data, 'logs')).filter((f) => f.startsWith('executions_'));
   const lines = logs.flatMap((f) => fs.readFileSync(path.join(p.data, 'logs', f), 'utf8').trim().split('\n'));
   t.equal(lines.length, 50, '50 log lines');
@@ -325,7 +346,8 @@ t.test('a fold that changes no prediction leaves the prediction cache alone, and
 t.test('an answer end (host Stop) folds on the logger’s batch schedule; the seed’s session end always folds', async (t) => {
   const p = tempProject(t);
   const pending = path.join(p.data, 'patterns', 'pending.jsonl');
-  await logMany(p, 'make', 1, true); // the first run folds (nothing folded yet)
+  await logMany(p, 'make', 1, true);
+  await foldSettled(t, p); // the first run folds (nothing folded yet), in a detached process
   await logMany(p, 'make', 3, false, 'make: *** [all] Error 2');
   t.equal(fs.readFileSync(pending, 'utf8').trim().split('\n').length, 3, 'three runs wait');
   // The prediction cache last changed long ago; the last fold (the index) is recent: that is what counts.
@@ -339,21 +361,12 @@ t.test('an answer end (host Stop) folds on the logger’s batch schedule; the se
   t.equal(readDb(dataPaths(p.dir)).command_patterns.make.evidence_count, 4);
 });
 
-/** Polls `done` (no timing asserted: a loaded machine may take seconds to start a process). */
-async function waitFor(done: () => boolean, timeoutMs = 20_000): Promise<boolean> {
-  const start = Date.now();
-  while (!done()) {
-    if (Date.now() - start > timeoutMs) return false;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return true;
-}
-
 t.test('an answer end folds in a detached process the host does not wait for, and that fold loses nothing', async (t) => {
   const p = tempProject(t);
   p.settings({ performance: { max_hook_execution_time: 30_000 } }); // the detached fold waits up to half of it for the lock
   const paths = dataPaths(p.dir);
-  await logMany(p, 'make', 1, true); // the first run folds (nothing folded yet)
+  await logMany(p, 'make', 1, true);
+  await foldSettled(t, p); // the first run folds (nothing folded yet), in a detached process
   await logMany(p, 'make', 3, false, 'make: *** [all] Error 2');
   t.equal(fs.readFileSync(paths.learnJournal, 'utf8').trim().split('\n').length, 3, 'three runs wait');
   const old = new Date(Date.now() - 60_000);
@@ -369,8 +382,66 @@ t.test('an answer end folds in a detached process the host does not wait for, an
   t.ok(fs.existsSync(path.join(p.data, 'LAST_SESSION.md')), 'the answer end did its own work');
   fs.rmSync(`${paths.patternDb}.lock`);
   t.ok(await waitFor(() => !fs.existsSync(paths.learnJournal) && !fs.existsSync(`${paths.patternDb}.lock`)), 'the detached fold took the journal once the lock was free');
+  await foldSettled(t, p);
   t.equal(readDb(paths).command_patterns.make.evidence_count, 4, 'every run counted once');
   t.equal(readPredictionCache(paths) !== null, true);
+});
+
+t.test('a logger run whose batch schedule says fold starts the fold detached and returns before it ends; a second such run starts none', async (t) => {
+  const p = tempProject(t);
+  p.settings({ performance: { max_hook_execution_time: 30_000 } }); // the detached fold waits up to half of it for the lock
+  const paths = dataPaths(p.dir);
+  await logMany(p, 'make', 1, true);
+  await foldSettled(t, p);
+  t.equal(readDb(paths).command_patterns.make.evidence_count, 1, 'the first run was folded by the detached fold');
+  await logMany(p, 'make', 2, false, 'make: *** [all] Error 2');
+  t.notOk(fs.existsSync(foldRequest(paths)), 'a fold a moment ago: none due');
+  const old = new Date(Date.now() - 60_000);
+  fs.utimesSync(path.join(paths.patternShards, 'index.json'), old, old); // the last fold a minute ago: the next run folds
+  // The database's lock held by this (live) test process: the fold cannot end until it is released.
+  fs.writeFileSync(`${paths.patternDb}.lock`, String(process.pid));
+  const r = await runHook(inst, 'session-logger', p, hostInput(p, 'PostToolUse', { tool_name: 'Bash', tool_input: { command: 'make' }, tool_response: { stdout: '' } }));
+  t.equal(r.code, 0);
+  t.equal(r.stderr, '');
+  // runHook waited for the hook's exit and for its stdout and stderr to close, as the host does.
+  t.equal(fs.readFileSync(paths.learnJournal, 'utf8').trim().split('\n').length, 3, 'returned with the fold not done: three runs wait');
+  const token = fs.readFileSync(foldRequest(paths), 'utf8');
+  await logMany(p, 'make', 1, true); // due too, but a fold is asked for already
+  t.equal(fs.readFileSync(foldRequest(paths), 'utf8'), token, 'the second run made no request of its own, so started no fold');
+  fs.rmSync(`${paths.patternDb}.lock`);
+  await foldSettled(t, p);
+  t.notOk(fs.existsSync(paths.learnJournal), 'the fold took the journal once the lock was free');
+  t.equal(readDb(paths).command_patterns.make.evidence_count, 5, 'every run counted once');
+});
+
+t.test('startFold: one request at a time, a stale one replaced, a failed start withdrawn', async (t) => {
+  const p = tempProject(t);
+  const paths = dataPaths(p.dir);
+  fs.mkdirSync(paths.patterns, { recursive: true });
+  const worker = path.join(p.dir, 'worker.js');
+  const calls: string[][] = [];
+  const spawn = (ok: boolean) => (file: string, args: string[]) => (calls.push([file, ...args]), ok);
+  const now = Date.now();
+  t.equal(startFold(paths, worker, now, spawn(true)), 'failed', 'no worker file: nothing to start');
+  fs.writeFileSync(worker, '');
+  t.equal(startFold(paths, worker, now, spawn(true)), 'started');
+  const token = fs.readFileSync(foldRequest(paths), 'utf8');
+  t.same(calls, [[worker, p.dir, token]], 'the worker is given the project and the request token');
+  t.equal(startFold(paths, worker, now + 1000, spawn(true)), 'pending', 'asked for already');
+  t.equal(calls.length, 1);
+  releaseFold(paths, 'another token');
+  t.ok(fs.existsSync(foldRequest(paths)), 'a fold ends only its own request');
+  const old = new Date(now - 60_000);
+  fs.utimesSync(foldRequest(paths), old, old);
+  t.equal(startFold(paths, worker, now + 2000, spawn(true)), 'started', 'a request a minute old (its fold died) is replaced');
+  const newer = fs.readFileSync(foldRequest(paths), 'utf8');
+  t.not(newer, token);
+  releaseFold(paths, token);
+  t.equal(fs.readFileSync(foldRequest(paths), 'utf8'), newer, 'the stale fold ending late leaves the newer request');
+  releaseFold(paths, newer);
+  t.notOk(fs.existsSync(foldRequest(paths)));
+  t.equal(startFold(paths, worker, now + 3000, spawn(false)), 'failed', 'no process could be started');
+  t.notOk(fs.existsSync(foldRequest(paths)), 'the request is withdrawn, so the next due run tries again');
 });
 
 t.test('a fold killed at any step loses no run and counts none twice: the next fold finishes or redoes it', async (t) => {

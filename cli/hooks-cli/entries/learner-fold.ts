@@ -1,22 +1,32 @@
 /**
- * learner-fold: not a hook. The session-finalizer starts it detached at a
- * host answer's end (`node hooks/learner-fold.js <project>`) so that folding
- * the learner's journal into the pattern database never holds the host up.
- * It folds under the database's lock, as any fold does (all or nothing; see
- * learner.ts `fold`), logs a failure to `.hooks_data/logs/hooks.log` and
+ * learner-fold: not a hook. The session-logger and, at a host answer's end,
+ * the session-finalizer start it detached when the batch schedule says fold
+ * (`node hooks/learner-fold.js <project> <token>`, learner.ts `startFold`) so
+ * that folding the learner's journal into the pattern database never holds
+ * the host up. It folds under the database's lock, as any fold does (all or
+ * nothing; see learner.ts `fold`), logs a failure to
+ * `.hooks_data/logs/hooks.log`, ends the fold request its token names, and
  * exits. Nothing is lost if it never runs or dies: the journal stays for the
- * next fold.
+ * next fold, and the request goes stale.
  */
 import { installRootOf } from '../lib/hook-runtime';
-import { fold } from '../lib/learner';
+import { fold, releaseFold } from '../lib/learner';
 import { loadSettingsOrDefaults } from '../lib/settings';
-import { appendText, dataPaths, setDefaultLockWaitMs } from '../lib/store';
+import { appendText, dataPaths, setDefaultLockWaitMs, type DataPaths } from '../lib/store';
 
 function main(): void {
-  const project = process.argv[2];
+  const [project, token] = process.argv.slice(2);
   if (!project) return;
   const paths = dataPaths(project);
-  const { settings } = loadSettingsOrDefaults(installRootOf(__filename), project);
+  try {
+    foldProject(paths);
+  } finally {
+    if (token) releaseFold(paths, token);
+  }
+}
+
+function foldProject(paths: DataPaths): void {
+  const { settings } = loadSettingsOrDefaults(installRootOf(__filename), paths.project);
   if (!settings.shadow_learner.learning_enabled) return;
   setDefaultLockWaitMs(settings.performance.max_hook_execution_time);
   try {

@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { runHook, spawnDetached, type HookContext } from '../lib/hook-runtime';
-import { fold, shouldFold } from '../lib/learner';
+import { fold, shouldFold, startFold } from '../lib/learner';
 import { seedAnswer, type HookAnswer } from '../lib/protocol';
 import { pruneLogs } from '../lib/retention';
 import { activeTodosMd, docPaths, excludeFromGit, interruption, lastSessionMd, recoveryGuideMd, removeDoc, writeDoc } from '../lib/session-docs';
@@ -65,10 +65,7 @@ function handle(ctx: HookContext): HookAnswer {
   if (firstToday) pruneLogs(paths, settings.logging.log_retention_days, now);
   const message = `Session finalized. Modified ${s.modified_files.length} files, used ${tools} tools.`;
   ctx.log('INFO', message);
-  if (foldLater) {
-    const worker = path.join(path.dirname(ctx.hookFile), 'learner-fold.js');
-    if (!(fs.existsSync(worker) && spawnDetached(worker, [paths.project], paths.project))) fold(paths, settings, now);
-  }
+  if (foldLater && startFold(paths, path.join(path.dirname(ctx.hookFile), 'learner-fold.js'), now.getTime(), spawnDetached) === 'failed') fold(paths, settings, now);
   return input.protocol === 'host' ? { exitCode: 0 } : seedAnswer(true, message);
 }
 

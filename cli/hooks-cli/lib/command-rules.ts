@@ -2570,6 +2570,9 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   const listFile = (w: Word | undefined) => (w && inv.cwd !== null && !w.dynamic ? walk.listFiles.get(resolveFrom(inv.cwd, w.text)) : undefined);
   const fromFile = listFile(inv.xargsFile) ?? listFile(inv.redirects.find((r) => r.op === '<')?.target);
   if (fromFile) return xargsItems(walk, { ...inv, xargsFile: undefined, redirects: [], upstream: [fromFile] });
+  // echo ~ > /tmp/p; xargs rm -rf < /tmp/p (or -a /tmp/p): the text the line wrote there.
+  const wroteTo = [inv.xargsFile, inv.redirects.find((r) => r.op === '<')?.target].find((w) => w && !w.dynamic && inv.cwd !== null && walk.files.get(resolveFrom(inv.cwd, w.text))?.content);
+  if (wroteTo) return fromText(walk.files.get(resolveFrom(inv.cwd!, wroteTo.text))!.content!, inv);
   if (inv.xargsFile && inv.xargsFile.subs.length > 0) {
     const fed = substitutionItems(walk, inv, inv.xargsFile.subs[0]);
     if (fed) return fed;
@@ -2768,7 +2771,7 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
       block(walk, 'dangerous', `${verb} ${t.word.text} matches ${env.home}/${globbed} and the like: the user's own files, keys or settings, which nothing can bring back`, 'name the exact paths to remove');
       return;
     }
-    if (isPreciousHomeDir(t.abs, env) || (recursive && isSecretSource(t.abs, env) && isUnder(t.abs, env.home))) {
+    if (isPreciousHomeDir(t.abs, env) || (recursive && isSecretSource(t.abs, env) && isUnder(t.abs, env.home) && !isUnder(t.abs, env.project))) {
       block(walk, 'dangerous', `${verb} would delete ${t.abs}: the user's own files, keys or settings, which nothing can bring back`, 'remove only the single file that is wrong, after a backup');
       return;
     }

@@ -52,7 +52,7 @@ export function runHook(name: string, defaultEvent: string, hookFile: string, ha
   const envProject = process.env.CLAUDE_PROJECT_DIR;
   const early = envProject && path.isAbsolute(envProject) ? { project: envProject, ...loadSettingsOrDefaults(installRoot, envProject) } : null;
   let budgetMs = early ? early.settings.performance.max_hook_execution_time : 5000;
-  let timer = setTimeout(() => timeout(name), budgetMs);
+  const timer = setTimeout(() => timeout(name), budgetMs);
   timer.unref();
   readStdin().then(
     (text) => {
@@ -67,9 +67,9 @@ export function runHook(name: string, defaultEvent: string, hookFile: string, ha
       budgetMs = settings.performance.max_hook_execution_time;
       // Waiting for a lock may take most of the budget (a loaded machine); going ahead without it loses updates.
       setDefaultLockWaitMs(Math.max(200, budgetMs - (Date.now() - started) - 500));
-      clearTimeout(timer);
-      timer = setTimeout(() => timeout(name), Math.max(0, budgetMs - (Date.now() - started)));
-      timer.unref();
+      // From here on the run is synchronous and ends in deliver(), which exits: no timer could fire before that
+      // (re-arming one for this budget cost a clear and a set every run), so the handler keeps to the budget
+      // itself, through remainingMs() (backups) and the lock wait above.
       const paths = dataPaths(project);
       const minLevel = LEVELS[settings.logging.log_level];
       const log = (level: LogLevel, message: string) => {

@@ -374,6 +374,52 @@ export function shouldFold(paths: DataPaths, settings: Settings, nowMs: number):
   return length >= 25 || nowMs - lastFoldMs >= 30_000;
 }
 
+/** A detached fold asked for and not yet ended (see startFold). */
+const FOLD_REQUEST = 'fold.requested';
+/** A request older than this is taken for one whose fold died or never started, and is replaced. */
+const FOLD_REQUEST_STALE_MS = 30_000;
+
+export type StartFoldResult = 'started' | 'pending' | 'failed';
+
+/**
+ * Starts the fold in another process (`spawn`: the hooks pass hook-runtime's
+ * spawnDetached) unless one is already asked for: each hook whose schedule
+ * says fold would otherwise start its own (a burst of tool calls runs several
+ * loggers within the 0.2 s the detached fold waits before it starts), and all
+ * but the first would start Node for nothing (the database's lock keeps
+ * them correct, not cheap). The request is `patterns/fold.requested`, made
+ * exclusively, holding a token the fold is given (`<worker> <project>
+ * <token>`) and removes when it ends (releaseFold); one left by a fold that
+ * died is replaced after FOLD_REQUEST_STALE_MS. 'failed': the worker is
+ * missing or no process could be started (the request is withdrawn).
+ */
+export function startFold(paths: DataPaths, worker: string, nowMs: number, spawn: (file: string, args: string[], cwd: string) => boolean): StartFoldResult {
+  const request = path.join(paths.patterns, FOLD_REQUEST);
+  const token = `${process.pid}-${nowMs}`;
+  if (!fs.existsSync(worker)) return 'failed';
+  try {
+    fs.writeFileSync(request, token, { flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') return 'failed';
+    const mtimeMs = fs.statSync(request, { throwIfNoEntry: false })?.mtimeMs;
+    if (mtimeMs !== undefined && nowMs - mtimeMs < FOLD_REQUEST_STALE_MS) return 'pending';
+    writeFileAtomic(request, token); // stale (or just released): take it over
+  }
+  if (spawn(worker, [paths.project, token], paths.project)) return 'started';
+  releaseFold(paths, token);
+  return 'failed';
+}
+
+/** Ends the request `token` names (a newer request, made after it went stale, is left alone). */
+export function releaseFold(paths: DataPaths, token: string): void {
+  const request = path.join(paths.patterns, FOLD_REQUEST);
+  try {
+    if (fs.readFileSync(request, 'utf8') === token) fs.unlinkSync(request);
+  } catch {
+    /* already gone */
+  }
+}
+
 /**
  * Moves the journal aside (new runs go to a fresh one), folds it into the
  * database, writes the database and the prediction cache. Returns the number

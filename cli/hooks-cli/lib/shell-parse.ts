@@ -390,6 +390,12 @@ class Lexer {
       if (textOut !== null && /^[A-Za-z_]\w*$/.test(name)) {
         this.setList(name, textOut.split('\n').filter((l) => l !== '').map((l) => ({ text: l, dynamic: false, glob: false, subs: [], quoted: true })));
       }
+    } else if (first.text === 'read' && here === null && toks.some((tk, j) => tk.t === 'redir' && tk.op === '<' && toks[j + 1]?.t === 'word' && (toks[j + 1] as { w: Word }).w.subs.length > 0)) {
+      // read X < <(CMD): X is the first line CMD prints, when it is known.
+      const procSub = toks.find((tk, j) => tk.t === 'redir' && tk.op === '<' && toks[j + 1]?.t === 'word' && (toks[j + 1] as { w: Word }).w.subs.length > 0)!;
+      const out = resolveSubstitution((toks[toks.indexOf(procSub) + 1] as { w: Word }).w.subs[0], this.env);
+      const name = words.slice(1).filter((x, j) => /^[A-Za-z_]\w*$/.test(x.text) && !/^-[a-zA-Z]*[dpntuNi]$/.test(words[j]?.text ?? ''))[0]?.text;
+      if (out !== null && name) this.vars().set(name, { text: out.split('\n')[0], dynamic: false, subs: [] });
     } else if (first.text === 'read' && here !== null) {
       const names: string[] = [];
       let asArray = false;
