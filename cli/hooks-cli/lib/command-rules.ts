@@ -2842,6 +2842,11 @@ function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, source
     block(walk, 'dangerous', `${verb} writes onto the disk device ${t.abs}`);
     return;
   }
+  // echo 0000… > .git/refs/heads/main, cp x .git/objects/pack/…: git's store overwritten behind git's back.
+  if (/\/\.git\/(objects|refs)\//.test(t.abs) && !/\.lock$/.test(t.abs) && /^(redirection \(>\|?\)|cp|dd|tee|install|ln)$/.test(verb)) {
+    block(walk, 'dangerous', `${verb} overwrites ${t.abs} inside git's object store or refs: branches and history are damaged`, 'change refs with git itself (git branch -f, git update-ref with the old value)');
+    return;
+  }
   // > ~/.bash_history, truncate, cp /dev/null, ln -sf /dev/null onto it: the shell history destroyed, as shred -u would.
   // (sed -i '/token/d' ~/.bash_history, which scrubs one leaked line, is not that.)
   if (HISTORY_FILE.test(t.abs) && /^(redirection \(>\|?\)|truncate|unlink|cp|ln|mv|install|dd|tee)$/.test(verb) && !(verb === 'tee' && inv.argv.some((a) => /^-[a-zA-Z]*a|^--append$/.test(a)))) {
