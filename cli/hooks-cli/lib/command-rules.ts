@@ -998,6 +998,8 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
   } else if (/^(pwsh|powershell)(\.exe)?$/i.test(name)) {
     const script = powershellScript(inv.argv);
     if (script !== null) collect(walk, powershellAsSh(script, walk.env.home), inv.cwd, depth + 1, true);
+    // iex (iwr URL), Invoke-Expression (…).DownloadString(URL): PowerShell's download-and-run.
+    if (script !== null && /\b(iex|Invoke-Expression)\b/i.test(script) && /\b(iwr|irm|Invoke-WebRequest|Invoke-RestMethod|DownloadString|DownloadData|curl|wget)\b/i.test(script)) block(walk, 'dangerous', `${name} runs code it downloads (Invoke-Expression of a web request): unreviewed code`, 'download it to a file, read it, then run it');
   } else if (/^cmd(\.exe)?$/i.test(name)) {
     // cmd.exe /c "rd /s /q C:\Users" (from WSL): read as the shell command it amounts to, the drives where WSL mounts them.
     const at = inv.argv.findIndex((a) => /^\/[ck]$/i.test(a));
