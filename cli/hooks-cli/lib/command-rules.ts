@@ -69,6 +69,8 @@ export interface Invocation {
   remote?: boolean;
   /** Runs on a production host, pod or inventory (ssh prod-1, kubectl -n prod, ansible -i inventory/prod). */
   prod?: boolean;
+  /** Runs in each submodule (git submodule foreach CMD). */
+  submodule?: boolean;
 }
 
 export interface Analysis {
@@ -422,6 +424,8 @@ interface Walk {
   remote?: boolean;
   /** … on a production one. */
   prod?: boolean;
+  /** Collecting the command of `git submodule foreach`. */
+  submodule?: boolean;
 }
 
 /** Analyses a command line. */
@@ -693,7 +697,7 @@ function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth:
   if (/^(bfs|gfind)$/.test(argv[0] ?? '')) argv[0] = 'find';
   if (/^(bin\/rails|bin\/rake|\.\/bin\/rails)$/.test(words[0]?.text ?? '')) argv[0] = base(words[0].text);
   if (argv[0] === 'php' && argv[1] === 'artisan') argv.splice(0, 2, 'artisan');
-  return { remote: walk.remote, prod: walk.prod, argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsFile: u.xargsFile, upstream: [], nested, assigned: u.assigned.map((w) => w.text) };
+  return { remote: walk.remote, prod: walk.prod, submodule: walk.submodule, argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsFile: u.xargsFile, upstream: [], nested, assigned: u.assigned.map((w) => w.text) };
 }
 
 /** Variables whose value is a command line a program runs later (git, pagers, editors, askpass helpers). */
@@ -1268,7 +1272,12 @@ function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
     else if (a0.includes('rebase') && a0[k].startsWith('--exec=')) collect(walk, a0[k].slice(7), inv.cwd, depth + 1, true);
   }
   const fe = a0.indexOf('foreach');
-  if (a0.includes('submodule') && fe > 0) collect(walk, a0.slice(fe + 1).filter((x) => !/^--(recursive|quiet)$/.test(x)).join(' '), inv.cwd, depth + 1, true);
+  if (a0.includes('submodule') && fe > 0) {
+    const was = walk.submodule;
+    walk.submodule = true;
+    collect(walk, a0.slice(fe + 1).filter((x) => !/^--(recursive|quiet)$/.test(x)).join(' '), inv.cwd, depth + 1, true);
+    walk.submodule = was;
+  }
   const br = a0.indexOf('run');
   if (a0.includes('bisect') && br > 0) collect(walk, a0.slice(br + 1).map((x) => (/^[\w@%+=:,./~-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`)).join(' '), inv.cwd, depth + 1, true);
   const ci = inv.argv.indexOf('config');
@@ -2227,6 +2236,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     for (const w of operands(inv.words)) checkRead(walk, inv, target(inv, w), name);
   }
   checkEssentialPackages(walk, inv);
+  checkRclone(walk, inv);
+  checkKeyOverwrite(walk, inv);
   checkMachine(walk, inv);
   checkToolCommands(walk, inv);
   checkXargsRuns(walk, inv);
@@ -2359,6 +2370,8 @@ function checkMachine(walk: Walk, inv: Invocation): void {
 /** Packages without which the system no longer boots, logs in or installs anything. */
 const ESSENTIAL_PACKAGES = /^(libc6|libc-bin|glibc|bash|coreutils|dpkg|apt|rpm|dnf|yum|systemd|systemd-sysv|init|sudo|login|passwd|util-linux|base-files|base-passwd|libpam\S*|openssh-server|grub\S*|linux-image\S*|linux-firmware|kernel|kernel-core|e2fsprogs|mount|ncurses-base|debianutils|diffutils|findutils|grep|gzip|hostname|sed|tar|perl-base|zlib1g|libssl\S*|ca-certificates|python3|python3-minimal)(:\w+)?$/;
 
+const ESSENTIAL_NAMES = ESSENTIAL_PACKAGES.source.slice(2, ESSENTIAL_PACKAGES.source.indexOf(')(')).split('|').map((n) => n.replace('\\S*', ''));
+
 /** dpkg --force-all/--force-remove-essential, or removing a package the system cannot run without (apt purge libc6). */
 function checkEssentialPackages(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
@@ -2367,8 +2380,27 @@ function checkEssentialPackages(walk: Walk, inv: Invocation): void {
     (/^(apt|apt-get|aptitude|yum|dnf|zypper|pacman|apk|rpm)$/.test(name ?? '') && args.some((a) => /^(remove|purge|erase|autoremove|del|-R[a-z]*|-e|--erase)$/.test(a)));
   if (!removing) return;
   const forced = args.some((a) => /^--force-(all|remove-essential|depends|remove-protected)$|^--nodeps$|^-Rdd$/.test(a));
-  const pkg = args.find((a) => ESSENTIAL_PACKAGES.test(a));
+  // apt purge 'python3*': a glob takes every essential package it matches.
+  const pkg = args.find((a) => ESSENTIAL_PACKAGES.test(a) || (/[*?[]/.test(a) && ESSENTIAL_NAMES.some((n) => globMatches(a.replace(/^(\^|\.\*)|\$$/g, ''), n))));
   if (forced || pkg) block(walk, 'dangerous', `${name} ${args.slice(0, 4).join(' ')} removes ${pkg ? `the essential package ${pkg}` : 'packages past the safety checks'}: the system may no longer boot or install anything`, 'remove only the package you mean, without --force options');
+}
+
+/** rclone purge REMOTE:path, rclone delete REMOTE:path with no filter: the remote tree and its contents are gone. */
+function checkRclone(walk: Walk, inv: Invocation): void {
+  const v = inv.argv.findIndex((a) => /^(purge|delete)$/.test(a));
+  const [name, verb, ...args] = [inv.argv[0], inv.argv[v], ...inv.argv.slice(v + 1)];
+  if (name !== 'rclone' || v < 0 || !inv.argv.slice(1, v).every((a, k, all) => a.startsWith('-') || all[k - 1]?.startsWith('--')) || args.some((a) => /^(-n|--dry-run|-i|--interactive|--(include|exclude|filter|min-age|max-age|min-size|max-size|files-from)\b.*)$/.test(a))) return;
+  const remote = args.find((a) => /^(:?[\w.-]{2,}|:[\w-]+):/.test(a));
+  if (remote) block(walk, 'dangerous', `rclone ${verb} ${remote} deletes the remote path and everything in it`, 'run it with --dry-run first and let the user delete remote data');
+}
+
+/** ssh-keygen -f ~/.ssh/id_ed25519 <<< y: the overwrite question answered yes, the user's private key replaced. */
+function checkKeyOverwrite(walk: Walk, inv: Invocation): void {
+  const f = inv.argv.indexOf('-f');
+  if (inv.argv[0] !== 'ssh-keygen' || f < 0 || !inv.words[f + 1] || inv.argv.some((a) => /^-[ylpceiRFLYsDK]$/.test(a))) return;
+  const yes = /^\s*y(es)?\b/i.test(stdinText(inv) ?? '') || inv.upstream.some((u) => u.argv[0] === 'yes');
+  const t = target(inv, inv.words[f + 1]);
+  if (yes && t.abs !== null && !t.abs.endsWith('.pub') && isSecret(walk, t.abs)) block(walk, 'dangerous', `ssh-keygen answers yes to overwriting ${t.abs}: the private key is replaced and every server that trusts it is locked out`, 'write the new key to a new file: ssh-keygen -f ~/.ssh/id_ed25519_new');
 }
 
 /** User services that distributions ship (enabling one is everyday setup, not a planted unit). */
@@ -2948,8 +2980,12 @@ function checkRedirects(walk: Walk, inv: Invocation): void {
       const fed = xargsItems(walk, inv);
       for (const item of fed?.items ?? []) checkDelete(walk, inv, item, fed?.recursive ?? false, '> (truncation of each file read)');
     }
-    if (out) checkWrite(walk, inv, t, `redirection (${r.op})`);
-    else if (r.op === '<' || r.op === '<>') checkRead(walk, inv, t, 'input redirection');
+    // for f in ~/.{bashrc,zshrc}; do … >> "$f": each value of the loop is written in turn.
+    const ts = r.target.brace ? expandWords([r.target], walk.env.home).map((w) => target(inv, w)) : [t];
+    for (const x of ts) {
+      if (out) checkWrite(walk, inv, x, `redirection (${r.op})`);
+      else if (r.op === '<' || r.op === '<>') checkRead(walk, inv, x, 'input redirection');
+    }
   }
 }
 
@@ -3069,7 +3105,9 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
     // One service config file given the usual root-owned, not-world-writable mode (chmod 644 /etc/nginx/sites-available/app.conf,
     // chown root:root /etc/cron.d/job): how such files are installed.
     const serviceConf = !recursive && !worldWritable && !setuid && !t.word.glob && /^\/etc\/(nginx|apache2|httpd|php|mysql|postgresql|redis|haproxy|caddy|cron\.d|logrotate\.d|default|supervisor|letsencrypt\/renewal|prometheus|grafana)\/([^/]+\/)?[^/]+$/.test(t.abs) && (name === 'chmod' ? /^0?[0-7][0-5][0-5]$|^[ugoa]*[+=-][rwxX]+$/.test(mode) && !/[ao][+=][rwxX]*w/.test(mode) : /^root([:.](root|wheel|adm|www-data|nginx|syslog))?$/.test(mode));
-    if (isSystemPath(t.abs, walk.env.home) && !serviceConf) {
+    // chmod 666 /dev/ttyACM0: a serial, USB, video or input node for the user's own hardware, made again at the next plug or boot.
+    const devNode = !recursive && /^\/dev\/(tty(USB|ACM|AMA|THS|S)\d+|bus\/usb\/\d+\/\d+|video\d+|media\d+|i2c-\d+|spidev[\d.]+|gpiochip\d+|gpiomem|hidraw\d+|input\/event\d+|snd\/[\w-]+|kvm|uinput|dri\/[\w-]+|serial\/by-id\/[^/]+)$/.test(t.abs);
+    if (isSystemPath(t.abs, walk.env.home) && !serviceConf && !devNode) {
       block(walk, 'system', `${name} on the system path ${t.abs}`);
       continue;
     }
@@ -3189,6 +3227,40 @@ function xargsBranches(inv: Invocation): boolean {
   });
 }
 
+/** git clean's options: force, -x, dry run, -e, pathspecs (a pathspec naming the whole tree does not narrow). */
+function gitCleanFlags(rest: string[], inv: Invocation, walk: Walk): { force: boolean; x: boolean; dry: boolean; exclude: boolean; paths: boolean; interactive: boolean } {
+  const c = { force: false, x: false, dry: false, exclude: false, paths: false, interactive: false };
+  const atRoot = inv.cwd === walk.env.project;
+  let ended = false;
+  for (let k = 0; k < rest.length; k++) {
+    const a = rest[k];
+    if (!ended && a === '--') ended = true;
+    else if (!ended && a.startsWith('--')) {
+      if (a === '--force') c.force = true;
+      else if (a === '--dry-run') c.dry = true;
+      else if (a === '--interactive') c.interactive = true;
+      else if (a.startsWith('--exclude')) {
+        c.exclude = true;
+        if (a === '--exclude') k++;
+      }
+    } else if (!ended && /^-[a-zA-Z]/.test(a)) {
+      for (let j = 1; j < a.length; j++) {
+        const ch = a[j];
+        if (ch === 'f') c.force = true;
+        else if (ch === 'x') c.x = true;
+        else if (ch === 'n') c.dry = true;
+        else if (ch === 'i') c.interactive = true;
+        else if (ch === 'e') {
+          c.exclude = true;
+          if (j === a.length - 1) k++;
+          break;
+        }
+      }
+    } else if (!/^(:\/?\*?|:\(top\)\*?)$/.test(a) && !(atRoot && /^(\.\/?|\*)$/.test(a))) c.paths = true;
+  }
+  return c;
+}
+
 function gitCurrentBranch(walk: Walk): string | null {
   return walk.branchNow ?? walk.env.currentBranch?.() ?? null;
 }
@@ -3277,6 +3349,14 @@ function checkGit(walk: Walk, inv: Invocation): void {
         block(walk, 'dangerous', `git push --all to ${pushUrl}, a bare address: the whole repository leaves`, 'push only to the project\'s own remotes');
         break;
       }
+      // git tag -l | xargs git push origin --delete, git push origin --delete $(git tag): every tag on the remote deleted.
+      const allTags = (u: Invocation) => u.argv[0] === 'git' && /^(tag|ls-remote)$/.test(u.argv[1] ?? '') && u.argv.slice(2).every((a) => /^(-l|--list|--tags|-t|--refs|-q|origin|upstream)$|^--sort=/.test(a));
+      const tagFilter = inv.upstream.some((u) => /^(grep|rg|head|tail)$/.test(u.argv[0]) || (/^[gm]?awk$/.test(u.argv[0]) && u.argv.some((a) => /^\s*(!\s*)?\/[^/]+\//.test(a))) || (u.argv[0] === 'sed' && u.argv.includes('-n')));
+      const tagsListed = (inv.viaXargs && inv.upstream.some(allTags) && !tagFilter) || inv.words.some((w) => w.subs.some((x) => /^\s*git\s+tag(\s+(-l|--list))?\s*$/.test(x)));
+      if (tagsListed && (deleting || listDeletes || inv.upstream.some((u) => u.argv[0] === 'sed' && u.argv.some((a) => /^s.*:/.test(a))))) {
+        block(walk, 'dangerous', 'git push deletes every tag on the remote: releases and whatever resolves them by tag break', 'delete the one tag you mean: git push origin --delete v1.2.3');
+        break;
+      }
       const isProt = (d: { branch: string }) => isProtected(d.branch) || d.branch.includes('*');
       const protectedDest = dests.find((d) => d.del && isProt(d)) ?? dests.find(isProt);
       if (protectedDest?.del) {
@@ -3305,12 +3385,20 @@ function checkGit(walk: Walk, inv: Invocation): void {
         critical(walk, 'git reset --hard');
       }
       break;
-    case 'clean':
-      if (rest.some((a) => /^-[a-zA-Z]*f/.test(a) || a === '--force') && !rest.some((a) => /^-[a-zA-Z]*n/.test(a) || a === '--dry-run')) {
+    case 'clean': {
+      const c = gitCleanFlags(rest, inv, walk);
+      const conf = [...argv.slice(1, i).filter((a, k, all) => all[k - 1] === '-c'), ...walk.gitConfig];
+      if (!c.force && conf.some((a) => /^clean\.requireforce[= ](false|0|no|off)$/i.test(a))) c.force = true;
+      if (!c.force || c.dry) break;
+      // -x with no -e, no pathspec, not interactive, on the work tree: every untracked and ignored file (.env, local data, new source) goes for good.
+      if (c.x && !c.exclude && !c.paths && !c.interactive && !inv.submodule) {
+        block(walk, 'dangerous', `git clean ${rest.join(' ')} deletes every untracked and ignored file of the work tree for good (.env, local data, source not yet added)`, 'run git clean -n first, or keep files with -e .env, or name the paths: git clean -fdx -- build/');
+      } else {
         warn(walk, 'suspicious', 'git clean -f deletes untracked files for good', 'run git clean -n first to see what would go');
         critical(walk, 'git clean');
       }
       break;
+    }
     case 'checkout':
     case 'restore':
       if ((sub === 'checkout' && (rest.includes('--') && rest.includes('.') || has('-f', '--force'))) || (sub === 'restore' && rest.some((a) => a === '.' || a === ':/'))) {
@@ -3319,7 +3407,8 @@ function checkGit(walk: Walk, inv: Invocation): void {
       }
       break;
     case 'stash':
-      if (rest[0] === 'clear' || rest[0] === 'drop') {
+      if (rest[0] === 'clear') block(walk, 'dangerous', 'git stash clear deletes every stash at once: stashed work is gone', 'drop the one stash you mean: git stash drop stash@{N}');
+      else if (rest[0] === 'drop') {
         warn(walk, 'suspicious', `git stash ${rest[0]} deletes stashed work`);
         critical(walk, `git stash ${rest[0]}`);
       }

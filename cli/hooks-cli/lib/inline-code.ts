@@ -599,6 +599,9 @@ export function exprValues(code: string, expr: string, depth = 0): string[] {
     const b = /^(.*)\{([^{}]*)\}(.*)$/.exec(v);
     return b ? b[2].split(',').map((x) => b[1] + x + b[3]) : [v];
   });
+  // os.path.expanduser(d), Path(d).expanduser(), File.expand_path(d): the path d names.
+  const wrap = /^(?:os\.path\.(?:expanduser|abspath|realpath|normpath)|(?:pathlib\.)?Path|str|File\.expand_path|path\.normalize)\(([\s\S]*)\)$/.exec(e.replace(/(?:\.(?:expanduser|resolve|absolute)\(\))+$/, ''));
+  if (wrap) return exprValues(code, splitArgs(wrap[1])[0], depth);
   const join = /^(?:path|os\.path|File|posixpath)\.(?:join|resolve)\(([\s\S]*)\)$/.exec(e);
   if (join) return splitArgs(join[1]).reduce<string[]>((acc, part) => {
     const vs = exprValues(code, part, depth);

@@ -318,7 +318,11 @@ class Lexer {
       if (all) this.vars().set(this.forName, all);
     }
     // for p in "${ARR[@]}": an array's values come as one {a,b,c} word; each is an item.
-    const forItems = this.forItems.flatMap((w) => (w.brace && /^\{[^{}]*\}$/.test(w.text) ? w.text.slice(1, -1).split(',').map((t) => ({ ...w, text: t, brace: false })) : [w]));
+    // for f in ~/.{bashrc,zshrc}: a brace in an item makes one item per alternative.
+    const forItems = this.forItems.flatMap((w) => {
+      const m = w.brace ? /^([^{}]*)\{([^{}]*,[^{}]*)\}([^{}]*)$/.exec(w.text) : null;
+      return m ? m[2].split(',').map((t) => ({ ...w, text: m[1] + t + m[3], brace: false })) : [w];
+    });
     if (this.forState === 3 && forItems.length > 0 && forItems.every((w) => !w.text.includes(',') && !w.text.includes('{'))) {
       const items = forItems;
       this.vars().set(this.forName, {
