@@ -22,9 +22,13 @@ const SQL_CLIENTS = /^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach|duckdb|clickh
 const WIPE_SQL = /\bdrop\s+(table|schema|database|keyspace)\b|\btruncate\s+(table\s+)?(only\s+)?[\w."`]+|\bdelete\s+from\s+[\w."`]+\s*(;|$)/i;
 const MONGO_WIPE = /\.drop\s*\(|\bdropDatabase\s*\(|\.(deleteMany|remove)\s*\(\s*\{\s*\}\s*\)/;
 
+/** The clients the rules below know: any other command is left at once (this runs for every command). */
+const CLIENTS = /^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach|duckdb|clickhouse-client|clickhouse|cqlsh|snowsql|bq|pgcli|mycli|litecli|usql|mongo|mongosh|redis-cli|vault|etcdctl|helm|kubectl|aws|npm|pnpm|yarn|curl|http|https|xh|wget|glab|gh|wsl|wsl\.exe|tmutil|gsutil|gcloud|az|mc)$/i;
+
 export function serviceFindings(argv: string[], assigned: string[]): ServiceFinding[] {
   const [name, ...args] = argv;
   const out: ServiceFinding[] = [];
+  if (!CLIENTS.test(name ?? '')) return out;
   const all = [...assigned, ...args].join(' ');
   const prod = PROD.test(all);
   const say = (level: 'block' | 'warn', what: string) => out.push({ level, reason: `${name} ${args.slice(0, 4).join(' ')}: ${what}` });
