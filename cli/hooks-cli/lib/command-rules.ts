@@ -3496,7 +3496,8 @@ function checkGit(walk: Walk, inv: Invocation): void {
         block(walk, 'dangerous', `git update-ref ${ref} ${refs[1]} moves ${short} to another commit without any check: its own commits lose their branch`, 'use git reset on a feature branch, or git revert on main');
         break;
       }
-      if ((del || zero) && (ref === 'HEAD' || isProtected(short) || ref === '' || inv.viaXargs || /\$/.test(ref))) {
+      if ((del || zero) && ref === 'refs/stash') block(walk, 'dangerous', `git update-ref ${del ? '-d' : 'to zero'} refs/stash deletes every stash at once, as git stash clear does`, 'drop the one stash you mean: git stash drop stash@{N}');
+      else if ((del || zero) && (ref === 'HEAD' || isProtected(short) || ref === '' || inv.viaXargs || /\$/.test(ref))) {
         block(walk, 'dangerous', `git update-ref ${del ? '-d' : 'to zero'} ${ref || '(refs from the input)'} deletes a branch ref without any safety check`, 'git branch -d BRANCH (refuses to drop unmerged work)');
       } else if (del) warn(walk, 'suspicious', `git update-ref -d ${ref} deletes a ref without any safety check`, 'git branch -d BRANCH');
       break;
