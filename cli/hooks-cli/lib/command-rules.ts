@@ -2387,6 +2387,14 @@ function checkEssentialPackages(walk: Walk, inv: Invocation): void {
 
 /** rclone purge REMOTE:path, rclone delete REMOTE:path with no filter: the remote tree and its contents are gone. */
 function checkRclone(walk: Walk, inv: Invocation): void {
+  // s3cmd del -r s3://B, mc rm -r --force ALIAS/B, az storage blob delete-batch: the same for other storage clients.
+  const [n0, n1] = inv.argv;
+  const rec = inv.argv.some((a) => /^(-r|--recursive)$/.test(a));
+  const filtered = inv.argv.some((a) => /^--(dry-?run|pattern|include|exclude|older-than|newer-than|if-unmodified-since)\b/.test(a));
+  if (!filtered && ((n0 === 's3cmd' && /^(del|rm|rb)$/.test(n1 ?? '') && rec) || (n0 === 'mc' && /^(rm|rb)$/.test(n1 ?? '') && inv.argv.includes('--force') && (rec || n1 === 'rb')) || (n0 === 'az' && n1 === 'storage' && inv.argv.includes('delete-batch')))) {
+    block(walk, 'dangerous', `${inv.argv.slice(0, 3).join(' ')} deletes a remote bucket or container and everything in it`, 'delete the objects you mean, after a dry run');
+    return;
+  }
   const v = inv.argv.findIndex((a) => /^(purge|delete)$/.test(a));
   const [name, verb, ...args] = [inv.argv[0], inv.argv[v], ...inv.argv.slice(v + 1)];
   if (name !== 'rclone' || v < 0 || !inv.argv.slice(1, v).every((a, k, all) => a.startsWith('-') || all[k - 1]?.startsWith('--')) || args.some((a) => /^(-n|--dry-run|-i|--interactive|--(include|exclude|filter|min-age|max-age|min-size|max-size|files-from)\b.*)$/.test(a))) return;
