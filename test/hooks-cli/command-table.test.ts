@@ -24,6 +24,8 @@ function judge(command: string, branch: string | null = 'feature') {
 
 /** [command, what the block reason must mention] */
 const DANGEROUS: [string, RegExp][] = [
+  ['git clean -fdx', /untracked and ignored file/],
+  ['git stash clear', /every stash/],
   // recursive deletes of /, home, the project
   ['rm -rf /', /filesystem root/],
   ['rm -fr /', /filesystem root/],
@@ -314,7 +316,9 @@ t.test('suspicious commands are warned about, with suggestions where there is a 
   const cases: [string, RegExp, RegExp | null][] = [
     ['rm -rf "$BUILD_DIR"', /only known at run time/, /\[ -n/],
     ['git reset --hard', /discards uncommitted/, /stash/],
-    ['git clean -fdx', /untracked files/, /clean -n/],
+    ['git clean -fd', /untracked files/, /clean -n/],
+    ['git clean -fdx -e .env', /untracked files/, /clean -n/],
+    ['git stash drop', /stashed work/, null],
     ['chmod 777 run.sh', /writable by every user/, /chmod 755/],
     ['chmod -R 777 .', /every user/, /chmod 755/],
     ['git push -f origin feature', /overwrites the remote branch/, /--force-with-lease/],

@@ -13,9 +13,10 @@
  *   system     -> system_files_protection      (block or warning)
  */
 import path from 'node:path';
-import { analyzeCode, inlineCode, langOf, stringLiterals, talksToNetwork } from './inline-code';
-import { parseShell, printfFormat, resolveSubstitution, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
+import { analyzeCode, exprText, inlineCode, langOf, printedPaths, printedText, stringLiterals, talksToNetwork, withArgs } from './inline-code';
+import { parseShell, printfFormat, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
+import { serviceFindings } from './service-rules';
 import {
   classifyDelete,
   describeDelete,
@@ -66,6 +67,10 @@ export interface Invocation {
   assigned?: string[];
   /** Runs on another host (ssh HOST CMD). */
   remote?: boolean;
+  /** Runs on a production host, pod or inventory (ssh prod-1, kubectl -n prod, ansible -i inventory/prod). */
+  prod?: boolean;
+  /** Runs in each submodule (git submodule foreach CMD). */
+  submodule?: boolean;
 }
 
 export interface Analysis {
@@ -102,7 +107,8 @@ const isAssignment = (w: Word) => /^[A-Za-z_][A-Za-z0-9_]*(\[[^\]]*\])?\+?=/.tes
 
 /** Options that take a value, per wrapper, so the wrapped command is found. */
 const SUDO_ARG_OPTS = new Set(['-u', '-g', '-h', '-p', '-C', '-D', '-r', '-t', '-T', '-U', '-R', '--user', '--group', '--host', '--prompt', '--close-from', '--chdir', '--role', '--type', '--other-user', '--command-timeout', '--chroot']);
-const XARGS_ARG_OPTS = new Set(['-I', '-n', '-P', '-L', '-d', '-E', '-s', '-a', '-e', '--max-args', '--max-procs', '--max-lines', '--delimiter', '--arg-file', '--eof', '--max-chars', '--replace']);
+// (--arg-file=<(…) reaches here as `--arg-file=` and the substitution's path, two words.)
+const XARGS_ARG_OPTS = new Set(['-I', '-n', '-P', '-L', '-d', '-E', '-s', '-a', '-e', '--max-args', '--max-procs', '--max-lines', '--delimiter', '--arg-file', '--arg-file=', '--eof', '--max-chars', '--replace']);
 const TIMEOUT_ARG_OPTS = new Set(['-s', '-k', '--signal', '--kill-after']);
 
 interface Unwrapped {
@@ -277,6 +283,8 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
         u.viaXargs = true;
         const af = words.findIndex((w, k) => k > 0 && (w.text === '-a' || w.text === '--arg-file' || /^-[a-zA-Z0-9]+a$/.test(w.text)));
         if (af > 0 && words[af + 1]) u.xargsFile = words[af + 1];
+        const afEq = words.findIndex((w) => w.text.startsWith('--arg-file='));
+        if (afEq > 0) u.xargsFile = words[afEq].text === '--arg-file=' && words[afEq + 1] ? words[afEq + 1] : { ...words[afEq], text: words[afEq].text.slice(11) };
         for (let k = 1; k < words.length && words[k].text.startsWith('-'); k++) {
           const t = words[k].text;
           if (t === '-I') u.xargsReplace = words[k + 1]?.text;
@@ -341,6 +349,8 @@ function interpreterReadsStdin(argv: string[]): boolean {
 /** Runs a shell or an interpreter on its standard input. */
 export function readsScriptFromStdin(argv: string[]): boolean {
   const name = base(argv[0] ?? '');
+  // at/batch run the script they read through sh (not with -f FILE, nor to list, show or remove jobs).
+  if (name === 'at' || name === 'batch') return !argv.some((a) => /^-[a-zA-Z]*[flrdc]|^-V$/.test(a)) && !/^at(q|rm)$/.test(name);
   if (SHELLS.has(name)) return shellScript(argv).readsStdin;
   if (INTERPRETERS.has(name.replace(/[\d.]+$/, '')) || INTERPRETERS.has(name) || langOf(name) !== null) return langOf(name) === 'awk' ? argv.includes('-f') && argv.includes('-') : interpreterReadsStdin(argv);
   if (OTHER_INTERPRETERS.has(name) || OTHER_INTERPRETERS.has(name.replace(/[\d.]+$/, ''))) {
@@ -408,13 +418,19 @@ interface Walk {
   npmScripts: Map<string, string>;
   /** Descriptors opened on a secret (exec 5< ~/.aws/credentials). */
   secretFds: Map<number, string>;
+  /** Archives of the whole project or repository made on the line (tar czf s.tgz ., git bundle create b --all). */
+  projectCopies: Set<string>;
   /** Collecting a script that runs on another host (ssh HOST CMD). */
   remote?: boolean;
+  /** … on a production one. */
+  prod?: boolean;
+  /** Collecting the command of `git submodule foreach`. */
+  submodule?: boolean;
 }
 
 /** Analyses a command line. */
 export function analyzeCommand(command: string, env: AnalyzeEnv): Analysis {
-  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map(), copiedFrom: new Map(), gitConfig: [], readFeeds: new Map(), aliases: new Map(), movedFrom: new Map(), unpacked: [], listFiles: new Map(), npmScripts: new Map(), secretFds: new Map() };
+  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map(), copiedFrom: new Map(), gitConfig: [], readFeeds: new Map(), aliases: new Map(), movedFrom: new Map(), unpacked: [], listFiles: new Map(), npmScripts: new Map(), secretFds: new Map(), projectCopies: new Set() };
   collect(walk, command, env.cwd, 0, false);
   loopInputs(walk);
   for (const inv of walk.out) checkInvocation(walk, inv);
@@ -467,26 +483,42 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
       }
     }
   }
-  for (const original of [...parsed.commands, ...calls]) {
-    const cmd = withAlias(walk, original, cwd);
-    const inv = toInvocation(walk, cmd, cwd, depth, nested);
-    if (!inv) continue;
-    // Track cd for the commands that follow (subshell scoping is ignored: the cautious reading).
-    if (inv.argv[0] === 'cd' || inv.argv[0] === 'pushd') {
-      const target = inv.words.slice(1).find((w) => w.text !== '--' && !/^-[LPe@]+$/.test(w.text));
-      if (!target || target.text === '~') cwd = walk.env.home;
-      else if (target.dynamic || target.text === '-' || cwd === null) cwd = null;
-      else cwd = resolveFrom(cwd, target.text);
-      continue;
+  const all = [...parsed.commands, ...calls];
+  let errexit = false;
+  let replays = 0;
+  const run = (from: number, pipes: Map<number, Invocation[]>): void => {
+    for (let k = from; k < all.length; k++) {
+      const cmd = withAlias(walk, all[k], cwd);
+      const inv = toInvocation(walk, cmd, cwd, depth, nested);
+      if (!inv) continue;
+      if (inv.argv[0] === 'set' && inv.argv.some((a) => /^-[a-zA-Z]*e|^errexit$/.test(a))) errexit = true;
+      // Track cd for the commands that follow (subshell scoping is ignored: the cautious reading).
+      if (inv.argv[0] === 'cd' || inv.argv[0] === 'pushd') {
+        const target = inv.words.slice(1).find((w) => w.text !== '--' && !/^-[LPe@]+$/.test(w.text));
+        const before = cwd;
+        // cd $UNSET (unquoted, empty) is a bare cd: the home directory.
+        if (!target || target.text === '~' || (target.dynamic && !target.quoted && /^\$\{?[A-Za-z_]\w*\}?$/.test(target.text))) cwd = walk.env.home;
+        else if (target.dynamic || target.text === '-' || cwd === null) cwd = null;
+        else cwd = resolveFrom(cwd, target.text);
+        // cd DIR; CMD: when cd fails (no such DIR), CMD runs where the line was: read the rest from there too.
+        if (cmd.after !== '&&' && cmd.after !== '||' && !errexit && before !== null && cwd !== before && k + 1 < all.length && all.slice(k + 1).some((c) => /^(rm|find|xargs|chmod|chown|shred|truncate|git|mv|cp|rsync|tar|zip|sh|bash)$/.test(base(c.words[0]?.text ?? ''))) && replays++ < 2) {
+          const after = cwd;
+          cwd = before;
+          run(k + 1, new Map());
+          cwd = after;
+        }
+        continue;
+      }
+      const upstream = pipes.get(cmd.pipeline) ?? [];
+      inv.upstream = [...upstream];
+      upstream.push(inv);
+      pipes.set(cmd.pipeline, upstream);
+      readLoop(walk, inv);
+      walk.out.push(inv);
+      expandNested(walk, inv, cmd, depth);
     }
-    const upstream = byPipeline.get(cmd.pipeline) ?? [];
-    inv.upstream = [...upstream];
-    upstream.push(inv);
-    byPipeline.set(cmd.pipeline, upstream);
-    readLoop(walk, inv);
-    walk.out.push(inv);
-    expandNested(walk, inv, cmd, depth);
-  }
+  };
+  run(0, byPipeline);
 }
 
 /**
@@ -504,7 +536,8 @@ function readLoop(walk: Walk, inv: Invocation): void {
     return;
   }
   if (walk.readFeeds.size === 0 || inv.viaXargs) return;
-  for (const w of inv.words.slice(1)) {
+  // `> "$f"` (no command) truncates what the loop reads, as a command given it would.
+  for (const w of [...inv.words.slice(1), ...inv.redirects.filter((r) => /^>[|>]?$/.test(r.op)).map((r) => r.target)]) {
     if (!w.dynamic) continue;
     const m = /\$\{?([A-Za-z_]\w*)\}?/.exec(w.text);
     const feeds = m ? walk.readFeeds.get(m[1]) : undefined;
@@ -538,6 +571,13 @@ function withAlias(walk: Walk, cmd: SimpleCommand, cwd: string | null): SimpleCo
 function loopInputs(walk: Walk): void {
   for (let k = 0; k < walk.out.length; k++) {
     const inp = walk.out[k];
+    // while read l; do curl …$l…; done < ~/.aws/credentials: each line of the secret goes where the loop sends it.
+    const secretIn = inp.argv.length === 0 && inp.cwd !== null ? inp.redirects.find((x) => x.op === '<' && !x.target.dynamic && isSecret(walk, resolveFrom(inp.cwd!, x.target.text))) : undefined;
+    if (secretIn) {
+      const from = walk.out.slice(0, k).map((x) => x.argv[0]).lastIndexOf('read');
+      const sender = from < 0 ? undefined : walk.out.slice(from + 1, k).find((x) => (SENDERS.has(x.argv[0]) || networkDestination(x.argv.slice(1))) && x.words.some((w) => w.dynamic));
+      if (sender) block(walk, 'dangerous', `${sender.argv[0]} sends each line the loop reads from ${resolveFrom(inp.cwd!, secretIn.target.text)}: secrets must not leave this machine`);
+    }
     const r = inp.argv.length === 0 ? inp.redirects.find((x) => (x.op === '<' && x.target.subs.length > 0) || x.body !== undefined) : undefined;
     if (!r) continue;
     let feeder: Invocation;
@@ -653,9 +693,11 @@ function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth:
   }
   const argv = text(words);
   if (argv[0]?.includes('/') && !argv[0].startsWith('./')) argv[0] = base(argv[0]);
+  // bfs, gfind: find under another name.
+  if (/^(bfs|gfind)$/.test(argv[0] ?? '')) argv[0] = 'find';
   if (/^(bin\/rails|bin\/rake|\.\/bin\/rails)$/.test(words[0]?.text ?? '')) argv[0] = base(words[0].text);
   if (argv[0] === 'php' && argv[1] === 'artisan') argv.splice(0, 2, 'artisan');
-  return { remote: walk.remote, argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsFile: u.xargsFile, upstream: [], nested, assigned: u.assigned.map((w) => w.text) };
+  return { remote: walk.remote, prod: walk.prod, submodule: walk.submodule, argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsFile: u.xargsFile, upstream: [], nested, assigned: u.assigned.map((w) => w.text) };
 }
 
 /** Variables whose value is a command line a program runs later (git, pagers, editors, askpass helpers). */
@@ -721,7 +763,8 @@ function deleteAlias(words: Word[]): Word[] {
   if (n0 === 'coreutils' && /^--coreutils-prog=/.test(words[1]?.text ?? '')) return deleteAlias([{ ...words[1], text: words[1].text.slice(17) }, ...words.slice(2)]);
   const name = base(words[0]?.text ?? '');
   if (!/^(rimraf|rm-rf|del-cli|del|wipe|trash-rm)$/.test(name)) return words;
-  const globs = name !== 'rimraf' || words.some((a) => a.text === '--glob' || a.text === '-g');
+  // rimraf up to v3 (still what `npx rimraf@3` runs) globs its arguments by default: the cautious reading.
+  const globs = true;
   const w0 = words[0];
   return [{ ...w0, text: 'rm' }, { ...w0, text: '-rf' }, ...words.slice(1).filter((x) => !/^-[a-zA-Z]*[rRf]+$/.test(x.text)).map((x) => (globs && /[*?[]/.test(x.text) ? { ...x, glob: true } : x))];
 }
@@ -731,7 +774,7 @@ function stdinText(inv: Invocation): string | null {
   for (const r of inv.redirects) if (r.body !== undefined) return r.body;
   const feeder = inv.upstream[inv.upstream.length - 1];
   if (!feeder) return null;
-  if ((feeder.argv[0] === 'echo' || feeder.argv[0] === 'printf') && !feeder.words.some((w) => w.dynamic)) {
+  if ((feeder.argv[0] === 'echo' || feeder.argv[0] === 'printf') && !feeder.viaXargs && !feeder.words.some((w) => w.dynamic)) {
     const args = feeder.argv.slice(1).filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a)));
     if (feeder.argv[0] === 'printf') return printfFormat(args[0] ?? '', args.slice(1));
     // bash's echo prints \n as it is, zsh's and dash's turn it into a newline: both readings are checked.
@@ -743,6 +786,134 @@ function stdinText(inv: Invocation): string | null {
   return null;
 }
 
+/** The script a shell reads on stdin: known text, or the lines a generator upstream prints (sed/awk/jq/find -printf into sh). */
+function stdinScript(walk: Walk, inv: Invocation, depth: number): void {
+  const body = stdinText(inv);
+  if (body !== null) {
+    collect(walk, body, inv.cwd, depth + 1, true);
+    return;
+  }
+  let k = inv.upstream.length - 1;
+  while (k > 0 && /^(cat|tee|tac|sort|uniq|head|tail|stdbuf|pv)$/.test(inv.upstream[k].argv[0])) k--;
+  const g = inv.upstream[k];
+  if (!g) return;
+  // sort <<< TEXT | sh, grep … <<< TEXT | bash: a filter prints (part of) the text it is given.
+  const given = /^(sort|uniq|cat|head|tail|tee|grep|egrep|cut|column|fmt|fold|tac)$/.test(g.argv[0]) ? stdinText(g) : null;
+  if (given !== null) collect(walk, given, inv.cwd, depth + 1, true);
+  // Each line the generator may print is a command line, its input items put where they go.
+  const lines = generatorLines(walk, g);
+  const reader: Invocation = g.argv[0] === 'find' ? { ...g, redirects: [], xargsFile: undefined, upstream: [g] } : g;
+  for (const l of lines) perItem(walk, reader, l, ITEM, depth);
+}
+
+/** Stands for one input item in a generator's line. */
+const ITEM = '\u0001';
+
+/**
+ * What a text generator prints for one input item, ITEM where the item goes: sed `s/PAT/REPL/` (and
+ * `i`/`a`/`c` text), awk `print`/`printf`, jq strings with `\(…)`, find -printf and -exec echo/printf.
+ */
+function generatorLines(walk: Walk, g: Invocation): string[] {
+  const [name, ...args] = g.argv;
+  const out: string[] = [];
+  const input = stdinText(g);
+  // sed or perl -pe over known text: the substitutions applied to it, as the tool would.
+  const subs = name === 'sed' || (name === 'perl' && args.some((a) => /^-[a-zA-Z]*p/.test(a))) ? [...args.join('\n').matchAll(/(?:^|[;\n{}])\s*[\d$,/^]*\s*s(.)((?:(?!\1)[^\\]|\\.)*)\1((?:(?!\1)[^\\]|\\.)*)\1(g?)/g)] : [];
+  if (input !== null && subs.length > 0) {
+    for (const line of input.split('\n')) {
+      let l = line;
+      for (const m of subs) {
+        try {
+          const ere = name === 'perl' || args.some((a) => /^-[a-zA-Z]*[Er]$/.test(a));
+          const pat = ere ? m[2] : m[2].replace(/\\([(){}+?|])/g, '$1');
+          l = l.replace(new RegExp(pat, m[4] ? 'g' : ''), m[3].replace(/\\([0-9])/g, '$$$1').replace(/(?<!\\)&/g, '$$&').replace(/\\(.)/g, '$1'));
+        } catch {
+          /* not a pattern JS reads: the templates below still apply */
+        }
+      }
+      out.push(l);
+    }
+  }
+  if (name === 'yes' || name === 'envsubst') {
+    // yes TEXT prints TEXT; envsubst puts the environment into the text it reads.
+    const t = name === 'yes' ? args.join(' ') || 'y' : (input ?? '').replace(/\$\{?HOME\}?/g, walk.env.home);
+    out.push(t);
+  } else if (g.viaXargs && (name === 'echo' || name === 'printf')) {
+    // xargs -I{} echo rm -rf {}: each item in its place.
+    const t = args.filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a))).join(' ');
+    out.push(g.xargsReplace && t.includes(g.xargsReplace) ? t.split(g.xargsReplace).join(ITEM) : `${t} ${ITEM}`);
+  } else if (langOf(name) !== null && langOf(name) !== 'awk' && !args.some((a) => /^-[a-zA-Z]*p/.test(a) && name === 'perl')) {
+    const ic = inlineCode(langOf(name)!, g.argv);
+    const code = ic.code ?? (ic.readsStdin ? input : null);
+    if (code !== null) out.push(...printedText(langOf(name)!, code));
+    // node -p EXPR prints the expression's value.
+    const printed = code !== null && langOf(name) === 'js' && args.some((a) => /^(-[a-z]*p[a-z]*|--print)$/.test(a)) ? exprText('js', code) : null;
+    if (printed) out.push(printed);
+  }
+  if (name === 'sed') {
+    const scripts = args.filter((a, k) => /^(-e|--expression)$/.test(args[k - 1] ?? '') || (!a.startsWith('-') && !args.slice(0, k).some((x) => /^(-e|--expression)$/.test(x)) && k === args.findIndex((x) => !x.startsWith('-'))));
+    for (const sc of scripts) {
+      for (const m of sc.matchAll(/(?:^|[;\n{}])\s*[\d$,/^]*\s*s(.)((?:(?!\1)[^\\]|\\.)*)\1((?:(?!\1)[^\\]|\\.)*)\1/g)) {
+        const rep = m[3].replace(/\\([0-9&])|&|\\(.)/g, (x, d?: string, e?: string) => (d !== undefined ? (d === '&' ? '&' : ITEM) : e !== undefined ? (e === 'n' ? '\n' : e) : ITEM));
+        out.push(m[2].startsWith('^') && !rep.includes(ITEM) ? rep + ITEM : m[2].endsWith('$') && !rep.includes(ITEM) ? ITEM + rep : rep);
+      }
+      for (const m of sc.matchAll(/(?:^|[;\n])\s*[\d$]*\s*[aic]\\?\s*(\S[^\n;]*)/g)) out.push(m[1]);
+    }
+  } else if (langOf(name) === 'awk') {
+    const code = inlineCode('awk', g.argv).code ?? '';
+    const vars = new Map(args.filter((_, k) => args[k - 1] === '-v').map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)] as [string, string]));
+    for (const m of code.matchAll(/\b(printf?)\s*\(?((?:"(?:[^"\\]|\\.)*"|[^;}|>"])*)/g)) {
+      // Arguments (comma-separated), each a juxtaposition of strings, fields and variables.
+      const parts: string[] = [''];
+      for (const t of m[2].matchAll(/"((?:[^"\\]|\\.)*)"|\$\w+|[A-Za-z_]\w*(?:\[[^\]]*\])?|,/g)) {
+        if (t[1] !== undefined) parts[parts.length - 1] += t[1].replace(/\\(.)/g, (_x, e: string) => (e === 'n' ? '\n' : e));
+        else if (t[0] === ',') parts.push('');
+        else parts[parts.length - 1] += /^ENVIRON\[\s*"HOME"\s*\]$/.test(t[0]) ? walk.env.home : vars.get(t[0]) ?? ITEM;
+      }
+      // print joins its arguments with spaces; printf fills its format's %s with them in turn.
+      let k = 1;
+      const line = m[1] === 'printf' ? parts[0].replace(/%-?\d*s/g, () => parts[k++] ?? ITEM) : parts.join(' ');
+      if (line.trim() !== '') out.push(line);
+    }
+  } else if (name === 'jq') {
+    const named = new Map<string, string>();
+    args.forEach((a, k) => {
+      if (/^--(arg|argjson)$/.test(args[k - 2] ?? '') ) return;
+      if (/^--(arg|argjson)$/.test(a)) named.set(args[k + 1] ?? '', args[k + 2] ?? '');
+    });
+    const filter = args.find((a, k) => !a.startsWith('-') && !/^--(arg|argjson|slurpfile|rawfile)$/.test(args[k - 1] ?? '') && !/^--(arg|argjson|slurpfile|rawfile)$/.test(args[k - 2] ?? '')) ?? '';
+    for (const m of filter.replace(/"((?:[^"\\]|\\.)*)"\s*\+\s*\$(\w+)/g, '"$1\\($$$2)"').matchAll(/"((?:[^"\\]|\\.)*)"/g)) out.push(m[1].replace(/\\\(\s*\$(\w+)\s*\)/g, (x, n: string) => named.get(n) ?? ITEM).replace(/\\\([^)]*\)/g, ITEM).replace(/\\(.)/g, (_x, e: string) => (e === 'n' ? '\n' : e)));
+  } else if (name === 'git' && /^(for-each-ref|branch)$/.test(args[0] ?? '')) {
+    const fmt = args.find((a, k) => /^--format=/.test(a) || args[k - 1] === '--format');
+    if (fmt) out.push(fmt.replace(/^--format=/, '').replace(/%\((refname|objectname)[^)]*\)/g, ITEM));
+  } else if (name === 'find') {
+    args.forEach((a, k) => {
+      if (/^-f?printf$/.test(a)) out.push(unescapePrintf(args[k + (a === '-fprintf' ? 2 : 1)] ?? '').replace(/%[pPfhH]/g, ITEM));
+      if (/^-exec(dir)?$/.test(a) && /^(echo|printf)$/.test(base(args[k + 1] ?? ''))) {
+        const end = args.findIndex((x, j) => j > k && (x === ';' || x === '+'));
+        out.push(args.slice(k + 2, end < 0 ? undefined : end).filter((x, j) => !(j === 0 && /^-[neE]+$/.test(x))).join(' ').replace(/\{\}/g, ITEM));
+      }
+    });
+  }
+  void walk;
+  return out.flatMap((l) => l.split('\n')).filter((l) => l.trim() !== '');
+}
+
+/** A script run once per item a list feeds (xargs sh -c '… % …', a generator's lines into sh): each known item put in its hole. */
+function perItem(walk: Walk, inv: Invocation, script: string, hole: string | RegExp, depth: number): void {
+  if (typeof hole === 'string' && !script.includes(hole)) {
+    collect(walk, script, inv.cwd, depth + 1, true);
+    return;
+  }
+  const fed = xargsItems(walk, inv);
+  for (const t of (fed?.items ?? [STDIN_TARGET]).slice(0, 8)) {
+    const item = t.abs !== null && !t.abs.endsWith('/…') ? t.abs : '$ITEM';
+    const body = script.split(hole).join(item);
+    // The items of a whole tree deleted, shredded or emptied one by one: rm -r of the tree.
+    collect(walk, fed?.recursive && /^\s*(rm|shred|unlink|:?\s*>)/.test(body) && !/\s-[a-zA-Z]*[rR]/.test(body) ? body.replace(/^\s*(rm|shred(\s+-\w+)*|unlink|:?\s*>)\s*/, 'rm -r ') : body, inv.cwd, depth + 1, true);
+  }
+}
+
 /** Scripts inside an invocation: sh -c, eval, source of a substitution, heredocs into a shell, echo | sh, find -exec, inline interpreter code, files written earlier on the line, a container's command. */
 function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: number): void {
   const name = inv.argv[0];
@@ -752,19 +923,11 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     // sh -c 'rm -rf "$0"' / and bash -c '… $1' _ ~: the words after the script are $0, $1...
     const after = script !== null ? inv.argv.slice(inv.argv.lastIndexOf(script) + 1) : [];
     if (script !== null) collect(walk, after.length > 0 ? substitutePositional(script.replace(/"?\$\{?0\}?"?/g, `'${(after[0] ?? '').replace(/'/g, `'\\''`)}'`), after) : script, inv.cwd, depth + 1, true);
-    // find ~ | xargs -I % sh -c 'rm -rf "%"': each item xargs feeds is put into the script.
-    if (script !== null && inv.viaXargs && inv.xargsReplace && script.includes(inv.xargsReplace)) {
-      const fed = xargsItems(walk, inv);
-      for (const t of (fed?.items ?? []).slice(0, 8)) {
-        const item = t.abs !== null && !t.abs.endsWith('/…') ? t.abs : '$ITEM';
-        const body = script.split(inv.xargsReplace).join(item);
-        collect(walk, fed?.recursive && /^\s*(rm|shred|unlink)\b/.test(body) && !/\s-[a-zA-Z]*[rR]/.test(body) ? body.replace(/^\s*(rm)\b/, '$1 -r') : body, inv.cwd, depth + 1, true);
-      }
-    }
-    if (readsStdin) {
-      const body = stdinText(inv);
-      if (body !== null) collect(walk, body, inv.cwd, depth + 1, true);
-    } else if (script === null) {
+    // find ~ | xargs -I % sh -c 'rm -rf "%"' (or sh -c 'rm "$0"', xargs appending the item): each item xargs feeds is put into the script.
+    const hole = inv.xargsReplace ?? (after.length === 0 ? /"?\$\{?[0-9@*]\}?"?/g : null);
+    if (script !== null && inv.viaXargs && hole !== null && script.search(hole) >= 0) perItem(walk, inv, script, hole, depth);
+    if (readsStdin) stdinScript(walk, inv, depth);
+    else if (script === null) {
       procSubScript(walk, inv, depth);
       runScriptFile(walk, inv, scriptOperand(inv.argv), depth, null);
     }
@@ -776,9 +939,11 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     const asFind = fdAsFind(inv);
     if (asFind) findExec(walk, asFind, depth);
   } else if (name === 'source' || name === '.') {
+    // source /dev/stdin <<< '…': the shell reads its stdin as a script.
+    if (/^(-|\/dev\/(stdin|fd\/0)|\/proc\/self\/fd\/0)$/.test(inv.argv[1] ?? '')) stdinScript(walk, inv, depth);
     procSubScript(walk, inv, depth);
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
-  } else if (name === 'docker' || name === 'podman' || name === 'nerdctl') {
+  } else if (/^(docker|podman|nerdctl|docker-compose|podman-compose)$/.test(name)) {
     containerRun(walk, inv, depth);
   } else if (name === 'ctr' && inv.argv.includes('run')) {
     // containerd's ctr run [opts] IMAGE ID CMD…: read as docker run with the same mounts (--mount type=bind,src=…,dst=…).
@@ -801,8 +966,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     if (out !== null) collect(walk, [out, ...inv.argv.slice(1)].join(' '), inv.cwd, depth + 1, true);
   } else if (name === 'at' || name === 'batch') {
     // echo CMD | at now: at runs the text it reads through sh later; at -f FILE runs FILE.
-    const body = stdinText(inv);
-    if (body !== null) collect(walk, body, inv.cwd, depth + 1, true);
+    if (readsScriptFromStdin(inv.argv)) stdinScript(walk, inv, depth);
     const f = inv.argv[inv.argv.indexOf('-f') + 1];
     if (inv.argv.includes('-f') && f) {
       if (/^\/(tmp|var\/tmp|dev\/shm)\//.test(f)) block(walk, 'dangerous', `${name} -f ${f} schedules a script from a temporary directory to run unattended`);
@@ -814,9 +978,14 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     if (script !== null) {
       // On the remote host: a public key appended to its authorized_keys there is how a login is set up.
       const was = walk.remote;
+      const wasProd = walk.prod;
       walk.remote = name === 'ssh';
-      collect(walk, script, name === 'ssh' ? null : inv.cwd, depth + 1, true);
+      walk.prod ||= name === 'ssh' && /prod/i.test(inv.argv.find((a, k) => k > 0 && !a.startsWith('-') && !/^-[bcDEeFIiJLlmOoPpQRSWw]$/.test(inv.argv[k - 1])) ?? '');
+      // ssh HOST bash <<'EOF' … EOF: the remote shell reads the here-document.
+      const shellIn = SHELLS.has(base(script.trim().split(/\s+/)[0] ?? '')) && readsScriptFromStdin(script.trim().split(/\s+/)) ? stdinText(inv) : null;
+      collect(walk, shellIn ?? script, name === 'ssh' ? null : inv.cwd, depth + 1, true);
       walk.remote = was;
+      walk.prod = wasProd;
     }
   } else if (name === 'git' && inv.argv.includes('config')) {
     // git config alias.X '!CMD': the alias runs CMD through the shell.
@@ -833,12 +1002,24 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
   } else if (/^(pwsh|powershell)(\.exe)?$/i.test(name)) {
     const script = powershellScript(inv.argv);
     if (script !== null) collect(walk, powershellAsSh(script, walk.env.home), inv.cwd, depth + 1, true);
+    // iex (iwr URL), Invoke-Expression (…).DownloadString(URL): PowerShell's download-and-run.
+    if (script !== null && /\b(iex|Invoke-Expression)\b/i.test(script) && /\b(iwr|irm|Invoke-WebRequest|Invoke-RestMethod|DownloadString|DownloadData|curl|wget)\b/i.test(script)) block(walk, 'dangerous', `${name} runs code it downloads (Invoke-Expression of a web request): unreviewed code`, 'download it to a file, read it, then run it');
+  } else if (/^cmd(\.exe)?$/i.test(name)) {
+    // cmd.exe /c "rd /s /q C:\Users" (from WSL): read as the shell command it amounts to, the drives where WSL mounts them.
+    const at = inv.argv.findIndex((a) => /^\/[ck]$/i.test(a));
+    if (at > 0) collect(walk, cmdAsSh(inv.argv.slice(at + 1).join(' ')), inv.cwd, depth + 1, true);
   }
   else if (name === 'git') gitConfigCommands(walk, inv, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '') && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name)) npmScripts(walk, inv, depth);
   else if (name === 'make' && inv.argv.some((a, k) => a === '-' && /^(-f|--file|--makefile)$/.test(inv.argv[k - 1] ?? '')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(0, 1), argv: inv.argv.slice(0, 1) }, depth);
-  else if (!NOT_WRAPPERS.has(name) && !langOf(name ?? '') && depth < MAX_DEPTH) genericNested(walk, inv, depth);
+  else if (!NOT_WRAPPERS.has(name) && !langOf(name ?? '') && depth < MAX_DEPTH) {
+    // kubectl exec -n prod …, ansible -i inventory/prod …: what they run, runs in production.
+    const wasProd = walk.prod;
+    walk.prod ||= /^(kubectl|oc|ansible|ansible-playbook|helm)$/.test(name) && inv.argv.some((a, k) => /prod/i.test(a) && (/^(-n|--namespace|--context|-i|--inventory|-l|--limit)$/.test(inv.argv[k - 1] ?? '') || /^--(namespace|context|inventory|limit)=/.test(a) || (name === 'ansible' && k === 1)));
+    genericNested(walk, inv, depth);
+    walk.prod = wasProd;
+  }
   if (SOURCE_RUNNERS.test(name ?? '') && inv.cwd !== null && walk.files.size > 0) {
     // cat > /tmp/m.go <<EOF … EOF; go run /tmp/m.go: the source the line wrote is read for what it runs and deletes.
     for (const w of inv.words.slice(1)) {
@@ -861,8 +1042,13 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     }
   }
   if (lang) {
-    const { code, readsStdin } = inlineCode(lang, inv.argv);
-    const text = code ?? (readsStdin ? stdinText(inv) : null);
+    const { code: code0, readsStdin } = inlineCode(lang, inv.argv);
+    // python -c CODE ~ /x: the words after the code are its arguments.
+    const code = code0 !== null && lang !== 'awk' && inv.argv.lastIndexOf(code0) > 0 ? withArgs(lang, code0, inv.argv.slice(inv.argv.lastIndexOf(code0) + 1)) : code0;
+    // python3 - ARGS <<'PY': the words after `-` are the script's arguments.
+    const dash = inv.argv.indexOf('-');
+    const piped = code === null && readsStdin ? stdinText(inv) : null;
+    const text = code ?? (piped !== null && dash > 0 && lang !== 'awk' ? withArgs(lang, piped, inv.argv.slice(dash + 1)) : piped);
     if (text !== null) checkCode(walk, inv, lang, text, depth);
     // Code that runs what it reads on stdin (exec(sys.stdin.read()), eval(STDIN.read)): the piped text is code too.
     if (code !== null && /\b(exec|eval)\s*\(?[^;\n]*(stdin|STDIN|<STDIN>|readFileSync\(\s*(0|['"]\/dev\/stdin['"]))/.test(code)) {
@@ -885,7 +1071,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
  * Commands that matter when they are what a wrapper finally runs: deletes, disks, permissions,
  * git, downloads and network tools, shells and interpreters, services, the machine.
  */
-const HEADS = /^(rm|srm|rmdir|unlink|shred|truncate|dd|mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|parted|blkdiscard|chmod|chown|chgrp|chattr|setfacl|find|fd|xargs|git|curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|mv|cp|tee|install|ln|sh|bash|zsh|dash|ksh|fish|sudo|su|doas|env|python[\d.]*|perl|ruby|node|php[\d.]*|lua[\d.]*|kill|pkill|killall|shutdown|reboot|halt|poweroff|systemctl|launchctl|crontab|docker|podman|kubectl|terraform|aws|gcloud|gh|rimraf|del-cli|rm-rf|trash|trash-put|base64|openssl|iptables|usermod|passwd|userdel|chpasswd|visudo|mount|umount)$/;
+const HEADS = /^(rm|srm|rmdir|unlink|shred|truncate|dd|mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|parted|blkdiscard|chmod|chown|chgrp|chattr|setfacl|find|fd|xargs|git|curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|mv|cp|tee|install|ln|sh|bash|zsh|dash|ksh|fish|sudo|su|doas|env|python[\d.]*|perl|ruby|node|zx|tsx|ts-node|deno|bun|php[\d.]*|lua[\d.]*|kill|pkill|killall|shutdown|reboot|halt|poweroff|systemctl|launchctl|crontab|docker|podman|kubectl|terraform|aws|gcloud|gh|rimraf|del-cli|rm-rf|trash|trash-put|base64|openssl|iptables|usermod|passwd|userdel|chpasswd|visudo|mount|umount|flashrom|ddrescue|npm|pnpm|yarn|journalctl|gpg|security|etcdctl|redis-cli|psql|mysql|sqlite3|mongosh)$/;
 
 /**
  * Commands whose arguments are data (text, package names, paths), never a command they run:
@@ -918,7 +1104,7 @@ function embeddedCommand(text: string, anyHead = false): string | null {
 }
 
 /** Interpreters of languages without a table here: their -e/--eval value is code, not a shell line. */
-const CODE_TOOLS = /^(erl|escript|elixir|iex|emacs|racket|guile|sbcl|clisp|clojure|clj|bb|julia|octave|groovy|scala|kotlin|crystal|ghc|ghci|runghc|ocaml|swipl|gst|nim|dart|jshell|hy|fennel|janet|sqlite3|mysql|psql|mongosh|mongo|gdb|lldb)$/;
+const CODE_TOOLS = /^(raku|perl6|rakudo|erl|escript|elixir|iex|emacs|racket|guile|sbcl|clisp|clojure|clj|bb|julia|octave|groovy|scala|kotlin|crystal|ghc|ghci|runghc|ocaml|swipl|gst|nim|dart|jshell|hy|fennel|janet|sqlite3|mysql|psql|mongosh|mongo|gdb|lldb)$/;
 
 /** Text that reads as code of some language rather than a shell line: calls `f(…)`, s-expressions, methods on strings. */
 const CODE_LIKE = /\w\s*\(|^\s*\(|["'`]\s*\.\s*[\w!]/;
@@ -953,7 +1139,8 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
       }
       continue;
     }
-    if (HEADS.test(base(t))) {
+    // npx rimraf@3 …: a package named with its version is the package.
+    if (HEADS.test(base(t).replace(/(?<=.)@[^/]*$/, ''))) {
       from = k;
       break;
     }
@@ -971,8 +1158,8 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
       if (u.words.length === 0) continue;
       const name = base(u.words[0].text);
       void name;
-      const words = deleteAlias(u.words);
-      const child: Invocation = { ...inv, argv: text(words), words, elevated: inv.elevated || u.elevated, upstream: inv.upstream, nested: true };
+      const words = deleteAlias(u.words.map((x, k) => (k === 0 ? { ...x, text: x.text.replace(/(?<=.)@[^/]*$/, '') } : x)));
+      const child: Invocation = { ...inv, prod: inv.prod || walk.prod, argv: text(words), words, elevated: inv.elevated || u.elevated, upstream: inv.upstream, nested: true };
       child.argv[0] = base(child.argv[0]);
       walk.out.push(child);
       (inv.inner ??= []).push(child);
@@ -983,8 +1170,12 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
   const body0 = stdinText(inv);
   const body = body0 === null ? null : body0.replace(TCL_HOME, walk.env.home);
   for (const c of [...optScripts, ...scripts, ...(body !== null ? [body] : [])]) genericCodeDeletes(walk, inv, c);
-  const code = [...scripts, ...optScripts, ...(body !== null ? [body] : [])].filter((x) => CODE_LIKE.test(x));
+  // The option of a tool whose language has no table here (raku -e 'shell "…"') is code whatever it looks like.
+  const codeTool = CODE_TOOLS.test(base(inv.argv[0] ?? ''));
+  const code = [...scripts, ...optScripts, ...(body !== null ? [body] : [])].filter((x) => CODE_LIKE.test(x) || (codeTool && optScripts.includes(x)));
   const texts = [...scripts, ...code.flatMap(stringLiterals)];
+  // run "rm", "-rf", %*ENV<HOME> (raku), (system* "rm" "-rf" …): a call given its command as a list of words is that command line.
+  for (const c of code) for (const m of c.replace(/%\*ENV<HOME>|\$\*HOME\b/g, '"~"').matchAll(/\b(?:run|shell|system\*?|exec|spawn|process)\s*\(?\s*((?:"[^"]*"\s*,?\s*){2,})/g)) texts.push(stringLiterals(m[1]).join(' '));
   if (body !== null) texts.push(...body.split('\n').map((l) => l.replace(/^\t/, '')));
   const seen = new Set<string>();
   // An option meant for a command line is one, whatever its first word; elsewhere a line counts when it starts with a command that matters.
@@ -1042,15 +1233,24 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
     checkDelete(walk, inv, target(inv, w), !!m[1], `${inv.argv[0]} code`);
   }
   // Emacs Lisp (delete-directory "~" t), Elixir File.rm_rf!(System.user_home()).
-  for (const m of code.replace(/System\.user_home!?\(\)|\(expand-file-name\s+"~"\)|\(getenv\s+"HOME"\)/g, '"~"').matchAll(/\((delete-directory|delete-file)\s+"([^"]*)"(\s+t)?|File\.rm_rf!?\(\s*"([^"]*)"/g)) {
+  // Racket (delete-directory/files (find-system-path 'home-dir)).
+  for (const m of code.replace(/System\.user_home!?\(\)|\(expand-file-name\s+"~"\)|\(getenv\s+"HOME"\)|\(find-system-path\s+(?:'|\(quote\s+)home-dir\)?\)/g, '"~"').matchAll(/\((delete-directory\/files|delete-directory|delete-file)\s+"([^"]*)"(\s+t)?|File\.rm_rf!?\(\s*"([^"]*)"/g)) {
     const p = m[2] ?? m[4];
     if (!/^(~|\/|\.)(\/.*)?$/.test(p)) continue;
-    checkDelete(walk, inv, target(inv, { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true }), !!m[3] || !!m[4], `${inv.argv[0]} code`);
+    checkDelete(walk, inv, target(inv, { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true }), !!m[3] || !!m[4] || m[1] === 'delete-directory/files', `${inv.argv[0]} code`);
+  }
+  // System.cmd("rm", ["-rf", HOME]) (elixir), run(`rm -rf ~`) and the like: a program and its argument list.
+  for (const m of code.replace(/System\.user_home!?\(\)|System\.get_env\(\s*"HOME"\s*\)/g, '"~"').matchAll(/\b\w+\(\s*"([\w.-]+)"\s*,\s*\[([^\]]*)\]/g)) {
+    if (!HEADS.test(m[1])) continue;
+    const line = [m[1], ...[...m[2].matchAll(/"([^"]*)"/g)].map((x) => x[1])].join(' ');
+    collect(walk, line, inv.cwd, 1, true);
   }
   if (code.length > 20_000 || !/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\b/.test(code)) return;
   const norm = code
     .replace(/\bhomedir\(\)|os\.Getenv\(\s*"HOME"\s*\)|os\.UserHomeDir\(\)|System\.getProperty\(\s*"user\.home"\s*\)|System\.getenv\(\s*"HOME"\s*\)|Sys\.getenv\(\s*"HOME"\s*\)|ENV\[\s*"HOME"\s*\]|Environment\.GetFolderPath\([^)]*UserProfile\)|std::env::var\(\s*"HOME"\s*\)[^,);]*|dirs::home_dir\(\)[^,);]*|FileManager\.default\.homeDirectoryForCurrentUser[^,);]*|\$(?:::)?env\(HOME\)/g, '"~"')
-    .replace(/\bpwd\(\)|os\.Getwd\(\)|System\.getProperty\(\s*"user\.dir"\s*\)|Directory\.GetCurrentDirectory\(\)/g, '"."');
+    .replace(/\bpwd\(\)|os\.Getwd\(\)|System\.getProperty\(\s*"user\.dir"\s*\)|Directory\.GetCurrentDirectory\(\)/g, '"."')
+    // home, _ := os.UserHomeDir(); os.RemoveAll(home): a variable holding the path, put in.
+    .replace(/\b(\w+)(?:\s*,\s*_)?\s*:?=\s*"(~|\.|\/[^"]*)"[\s\S]*/, (all, id: string, v: string) => all.replace(new RegExp(`\\(\\s*${id}\\s*\\)`, 'g'), `("${v}")`));
   for (const m of norm.matchAll(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\s*\(\s*(?:new\s+File\()?(["'])([^"']*)\2/g)) {
     const p = m[3];
     if (!/^(~|\/|\.)(\/.*)?$/.test(p)) continue;
@@ -1072,7 +1272,12 @@ function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
     else if (a0.includes('rebase') && a0[k].startsWith('--exec=')) collect(walk, a0[k].slice(7), inv.cwd, depth + 1, true);
   }
   const fe = a0.indexOf('foreach');
-  if (a0.includes('submodule') && fe > 0) collect(walk, a0.slice(fe + 1).filter((x) => !/^--(recursive|quiet)$/.test(x)).join(' '), inv.cwd, depth + 1, true);
+  if (a0.includes('submodule') && fe > 0) {
+    const was = walk.submodule;
+    walk.submodule = true;
+    collect(walk, a0.slice(fe + 1).filter((x) => !/^--(recursive|quiet)$/.test(x)).join(' '), inv.cwd, depth + 1, true);
+    walk.submodule = was;
+  }
   const br = a0.indexOf('run');
   if (a0.includes('bisect') && br > 0) collect(walk, a0.slice(br + 1).map((x) => (/^[\w@%+=:,./~-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`)).join(' '), inv.cwd, depth + 1, true);
   const ci = inv.argv.indexOf('config');
@@ -1088,11 +1293,15 @@ function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
     if (a[k - 1] === '-c' && a[k].includes('=')) {
       key = a[k].slice(0, a[k].indexOf('='));
       value = a[k].slice(a[k].indexOf('=') + 1);
-    } else if (a.includes('config') && (keys.test(a[k]) || /^core\.hookspath$/i.test(a[k])) && a[k + 1] !== undefined && !a[k + 1].startsWith('-')) {
+    } else if (a.includes('config') && (keys.test(a[k]) || /^core\.hookspath$|^include(if\.[^]*)?\.path$|^credential\..+\.helper$/i.test(a[k])) && a[k + 1] !== undefined && !a[k + 1].startsWith('-')) {
       key = a[k];
       value = a[k + 1];
     }
     if (key && value && keys.test(key) && !/^core\.hookspath$/i.test(key)) collect(walk, value.replace(/^!/, ''), inv.cwd, depth + 1, true);
+    // credential.helper '!f() { cat >> /tmp/c; }; f': a helper that stores or sends what git gives it is given every password from now on.
+    if (key && value && /^credential(\..+)?\.helper$/i.test(key) && /^!/.test(value) && /(^|[^>])>>?\s*[^&\s]|\btee\b|\b(curl|wget|nc|ncat|socat|ssh|scp)\b/.test(value)) block(walk, 'dangerous', `git config ${key} runs \`${value.slice(1, 70)}\`, which keeps or sends the passwords git hands it: every later login is captured`, 'use a credential helper of the platform (osxkeychain, libsecret, manager) or gh auth setup-git');
+    // include.path of a temp file: its settings (hooks, pagers, aliases) nobody sees.
+    if (key && value && /^include(if\..*)?\.path$/i.test(key) && /^(\/tmp|\/var\/tmp|\/dev\/shm)(\/|$)/.test(value) && !isUnder(value, walk.env.home)) block(walk, 'dangerous', `git config ${key} ${value} loads settings from a temporary file into every git command`, 'put the settings in the repository\'s own config, where they can be read');
     // core.hooksPath somewhere outside the project (a temp dir, a download): hooks from there run in every repository.
     if (key && value && /^core\.hookspath$/i.test(key) && /^(\/tmp|\/var\/tmp|\/dev\/shm)(\/|$)|^https?:/.test(value)) {
       block(walk, 'dangerous', `git config ${key} ${value}: hooks from there would run in every git command of the user`, 'keep hooks in the repository (.githooks) and set core.hooksPath to it only there');
@@ -1145,7 +1354,7 @@ function powershellScript(argv: string[]): string | null {
  * home directory, `;` and newlines separate statements; anything else passes through as words.
  */
 function powershellAsSh(script: string, home: string): string {
-  return script
+  return winPaths(script)
     .replace(/\$env:(HOME|USERPROFILE)\b|\$HOME\b/gi, home)
     // Get-ChildItem X | Remove-Item: everything in X removed.
     .replace(/\b(?:Get-ChildItem|gci|dir|ls)\s+(?:-\w+\s+)*(?:-Path\s+)?(["']?)([^\s|"']+)\1[^|;]*\|\s*(?:Remove-Item|ri|rm|del|erase)\b/gi, (_m, _q, dir: string) => `rm '${dir === '~' ? home : dir}'/*`)
@@ -1155,6 +1364,23 @@ function powershellAsSh(script: string, home: string): string {
     .replace(/\s-(Path|LiteralPath)\b/gi, ' ')
     .replace(/\bFormat-Volume\b/gi, 'mkfs')
     .replace(/\bClear-Disk\b/gi, 'wipefs -a');
+}
+
+/** Windows paths (C:\Users, %USERPROFILE%) as WSL sees them, under /mnt/<drive>. */
+function winPaths(script: string): string {
+  return script
+    .replace(/%(USERPROFILE|HOMEPATH)%/gi, 'C:\\Users\\user')
+    .replace(/%(SystemRoot|windir)%/gi, 'C:\\Windows')
+    .replace(/%(SystemDrive)%/gi, 'C:')
+    .replace(/\b([A-Za-z]):(\\[^\s"']*|(?=[\s"']|$))/g, (_m, d: string, rest: string) => `/mnt/${d.toLowerCase()}${(rest || '/').replace(/\\/g, '/')}`);
+}
+
+/** cmd.exe's deletes and formats read as rm -rf and mkfs: `rd /s`, `rmdir /s`, `del /s`, `format X:`. */
+function cmdAsSh(script: string): string {
+  return winPaths(script)
+    .replace(/\b(rd|rmdir|del|erase)\b((?:\s+\/[a-z]\b)*)/gi, (_m, c: string, opts: string) => (/\/s\b/i.test(opts) || /^(rd|rmdir)$/i.test(c) ? 'rm -rf' : 'rm -f'))
+    .replace(/\bformat\b/gi, 'mkfs')
+    .replace(/\s&&?\s/g, ' ; ');
 }
 
 /** The first operand of a shell or interpreter: the script file it runs. */
@@ -1183,13 +1409,16 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
     for (const r of inv.redirects) if (['>', '>>', '>|', '&>'].includes(r.op) && !r.target.dynamic) walk.secretFiles.add(resolveFrom(inv.cwd, r.target.text));
     const ops = operands(inv.words, new Set(['-C', '-T', '-X']));
     const fIdx = inv.argv.findIndex((a, k) => k > 0 && (/^-[a-zA-Z]*f$/.test(a) || a === '--file' || (k === 1 && name === 'tar' && /^[a-zA-Z]*f$/.test(a))));
-    const out = name === 'tar' && fIdx > 0 ? inv.words[fIdx + 1] : name === 'zip' || name === '7z' ? ops.find((w) => !['a'].includes(w.text)) : /^(cp|rsync|install|ditto)$/.test(name) ? ops[ops.length - 1] : undefined;
+    const zipOps = name === 'zip' ? operands(inv.words, new Set(['-P', '--password', '-b', '-n', '-t', '-tt', '-x', '-i', '-O', '--out'])) : ops;
+    const out = name === 'tar' && fIdx > 0 ? inv.words[fIdx + 1] : name === 'zip' || name === '7z' ? zipOps.find((w) => !['a'].includes(w.text)) : /^(cp|rsync|install|ditto)$/.test(name) ? ops[ops.length - 1] : undefined;
     if (out && !out.dynamic && out.text !== '-') walk.secretFiles.add(resolveFrom(inv.cwd, out.text));
     // openssl enc -in SECRET -out FILE, gpg -o FILE, base64 SECRET -o FILE: the output holds the secret.
     inv.words.forEach((w, k) => {
       const next = inv.words[k + 1];
       if (['-out', '-o', '--output'].includes(w.text) && next && !next.dynamic && next.text !== '-') walk.secretFiles.add(resolveFrom(inv.cwd!, next.text));
     });
+    // split SECRET PREFIX writes PREFIXaa, PREFIXab...: each piece holds part of it.
+    if (name === 'split') walk.secretFiles.add(`${resolveFrom(inv.cwd, operands(inv.words, new Set(['-b', '-l', '-n', '-C', '-a', '-t', '--additional-suffix']))[1]?.text ?? 'x')}*`);
     // gpg -c FILE writes FILE.gpg.
     if (name === 'gpg') for (const w of ops) if (isSecret(walk, target(inv, w).abs)) walk.secretFiles.add(`${target(inv, w).abs}.gpg`);
   }
@@ -1200,10 +1429,33 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
     if ((name === 'echo' || name === 'printf') && !inv.words.some((w) => w.dynamic)) {
       const args = inv.argv.slice(1).filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a)));
       content = name === 'printf' ? printfFormat(args[0] ?? '', args.slice(1)) : args.join(' ');
-    } else if (name === 'cat') content = inv.redirects.find((x) => x.body !== undefined)?.body ?? null;
+    } else if (name === 'cat') content = inv.redirects.find((x) => x.body !== undefined)?.body ?? stdinText(inv);
+    // echo CODE | sed '1i import shutil' > t.py: a filter of known text writes that text and the lines it adds.
+    else if (/^(sed|[gm]?awk|tr|tee)$/.test(name) && stdinText(inv) !== null) content = [...generatorLines(walk, inv).map((l) => l.split(ITEM).join('')), stdinText(inv)].join('\n');
     const downloaded = DOWNLOADERS.has(name) ? name : null;
     if (content !== null || downloaded) walk.files.set(abs, { content, downloaded });
     checkAutoRun(walk, inv, abs, content, downloaded);
+  }
+  // tar czf s.tgz ., zip -r s.zip ., git bundle create b --all, git archive -o a.zip HEAD: the whole project in one file.
+  const whole = (w: Word) => !w.dynamic && isUnder(walk.env.project, resolveFrom(inv.cwd!, w.text));
+  const tarOut = name === 'tar' && /c/.test(inv.argv[1] ?? '') ? inv.words[inv.argv.findIndex((a, k) => k > 0 && /^-?[a-zA-Z]*f$/.test(a)) + 1] : undefined;
+  if (tarOut && operands(inv.words, new Set(['-C'])).some((w) => w !== tarOut && w !== inv.words[1] && whole(w))) walk.projectCopies.add(resolveFrom(inv.cwd, tarOut.text));
+  if (name === 'zip' && inv.argv.some((a) => /^-[a-zA-Z]*r/.test(a))) {
+    const zo = operands(inv.words, new Set(['-P', '--password', '-x', '-i']));
+    if (zo.length > 1 && zo.slice(1).some(whole)) walk.projectCopies.add(resolveFrom(inv.cwd, zo[0].text));
+  }
+  if (name === 'git' && ((inv.argv[1] === 'bundle' && inv.argv[2] === 'create' && inv.argv.includes('--all')) || inv.argv[1] === 'archive')) {
+    const out = inv.argv[1] === 'bundle' ? inv.words[3] : inv.words[inv.argv.findIndex((a) => a === '-o' || a === '--output') + 1];
+    if (out && inv.argv.findIndex((a) => a === '-o' || a === '--output') !== -1 || inv.argv[1] === 'bundle') if (out) walk.projectCopies.add(resolveFrom(inv.cwd, out.text.replace(/^--output=/, '')));
+  }
+  // tee FILE <<< TEXT, cp /dev/stdin FILE, dd of=FILE, sponge FILE: FILE holds what comes in on stdin.
+  const STDIN = /^(-|\/dev\/(stdin|fd\/0)|\/proc\/self\/fd\/0)$/;
+  const ops = /^(tee|sponge|cp|install)$/.test(name) ? operands(inv.words) : [];
+  const sinks = /^(tee|sponge)$/.test(name) ? ops : /^(cp|install)$/.test(name) && ops.length === 2 && STDIN.test(ops[0].text) ? [ops[1]] : name === 'dd' && !inv.argv.some((a) => /^if=/.test(a) && !STDIN.test(a.slice(3))) ? inv.words.filter((w) => /^of=/.test(w.text)).map((w) => ({ ...w, text: w.text.slice(3) })) : [];
+  const piped = sinks.length > 0 ? stdinText(inv) : null;
+  if (piped !== null) for (const w of sinks) if (!w.dynamic) {
+    walk.files.set(resolveFrom(inv.cwd, w.text), { content: piped, downloaded: null });
+    checkAutoRun(walk, inv, resolveFrom(inv.cwd, w.text), piped, null);
   }
   // An archive the line downloaded, unpacked: what it holds is as unreviewed as the download (its scripts run later on the line are refused).
   if ((name === 'tar' && inv.argv.some((a, k) => k > 0 && (/^-?[a-zA-Z]*x/.test(a) || a === '--extract'))) || name === 'unzip' || name === 'bsdtar' || (name === '7z' && inv.argv[1] === 'x')) {
@@ -1280,7 +1532,8 @@ function downloadOutputs(inv: Invocation): Word[] {
 
 /** Files git runs by itself (.git/hooks/*): what is written there is checked as the script it becomes; a download there is refused. */
 function checkAutoRun(walk: Walk, inv: Invocation, abs: string, content: string | null, downloaded: string | null): void {
-  if (!/\/\.git\/hooks\/[^/]+$/.test(abs) || /\.sample$/.test(abs)) return;
+  // git hooks (also husky's), and direnv's .envrc (run by the shell on entering the directory).
+  if (!/\/\.git\/hooks\/[^/]+$|\/\.husky\/[^/_][^/]*$|\/\.envrc$/.test(abs) || /\.sample$/.test(abs)) return;
   if (downloaded) block(walk, 'dangerous', `${downloaded} writes a download into the git hook ${abs}: git would run it on its own`, 'download it, read it, then install the hook');
   else if (content !== null) collect(walk, content, inv.cwd, 1, true);
 }
@@ -1317,7 +1570,10 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
     checkCode(walk, inv, lang, d, depth + 1);
   }
   for (const d of f.deletes) {
-    const w: Word = { text: d.path.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: /[*?]/.test(d.path), subs: [], quoted: true };
+    // A path the code takes from a command's output ("$(git rev-parse --show-toplevel)"): resolved as the shell would, or unknown.
+    const sub = /^\$\((.*)\)(.*)$/s.exec(d.path);
+    const out = sub ? resolveSubstitution(sub[1], parseEnv(walk, inv.cwd)) : null;
+    const w: Word = sub && out === null ? { text: `$(…)${sub[2]}`, dynamic: true, glob: false, subs: [sub[1]], quoted: true } : { text: (out !== null ? out + sub![2] : d.path).replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: /[*?]/.test(d.path), subs: [], quoted: true };
     checkDelete(walk, inv, target(inv, w), d.recursive, who);
   }
   for (const dev of f.devices) block(walk, 'dangerous', `${who} writes onto the disk device ${dev}`, 'check the device with lsblk first and write to an image file instead');
@@ -1331,9 +1587,19 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
   const args = inv.argv.slice(1);
   let i = 0;
   while (i < args.length && args[i].startsWith('-')) i += ['-H', '--host', '--context', '-c', '--config', '--log-level', '-l'].includes(args[i]) ? 2 : 1;
-  const sub = args[i] === 'container' ? args[i + 1] : args[i];
+  // docker compose run SERVICE CMD (docker-compose run …) is a run of the service's image.
+  const compose = (args[i] === 'compose' && args[i + 1] === 'run') || (/-compose$/.test(inv.argv[0]) && args[i] === 'run');
+  const sub = args[i] === 'container' || args[i] === 'compose' ? args[i + 1] : args[i];
+  if (sub === 'exec') {
+    // docker exec [-u 0] CONTAINER CMD: CMD runs inside the container, on its own files.
+    let k = args[i] === 'container' || args[i] === 'compose' ? i + 2 : i + 1;
+    while (k < args.length && args[k].startsWith('-')) k += /^(-u|--user|-w|--workdir|-e|--env|--env-file|--detach-keys|--index)$/.test(args[k]) ? 2 : 1;
+    const cmd = args.slice(k + 1);
+    if (cmd.length > 0) collect(walk, cmd.map((a) => (/^[\w@%+=:,./~-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' '), null, depth + 1, true);
+    return;
+  }
   if (sub !== 'run' && sub !== 'create') return;
-  let j = args[i] === 'container' ? i + 2 : i + 1;
+  let j = args[i] === 'container' || compose ? i + 2 : i + 1;
   const mounts: { host: string; inside: string; ro: boolean }[] = [];
   let privileged = false;
   let hostDevice = false;
@@ -1365,10 +1631,14 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
     }
     if (eq < 0 && valueOpts.has(key)) j++;
   }
-  const command = args.slice(j + 1);
+  // An image whose entrypoint is its tool (curlimages/curl -F …): options first mean the tool runs with them.
+  const command = args[j + 1]?.startsWith('-') ? [(args[j] ?? '').replace(/[:@].*$/, '').split('/').pop() ?? '', ...args.slice(j + 1)] : args.slice(j + 1);
   const who = `${inv.argv[0]} run`;
   for (const m of mounts) {
-    if (m.host === '/' || m.host === '/var/run/docker.sock' || m.host === '/run/docker.sock' || m.host.endsWith('/podman.sock')) {
+    // The engine's socket answers whatever connects, :ro or not; a container whose known command only reads (docker ps) is a warning.
+    const readsOnly = m.host !== '/' && /^docker\s+(ps|images|image\s+ls|inspect|version|info|logs|stats|events|container\s+ls)\b/.test(args.slice(j + 1).join(' '));
+    if (readsOnly) warn(walk, 'suspicious', `${who} mounts the container engine socket: the container can control the machine`);
+    else if (m.host === '/' || m.host === '/var/run/docker.sock' || m.host === '/run/docker.sock' || m.host.endsWith('/podman.sock')) {
       block(walk, 'dangerous', `${who} mounts the host's ${m.host === '/' ? 'root filesystem' : 'container engine socket'} into a container: whatever runs there controls the machine`, 'mount only the project directory, e.g. -v "$PWD":/app');
     } else if (!m.ro && isSystemPath(m.host, walk.env.home) && !isUnder(m.host, '/tmp') && !/^\/var\/lib\/./.test(m.host) && !/^\/etc\/(localtime|timezone|hosts|resolv\.conf|machine-id|ssl\/certs)$/.test(m.host)) {
       block(walk, 'dangerous', `${who} mounts the system path ${m.host} writable into a container`, 'mount it read-only (:ro) or mount only the project directory');
@@ -1419,10 +1689,14 @@ function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; nameFil
   const tests = lastOr >= 0 && all.slice(lastOr).some((a) => a === '-delete' || /^-(exec|execdir|ok|okdir|print0?|printf|fprint0?|ls|fls)$/.test(a)) ? all.slice(lastOr + 1) : all;
   // A test that matches everything (-name '*', -regex '.*') is no filter; -mindepth, -type, -maxdepth are none either.
   // A negated test (! -name '.', -not -name x) excludes a few files and keeps the rest: no filter either.
+  // -newermt 2000-01-01, -mtime -99999: an age filter reaching back decades selects everything.
+  const ancient = (a: string, v: string) => (/^-newer[amcB]t$/.test(a) && /^(19\d\d|20(0\d|1[0-4]))\b/.test(v)) || (/^-[amc]time$/.test(a) && /^-\d{4,}$/.test(v)) || (/^-[amc]min$/.test(a) && /^-\d{7,}$/.test(v));
   const filtered = tests.some(
-    (a, k) => /^-(i?name|i?path|i?regex|i?wholename|newer\w*|[amc](time|min)|size|empty|user|group|perm|links|inum|samefile|lname|nouser|nogroup)$/.test(a) && !MATCH_ALL.has(tests[k + 1] ?? '') && tests[k - 1] !== '!' && tests[k - 1] !== '-not',
+    (a, k) => /^-(i?name|i?path|i?regex|i?wholename|newer\w*|[amc](time|min)|size|empty|user|group|perm|links|inum|samefile|lname|nouser|nogroup)$/.test(a) && !MATCH_ALL.has(tests[k + 1] ?? '') && !ancient(a, tests[k + 1] ?? '') && tests[k - 1] !== '!' && tests[k - 1] !== '-not',
   );
-  const namePattern = tests.find((a, k) => /^-i?name$/.test(tests[k - 1] ?? '') && !MATCH_ALL.has(a)) ?? null;
+  // -path '*/.ssh/*' names the keys as -name .ssh would.
+  const secretPath = tests.flatMap((a, k) => (/^-i?(path|wholename)$/.test(tests[k - 1] ?? '') ? a.split('/').filter((seg) => isSecretName(seg.replace(/^\*+|\*+$/g, ''))) : []))[0];
+  const namePattern = tests.find((a, k) => /^-i?name$/.test(tests[k - 1] ?? '') && !MATCH_ALL.has(a) && tests[k - 2] !== '!' && tests[k - 2] !== '-not') ?? secretPath?.replace(/^\*+|\*+$/g, '') ?? null;
   // Filters on names and paths narrow a listing of / or the home directory; size, owner, age or kind still select nearly all of it.
   const nameFiltered = tests.some((a, k) => /^-(i?name|i?path|i?regex|i?wholename|i?lname|inum|samefile)$/.test(a) && !MATCH_ALL.has(tests[k + 1] ?? '') && tests[k - 1] !== '!' && tests[k - 1] !== '-not');
   return { roots: roots.length > 0 ? roots : [{ text: '.', dynamic: false, glob: false, subs: [], quoted: false }], filtered, nameFiltered, exprStart: i, namePattern };
@@ -1528,7 +1802,8 @@ function findExec(walk: Walk, inv: Invocation, depth: number): void {
         // sh -c 'rm -rf "$1"' _ {}: the positional parameters are the words after the script.
         if (script !== null) {
           const pos = child.argv.slice(child.argv.indexOf(script) + 1);
-          collect(walk, substitutePositional(script, pos), inv.cwd, depth + 1, true);
+          // With no filter the found paths are the whole tree: rm of them is rm -r of the root.
+          collect(walk, substitutePositional(filtered ? script : script.replace(/\brm\s+(?!-[a-zA-Z]*[rR])/g, 'rm -r '), pos), inv.cwd, depth + 1, true);
           // for f; do … "$f" …; done walks the positional parameters: set them first.
           if (/\bfor\s+\w+\s*(;|\n|do\b)/.test(script) && pos.length > 1) collect(walk, `set -- ${pos.slice(1).map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ')}\n${filtered ? script : script.replace(/\brm\s+(?!-[a-zA-Z]*[rR])/g, 'rm -r ')}`, inv.cwd, depth + 1, true);
         }
@@ -1648,7 +1923,14 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   else checkSecretReachesNetwork(walk, inv);
   checkOutputSubstitutions(walk, inv);
   checkServices(walk, inv);
+  for (const f of serviceFindings(inv.argv, inv.assigned ?? [])) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
   checkServesSecrets(walk, inv);
+  // Files encrypted with a key drawn at random and kept nowhere ($RANDOM, openssl rand, /dev/urandom), the originals
+  // deleted on the same line: ransom-style, the data can never be read again.
+  const encrypts = /^(openssl|gpg|gpg2|zip|7z|7za|age|ccrypt|scrypt|aescrypt)$/.test(name) && (name !== 'openssl' || /^(enc|aes|des|chacha|camellia)/.test(inv.argv[1] ?? ''));
+  if (encrypts && inv.words.some((w) => /\$\{?RANDOM\b/.test(w.text) || w.subs.some((sub) => /\/dev\/u?random|openssl\s+rand|uuidgen|pwgen|\$RANDOM|mktemp/.test(sub))) && walk.out.some((i) => /^(rm|shred|srm|unlink)$/.test(i.argv[0]) || (i === inv && i.argv.some((a) => (/^7za?$/.test(name) ? a === '-sdel' : name === 'zip' && /^-[a-zA-Z]*m[a-zA-Z]*$/.test(a)))))) {
+    block(walk, 'dangerous', `${name} encrypts with a key drawn at random and kept nowhere, and the line deletes the originals: the data can never be read again`, 'encrypt with a key the user holds, and keep the originals until the result is checked');
+  }
 
   switch (name) {
     case 'rm':
@@ -1667,6 +1949,13 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       if (recursive) critical(walk, `rm ${args.join(' ')}`);
       break;
     }
+    case 'zip': {
+      // zip -m (--move) deletes each source once it is in the archive; with -r, whole trees.
+      if (!args.some((a) => /^-[a-zA-Z]*m[a-zA-Z]*$|^--move$/.test(a))) break;
+      const ops = operands(inv.words, new Set(['-P', '--password', '-b', '-n', '-t', '-tt', '-x', '-i', '-O', '--out']));
+      for (const w of ops.slice(1)) checkDelete(walk, inv, target(inv, w), args.some((a) => /^-[a-zA-Z]*r/.test(a)), 'zip -m');
+      break;
+    }
     case 'rmdir':
     case 'unlink':
     case 'truncate':
@@ -1677,7 +1966,13 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       for (const w of operands(inv.words, new Set(['-s', '-n', '--size', '--iterations']))) {
         const t = target(inv, w);
         if (t.abs && isDiskDevice(t.abs)) block(walk, 'dangerous', `${name} on the disk device ${t.abs} destroys its data`, 'check the device with lsblk first; nothing on a disk device can be undone');
-        else checkWrite(walk, inv, t, name);
+        else {
+          checkWrite(walk, inv, t, name);
+          // What shred overwrites is gone as if deleted (.git/objects/pack/*).
+          if (name === 'shred' || name === 'truncate') checkDelete(walk, inv, t, false, name);
+          // shred of keys, tokens or the shell history: destroyed beyond recovery, on purpose.
+          if (name === 'shred' && t.abs !== null && isUnder(t.abs, walk.env.home) && !isUnder(t.abs, walk.env.project) && isSecretSource(t.abs, walk.env)) block(walk, 'dangerous', `shred destroys ${t.abs} beyond recovery`);
+        }
       }
       break;
     }
@@ -1838,7 +2133,10 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       break;
     case 'crontab': {
       const ops = operands(inv.words, new Set(['-u']));
+      // crontab -e with EDITOR/VISUAL set to a program that is no editor (sed -i, tee, cp, sh -c): the crontab is rewritten unattended.
+      const editor = args.includes('-e') ? [...(inv.assigned ?? []), ...['VISUAL', 'EDITOR'].map((n) => (walk.vars.has(n) ? `${n}=${walk.vars.get(n)!.text}` : ''))].map((a) => /^(?:VISUAL|EDITOR)=(.*)$/s.exec(a)?.[1]).find((v) => v !== undefined && v.trim() !== '') : undefined;
       if (args.some((a) => /^-[a-zA-Z]*r/.test(a))) block(walk, 'dangerous', 'crontab -r deletes every cron job of the user without asking', 'crontab -l > crontab.bak first, then crontab -e to remove the one job');
+      else if (editor !== undefined && !/^\s*['"]?(\S*\/)?(vi|vim|nvim|view|nano|pico|emacs|emacsclient|code|codium|subl|mate|micro|hx|helix|kak|joe|jed|mg|ne|gedit|kate|mousepad|xed|gvim|mvim|nvi|zile|true)(\s|['"]|$)/.test(editor)) block(walk, 'dangerous', `crontab -e with the editor \`${editor.slice(0, 60)}\` rewrites the user's crontab without anyone editing it: jobs put there run unattended`, 'show the user the line and let them add it with crontab -e');
       else if (!args.some((a) => a === '-l' || a === '-e') && (ops.length > 0 || inv.upstream.length > 0 || inv.redirects.some((r) => r.op === '<' || r.body !== undefined))) {
         if (ops.length === 0) ops.push({ ...inv.words[0], text: '-' });
         block(walk, 'dangerous', `crontab ${ops[0].text} replaces the user's whole crontab${ops[0].text === '-' ? ' with text from the pipe' : ''}: jobs installed this way run unattended`, 'show the user the line and let them add it with crontab -e');
@@ -1846,7 +2144,9 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       break;
     }
     case 'history':
-      if (args.includes('-c')) warn(walk, 'suspicious', 'history -c erases the shell history');
+      // history -c then history -w: the emptied list written over the history file.
+      if (args.includes('-c') && walk.out.some((i) => i.argv[0] === 'history' && i.argv.some((a) => /^-[a-zA-Z]*w/.test(a)))) block(walk, 'dangerous', 'history -c and history -w write an empty history over the history file: the shell history is destroyed');
+      else if (args.includes('-c')) warn(walk, 'suspicious', 'history -c erases the shell history');
       break;
     case 'iptables':
     case 'ip6tables':
@@ -1916,13 +2216,15 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       if (args.some((a) => /^(exec|system):/i.test(a)) && args.some((a) => /^(tcp|udp|openssl|ssl)[46]?(-connect|-listen)?:/i.test(a))) block(walk, 'dangerous', 'socat joins a shell to a network connection: a reverse shell');
       break;
     default:
+      // Modes that only read or pretend: wipefs --no-act, mke2fs -n, sfdisk -d/-l/-V, sgdisk --backup/-p/-v, cryptsetup luksDump/status, badblocks without -w.
+      if (readOnlyDiskMode(name, args)) break;
       if (/^mkfs(\.|$)/.test(name) || ['mke2fs', 'mkswap', 'wipefs', 'mkdosfs', 'mkntfs', 'mkexfatfs', 'mkfs.btrfs', 'cryptsetup', 'blkdiscard', 'sfdisk'].includes(name)) {
         // Formatting an image file (mkfs.ext4 disk.img) is ordinary work; a device, or a target only known at run time, is not.
         const ops = operands(inv.words, new Set(['-t', '-L', '-b', '-E', '-g', '-G', '-i', '-I', '-J', '-m', '-M', '-N', '-o', '-O', '-r', '-T', '-U', '-d', '--label', '--type']));
         // Any word naming a device counts, also one an option seemed to take (mkfs.vfat -I /dev/mmcblk0: -I takes none there).
         const devs = [...ops, ...inv.words.slice(1).filter((w) => !ops.includes(w) && /^\/dev\//.test(w.text))]
           .map((w) => ({ w, t: target(inv, w) }))
-          .filter(({ w, t }) => (w.dynamic && ops.includes(w)) || (t.abs !== null && t.abs.startsWith('/dev/') && !['/dev/null', '/dev/zero'].includes(t.abs)));
+          .filter(({ w, t }) => (w.dynamic && ops.includes(w) && !/^[/.~]/.test(w.text.replace(/^\$\{?(TMPDIR|HOME|PWD)\}?/, '/'))) || (t.abs !== null && t.abs.startsWith('/dev/') && !['/dev/null', '/dev/zero'].includes(t.abs)));
         if (devs.length > 0) block(walk, 'dangerous', `${name} formats a filesystem on ${devs.map((d) => d.w.text).join(' ')}, erasing what was on it`, 'format an image file instead (truncate -s 1G disk.img && mkfs.ext4 disk.img), or let the user do it');
         else if (!args.some((a) => /\.(img|iso|raw|bin|qcow2|vhd|swap)$|swapfile/.test(a)) && name !== 'mkswap' && !args.some((a) => /\//.test(a) || /\./.test(a))) warn(walk, 'suspicious', `${name} with no device named`);
       } else if (['fdisk', 'sfdisk', 'cfdisk', 'parted', 'sgdisk', 'gdisk'].includes(name)) {
@@ -1934,6 +2236,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     for (const w of operands(inv.words)) checkRead(walk, inv, target(inv, w), name);
   }
   checkEssentialPackages(walk, inv);
+  checkRclone(walk, inv);
+  checkKeyOverwrite(walk, inv);
   checkMachine(walk, inv);
   checkToolCommands(walk, inv);
   checkXargsRuns(walk, inv);
@@ -1958,7 +2262,7 @@ function checkOtherWriters(walk: Walk, inv: Invocation): void {
     const ops = operands(inv.words, new Set(['-i', '-v', '-F', '-f', '--include', '--assign']));
     for (const w of ops.slice(args.some((a) => a === '-f') ? 0 : 1)) checkWrite(walk, inv, target(inv, w), `${name} -i inplace`);
   }
-  if ((name === 'tar' || name === 'zip' || name === '7z') && args.some((a) => /^--remove-files$|^-[a-zA-Z]*m$/.test(a) && (name !== 'zip' || a === '-m') && (name !== 'tar' || a === '--remove-files') && (name !== '7z' || a === '-sdel'))) {
+  if ((name === 'tar' || name === 'zip' || name === '7z') && args.some((a) => /^--remove-files$|^-[a-zA-Z]*m$|^-sdel$/.test(a) && (name !== 'zip' || a === '-m') && (name !== 'tar' || a === '--remove-files') && (name !== '7z' || a === '-sdel'))) {
     // tar --remove-files / zip -m: the inputs are deleted once packed.
     const ops = operands(inv.words, new Set(['-f', '--file', '-C', '--directory', '-T', '-X']));
     for (const w of ops.filter((w) => !/\.(t?gz|tar|zip|tgz|bz2|xz|7z|zst)$/.test(w.text))) checkDelete(walk, inv, target(inv, w), true, `${name} ${name === 'tar' ? '--remove-files' : '-m'}`);
@@ -2037,7 +2341,7 @@ function checkToolCommands(walk: Walk, inv: Invocation): void {
     const scripts = inv.argv.filter((_, k) => /^(-e|--expression)$/.test(inv.argv[k - 1] ?? '')).concat(operands(inv.words, new Set(['-e', '-f', '--expression', '--file'])).slice(0, 1).map((w) => w.text));
     for (const sc of scripts) {
       for (const m of sc.matchAll(/(?:^|[;\n{])\s*(?:\d+|\$|\/[^/]*\/)?\s*e\s+([^;\n}]+)/g)) cmds.push(m[1]);
-      for (const m of sc.matchAll(/(?:^|[;\n])\s*s(.)(?:(?!\1).)*\1((?:(?!\1).)*)\1[gpiI0-9]*e/g)) cmds.push(m[2]);
+      for (const m of sc.matchAll(/(?:^|[;\n{])\s*(?:\d+|\$|\/[^/]*\/)?(?:,(?:\d+|\$|\/[^/]*\/))?!?\s*s(.)(?:\\.|(?!\1).)*\1((?:\\.|(?!\1).)*)\1[gpiImM0-9]*e/g)) cmds.push(m[2].replace(/\\(.)/g, '$1'));
     }
   }
   if (name === 'ansible' && args.some((a, k) => (a === '-m' || a === '--module-name') && /^(ansible\.builtin\.)?file$/.test(args[k + 1] ?? ''))) {
@@ -2066,6 +2370,8 @@ function checkMachine(walk: Walk, inv: Invocation): void {
 /** Packages without which the system no longer boots, logs in or installs anything. */
 const ESSENTIAL_PACKAGES = /^(libc6|libc-bin|glibc|bash|coreutils|dpkg|apt|rpm|dnf|yum|systemd|systemd-sysv|init|sudo|login|passwd|util-linux|base-files|base-passwd|libpam\S*|openssh-server|grub\S*|linux-image\S*|linux-firmware|kernel|kernel-core|e2fsprogs|mount|ncurses-base|debianutils|diffutils|findutils|grep|gzip|hostname|sed|tar|perl-base|zlib1g|libssl\S*|ca-certificates|python3|python3-minimal)(:\w+)?$/;
 
+const ESSENTIAL_NAMES = ESSENTIAL_PACKAGES.source.slice(2, ESSENTIAL_PACKAGES.source.indexOf(')(')).split('|').map((n) => n.replace('\\S*', ''));
+
 /** dpkg --force-all/--force-remove-essential, or removing a package the system cannot run without (apt purge libc6). */
 function checkEssentialPackages(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
@@ -2074,8 +2380,35 @@ function checkEssentialPackages(walk: Walk, inv: Invocation): void {
     (/^(apt|apt-get|aptitude|yum|dnf|zypper|pacman|apk|rpm)$/.test(name ?? '') && args.some((a) => /^(remove|purge|erase|autoremove|del|-R[a-z]*|-e|--erase)$/.test(a)));
   if (!removing) return;
   const forced = args.some((a) => /^--force-(all|remove-essential|depends|remove-protected)$|^--nodeps$|^-Rdd$/.test(a));
-  const pkg = args.find((a) => ESSENTIAL_PACKAGES.test(a));
+  // apt purge 'python3*': a glob takes every essential package it matches.
+  const pkg = args.find((a) => ESSENTIAL_PACKAGES.test(a) || (/[*?[]/.test(a) && ESSENTIAL_NAMES.some((n) => globMatches(a.replace(/^(\^|\.\*)|\$$/g, ''), n))));
   if (forced || pkg) block(walk, 'dangerous', `${name} ${args.slice(0, 4).join(' ')} removes ${pkg ? `the essential package ${pkg}` : 'packages past the safety checks'}: the system may no longer boot or install anything`, 'remove only the package you mean, without --force options');
+}
+
+/** rclone purge REMOTE:path, rclone delete REMOTE:path with no filter: the remote tree and its contents are gone. */
+function checkRclone(walk: Walk, inv: Invocation): void {
+  // s3cmd del -r s3://B, mc rm -r --force ALIAS/B, az storage blob delete-batch: the same for other storage clients.
+  const [n0, n1] = inv.argv;
+  const rec = inv.argv.some((a) => /^(-r|--recursive)$/.test(a));
+  const filtered = inv.argv.some((a) => /^--(dry-?run|pattern|include|exclude|older-than|newer-than|if-unmodified-since)\b/.test(a));
+  if (!filtered && ((n0 === 's3cmd' && /^(del|rm|rb)$/.test(n1 ?? '') && rec) || (n0 === 'mc' && /^(rm|rb)$/.test(n1 ?? '') && inv.argv.includes('--force') && (rec || n1 === 'rb')) || (n0 === 'az' && n1 === 'storage' && inv.argv.includes('delete-batch')))) {
+    block(walk, 'dangerous', `${inv.argv.slice(0, 3).join(' ')} deletes a remote bucket or container and everything in it`, 'delete the objects you mean, after a dry run');
+    return;
+  }
+  const v = inv.argv.findIndex((a) => /^(purge|delete)$/.test(a));
+  const [name, verb, ...args] = [inv.argv[0], inv.argv[v], ...inv.argv.slice(v + 1)];
+  if (name !== 'rclone' || v < 0 || !inv.argv.slice(1, v).every((a, k, all) => a.startsWith('-') || all[k - 1]?.startsWith('--')) || args.some((a) => /^(-n|--dry-run|-i|--interactive|--(include|exclude|filter|min-age|max-age|min-size|max-size|files-from)\b.*)$/.test(a))) return;
+  const remote = args.find((a) => /^(:?[\w.-]{2,}|:[\w-]+):/.test(a));
+  if (remote) block(walk, 'dangerous', `rclone ${verb} ${remote} deletes the remote path and everything in it`, 'run it with --dry-run first and let the user delete remote data');
+}
+
+/** ssh-keygen -f ~/.ssh/id_ed25519 <<< y: the overwrite question answered yes, the user's private key replaced. */
+function checkKeyOverwrite(walk: Walk, inv: Invocation): void {
+  const f = inv.argv.indexOf('-f');
+  if (inv.argv[0] !== 'ssh-keygen' || f < 0 || !inv.words[f + 1] || inv.argv.some((a) => /^-[ylpceiRFLYsDK]$/.test(a))) return;
+  const yes = /^\s*y(es)?\b/i.test(stdinText(inv) ?? '') || inv.upstream.some((u) => u.argv[0] === 'yes');
+  const t = target(inv, inv.words[f + 1]);
+  if (yes && t.abs !== null && !t.abs.endsWith('.pub') && isSecret(walk, t.abs)) block(walk, 'dangerous', `ssh-keygen answers yes to overwriting ${t.abs}: the private key is replaced and every server that trusts it is locked out`, 'write the new key to a new file: ssh-keygen -f ~/.ssh/id_ed25519_new');
 }
 
 /** User services that distributions ship (enabling one is everyday setup, not a planted unit). */
@@ -2098,15 +2431,34 @@ function checkDisks(walk: Walk, inv: Invocation): void {
   else if (name === 'nvme' && /^(format|sanitize|delete-ns|detach-ns)$/.test(args[0] ?? '')) what = 'erases the drive';
   else if (name === 'hdparm' && /--security-erase|--trim-sector|--write-sector|--make-bad-sector|--dco-restore/.test(a)) what = 'erases or damages the drive';
   else if (name === 'diskutil' && /^(zeroDisk|randomDisk|secureErase|eraseDisk|eraseVolume|reformat|partitionDisk|apfs)$/i.test(args[0] ?? '') && !(args[0] === 'apfs' && !/deleteContainer|deleteVolume|eraseVolume/i.test(a))) what = 'erases a disk or volume';
+  else if (name === 'ddrescue' && (() => {
+    const o = operands(inv.words, new Set(['-b', '-c', '-i', '-o', '-s', '-K', '-m']))[1];
+    return o !== undefined && target(inv, o).abs !== null && isDiskDevice(target(inv, o).abs!);
+  })()) what = 'copies over the disk device';
+  // tar -cf /dev/sda ., gzip -c … -o /dev/sdb: an archive or output written onto a disk.
+  else if (inv.words.some((w, k) => k > 1 && ((/^-[a-zA-Z]*[cru][a-zA-Z]*f$|^--file$/.test(inv.words[k - 1].text) && /^(tar|bsdtar|star)$/.test(name)) || /^(-o|--output|--output-file|-O)$/.test(inv.words[k - 1].text)) && target(inv, w).abs !== null && isDiskDevice(target(inv, w).abs!) && name !== 'dd')) what = 'writes its output onto the disk device';
+  else if (name === 'flashrom' && /(^|\s)(-w|--write|-E|--erase)(\s|=|$)/.test(a)) what = 'rewrites the firmware chip (BIOS/UEFI): a bad image leaves the machine unable to start';
   else if (name === 'btrfs' && /subvolume delete|device delete/.test(a) && /\s\/(\s|$)/.test(` ${a} `)) what = 'deletes the root subvolume';
   else if (!DEVICE_SAFE.test(name ?? '') && !NOT_WRAPPERS.has(name) && !langOf(name ?? '')) {
     const dev = inv.words.slice(1).find((w) => {
       const t = target(inv, { ...w, text: w.text.replace(/^[\w-]*=/, '') });
       return t.abs !== null && isDiskDevice(t.abs);
     });
-    if (dev) what = `works on the disk device ${dev.text}`;
+    if (dev && !readOnlyDiskMode(name, args)) what = `works on the disk device ${dev.text}`;
   }
   if (what) block(walk, 'dangerous', `${name} ${args.slice(0, 3).join(' ')} ${what}: nothing on it can be brought back`, 'check the device or volume with lsblk first; let the user run it');
+}
+
+/** A disk tool run in a mode that only reads the device or rehearses (no write happens). */
+function readOnlyDiskMode(name: string, args: string[]): boolean {
+  const a = ` ${args.join(' ')} `;
+  if (name === 'wipefs') return /\s(-n|--no-act)\s/.test(a) || !/\s(-a|--all|-o|--offset|-t|--types)\b/.test(a);
+  if (/^(mkfs\.ext[234]|mke2fs)$/.test(name)) return /\s-n\s/.test(a);
+  if (name === 'sfdisk') return /\s(-d|--dump|-l|--list|-J|--json|-V|--verify|-s|--show-size|-g|--show-geometry|--list-types|-T)\s/.test(a);
+  if (name === 'sgdisk' || name === 'gdisk') return /\s(--backup(=\S*)?|-b|-p|--print|-v|--verify|-i|--info(=\S*)?|-L|--list-types)\s/.test(a) && !/\s(-[zZoNndx]|--zap\S*|--clear|--new|--delete|--load-backup|--mbrtogpt)\b/.test(a);
+  if (name === 'cryptsetup') return /\s(luksDump|status|isLuks|luksUUID|benchmark|tcryptDump|bitlkDump)\s/.test(a);
+  if (name === 'badblocks') return !/\s-[a-zA-Z]*[wn]/.test(a);
+  return false;
 }
 
 /** Command-line clients of clouds and hosting services. */
@@ -2119,6 +2471,51 @@ const CLOUD_CLIS = /^(aws|gcloud|az|doctl|heroku|fly|flyctl|vercel|netlify|fireb
  */
 function checkCloudDestroy(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
+  // curl -X DELETE …/git/refs/heads/release/2.4, glab api -X DELETE …/repository/branches/release%2F3.0: a protected branch deleted through a hosting API.
+  const method = args.find((a, k) => /^(-[a-zA-Z]*X|--request|--method)$/.test(args[k - 1] ?? '')) ?? /^(?:-X|--request=|--method=)(\w+)$/.exec(args.find((a) => /^(-X\w+|--request=|--method=)/.test(a)) ?? '')?.[1] ?? (/^(http|https|xh)$/.test(name ?? '') ? args.find((a) => /^[A-Z]+$/.test(a)) : undefined);
+  if (/^delete$/i.test(method ?? '') && /^(curl|wget|http|https|xh|gh|glab)$/.test(name ?? '')) {
+    const ref = args.map((a) => /\/git\/refs\/heads\/(.+)$|\/(?:repository\/)?branches\/([^?]+?)(?:\/protection)?$/.exec(decodeURIComponent(a.replace(/%(?![0-9a-f]{2})/gi, '%25')))).find((m) => m !== null);
+    if (ref && isProtected(ref[1] ?? ref[2])) {
+      block(walk, 'dangerous', `${name} DELETE removes the branch ${ref[1] ?? ref[2]} on the hosting service`, 'let the user delete protected branches');
+      return;
+    }
+  }
+  // A private repository or bucket made public: everything in it leaks.
+  if ((name === 'gh' && args[0] === 'api' && args.some((a) => /^private=false$|^visibility=public$/.test(a))) || (name === 'gh' && args[0] === 'repo' && args[1] === 'edit' && args.some((a) => /^--visibility(=public)?$/.test(a)) && args.includes('public')) || (name === 'gsutil' && args.some((a) => /^(allUsers|allAuthenticatedUsers):/.test(a))) || (name === 'aws' && ((args.includes('put-bucket-acl') && args.some((a) => /^public-read(-write)?$/.test(a))) || args.includes('public-read-write')))) {
+    block(walk, 'dangerous', `${name} ${args.slice(0, 3).join(' ')} makes a private repository or bucket public: everything in it leaks`, 'let the user change visibility themselves');
+    return;
+  }
+  if (name === 'aws' && args[0] === 's3api' && /^(delete-objects|delete-bucket)$/.test(args[1] ?? '') && inv.words.some((w) => w.subs.some((sub) => /list-object-versions|list-objects/.test(sub)))) {
+    block(walk, 'dangerous', 'aws s3api deletes every object (and version) the listing names: the bucket\'s data, for good', 'let the user run it');
+    return;
+  }
+  if (/^(kubectl|oc)$/.test(name ?? '') && /^(run|debug)$/.test(args[0] ?? '') && ((args.some((a) => /"privileged"\s*:\s*true/.test(a)) && args.some((a) => /"host(PID|Network|IPC)"\s*:\s*true|nsenter|"hostPath"/.test(a))) || args.some((a) => /"hostPath"\s*:\s*\{\s*"path"\s*:\s*"\/(etc|root|var\/run\/docker\.sock)?\/?"/.test(a)))) {
+    block(walk, 'dangerous', `${name} ${args[0]} starts a privileged pod in the node's namespaces: a container escape onto the node`);
+    return;
+  }
+  // journalctl --vacuum-time=1s / --vacuum-size=1K: every archived log of the system gone.
+  if (name === 'journalctl' && args.some((a) => /^--vacuum-time=\d+(s|sec|m|min|)$/.test(a) || /^--vacuum-size=\d+[KB]?$/i.test(a) || /^--vacuum-files=[01]$/.test(a))) {
+    block(walk, 'system', 'journalctl vacuums away (nearly) every archived system log');
+    return;
+  }
+  if (name === 'security' && /^delete-keychain$/.test(args[0] ?? '')) {
+    block(walk, 'dangerous', 'security delete-keychain deletes a keychain with every password and key in it');
+    return;
+  }
+  if (/^gpg2?$/.test(name ?? '') && args.some((a) => /^--delete-secret(-and-public)?-keys?$/.test(a))) {
+    block(walk, 'dangerous', 'gpg deletes secret keys: what they signed or encrypted can no longer be used', 'let the user do it');
+    return;
+  }
+  // npm config set script-shell X / node-options --require X: every npm script (or node run by one) runs X first.
+  if (/^(npm|pnpm|yarn)$/.test(name ?? '') && args[0] === 'config' && args[1] === 'set' && /^(script-shell|node-options|onload-script|shell)$/.test((args[2] ?? '').split('=')[0]) && !/^(\/(usr\/)?bin\/)?(ba|z|da)?sh$|--max-old-space-size=\d+$/.test(args[3] ?? args[2]?.split('=')[1] ?? '')) {
+    block(walk, 'dangerous', `${name} config set ${args[2]} makes every script ${name} runs start ${args[3] ?? ''} first`, 'leave npm\'s shell and node options alone');
+    return;
+  }
+  // npm unpublish PKG --force (no version): every version gone from the registry, the name blocked from reuse.
+  if (/^(npm|pnpm|yarn)$/.test(name ?? '') && args.includes('unpublish') && (args.includes('--force') || args.includes('-f')) && !args.some((a) => /^(@[^/]+\/)?[^@\s-][^@\s]*@\d/.test(a))) {
+    block(walk, 'dangerous', `${name} unpublish --force removes every version of the package from the registry`, 'deprecate it instead: npm deprecate PKG "message"');
+    return;
+  }
   if (!CLOUD_CLIS.test(name ?? '')) return;
   const verbs = args.filter((x) => !x.startsWith('-'));
   const always =
@@ -2142,7 +2539,23 @@ function checkKillAll(walk: Walk, inv: Invocation): void {
     const rest = operands(inv.words, new Set(['-u', '--user', '-s', '--signal', '-g', '-G', '-P', '-t']));
     if (rest.length === 0) block(walk, 'dangerous', `${name} ${args.join(' ')} kills every process of the user, the session with them`);
   }
-  if (name === 'kill' && inv.words.some((w) => w.subs.some((sub) => /^\s*ps\s+(-[a-zA-Z]*[eA][a-zA-Z]*|a?u?x|-ax|aux)\b[^|]*$/.test(sub)))) {
+  // pkill -f . / killall -r '.*': a pattern every process matches.
+  if ((name === 'pkill' || (name === 'killall' && args.some((a) => a === '-r' || a === '--regexp'))) && operands(inv.words, new Set(['-u', '--user', '-s', '--signal', '-g', '-G', '-P', '-t'])).some((w) => /^(\.\*?|\^|\.\+|\w?)$/.test(w.text))) {
+    block(walk, 'dangerous', `${name} ${args.join(' ')}: the pattern matches every process, the session and the system's own`);
+  }
+  // kill $(pgrep -f .) / $(pidof systemd): the processes a lister picks, when its pattern matches every process or names the init system.
+  if (name === 'kill') {
+    for (const sub of inv.words.flatMap((w) => w.subs)) {
+      const m = /^\s*(pgrep|pidof|pkill)\s+(.*)$/.exec(sub);
+      if (!m) continue;
+      const pats = m[2].split(/\s+/).filter((x, k, all) => x !== '' && !x.startsWith('-') && !/^-[uUgGPtsn]$/.test(all[k - 1] ?? '')).map((x) => x.replace(/^(['"])(.*)\1$/, '$2'));
+      if (pats.length === 0 ? m[1] === 'pgrep' && /-[a-zA-Z]*[uU]/.test(m[2]) : pats.some((x) => /^(\.\*?|\^|\$|\.\+|\*|\w?)$/.test(x) || /^(systemd|init|launchd|sshd|dbus-daemon|Xorg|Xwayland|gnome-shell|plasmashell|kwin\w*|loginctl|systemd-logind|containerd|dockerd)$/.test(x))) {
+        block(walk, 'dangerous', `kill of what \`${sub.trim()}\` lists: every process, or the ones the system and the session run on`, 'kill the one process meant, by its PID');
+      }
+    }
+  }
+  const psAll = /^\s*ps\s+(-[a-zA-Z]*[eA][a-zA-Z]*|a?u?x|-ax|aux|-[uU]\s+\S+|x)\b[^|]*$/;
+  if (name === 'kill' && (inv.words.some((w) => w.subs.some((sub) => psAll.test(sub) || (/^\s*ps\b/.test(sub) && /\|\s*awk\s+['"]\{\s*print\s+\$[12]\s*\}['"]\s*$/.test(sub) && psAll.test(sub.split('|')[0])))) || (inv.viaXargs && inv.upstream.some((u) => u.argv[0] === 'ps' && psAll.test(u.argv.join(' '))) && !inv.upstream.some((u) => /^(grep|pgrep|rg)$/.test(u.argv[0]) || (/awk$/.test(u.argv[0]) && u.argv.some((a) => /\/[^/]+\/|\$\d+\s*[=~!]/.test(a))))))) {
     block(walk, 'dangerous', 'kill of every process ps lists: the whole machine stops');
   }
 }
@@ -2152,9 +2565,12 @@ const HANDLES_PATHS = new Set(['rm', 'srm', 'rmdir', 'unlink', 'truncate', 'shre
 
 /** `sh -c 'rm -rf "$1"' _ PATH`: the script with $1... replaced by the words after it ($0 first). */
 function substitutePositional(script: string, after: string[]): string {
-  return script.replace(/"?\$(\{)?([1-9@*])(?:\})?"?/g, (m, _b, n: string) => {
+  // "$1" whole is one quoted word; $1 inside a longer string ("$1.enc") is its text there.
+  return script.replace(/"\$(\{)?([0-9@*])(?:\})?"|\$(\{)?([0-9@*])(?:\})?/g, (m, _b, n1?: string, _c?: string, n2?: string) => {
+    const n = n1 ?? n2!;
     const vals = n === '@' || n === '*' ? after.slice(1) : [after[Number(n)] ?? ''];
-    return vals.map((v) => `'${v.replace(/'/g, `'\\''`)}'`).join(' ') || m;
+    if (vals.length === 0) return m;
+    return n1 !== undefined ? vals.map((v) => `'${v.replace(/'/g, `'\\''`)}'`).join(' ') : vals.join(' ').replace(/["$`\\]/g, '\\$&');
   });
 }
 
@@ -2196,6 +2612,9 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   const listFile = (w: Word | undefined) => (w && inv.cwd !== null && !w.dynamic ? walk.listFiles.get(resolveFrom(inv.cwd, w.text)) : undefined);
   const fromFile = listFile(inv.xargsFile) ?? listFile(inv.redirects.find((r) => r.op === '<')?.target);
   if (fromFile) return xargsItems(walk, { ...inv, xargsFile: undefined, redirects: [], upstream: [fromFile] });
+  // echo ~ > /tmp/p; xargs rm -rf < /tmp/p (or -a /tmp/p): the text the line wrote there.
+  const wroteTo = [inv.xargsFile, inv.redirects.find((r) => r.op === '<')?.target].find((w) => w && !w.dynamic && inv.cwd !== null && walk.files.get(resolveFrom(inv.cwd, w.text))?.content);
+  if (wroteTo) return fromText(walk.files.get(resolveFrom(inv.cwd!, wroteTo.text))!.content!, inv);
   if (inv.xargsFile && inv.xargsFile.subs.length > 0) {
     const fed = substitutionItems(walk, inv, inv.xargsFile.subs[0]);
     if (fed) return fed;
@@ -2204,6 +2623,10 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
     const sub = inv.xargsFile.subs[0];
     const out = sub !== undefined ? resolveSubstitution(sub, parseEnv(walk, inv.cwd)) : inv.cwd !== null ? walk.files.get(resolveFrom(inv.cwd, inv.xargsFile.text))?.content ?? null : null;
     return out === null ? null : fromText(out, inv);
+  }
+  // git worktree list: the repository's worktrees, the project itself first.
+  if (inv.upstream.some((u) => u.argv[0] === 'git' && u.argv[1] === 'worktree' && u.argv[2] === 'list') && !inv.upstream.some((u) => /^(grep|rg)$/.test(u.argv[0]) && u.argv.some((a) => /^-[a-zA-Z]*v/.test(a)))) {
+    return { items: [target(inv, word(walk.env.project))], recursive: true };
   }
   // The stage that produces the list: skip what only passes it on; a grep (not -v), sed -n or awk with a pattern narrows it.
   let narrowed = false;
@@ -2271,6 +2694,10 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
     const sixth = (a: string) => /^-f6$|^6$|\$6/.test(a);
     if (inv.upstream.some((u) => u.argv.some(sixth)) || feeder.argv.some(sixth)) return fromText(walk.env.home, feeder);
   }
+  // perl -le 'print for glob("~/*")': interpreter code printing a listing.
+  const flang = langOf(f);
+  const printed = flang ? printedPaths(flang, inlineCode(flang, feeder.argv).code ?? '') : [];
+  if (printed.length > 0) return { items: printed.map((p) => target(feeder!, word(p.replace(/^~(?=\/|$)/, home)))), recursive: !narrowed };
   const lister = listerRoots(walk, feeder);
   if (lister) return { items: lister.roots.map((t) => (narrowed || lister.filtered ? { ...t, abs: t.abs === null ? null : `${t.abs}/…` } : t)), recursive: !narrowed && !lister.filtered };
   // A filter of a known text (sed -n 1p <<< "$HOME", cut … <<< …): prints (part of) that text.
@@ -2350,7 +2777,16 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
     }
     return;
   }
-  if ((recursive || t.wholeDir) && isHomeCache(t.abs, env) && t.abs !== env.home) return; // a cache: it comes back on the next download
+  if ((recursive || t.wholeDir) && inv.prod && !(/^\/(tmp|var\/tmp)\//.test(t.abs) && !isUnder(t.abs, env.home))) {
+    block(walk, 'dangerous', `${verb} -r of ${t.abs} on a production host: the service's files or data`, 'let the user run it on production');
+    return;
+  }
+  if ((recursive || t.wholeDir) && isHomeCache(t.abs, env) && t.abs !== env.home) return;
+  // The repository's objects and refs, file by file (truncate -s 0 .git/objects/pack/*.pack): its history.
+  if (/(^|\/)\.git\/(objects|refs|logs|packed-refs$|HEAD$)(\/|$)/.test(t.abs) && !/^\/(tmp|var\/tmp)\//.test(t.abs.replace(env.home, '~')) && !/\.lock$/.test(t.abs)) {
+    block(walk, 'dangerous', `${verb} destroys ${t.abs}, part of the git repository's history`, 'to start over, clone again into a new directory');
+    return;
+  } // a cache: it comes back on the next download
   // /tmp/* and /var/tmp/*: the contents of the temporary directories, not the directories; a warning.
   if (t.wholeDir && (t.abs === '/tmp' || t.abs === '/var/tmp')) {
     warn(walk, 'suspicious', `${verb} ${t.word.text} deletes every temporary file on the machine, other programs' too`, 'remove only what this work created, e.g. rm -rf /tmp/myproject-*');
@@ -2377,16 +2813,25 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
       block(walk, 'dangerous', `${verb} ${t.word.text} matches ${env.home}/${globbed} and the like: the user's own files, keys or settings, which nothing can bring back`, 'name the exact paths to remove');
       return;
     }
-    if (isPreciousHomeDir(t.abs, env) || (recursive && isSecretSource(t.abs, env) && isUnder(t.abs, env.home))) {
+    if (isPreciousHomeDir(t.abs, env) || (recursive && isSecretSource(t.abs, env) && isUnder(t.abs, env.home) && !isUnder(t.abs, env.project))) {
       block(walk, 'dangerous', `${verb} would delete ${t.abs}: the user's own files, keys or settings, which nothing can bring back`, 'remove only the single file that is wrong, after a backup');
       return;
     }
-    if (verb !== 'mv' && /(^|\/)\.git(\/(objects|refs|logs|packed-refs|HEAD)(\/.*)?)?$/.test(t.abs)) {
+    // A throwaway clone (cd "$(mktemp -d)" && git clone … . && rm -rf .git) keeps nothing of the user's.
+    const throwaway = (/^\/(tmp|var\/tmp)\//.test(t.abs) && !isUnder(t.abs, env.project) && !isUnder(t.abs, env.home)) || walk.unpacked.some((d) => isUnder(t.abs!, d) && !isUnder(walk.env.project, d));
+    if (verb !== 'mv' && !throwaway && /(^|\/)\.git(\/(objects|refs|logs|packed-refs|HEAD)(\/.*)?)?$/.test(t.abs)) {
       block(walk, 'dangerous', `${verb} would delete the git repository ${t.abs}: its whole history, branches and stashes`, 'to start over, clone again into a new directory; to drop a branch use git branch -d');
       return;
     }
   }
-  if (isSystemPath(t.abs, env.home) || isSecretPath(t.abs, env) || (t.word.glob && isSecretName(path.posix.basename(t.abs)) && isUnder(t.abs, env.home) && !isUnder(t.abs, env.project))) {
+  // One package-source file (/etc/apt/sources.list.d/old.list): removing it is how a repository is dropped.
+  // So is a site's config in a web server's enabled list, and a rotated log (/var/log/nginx/*.gz).
+  const sourceFile = !recursive && ((!t.word.glob && /^\/etc\/(apt\/(sources\.list\.d|preferences\.d|trusted\.gpg\.d|keyrings)|yum\.repos\.d|zypp\/repos\.d|(nginx|apache2|httpd)\/(sites-enabled|sites-available|conf\.d|conf-enabled|conf-available))\/[^/]+$/.test(t.abs)) || /^\/var\/log\/.+\.(gz|xz|bz2|zst|old|\d+)$/.test(t.word.text.replace(/^~/, '')));
+  if (HISTORY_FILE.test(t.abs) && isUnder(t.abs, env.home) && verb !== 'mv') {
+    block(walk, 'dangerous', `${verb} deletes ${t.abs}: the shell history is destroyed`);
+    return;
+  }
+  if (!sourceFile && (isSystemPath(t.abs, env.home) || isSecretPath(t.abs, env)) || (t.word.glob && isSecretName(path.posix.basename(t.abs)) && isUnder(t.abs, env.home) && !isUnder(t.abs, env.project))) {
     block(walk, 'system', `${verb} would delete the system or secret file ${t.abs}`);
     return;
   }
@@ -2425,10 +2870,29 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
   return false;
 }
 
+/** The shells' and REPLs' history files. */
+const HISTORY_FILE = /\/\.(bash|zsh|sh|python|psql|mysql)_history$|\/\.local\/share\/fish\/fish_history$/;
+
 function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, sources: Word[] | null = null): void {
+  // "$(python3 -m site --user-site)/x.pth": a start-up hook of Python named through the site directory.
+  if (t.abs === null && /\.pth$|(user|site)customize\.py$/.test(t.word.text) && t.word.subs.some((x) => /\bsite\b|site-packages|purelib|platlib/.test(x))) {
+    block(walk, 'dangerous', `${verb} writes ${t.word.text}, a file Python runs at every start: a way to stay on the machine`, 'show the user the change and let them make it');
+    return;
+  }
   if (t.abs === null) return;
   if (isDiskDevice(t.abs)) {
     block(walk, 'dangerous', `${verb} writes onto the disk device ${t.abs}`);
+    return;
+  }
+  // echo 0000… > .git/refs/heads/main, cp x .git/objects/pack/…: git's store overwritten behind git's back.
+  if (/\/\.git\/(objects|refs)\//.test(t.abs) && !/\.lock$/.test(t.abs) && /^(redirection \(>\|?\)|cp|dd|tee|install|ln)$/.test(verb)) {
+    block(walk, 'dangerous', `${verb} overwrites ${t.abs} inside git's object store or refs: branches and history are damaged`, 'change refs with git itself (git branch -f, git update-ref with the old value)');
+    return;
+  }
+  // > ~/.bash_history, truncate, cp /dev/null, ln -sf /dev/null onto it: the shell history destroyed, as shred -u would.
+  // (sed -i '/token/d' ~/.bash_history, which scrubs one leaked line, is not that.)
+  if (HISTORY_FILE.test(t.abs) && /^(redirection \(>\|?\)|truncate|unlink|cp|ln|mv|install|dd|tee)$/.test(verb) && !(verb === 'tee' && inv.argv.some((a) => /^-[a-zA-Z]*a|^--append$/.test(a)))) {
+    block(walk, 'dangerous', `${verb} overwrites ${t.abs}: the shell history is destroyed`);
     return;
   }
   if (isStartupFile(t.abs, walk.env) && !isSystemPath(t.abs, walk.env.home)) {
@@ -2441,7 +2905,10 @@ function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, source
   }
   if (!isSystemPath(t.abs, walk.env.home) && checkShadow(walk, inv, t, verb, sources)) return;
   if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `${verb} writes to the system path ${t.abs}`, 'system files are changed through the package manager or a reviewed config change, not by the assistant');
-  else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir') block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
+  // A public key (ssh-keygen -y > id_ed25519.pub) holds nothing secret and is made again from the key.
+  else if (/\.pub$/.test(t.abs) && isUnder(t.abs, `${walk.env.home}/.ssh`)) return;
+  // ~/.kube/config-ci, ~/.aws/ci-profile: a new file beside the tools' own (config, credentials, keys) overwrites nothing of the user's.
+  else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir' && !(/\/\.(kube|aws)\/[^/]+$/.test(t.abs) && !/\/(config|credentials|sso|cli)$/.test(t.abs) && isUnder(t.abs, walk.env.home))) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
 }
 
 /** Two paths in one directory whose names extend each other (config / config.bak, id_rsa / id_rsa.2024): a backup and its original. */
@@ -2516,8 +2983,17 @@ function checkRedirects(walk: Walk, inv: Invocation): void {
       continue;
     }
     const t = target(inv, r.target);
-    if (out) checkWrite(walk, inv, t, `redirection (${r.op})`);
-    else if (r.op === '<' || r.op === '<>') checkRead(walk, inv, t, 'input redirection');
+    // while read f; do > "$f"; done: every file the loop reads emptied, as good as deleted.
+    if (r.op === '>' && inv.argv.length === 0 && inv.viaXargs && inv.xargsReplace && p.includes(inv.xargsReplace)) {
+      const fed = xargsItems(walk, inv);
+      for (const item of fed?.items ?? []) checkDelete(walk, inv, item, fed?.recursive ?? false, '> (truncation of each file read)');
+    }
+    // for f in ~/.{bashrc,zshrc}; do … >> "$f": each value of the loop is written in turn.
+    const ts = r.target.brace ? expandWords([r.target], walk.env.home).map((w) => target(inv, w)) : [t];
+    for (const x of ts) {
+      if (out) checkWrite(walk, inv, x, `redirection (${r.op})`);
+      else if (r.op === '<' || r.op === '<>') checkRead(walk, inv, x, 'input redirection');
+    }
   }
 }
 
@@ -2634,7 +3110,12 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
         continue;
       }
     }
-    if (isSystemPath(t.abs, walk.env.home)) {
+    // One service config file given the usual root-owned, not-world-writable mode (chmod 644 /etc/nginx/sites-available/app.conf,
+    // chown root:root /etc/cron.d/job): how such files are installed.
+    const serviceConf = !recursive && !worldWritable && !setuid && !t.word.glob && /^\/etc\/(nginx|apache2|httpd|php|mysql|postgresql|redis|haproxy|caddy|cron\.d|logrotate\.d|default|supervisor|letsencrypt\/renewal|prometheus|grafana)\/([^/]+\/)?[^/]+$/.test(t.abs) && (name === 'chmod' ? /^0?[0-7][0-5][0-5]$|^[ugoa]*[+=-][rwxX]+$/.test(mode) && !/[ao][+=][rwxX]*w/.test(mode) : /^root([:.](root|wheel|adm|www-data|nginx|syslog))?$/.test(mode));
+    // chmod 666 /dev/ttyACM0: a serial, USB, video or input node for the user's own hardware, made again at the next plug or boot.
+    const devNode = !recursive && /^\/dev\/(tty(USB|ACM|AMA|THS|S)\d+|bus\/usb\/\d+\/\d+|video\d+|media\d+|i2c-\d+|spidev[\d.]+|gpiochip\d+|gpiomem|hidraw\d+|input\/event\d+|snd\/[\w-]+|kvm|uinput|dri\/[\w-]+|serial\/by-id\/[^/]+)$/.test(t.abs);
+    if (isSystemPath(t.abs, walk.env.home) && !serviceConf && !devNode) {
       block(walk, 'system', `${name} on the system path ${t.abs}`);
       continue;
     }
@@ -2646,7 +3127,9 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
     // chown -R $USER ~/.config/gcloud (or $(whoami), $(id -u)): ownership given back to the user, nothing granted to others.
     const toUser = name !== 'chmod' && (/\$\{?(USER|LOGNAME|UID)\b/.test(spec.text) || spec.subs.some((sub) => /^\s*(whoami|id\b|logname)/.test(sub)) || spec.text.includes('$(…)') && spec.subs.length > 0 && spec.subs.every((sub) => /^\s*(whoami|id|logname)\b/.test(sub)));
     if (toUser && isUnder(t.abs, walk.env.home) && t.abs !== walk.env.home) continue;
-    if ((recursive && (isPreciousHomeDir(t.abs, walk.env) || (isSecret(walk, t.abs) && isUnder(t.abs, walk.env.home)))) || opensSecret) {
+    // chmod -R go-rwx ~/.ssh, chmod -R 700 ~/.ssh: access only taken away from others, as ssh wants it.
+    const tightens = name === 'chmod' && (/^[go]+-[rwxX]+$/.test(mode) || /^0?[67]00$/.test(mode));
+    if ((recursive && !tightens && (isPreciousHomeDir(t.abs, walk.env) || (isSecret(walk, t.abs) && isUnder(t.abs, walk.env.home)))) || opensSecret) {
       block(walk, 'dangerous', `${name}${recursive ? ' -R' : ''} ${mode} on ${t.abs} ${opensSecret ? 'opens a secret to other users' : 'changes the keys, settings or files kept there'}`, name === 'chmod' ? 'keys and their directory belong at chmod 700 ~/.ssh and chmod 600 for the key files' : undefined);
       continue;
     }
@@ -2712,14 +3195,78 @@ function checkFind(walk: Walk, inv: Invocation): void {
       block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes keys and credentials`, 'remove the one file meant, by its path');
       continue;
     }
+    // find ~/.ssh -type f -delete: a key store emptied by a filter that does not name files.
+    if (!nameFiltered && isSecretSource(t.abs, walk.env) && isUnder(t.abs, walk.env.home)) {
+      block(walk, 'dangerous', `find ${t.abs} … -delete deletes the keys and credentials kept there`, 'remove the one file meant, by its path');
+      continue;
+    }
     // Deleting by pattern across / or a system tree (find / -name '*.so*' -delete) removes the system's own files.
     if (filtered && (t.abs === '/' || (isSystemPath(t.abs, walk.env.home) && !/^\/(var\/(log|cache|tmp)|tmp)(\/|$)/.test(t.abs)))) {
       block(walk, 'system', `find ${t.abs} … -delete deletes the system's own files that match`, 'delete inside the project, or let the user clean system directories');
       continue;
     }
+    // find .git -type f -delete: the repository's history, whatever the filter.
+    if (/(^|\/)\.git(\/(objects|refs)(\/.*)?)?$/.test(t.abs) && !nameFiltered) {
+      block(walk, 'dangerous', `find ${t.abs} … -delete destroys the git repository's history`, 'to start over, clone again into a new directory');
+      continue;
+    }
+    // ~/projects -name '*.ts': the user's own sources or documents, by type, in a directory of their work.
+    if (isPreciousHomeDir(t.abs, walk.env) && namePattern && /^\*\.(ts|tsx|js|jsx|py|go|rs|java|kt|c|cc|cpp|h|hpp|cs|rb|php|swift|m|scala|md|txt|tex|doc|docx|xls|xlsx|ppt|pptx|odt|pdf|jpe?g|png|heic|mov|mp4)$/i.test(namePattern)) {
+      block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes the user's own files of that type across their work`, 'name the exact files to delete');
+      continue;
+    }
+    // ~/Documents, ~/.ssh: only a filter on names narrows what is deleted there.
+    if (!c && !nameFiltered && isPreciousHomeDir(t.abs, walk.env)) {
+      block(walk, 'dangerous', `find ${t.abs} … -delete with no filter on names: every file of ${t.abs}, which nothing can bring back`, 'name the files to delete (-name PATTERN) and run it first without -delete');
+      continue;
+    }
     if (c && !filtered) block(walk, c === 'system' ? 'system' : 'dangerous', `find -delete with no filter: ${describeDelete(c, t.abs)}`, 'add a filter (-name, -type, -mtime) and run it first without -delete to see the list');
     else if (c && c !== 'project') warn(walk, 'suspicious', `find ${t.abs} ... -delete deletes matching files across ${t.abs}`, 'run it first without -delete to see the list');
   }
+}
+
+/** xargs given the repository's branches (git branch -r | … | xargs git push --delete): main among them unless filtered out. */
+function xargsBranches(inv: Invocation): boolean {
+  return inv.viaXargs && inv.upstream.some((u) => u.argv[0] === 'git' && /^(branch|for-each-ref|show-ref|ls-remote)$/.test(u.argv[1] ?? '') && !u.argv.some((a, k) => /^(--list|-l)$/.test(u.argv[k - 1] ?? '') && ![...PROTECTED_BRANCHES].some((b) => globMatches(a, b)))) && !inv.upstream.some((u) => {
+    // A filter naming main (grep -v main) drops it; one selecting something else (grep feature, awk '/: gone]/') keeps only that.
+    const names = u.argv.slice(1).some((a) => /\b(main|master)\b/.test(a));
+    if (/^(grep|rg)$/.test(u.argv[0])) return u.argv.some((a) => /^-[a-zA-Z]*v/.test(a)) ? names : !names;
+    return (/^[gm]?awk$/.test(u.argv[0]) && u.argv.some((a) => /^\s*(!\s*)?\/[^/]+\//.test(a))) || (u.argv[0] === 'sed' && u.argv.includes('-n'));
+  });
+}
+
+/** git clean's options: force, -x, dry run, -e, pathspecs (a pathspec naming the whole tree does not narrow). */
+function gitCleanFlags(rest: string[], inv: Invocation, walk: Walk): { force: boolean; x: boolean; dry: boolean; exclude: boolean; paths: boolean; interactive: boolean } {
+  const c = { force: false, x: false, dry: false, exclude: false, paths: false, interactive: false };
+  const atRoot = inv.cwd === walk.env.project;
+  let ended = false;
+  for (let k = 0; k < rest.length; k++) {
+    const a = rest[k];
+    if (!ended && a === '--') ended = true;
+    else if (!ended && a.startsWith('--')) {
+      if (a === '--force') c.force = true;
+      else if (a === '--dry-run') c.dry = true;
+      else if (a === '--interactive') c.interactive = true;
+      else if (a.startsWith('--exclude')) {
+        c.exclude = true;
+        if (a === '--exclude') k++;
+      }
+    } else if (!ended && /^-[a-zA-Z]/.test(a)) {
+      for (let j = 1; j < a.length; j++) {
+        const ch = a[j];
+        if (ch === 'f') c.force = true;
+        else if (ch === 'x') c.x = true;
+        else if (ch === 'n') c.dry = true;
+        else if (ch === 'i') c.interactive = true;
+        else if (ch === 'e') {
+          c.exclude = true;
+          if (j === a.length - 1) k++;
+          break;
+        }
+      }
+    } else if (!/^(:\/?\*?|:\(top\)\*?)$/.test(a) && !(atRoot && /^(\.\/?|\*)$/.test(a))) c.paths = true;
+  }
+  return c;
 }
 
 function gitCurrentBranch(walk: Walk): string | null {
@@ -2786,14 +3333,40 @@ function checkGit(walk: Walk, inv: Invocation): void {
         const dst = spec.includes(':') ? spec.slice(spec.indexOf(':') + 1) : spec;
         if (spec.startsWith(':')) return { branch: dst.replace(/^refs\/heads\//, ''), del: true };
         // HEAD, or a branch computed at run time ($(git branch --show-current)), is the current branch.
-        const current = dst === 'HEAD' || dst === '@' || dst.includes('$(…)') || dst.startsWith('$');
-        return { branch: (current ? gitCurrentBranch(walk) ?? 'HEAD' : dst).replace(/^refs\/heads\//, ''), del: deleting };
+        // A name with a fixed part (wip/$(whoami)) is a branch of that family, not the current one.
+        const current = dst === 'HEAD' || dst === '@' || /^(refs\/heads\/)?(\$\(…\)|\$\{?\w+\}?)$/.test(dst);
+        return { branch: (current ? gitCurrentBranch(walk) ?? 'HEAD' : dst.replace(/\$\(…\)|\$\{?\w+\}?/g, 'x')).replace(/^refs\/heads\//, ''), del: deleting };
       });
       // $(git branch --format='+%(refname:short)'), $(git for-each-ref …): every branch, main among them; a + forces them.
-      const listed = inv.words.some((w) => w.subs.some((sub) => /\bgit\s+(branch|for-each-ref|show-ref)\b/.test(sub) && !/grep\s+-v.*\b(main|master)\b/.test(sub)));
+      const listed = inv.words.some((w) => w.subs.some((sub) => /\bgit\s+(branch|for-each-ref|show-ref)\b/.test(sub) && !/--show-current|grep\s+-v.*\b(main|master)\b/.test(sub))) || xargsBranches(inv);
+      // $(git branch -r | sed 's#origin/#:#'): each listed name as :NAME, a deletion.
+      const listDeletes = inv.words.some((w) => w.subs.some((sub) => /sed\s+['"]?s(.)[^'"]*\1:\1|sed\s+['"]?s\/\^\/:\/|--format[= ]['"]?:/.test(sub)));
+      // git -c remote.origin.mirror=true push / remote.origin.push '+refs/heads/*:…' set on the line: a forced push of every branch.
+      const conf = [...inv.argv.filter((a, k) => inv.argv[k - 1] === '-c'), ...walk.gitConfig];
+      if (conf.some((c) => /remote\.[^.]+\.mirror[= ]true/.test(c) || /remote\.[^.]+\.push[= ]\+refs\/heads\/\*/.test(c))) {
+        block(walk, 'dangerous', 'git push with a mirror or forced push refspec configured on the line: every branch, main among them, is overwritten (and missing ones deleted) on the remote');
+        break;
+      }
       if (listed && inv.words.some((w) => w.subs.some((sub) => /['"]\+|\+%\(|sed\s+['"]?s\/\^\/\+/.test(sub)))) plusForce = true;
-      if (listed) dests.push({ branch: 'main', del: deleting });
-      const protectedDest = dests.find((d) => isProtected(d.branch) || d.branch.includes('*'));
+      if (listed) dests.push({ branch: 'main', del: deleting || listDeletes });
+      // git remote add backup https://203.0.113.9/x.git && git push backup --all: every branch to a bare address or a file drop added on the line.
+      // (Or the URL given as the remote itself: git push https://198.51.100.4/x.git --all.)
+      const added = walk.out.find((i) => i.argv[0] === 'git' && i.argv[1] === 'remote' && i.argv[2] === 'add' && i.argv[3] === ops[0]);
+      const pushUrl = added?.argv[4] ?? (/^\w+:\/\/|@/.test(ops[0] ?? '') ? ops[0] : '');
+      if (pushUrl && rest.some((a) => a === '--all' || a === '--mirror' || a === '--tags') && (/^(\w+:\/\/)?([\w.-]+@)?\d{1,3}(\.\d{1,3}){3}([:/]|$)/.test(pushUrl) || DROP_HOSTS.test(pushUrl))) {
+        block(walk, 'dangerous', `git push --all to ${pushUrl}, a bare address: the whole repository leaves`, 'push only to the project\'s own remotes');
+        break;
+      }
+      // git tag -l | xargs git push origin --delete, git push origin --delete $(git tag): every tag on the remote deleted.
+      const allTags = (u: Invocation) => u.argv[0] === 'git' && /^(tag|ls-remote)$/.test(u.argv[1] ?? '') && u.argv.slice(2).every((a) => /^(-l|--list|--tags|-t|--refs|-q|origin|upstream)$|^--sort=/.test(a));
+      const tagFilter = inv.upstream.some((u) => /^(grep|rg|head|tail)$/.test(u.argv[0]) || (/^[gm]?awk$/.test(u.argv[0]) && u.argv.some((a) => /^\s*(!\s*)?\/[^/]+\//.test(a))) || (u.argv[0] === 'sed' && u.argv.includes('-n')));
+      const tagsListed = (inv.viaXargs && inv.upstream.some(allTags) && !tagFilter) || inv.words.some((w) => w.subs.some((x) => /^\s*git\s+tag(\s+(-l|--list))?\s*$/.test(x)));
+      if (tagsListed && (deleting || listDeletes || inv.upstream.some((u) => u.argv[0] === 'sed' && u.argv.some((a) => /^s.*:/.test(a))))) {
+        block(walk, 'dangerous', 'git push deletes every tag on the remote: releases and whatever resolves them by tag break', 'delete the one tag you mean: git push origin --delete v1.2.3');
+        break;
+      }
+      const isProt = (d: { branch: string }) => isProtected(d.branch) || d.branch.includes('*');
+      const protectedDest = dests.find((d) => d.del && isProt(d)) ?? dests.find(isProt);
       if (protectedDest?.del) {
         block(walk, 'dangerous', `git push deletes the protected branch ${protectedDest.branch} on the remote`);
         break;
@@ -2814,17 +3387,26 @@ function checkGit(walk: Walk, inv: Invocation): void {
       break;
     }
     case 'reset':
-      if (has('--hard')) {
+      if (has('--hard') && inv.prod) block(walk, 'dangerous', 'git reset --hard on a production host: the deployed code moves back and local changes there are lost');
+      else if (has('--hard')) {
         warn(walk, 'suspicious', 'git reset --hard discards uncommitted changes', 'git stash first, or git reset --keep');
         critical(walk, 'git reset --hard');
       }
       break;
-    case 'clean':
-      if (rest.some((a) => /^-[a-zA-Z]*f/.test(a) || a === '--force') && !rest.some((a) => /^-[a-zA-Z]*n/.test(a) || a === '--dry-run')) {
+    case 'clean': {
+      const c = gitCleanFlags(rest, inv, walk);
+      const conf = [...argv.slice(1, i).filter((a, k, all) => all[k - 1] === '-c'), ...walk.gitConfig];
+      if (!c.force && conf.some((a) => /^clean\.requireforce[= ](false|0|no|off)$/i.test(a))) c.force = true;
+      if (!c.force || c.dry) break;
+      // -x with no -e, no pathspec, not interactive, on the work tree: every untracked and ignored file (.env, local data, new source) goes for good.
+      if (c.x && !c.exclude && !c.paths && !c.interactive && !inv.submodule) {
+        block(walk, 'dangerous', `git clean ${rest.join(' ')} deletes every untracked and ignored file of the work tree for good (.env, local data, source not yet added)`, 'run git clean -n first, or keep files with -e .env, or name the paths: git clean -fdx -- build/');
+      } else {
         warn(walk, 'suspicious', 'git clean -f deletes untracked files for good', 'run git clean -n first to see what would go');
         critical(walk, 'git clean');
       }
       break;
+    }
     case 'checkout':
     case 'restore':
       if ((sub === 'checkout' && (rest.includes('--') && rest.includes('.') || has('-f', '--force'))) || (sub === 'restore' && rest.some((a) => a === '.' || a === ':/'))) {
@@ -2833,7 +3415,8 @@ function checkGit(walk: Walk, inv: Invocation): void {
       }
       break;
     case 'stash':
-      if (rest[0] === 'clear' || rest[0] === 'drop') {
+      if (rest[0] === 'clear') block(walk, 'dangerous', 'git stash clear deletes every stash at once: stashed work is gone', 'drop the one stash you mean: git stash drop stash@{N}');
+      else if (rest[0] === 'drop') {
         warn(walk, 'suspicious', `git stash ${rest[0]} deletes stashed work`);
         critical(walk, `git stash ${rest[0]}`);
       }
@@ -2864,7 +3447,10 @@ function checkGit(walk: Walk, inv: Invocation): void {
       // A substitution asking for the default branch (origin/HEAD, init.defaultBranch) is main; another is the current branch.
       const defaultAsked = inv.words.some((w) => w.subs.some((sub) => /origin\/HEAD|defaultBranch|symbolic-ref\s+(--short\s+)?refs\/remotes/.test(sub)));
       // $(git branch --merged | grep -v 'main\|master'): main is filtered out of the list.
-      const mainFiltered = inv.words.some((w) => w.subs.some((sub) => /grep\s+-v.*\b(main|master)\b/.test(sub)));
+      // $(git branch --list 'spike/*'): only branches matching a pattern that no default name matches.
+      const listPattern = (sub: string) => /\bgit\s+branch\b[^|]*\s(?:--list|-l)\s+(['"]?)([^'"\s|]+)\1/.exec(sub)?.[2] ?? /\bgit\s+for-each-ref\b[^|]*\srefs\/heads\/([^\s|'"]+)/.exec(sub)?.[1]?.replace(/\/?$/, '/*');
+      const mainFiltered = inv.words.some((w) => w.subs.some((sub) => /grep\s+-v.*\b(main|master)\b/.test(sub) || (listPattern(sub) !== undefined && ![...PROTECTED_BRANCHES].some((b) => globMatches(listPattern(sub)!, b)))));
+      if (xargsBranches(inv)) names.push('main');
       const resolved = names.map((a) => (a.includes('$(…)') && mainFiltered ? 'feature' : a.includes('$(…)') && defaultAsked ? 'main' : a === 'HEAD' || a === '@' || a.includes('$(…)') ? gitCurrentBranch(walk) ?? a : walk.branchNames.get(a) ?? a));
       // Locally only the default names count (an old release/1.0 deleted here still lives on the remote).
       const protectedName = resolved.find((a) => PROTECTED_BRANCHES.has(a.replace(/^refs\/heads\//, '')));
@@ -2874,8 +3460,18 @@ function checkGit(walk: Walk, inv: Invocation): void {
     }
     case 'filter-branch':
     case 'filter-repo':
-      // filter-repo --analyze only writes a report.
+      // filter-repo --analyze only writes a report; a rewrite inside a clone the line just made leaves the project alone.
       if (has('--analyze')) break;
+      // filter-repo --source A --target B reads A and writes B: the project only when one of them is it.
+      const other = (o: string) => { const k = rest.indexOf(o); return k >= 0 && rest[k + 1] !== undefined && inv.cwd !== null && !isUnder(walk.env.project, resolveFrom(inv.cwd, rest[k + 1])) && !isUnder(resolveFrom(inv.cwd, rest[k + 1]), walk.env.project); };
+      if (sub === 'filter-repo' && other('--source') && other('--target')) {
+        warn(walk, 'suspicious', 'git filter-repo rewrites the history of another repository');
+        break;
+      }
+      if (inv.cwd !== null && !isUnder(inv.cwd, walk.env.project) && walk.unpacked.some((d) => isUnder(inv.cwd!, d))) {
+        warn(walk, 'suspicious', `git ${sub} rewrites the history of the clone in ${inv.cwd}`);
+        break;
+      }
       block(walk, 'dangerous', `git ${sub} rewrites the whole history of the repository (every commit id changes; collaborators' clones no longer match)`, 'ask the user first; for one file committed by mistake use git rm --cached FILE and a new commit');
       break;
     case 'reflog':
@@ -2890,7 +3486,9 @@ function checkGit(walk: Walk, inv: Invocation): void {
     case 'update-ref': {
       if (rest.includes('--stdin')) {
         // printf 'delete refs/heads/main\n' | git update-ref --stdin: each line of the input is an instruction.
-        const text = stdinText(inv) ?? '';
+        const g = inv.upstream[inv.upstream.length - 1];
+        // git for-each-ref --format='delete %(refname)' refs/heads | git update-ref --stdin: one line per branch, main among them.
+        const text = stdinText(inv) ?? (g && g.argv[0] === 'git' && /^(for-each-ref|branch)$/.test(g.argv[1] ?? '') ? generatorLines(walk, g).map((l) => l.split(ITEM).join('refs/heads/main')).join('\n') : '');
         const hit = [...text.matchAll(/(?:^|\n)\s*(delete|update|create|force)\s+(\S+)/g)].map((m) => m[2].replace(/^refs\/heads\//, '')).find((r) => isProtected(r) || r === 'HEAD');
         if (hit) block(walk, 'dangerous', `git update-ref --stdin deletes or moves ${hit} without any check`, 'git branch -d BRANCH (refuses to drop unmerged work)');
         break;
@@ -2906,7 +3504,8 @@ function checkGit(walk: Walk, inv: Invocation): void {
         block(walk, 'dangerous', `git update-ref ${ref} ${refs[1]} moves ${short} to another commit without any check: its own commits lose their branch`, 'use git reset on a feature branch, or git revert on main');
         break;
       }
-      if ((del || zero) && (ref === 'HEAD' || isProtected(short) || ref === '' || inv.viaXargs || /\$/.test(ref))) {
+      if ((del || zero) && ref === 'refs/stash') block(walk, 'dangerous', `git update-ref ${del ? '-d' : 'to zero'} refs/stash deletes every stash at once, as git stash clear does`, 'drop the one stash you mean: git stash drop stash@{N}');
+      else if ((del || zero) && (ref === 'HEAD' || isProtected(short) || ref === '' || inv.viaXargs || /\$/.test(ref))) {
         block(walk, 'dangerous', `git update-ref ${del ? '-d' : 'to zero'} ${ref || '(refs from the input)'} deletes a branch ref without any safety check`, 'git branch -d BRANCH (refuses to drop unmerged work)');
       } else if (del) warn(walk, 'suspicious', `git update-ref -d ${ref} deletes a ref without any safety check`, 'git branch -d BRANCH');
       break;
@@ -2970,7 +3569,8 @@ function checkServices(walk: Walk, inv: Invocation): void {
       }
       break;
     case 'dropdb':
-      say('drops a whole database');
+      // A throwaway database on this machine (app_test, app_scratch on localhost) is everyday work.
+      if (!(operands(inv.words, new Set(['-h', '--host', '-p', '--port', '-U', '--username'])).every((w) => /(^|_|-)(test|tests|dev|ci|tmp|scratch)($|_|-|\d)/i.test(w.text)) && args.every((a, k) => !/^(-h|--host)$/.test(args[k - 1] ?? '') || /^(localhost|127\.0\.0\.1)$/.test(a)))) say('drops a whole database');
       break;
     case 'rails':
     case 'rake':
@@ -2989,16 +3589,32 @@ function checkServices(walk: Walk, inv: Invocation): void {
     case 'mariadb':
     case 'sqlcmd':
     case 'cockroach':
-      if (/\bdrop\s+(database|schema)\b/i.test(sql)) say('drops a whole database');
+      // A throwaway database on this machine (app_test, dev, localhost): resetting it is everyday work.
+      if (/\bdrop\s+(database|schema)\b/i.test(sql) && !/\bdrop\s+database\s+(if\s+exists\s+)?["'`]?\w*(test|dev|ci|tmp|scratch)\w*["'`]?\s*(;|$)/i.test(sql) && !(args.some((a) => /^(postgres(ql)?|mysql):\/\/[^@/]*@?(localhost|127\.0\.0\.1|\[::1\])(:\d+)?\/\w*(test|dev|ci|tmp|scratch)\w*$/i.test(a)) || args.some((a, k) => /^(-d|--dbname|-D|--database)$/.test(args[k - 1] ?? '') && /(^|_|-)(test|tests|dev|ci|tmp|scratch)($|_|-|\d)/i.test(a) && !args.some((h, j) => /^(-h|--host)$/.test(args[j - 1] ?? '') && !/^(localhost|127\.0\.0\.1)$/.test(h))))) say('drops a whole database');
       break;
     case 'redis-cli':
       if (args.some((a) => /^flushall$/i.test(a))) say('deletes every key of every Redis database');
       break;
     case 'mongo':
     case 'mongosh':
-      if (/dropDatabase\(/.test(sql)) say('drops a whole database');
+      if (/dropDatabase\(|getCollectionNames\(\)[\s\S]*\.drop\(\)/.test(sql)) say('drops a whole database');
+      break;
+    case 'etcdctl':
+      if (args[0] === 'del' && args.includes('--prefix') && args.some((a) => a === '' || a === '/' || a === '""')) say('deletes every key of the cluster store');
       break;
   }
+  // redis-cli --scan | xargs redis-cli del: every key the scan lists (no --pattern narrows it).
+  if (name === 'redis-cli' && inv.viaXargs && /^(del|unlink)$/i.test(operands(inv.words, new Set(['-h', '-p', '-a', '-n', '-u', '--user', '--pass', '-s'])).find((w) => !/^\d+$/.test(w.text))?.text ?? '') && inv.upstream.some((u) => u.argv[0] === 'redis-cli' && u.argv.includes('--scan') && !u.argv.some((a) => a === '--pattern' || a === '--match'))) say('deletes every key of the Redis database');
+  // Destructive statements and resets against a production database (a host or name saying prod, --linked, production settings).
+  const prodTarget = [...args, ...(inv.assigned ?? [])].some((a) => /prod/i.test(a)) || args.includes('--linked');
+  const wipes = (/^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach)$/.test(name) && /\b(truncate\s+(table\s+)?(only\s+)?[\w."`]|drop\s+table|delete\s+from\s+\w+\s*(;|"|'|$))/i.test(sql)) ||
+    (/^(prisma|npx)$/.test(name) && /\bmigrate\s+reset\b|\bdb\s+push\b.*--accept-data-loss/.test(sql)) ||
+    (/^(python[\d.]*|django-admin)$/.test(name) && /\b(flush|reset_db|sqlflush)\b/.test(sql)) ||
+    (/^(knex|npx)$/.test(name) && /migrate:rollback\b.*--all|migrate:(reset|fresh)/.test(sql)) ||
+    (name === 'supabase' && /\bdb\s+reset\b/.test(sql)) ||
+    (/^(kubectl|oc)$/.test(name) && args[0] === 'delete' && /^(pvc|pv|persistentvolumeclaims?|namespace|ns)$/.test(args[1] ?? '')) ||
+    (name === 'helm' && /^(uninstall|delete)$/.test(args[0] ?? '') && args.includes('--no-hooks'));
+  if (wipes && prodTarget) say('wipes production data');
 }
 
 // ---------------------------------------------------------------------------
@@ -3019,7 +3635,7 @@ function holdsSecrets(walk: Walk, abs: string | null): boolean {
 }
 
 function isSecret(walk: Walk, abs: string | null): boolean {
-  return abs !== null && (isSecretSource(abs, walk.env) || walk.secretFiles.has(abs));
+  return abs !== null && (isSecretSource(abs, walk.env) || walk.secretFiles.has(abs) || [...walk.secretFiles].some((f) => f.endsWith('*') && abs.startsWith(f.slice(0, -1))));
 }
 
 /** Options of the readers that take a value (so the word after them is not a file they read). */
@@ -3044,6 +3660,10 @@ function printsCredential(argv: string[]): string | null {
   if ((name === 'heroku' && a1 === 'auth:token') || (name === 'doctl' && /auth token/.test(a)) || (name === 'vault' && a1 === 'print' && a2 === 'token')) return `the ${name} token`;
   if ((name === 'bw' && a1 === 'get') || (name === 'lpass' && a1 === 'show') || (name === 'gopass' && /^(show|cat)$/.test(a1 ?? '')) || (name === 'keyring' && a1 === 'get') || name === 'kwallet-query') return 'a password-manager secret';
   if (name === 'docker' && a1 === 'secret' && a2 === 'inspect') return 'a Docker secret';
+  // Tokens the tools mint or show on request: kubectl create token, oc whoami -t, npm token create, gh/glab auth status -t, firebase login:ci.
+  if ((name === 'kubectl' && a1 === 'create' && a2 === 'token') || (name === 'oc' && a1 === 'whoami' && /(^|\s)(-t|--show-token)\b/.test(a)) || (/^(npm|pnpm|yarn)$/.test(name) && a1 === 'token' && a2 === 'create') || (/^(gh|glab)$/.test(name) && a1 === 'auth' && /(^|\s)(-t|--show-token)\b/.test(a)) || (name === 'firebase' && a1 === 'login:ci') || (name === 'aws' && a1 === 'configure' && (a2 === 'export-credentials' || /get\s+\S*(secret|token)/.test(a)))) return `a token (${argv.slice(0, 3).join(' ')})`;
+  if (/^docker-credential-/.test(name) && a1 === 'get') return 'a registry password (docker credential helper)';
+  if ((name === 'pass' && (a1 === 'show' || (a1 !== undefined && !a1.startsWith('-') && !/^(ls|list|find|search|init|insert|generate|edit|rm|mv|cp|git|grep|help|version)$/.test(a1)))) || (name === 'op' && /^(read|item get|inject)/.test(`${a1} ${a2}`)) || (name === 'keepassxc-cli' && a1 === 'show') || (name === 'sops' && /(^| )(-d|--decrypt|decrypt)( |$)/.test(a)) || (name === 'vault' && /^(kv get|read)/.test(`${a1} ${a2}`))) return 'a password-manager secret';
   return null;
 }
 
@@ -3057,7 +3677,9 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
       if (isSecret(walk, abs)) return abs;
     }
   }
-  if (READERS.has(name) || name === 'cp' || name === 'find' || /^(lz4|lzma|pigz|pbzip2|brotli|compress|rar|age|sops|ansible-vault|uuencode|basenc|gzcat|bat|batcat|view|vis|nl|fold|expand|iconv|dos2unix|unix2dos|rev|split)$/.test(name)) {
+  // fd PATTERN DIR -x cat: every file found printed.
+  const fdReads = /^(fd|fdfind)$/.test(name) && inv.argv.some((a, k) => /^(-x|--exec|-X|--exec-batch)$/.test(a) && READERS.has(inv.argv[k + 1] ?? ''));
+  if (READERS.has(name) || fdReads || name === 'cp' || name === 'find' || /^(lz4|lzma|pigz|pbzip2|brotli|compress|rar|age|sops|ansible-vault|uuencode|basenc|gzcat|bat|batcat|view|vis|nl|fold|expand|iconv|dos2unix|unix2dos|rev|split)$/.test(name)) {
     const argOpts = READER_ARG_OPTS[name] ?? (name === 'find' ? ['-name', '-iname', '-path', '-type', '-maxdepth', '-mindepth'] : []);
     for (const w of operands(inv.words, new Set(argOpts))) {
       const t = target(inv, w);
@@ -3079,11 +3701,31 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
   if (name === 'history' || name === 'fc') return 'the shell history';
   const cred = printsCredential(inv.argv);
   if (cred) return cred;
+  // eval "cat ~/.aws/credentials", sh -c '…': what the text runs prints.
+  if (depth < 3 && (name === 'eval' || SHELLS.has(name))) {
+    const script = name === 'eval' ? args.join(' ') : shellScript(inv.argv).script;
+    const found = script !== null ? subProducesSecret(walk, inv, script, depth + 1) : null;
+    if (found) return found;
+  }
+  // grep -r PATTERN ~ (rg, ag): every matching line of every file there, keys and tokens among them.
+  if (/^(grep|egrep|rg|ag|ack)$/.test(name) && (name !== 'grep' && name !== 'egrep' || args.some((a) => /^-[a-zA-Z]*[rR]|^--recursive$/.test(a)))) {
+    const roots = operands(inv.words, new Set(['-e', '-f', '-m', '-A', '-B', '-C', '-g', '--glob', '-t', '--type', '--include', '--exclude'])).slice(args.some((a) => a === '-e' || a === '-f') ? 0 : 1);
+    const home = roots.map((w) => target(inv, w).abs).find((a) => a !== null && (holdsSecrets(walk, a) || isSecretSource(a, walk.env)));
+    if (home) return `what ${name} finds in the files under ${home}`;
+  }
   if (depth < 3) for (const i of inv.inner ?? []) {
     const found = producesSecret(walk, i, depth + 1);
     if (found) return found;
   }
   if ((name === 'npm' || name === 'yarn' || name === 'pnpm') && args[0] === 'config' && args[1] === 'get' && /token|auth|password/i.test(args[2] ?? '')) return `the ${name} token`;
+  // An app's settings (heroku config, vercel env pull), a container's environment (docker inspect), a token's own record (vault token lookup).
+  if ((name === 'heroku' && /^config(:get)?$/.test(args[0] ?? '')) || (name === 'vault' && args[0] === 'token' && args[1] === 'lookup') || (/^(docker|podman)$/.test(name) && /^(inspect|container inspect)$/.test(args.slice(0, 2).filter((a) => !a.startsWith('-')).join(' ').replace(/ \S+$/, '')) ) || (name === 'vercel' && args[0] === 'env' && args[1] === 'pull')) return `the settings and secrets ${name} ${args[0]} prints`;
+  // find / -name id_rsa | xargs cat: the files a find names as keys, printed.
+  if (inv.viaXargs && READERS.has(name)) {
+    const f = inv.upstream.find((u) => u.argv[0] === 'find');
+    const pat = f ? findRoots(f).namePattern : null;
+    if (pat && isSecretName(pat)) return `files named ${pat}`;
+  }
   if (name === 'aws' && args[0] === 'configure' && /^(get|export-credentials)$/.test(args[1] ?? '')) return 'the AWS credentials';
   if ((name === 'gh' || name === 'glab') && args[0] === 'auth' && args[1] === 'token') return `the ${name} token`;
   if ((name === 'op' && /^(read|item)$/.test(args[0] ?? '')) || (name === 'pass' && args.length > 0 && args[0] !== 'ls') || (name === 'vault' && /^(read|kv)$/.test(args[0] ?? ''))) return 'a password-manager secret';
@@ -3157,13 +3799,28 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
   const name = inv.argv[0];
   const args = inv.argv.slice(1);
   if (name === 'openssl' && args[0] !== 's_client') return;
-  if ((name === 'aws' || name === 'gsutil' || name === 'gcloud' || name === 'az') && !args.some((a) => /^(s3|gs|az|https?):\/\//.test(a)) && !args.some((a) => /^(upload|upload-batch|cp|sync|put)$/.test(a))) return;
   const say = (what: string, how: string) =>
     block(walk, 'dangerous', `${name} sends ${what} to the network (${how}): secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
+  // A cloud CLI sends its arguments to the service (aws sns publish --message "$(cat KEY)"); its own set-up (configure, auth) keeps them here.
+  if ((name === 'aws' || name === 'gsutil' || name === 'gcloud' || name === 'az') && !args.some((a) => /^(s3|gs|az|https?):\/\//.test(a)) && !args.some((a) => /^(upload|upload-batch|cp|sync|put)$/.test(a))) {
+    if (/^(configure|config|auth|login|sts|ecr)$/.test(args[0] ?? '')) return;
+    for (const w of inv.words.slice(1)) {
+      for (const sub of w.subs) {
+        const found = subProducesSecret(walk, inv, sub, 1);
+        if (found) return say(found, 'inside a command substitution in the message it publishes');
+      }
+    }
+    return;
+  }
   for (const r of inv.redirects) {
     if ((r.op === '<' || r.op === '<>') && !r.target.dynamic && inv.cwd !== null) {
       const abs = resolveFrom(inv.cwd, r.target.text);
       if (isSecret(walk, abs)) return say(abs, 'input redirection');
+    }
+    // ssh HOST 'cat > k.tar' < <(tar cf - ~/.ssh): the input is what the substitution prints.
+    if (r.op === '<' && r.target.subs.length > 0) {
+      const found = subProducesSecret(walk, inv, r.target.subs[0], 1);
+      if (found) return say(found, 'input from a process substitution');
     }
   }
   for (const u of withInner(inv.upstream)) {
@@ -3178,6 +3835,16 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
       const m = /^(?:file|open|gopen|create|pipe)?:?([~/.][^,]*)/i.exec(a.replace(/^(?:file|open|gopen):/i, ''));
       const abs = m ? resolveFrom(inv.cwd, m[1].replace(/^~(?=\/|$)/, walk.env.home)) : null;
       if (abs && isSecret(walk, abs)) return say(abs, 'as a socat address');
+    }
+  }
+  // curl -K <(printf 'data = "@%s/.netrc"' "$HOME"): a config whose data/upload lines name a secret file.
+  if (name === 'curl') {
+    for (const w of inv.words.filter((x, k) => /^(-K|--config)$/.test(inv.words[k - 1]?.text ?? '') && x.subs.length > 0)) {
+      const text = resolveSubstitution(w.subs[0], parseEnv(walk, inv.cwd)) ?? '';
+      for (const m of text.matchAll(/(?:^|\n)\s*-{0,2}(?:data|data-binary|data-urlencode|form|F|d|upload-file|T)\s*[=:]?\s*"?[^"@\n]*@?([~/][^"\n]*)"?/g)) {
+        const abs = resolveFrom(inv.cwd ?? '/', m[1].replace(/^~(?=\/|$)/, walk.env.home));
+        if (isSecret(walk, abs)) return say(abs, 'named in the config it reads (-K)');
+      }
     }
   }
   // sftp -b -, ftp, lftp fed a script: `put FILE` (send, mput, reput) uploads FILE.
@@ -3212,21 +3879,34 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     const prev = inv.words[k - 1].text;
     // curl --data-urlencode name@FILE reads FILE too.
     const urlencode = prev === '--data-urlencode' || t.startsWith('--data-urlencode=') ? /^(?:--data-urlencode=)?[^=@]*@(.+)$/.exec(t)?.[1] : undefined;
-    const atFile = urlencode ?? /(?:^|=)[@<]([^;,\s]+)/.exec(t)?.[1];
+    // httpie: field@FILE and field=@FILE attach FILE.
+    const atFile = urlencode ?? /(?:^|=)[@<]([^;,\s]+)/.exec(t)?.[1] ?? (/^(http|https|xh|xhs|httpie)$/.test(name) ? /^[\w.-]+@([~/.][^\s]*)$/.exec(t)?.[1] : undefined) ?? (/^(aws|gcloud|az)$/.test(name) ? /^fileb?:\/\/(.+)$/.exec(t)?.[1] : undefined);
     const eq = /^--(post-file|body-file|upload-file)=(.+)$/.exec(t)?.[2];
     // -T FILE, also inside a cluster of short options (curl -sT FILE).
     const uploadOpt = prev === '--upload-file' || prev === '--post-file' || prev === '--body-file' || (name === 'curl' && /^-[a-zA-Z]*T$/.test(prev)) || (/^(mutt|mail|mailx|neomutt|s-nail|swaks|sendemail)$/.test(name) && /^(-a|-A|--attach|--attach-type)$/.test(prev));
     const path = atFile ?? eq ?? (uploadOpt ? t : null);
     const upload = (name === 'az' || name === 'gcloud') && /^(-f|--file|--source|--data)$/.test(prev);
-    const candidates = path !== null && path !== undefined ? [path] : upload || (['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil', 'gcloud'].includes(name) && (remote || args.includes('cp')) && !t.startsWith('-')) ? [t] : [];
+    // scp HOST:SRC ./dst downloads: only a local source sent to a remote destination leaves.
+    const ops = ['scp', 'rsync', 'sftp'].includes(name) ? args.filter((a, j) => !a.startsWith('-') && !noValue.has(args[j - 1] ?? '')) : [];
+    const download = ops.length >= 2 && !/^(?:[\w.-]+@)?[\w.-]+:/.test(ops[ops.length - 1]) && !/^(sftp|rsync):\/\//.test(ops[ops.length - 1]);
+    const candidates = path !== null && path !== undefined ? [path] : upload || (['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil', 'gcloud'].includes(name) && (remote || args.includes('cp')) && !t.startsWith('-') && !download && !/^(?:[\w.-]+@)?[\w.-]+:/.test(t)) ? [t] : [];
     for (const c of candidates) {
       if (c === '-') continue;
       const tt = target(inv, { ...w, text: c.replace(/^~(?=\/|$)/, walk.env.home) });
+      // The whole project, archived on the line, to an anonymous file drop or paste service.
+      if (tt.abs !== null && walk.projectCopies.has(tt.abs) && args.some((a) => DROP_HOSTS.test(a))) return say(`${tt.abs} (the whole project)`, 'to a public file drop');
       if (isSecret(walk, tt.abs)) return say(tt.abs!, `as a file argument`);
       // scp -r ~ host:, rsync -a ~/ host: — the whole home directory, keys and all.
       if (!remote || !/^[\w.-]*@?[\w.-]+:/.test(c)) if (holdsSecrets(walk, tt.abs) && ['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil'].includes(name)) return say(`${tt.abs} (the keys in it)`, 'as a file argument');
     }
-    const authHeader = /^(authorization|proxy-authorization|x-api-key|api-key|private-token|x-auth-token|x-github-token|x-goog-api-key|anthropic-api-key|x-access-token)\s*:/i.test(t) || ['-u', '--user', '--oauth2-bearer', '--password', '--http-password'].includes(prev) || /^--(user|password|http-password)=/.test(t);
+    const authHeader0 = /^(authorization|proxy-authorization|x-api-key|api-key|private-token|x-auth-token|x-github-token|x-goog-api-key|anthropic-api-key|x-access-token)\s*:/i.test(t) || ['-u', '--user', '--oauth2-bearer', '--password', '--http-password'].includes(prev) || /^--(user|password|http-password)=/.test(t);
+    // A whole credentials file or key (~/.git-credentials, ~/.ssh/id_rsa) in a header is not a token meant for it,
+    // nor a service's token (gh auth token) sent to another host.
+    const host = /^[a-z]+:\/\/([^/:?#\s]+)/i.exec(args.find((a) => /^[a-z]+:\/\//i.test(a)) ?? '')?.[1] ?? null;
+    const foreign = (sub: string) => host !== null && TOKEN_HOSTS.some(([cmd, hosts]) => cmd.test(sub) && !hosts.test(host));
+    // A service's key in a variable ($ANTHROPIC_API_KEY, $GITHUB_TOKEN) sent in a header to a host not of that service.
+    const foreignVar = host !== null && varNames(t).some((v) => VAR_HOSTS.some(([re, hosts]) => re.test(v) && !hosts.test(host)));
+    const authHeader = authHeader0 && !foreignVar && !w.subs.some((sub) => /^\//.test(subProducesSecret(walk, inv, sub, 1) ?? '') || foreign(sub));
     // A credential in the header meant for it (-H "Authorization: Bearer $(gh auth token)") is the credential used, not sent away.
     if (!authHeader) {
       for (const sub of w.subs) {
@@ -3238,6 +3918,29 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     }
   }
 }
+
+/** Variables holding a service's key, and the hosts that key is meant for. */
+const VAR_HOSTS: [RegExp, RegExp][] = [
+  [/^(ANTHROPIC_API_KEY|CLAUDE_API_KEY)$/, /(^|\.)anthropic\.com$|^localhost$/],
+  [/^OPENAI_API_KEY$/, /openai|azure|^localhost$/],
+  // (GitHub Enterprise hosts carry the name; registries and GitLab are often self-hosted, so their tokens are not tied to a host here.)
+  [/^(GITHUB_TOKEN|GH_TOKEN|GITHUB_PAT)$/, /github|ghcr\.io$|^localhost$/],
+  [/^(HF_TOKEN|HUGGING_FACE_HUB_TOKEN)$/, /(^|\.)huggingface\.co$/],
+  [/^SLACK_(BOT_)?TOKEN$/, /(^|\.)slack\.com$/],
+  [/^(AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN)$/, /(^|\.)amazonaws\.com$/],
+];
+
+/** Anonymous file drops, paste bins and request catchers: whatever reaches them is public. */
+const DROP_HOSTS = /:\/\/([\w.-]+\.)?(transfer\.sh|0x0\.st|file\.io|termbin\.com|pastebin\.com|hastebin\.com|ix\.io|sprunge\.us|catbox\.moe|gofile\.io|tmpfiles\.org|bashupload\.com|oshi\.at|temp\.sh|webhook\.site|requestbin\.\w+|pipedream\.net|anonfiles\.com|filebin\.net|paste\.\w+|dpaste\.\w+)(\/|$)/i;
+
+/** Commands printing a service's token, and the hosts that token is meant for. */
+const TOKEN_HOSTS: [RegExp, RegExp][] = [
+  [/\bgh\s+auth\s+token\b/, /(^|\.)(github\.com|githubusercontent\.com|ghcr\.io|github\.io)$|^localhost$/],
+  [/\bglab\s+auth\s+token\b/, /(^|\.)gitlab\.|^localhost$/],
+  [/\bgcloud\s+auth\s+print-(access|identity)-token\b/, /(^|\.)(googleapis\.com|google\.com|gcr\.io|pkg\.dev|run\.app|cloudfunctions\.net)$|^localhost$/],
+  [/\baz\s+account\s+get-access-token\b/, /(^|\.)(azure\.com|windows\.net|microsoft\.com|azurecr\.io|azure\.net)$|^localhost$/],
+  [/\baws\s+ecr\s+get-login-password\b/, /(^|\.)amazonaws\.com$|^localhost$/],
+];
 
 /** Options whose value is a key or credential the program authenticates with (used as meant, not sent away). */
 const CREDENTIAL_OPTS = /^(-i|-k|--identity|--identity-file|--key|--key-file|--keyfile|--private-key|--cert|--cacert|--ssh-key|--credentials|--credentials-file|--kubeconfig|--config|-F|--profile|--token-file|--password-file|--secret-file|--auth-file|--with-token)$/;
@@ -3274,11 +3977,16 @@ function checkSecretReachesNetwork(walk: Walk, inv: Invocation): void {
   const code = lang ? inlineCode(lang, inv.argv).code : null;
   const viaCode = code !== null && talksToNetwork(code);
   const sends = viaCode || uploads(inv.argv) || (!lang && name !== 'ssh-copy-id' && networkDestination(inv.argv));
-  if (!sends) return;
-  // A credential given on stdin to log in with it (docker login --password-stdin, gh auth login --with-token) is used, not sent away.
-  if (inv.argv.some((a) => /^--(password-stdin|with-token|token-stdin|password-file)$/.test(a)) || /^(login|auth)$/.test(inv.argv[1] ?? '')) return;
   const say = (what: string, how: string) =>
     block(walk, 'dangerous', `${name} sends ${what} elsewhere (${how}): secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
+  if (!sends && !inv.argv.slice(1, 3).some((a) => /^(login|auth)$/.test(a))) return;
+  // A credential given on stdin to log in with it (docker login --password-stdin, gh auth login --with-token) is used, not sent away;
+  // a whole store of them (~/.docker/config.json, ~/.aws/credentials, a private key) is no password.
+  // (Given by a redirection or by cat FILE | …: helm registry login, podman login too.)
+  const fed = [...inv.redirects.filter((r) => r.op === '<').map((r) => r.target), ...inv.upstream.filter((u) => /^(cat|tac|head|tail)$/.test(u.argv[0])).flatMap((u) => operands(u.words))];
+  const store = fed.find((w) => inv.cwd !== null && /\/(\.docker\/config\.json|\.aws\/(credentials|config)|\.netrc|\.git-credentials|\.npmrc|\.pypirc|\.kube\/config|\.ssh\/[^/]+|\.gnupg\/.+)$/.test(resolveFrom(inv.cwd, w.text.replace(/^~(?=\/|$)/, walk.env.home))) && !w.text.endsWith('.pub'));
+  if (store && inv.argv.some((a) => /^--(password-stdin|with-token|token-stdin)$/.test(a))) return say(resolveFrom(inv.cwd!, store.text.replace(/^~(?=\/|$)/, walk.env.home)), 'as the password of a login to another service');
+  if (!sends || inv.argv.some((a) => /^--(password-stdin|with-token|token-stdin|password-file)$/.test(a)) || /^(login|auth)$/.test(inv.argv[1] ?? '')) return;
   for (const r of inv.redirects) {
     if ((r.op === '<' || r.op === '<>') && !r.target.dynamic && inv.cwd !== null && isSecret(walk, resolveFrom(inv.cwd, r.target.text))) return say(resolveFrom(inv.cwd, r.target.text), 'input redirection');
   }
@@ -3354,7 +4062,9 @@ function checkLine(walk: Walk): void {
   });
   // git commit/tag/notes -m "$(cat ~/.ssh/id_rsa)", docker build --build-arg K="$(cat key)", a secret copied into the
   // project: then pushed or published (git push, docker push, npm publish, twine upload…), the secret leaves with it.
-  const publishes = walk.out.find((i) => (i.argv[0] === 'git' && i.argv.includes('push')) || (/^(docker|podman|buildah)$/.test(i.argv[0]) && i.argv.includes('push')) || (/^(npm|pnpm|yarn)$/.test(i.argv[0]) && i.argv.includes('publish')) || (i.argv[0] === 'twine' && i.argv.includes('upload')) || (/^(gem|cargo|poetry|flit|hatch)$/.test(i.argv[0]) && /^(push|publish)$/.test(i.argv[1] ?? '')));
+  // vercel/netlify/firebase/wrangler… deploy (also through npx): the project's files go to a public host.
+  const deploys = (i: Invocation) => i.argv.slice(0, 3).some((a) => /^(vercel|netlify|netlify-cli|firebase|surge|wrangler|flyctl|fly|amplify|railway|gh-pages|now)$/.test(a)) && (i.argv.some((a) => /^(deploy|publish|up|--prod)$/.test(a)) || i.argv.slice(0, 3).some((a) => /^(surge|gh-pages)$/.test(a)));
+  const publishes = walk.out.find((i) => deploys(i) || (i.argv[0] === 'git' && i.argv.includes('push')) || (/^(docker|podman|buildah)$/.test(i.argv[0]) && i.argv.includes('push')) || (/^(npm|pnpm|yarn)$/.test(i.argv[0]) && i.argv.includes('publish')) || (i.argv[0] === 'twine' && i.argv.includes('upload')) || (/^(gem|cargo|poetry|flit|hatch)$/.test(i.argv[0]) && /^(push|publish)$/.test(i.argv[1] ?? '')));
   if (publishes) {
     const carrier = walk.out.find((i) => i !== publishes && /^(git|docker|podman|buildah)$/.test(i.argv[0]) && i.words.some((w) => w.subs.some((sub) => subProducesSecret(walk, i, sub, 1) !== null)));
     const inProject = publishes.argv[0] !== 'git' && publishes.cwd !== null && [...walk.secretFiles].some((f) => isUnder(f, publishes.cwd!));

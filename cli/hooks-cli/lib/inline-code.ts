@@ -19,6 +19,8 @@
  * process.cwd()...) are turned into the literals `"~"` and `"."` first, so they read as paths.
  */
 
+import { isSecretSource } from './paths-classify';
+
 export type Lang = 'python' | 'perl' | 'ruby' | 'js' | 'php' | 'lua' | 'awk' | 'r';
 
 export interface CodeFindings {
@@ -43,7 +45,7 @@ export function langOf(name: string): Lang | null {
   if (n === 'python' || n === 'pypy' || n === 'ipython') return 'python';
   if (n === 'perl') return 'perl';
   if (n === 'ruby' || n === 'jruby') return 'ruby';
-  if (n === 'node' || n === 'nodejs' || n === 'bun' || n === 'deno' || n === 'tsx' || n === 'ts-node') return 'js';
+  if (n === 'node' || n === 'nodejs' || n === 'bun' || n === 'deno' || n === 'tsx' || n === 'ts-node' || n === 'zx') return 'js';
   if (n === 'php') return 'php';
   if (n === 'lua' || n === 'luajit') return 'lua';
   if (n === 'Rscript' || n === 'R') return 'r';
@@ -65,15 +67,21 @@ export function inlineCode(lang: Lang, argv: string[]): { code: string | null; r
     r: ['-e', '--expr'],
   };
   if (lang === 'awk') {
+    // -v cmd='rm -rf ~': variables of the program, set before it starts.
+    let pre = '';
     for (let i = 0; i < args.length; i++) {
       const a = args[i];
       if (a === '-f' || a === '--file') return { code: null, readsStdin: false };
+      if (a === '-v' || a === '--assign') {
+        const eq = (args[i + 1] ?? '').indexOf('=');
+        if (eq > 0) pre += `${args[i + 1].slice(0, eq)} = "${args[i + 1].slice(eq + 1).replace(/"/g, '\\"')}"; `;
+      }
       if (a === '-F' || a === '-v' || a === '--assign' || a === '--field-separator') {
         i++;
         continue;
       }
       if (a.startsWith('-') && a !== '-') continue;
-      return { code: a, readsStdin: false };
+      return { code: pre + a, readsStdin: false };
     }
     return { code: null, readsStdin: false };
   }
@@ -84,6 +92,10 @@ export function inlineCode(lang: Lang, argv: string[]): { code: string | null; r
       codes.push(args[i + 1] ?? '');
       i++;
     } else if (lang === 'python' && /^-[A-Za-z]*c$/.test(a) && a.length > 2) {
+      codes.push(args[i + 1] ?? '');
+      i++;
+    } else if (lang === 'js' && /^-[a-z]*[ep]$/.test(a) && a.length > 2) {
+      // node -pe CODE
       codes.push(args[i + 1] ?? '');
       i++;
     } else if (/^--(eval|print)=/.test(a)) codes.push(a.slice(a.indexOf('=') + 1));
@@ -100,11 +112,13 @@ export function inlineCode(lang: Lang, argv: string[]): { code: string | null; r
 }
 
 const HOME_EXPRS: RegExp[] = [
-  /os\.path\.expanduser\(\s*(['"])~\/?\1\s*\)/g,
+  /(?:os\.path\.)?\bexpanduser\(\s*(['"])~\/?\1\s*\)/g,
+  // The user's entry in the password database: (getpwuid($<))[7], pwd.getpwuid(os.getuid()).pw_dir, Etc.getpwuid.dir...
+  /\(\s*getpwuid\s*\(?\s*\$<\s*\)?\s*\)\s*\[\s*7\s*\]|\bpwd\.getpwuid\([^)]*\)\)?(?:\.pw_dir|\[5\])|\bEtc\.getpwuid(?:\([^)]*\))?\.dir|\bposix_getpwuid\([^)]*\)\)?\s*\[\s*['"]dir['"]\s*\]|(?:require\(\s*['"](?:node:)?os['"]\s*\)|\bos)\.userInfo\(\)\.homedir|\bENV\.fetch\(\s*['"]HOME['"][^)]*\)/g,
   /(?:pathlib\.)?Path\.home\(\)/g,
   /os\.environ\s*\[\s*(['"])HOME\1\s*\]/g,
-  /os\.environ\.get\(\s*(['"])HOME\1\s*\)/g,
-  /os\.getenv\(\s*(['"])HOME\1\s*\)/g,
+  /os\.environ\.get\(\s*(['"])HOME\1\s*(?:,[^)]*)?\)/g,
+  /os\.getenv\(\s*(['"])HOME\1\s*(?:,[^)]*)?\)/g,
   /(?:require\(\s*(['"])(?:node:)?os\1\s*\)|\bos)\.homedir\(\)/g,
   /process\.env\.HOME\b/g,
   /process\.env\[\s*(['"])HOME\1\s*\]/g,
@@ -112,7 +126,7 @@ const HOME_EXPRS: RegExp[] = [
   /\bDir\.home\b/g,
   /\bENV\s*\[\s*(['"])HOME\1\s*\]/g,
   /File\.expand_path\(\s*(['"])~\1\s*\)/g,
-  /getenv\(\s*(['"])HOME\1\s*\)/g,
+  /(?:\bSys\.)?\bgetenv\(\s*(['"])HOME\1\s*\)/g,
   /os\.getenv\(\s*(['"])HOME\1\s*\)/g,
   /Deno\.env\.get\(\s*(['"])HOME\1\s*\)/g,
   /\bENVIRON\s*\[\s*(['"])HOME\1\s*\]/g,
@@ -164,6 +178,51 @@ function literals(code: string, from = 0, to = code.length): Lit[] {
   return out;
 }
 
+/**
+ * The code with its command-line arguments put in (python -c CODE A B: sys.argv[1] is A; node -e: process.argv[1];
+ * ruby ARGV[0], perl $ARGV[0]/@ARGV, php $argv[1]), so the paths it is given read as literals.
+ */
+export function withArgs(lang: Lang, code: string, args: string[]): string {
+  if (args.length === 0) return code;
+  const q = (v: string) => `"${v.replace(/["\\]/g, '\\$&')}"`;
+  const list = (from: number) => `[${args.slice(Math.max(0, from)).map(q).join(', ')}]`;
+  const one = (n: number) => (args[n] !== undefined ? q(args[n]) : '""');
+  if (lang === 'python') return code.replace(/\bsys\.argv\[\s*(\d+)\s*:\s*\]/g, (_m, n: string) => list(Number(n) - 1)).replace(/\bsys\.argv\[\s*(\d+)\s*\]/g, (_m, n: string) => one(Number(n) - 1));
+  if (lang === 'js') return code.replace(/\bprocess\.argv\.slice\(\s*(\d+)\s*\)/g, (_m, n: string) => list(Number(n) - 1)).replace(/\bprocess\.argv\[\s*(\d+)\s*\]/g, (_m, n: string) => one(Number(n) - 1));
+  if (lang === 'ruby' || lang === 'perl') return code.replace(/\$?ARGV\[\s*(\d+)\s*\]/g, (_m, n: string) => one(Number(n))).replace(/@ARGV\b|\bARGV\b(?!\s*\[)/g, list(0));
+  if (lang === 'php') return code.replace(/\$argv\[\s*(\d+)\s*\]/g, (_m, n: string) => one(Number(n) - 1));
+  return code;
+}
+
+/** The text interpreter code prints (print, puts, say, console.log, echo…), as lines: what a shell piped its output runs. */
+export function printedText(lang: Lang, source: string): string[] {
+  if (source.length > MAX_CODE_CHARS) return [];
+  const code = preprocess(source, lang);
+  const out: string[] = [];
+  for (const m of code.matchAll(/\b(?:print|println|puts|say|echo|console\.log|process\.stdout\.write|sys\.stdout\.write|io\.write|printf|cat)(?=\s*[("'`$])/g)) {
+    const region = argRegion(code, m.index + m[0].length);
+    // print('rm -rf', home): the arguments printed side by side.
+    const parts = splitArgs(code.slice(region[0], region[1]).replace(/^\s*\(([\s\S]*)\)\s*$/, '$1')).filter((a) => !/^\s*(sep|end|file|flush)\s*=/.test(a)).map((a) => exprValues(code, a)[0]);
+    const t = parts.length > 0 && parts.every((x) => x !== undefined) ? parts.join(' ') : regionText(code, region);
+    if (t) out.push(...t.split('\n'));
+  }
+  return out;
+}
+
+/** The value of an expression of literals and variables, when known (node -p 'EXPR'). */
+export function exprText(lang: Lang, source: string): string | null {
+  const code = preprocess(source, lang);
+  return exprValues(code, code)[0] ?? null;
+}
+
+/** Paths interpreter code prints (`print for glob("~/*")`, `puts Dir["~/*"]`): a lister whose output may feed xargs. */
+export function printedPaths(lang: Lang, source: string): string[] {
+  if (source.length > MAX_CODE_CHARS) return [];
+  const code = preprocess(source, lang);
+  if (!/\b(print|say|puts|console\.log|echo|println|printf|writeln)\b/.test(code)) return [];
+  return listingRoots(code).map((r) => (r.glob === null ? r.path : `${r.path.replace(/\/$/, '')}/${r.glob}`));
+}
+
 /** The code talks to the network (HTTP clients, sockets, mail, FTP, SSH libraries). */
 export function talksToNetwork(code: string): boolean {
   return NETWORK.test(code);
@@ -208,6 +267,13 @@ function argRegion(code: string, at: number): [number, number] {
   return [i, j];
 }
 
+/** A value as one shell word: a leading ~ stays the home directory, $name in it (perl's "$ENV{HOME}/$_") stays unknown. */
+function shellWord(v: string): string {
+  if (/^[\w@%+=:,./~-]+$/.test(v)) return v;
+  const m = /^(~\/?)?([\s\S]*)$/.exec(v)!;
+  return `${m[1] ?? ''}${/\$\w/.test(m[2]) && !/["\\`]/.test(m[2]) ? `"${m[2]}"` : `'${m[2].replace(/'/g, `'\\''`)}'`}`;
+}
+
 /** The text an argument region stands for: list elements joined by spaces, concatenations joined. */
 function regionText(code: string, [a, b]: [number, number], firstOnly = false): string | null {
   const lits = literals(code, a, b);
@@ -218,7 +284,7 @@ function regionText(code: string, [a, b]: [number, number], firstOnly = false): 
   if (list) {
     // Up to the end of the list: `['rm', '-rf', '/'], shell=False`.
     const end = firstNonSpace === '[' ? a + region.indexOf('[') + closeParen(region, region.indexOf('[')) - region.indexOf('[') : b;
-    return lits.filter((l) => l.end <= end + 1).map((l) => (/^[\w@%+=:,./~-]+$/.test(l.value) ? l.value : `'${l.value.replace(/'/g, `'\\''`)}'`)).join(' ');
+    return lits.filter((l) => l.end <= end + 1).map((l) => shellWord(l.value)).join(' ');
   }
   // Concatenation: keep the literals that belong to the first argument (before a top-level comma).
   let depth = 0;
@@ -242,10 +308,10 @@ function regionText(code: string, [a, b]: [number, number], firstOnly = false): 
 }
 
 const SHELL_CALLS: Record<Lang, RegExp> = {
-  python: /(?:\bcreate_subprocess_(?:shell|exec)|\bos\.(?:system|popen|exec\w*|spawn\w*)|\b\w+\.(?:system|popen)|\b\w+\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|pty\.spawn|commands\.getoutput|(?<![.\w])(?:run|call|check_call|check_output|Popen|system|popen|getoutput|execvp?e?|execlp?e?))(?=\s*\()/g,
-  perl: /(?<![\w$@%>.])(?:system|exec|qx)(?=\s*[("'{])/g,
+  python: /(?:\bcreate_subprocess_(?:shell|exec)|\bos\.(?:system|popen|exec\w*|spawn\w*)|(?:\b\w+|\))\.(?:system|popen)|\b\w+\.(?:run|call|check_call|check_output|Popen|getoutput|getstatusoutput)|pty\.spawn|commands\.getoutput|(?<![.\w])(?:run|call|check_call|check_output|Popen|system|popen|getoutput|execvp?e?|execlp?e?))(?=\s*\()/g,
+  perl: /(?<![\w$@%>.])(?:system|exec|qx)(?=\s*[("'{@$])/g,
   ruby: /(?<![\w.])(?:system|exec|spawn|IO\.popen|Open3\.\w+|Kernel\.system|Kernel\.exec|Kernel\.spawn|Process\.spawn|Process\.exec|PTY\.spawn)(?=\s*[("'])/g,
-  js: /\b(?:execSync|exec|execFileSync|execFile|spawnSync|spawn|fork|Bun\.spawn\w*|\$)(?=\s*\()/g,
+  js: /\b(?:execSync|exec|execFileSync|execFile|spawnSync|spawn|fork|Bun\.spawn\w*|execa(?:Sync|Command|CommandSync|Node)?|Deno\.Command|Deno\.run|\$)(?=\s*\()/g,
   php: /\b(?:system|shell_exec|exec|passthru|popen|proc_open|pcntl_exec)(?=\s*\()/g,
   lua: /\b(?:os\.execute|io\.popen)(?=\s*[("'])/g,
   awk: /\bsystem(?=\s*\()/g,
@@ -257,7 +323,7 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
   python: /(?:\bshutil\.rmtree|(?<![.\w])rmtree|\.rmtree|os\.removedirs|send2trash)(?=\s*\()/g,
   perl: /\b(?:rmtree|remove_tree|File::Path::rmtree)(?=\s*[("'$])/g,
   ruby: /\b(?:FileUtils\.)?(?:rm_rf|rm_r|remove_dir|remove_entry|remove_entry_secure|rmtree)(?=\s*[("'])/g,
-  js: /(?:\brmSync|\brmdirSync|\.rm|\.rmdir|(?<![\w.$])rm|(?<![\w.$])rmdir|\brimraf(?:\.sync)?|\bremoveSync|\bemptyDirSync|Deno\.removeSync|Deno\.remove)(?=\s*\()/g,
+  js: /(?:\brmSync|\brmdirSync|\.rm|\.rmdir|(?<![\w.$])rm|(?<![\w.$])rmdir|\brimraf(?:\.sync|Sync|\.rimrafSync|\.native(?:Sync)?)?|\bdeleteSync|\bdeleteAsync|\bremoveSync|\bemptyDirSync|Deno\.removeSync|Deno\.remove)(?=\s*\()/g,
   php: null,
   lua: null,
   awk: null,
@@ -265,9 +331,10 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
   r: /\b(?:unlink|file\.remove)(?=\s*\()/g,
 };
 
+const UNLINK_CALLS = /(?:\bos\.(?:remove|unlink)|\bunlinkSync|\bfs\.unlink|\bFile\.(?:delete|unlink)|\bFileUtils\.rm(?!_)|(?<![\w$>.])unlink)(?=\s*[("'])/g;
 const DISK = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper\/)/;
 const SECRET_FRAGMENT = /(\.ssh\/|\.aws\/|(^|\/)\.env(\.|$)|\.netrc|\.npmrc|\.git-credentials|\.kube\/config|\.docker\/config|\bid_(rsa|ed25519|ecdsa|dsa)\b|\/etc\/shadow|\.gnupg|\.pgpass)/;
-const NETWORK = /(?:file_get_contents|fopen|readfile|get_headers)\s*\(\s*["']https?:|require\(\s*['"](?:node:)?(?:net|tls|dgram|http2?)['"]\s*\)|\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram)/;
+const NETWORK = /(?:file_get_contents|fopen|readfile|get_headers)\s*\(\s*["']https?:|require\(\s*['"](?:node:)?(?:net|tls|dgram|http2?|dns)['"]\s*\)|\bURI\.open|\bResolv\b|\bWebSocket\b|\b(?:Deno|Bun)\.connect|\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram)/;
 
 /**
  * Joins of string literals into one: Path("~") / ".ssh" / "id_rsa" and "~".joinpath(".ssh", "x") in
@@ -332,7 +399,11 @@ function resolveAliases(code: string): string {
 /** 'rm -rf %s' % x, 'rm -rf {}'.format(x), f-strings, ' '.join([...]): the string the code builds from literals. */
 function formatStrings(code: string): string {
   const lit = `(['"])((?:(?!\\1)[^\\\\\n])*)\\1`;
+  const one = `(['"])([^'"\\n]*)\\3`;
   return code
+    // ("rm -rf %s"):format("~") (lua), string.format / sprintf / format("rm -rf %s", "~").
+    .replace(new RegExp(`\\(?\\s*${lit}\\s*\\)?\\s*:\\s*format\\(\\s*${one}\\s*\\)`, 'g'), (_m, q: string, f: string, _q2, v: string) => `${q}${f.replace(/%[sdq]/, v)}${q}`)
+    .replace(new RegExp(`\\b(?:string\\.format|sprintf|format)\\(\\s*${lit}\\s*,\\s*${one}\\s*\\)`, 'g'), (_m, q: string, f: string, _q2, v: string) => `${q}${f.replace(/%[sdq]/, v)}${q}`)
     .replace(new RegExp(`${lit}\\s*%\\s*\\(?\\s*(['"])([^'"\\n]*)\\3\\s*\\)?`, 'g'), (_m, q: string, f: string, _q2, v: string) => `${q}${f.replace(/%[sdr]/, v)}${q}`)
     .replace(new RegExp(`${lit}\\s*\\.\\s*format\\(\\s*(['"])([^'"\\n]*)\\3\\s*\\)`, 'g'), (_m, q: string, f: string, _q2, v: string) => `${q}${f.replace(/\{[^}]*\}/, v)}${q}`)
     .replace(new RegExp(`${lit}\\s*\\.\\s*join\\(\\s*\\[([^\\]]*)\\]\\s*\\)`, 'g'), (m, q: string, sep: string, items: string) => {
@@ -345,6 +416,17 @@ function preprocess(code: string, lang: Lang): string {
   if (lang === 'python') code = resolveAliases(code);
   // __import__('os').system(...) is os.system(...).
   code = code.replace(/__import__\(\s*(['"])([\w.]+)\1\s*\)/g, '$2');
+  // chr(114)+chr(109): the characters; ''.join(reversed('~ fr- mr')) and 'x'[::-1]: the text reversed; os.sep: "/".
+  code = code
+    .replace(/\b(?:chr|String\.fromCharCode)\(\s*(\d{2,3})\s*\)/g, (_m, n: string) => JSON.stringify(String.fromCharCode(Number(n))))
+    .replace(/(['"])\1\s*\.\s*join\(\s*reversed\(\s*(['"])([^'"]*)\2\s*\)\s*\)|(['"])([^'"]*)\4\s*\[\s*::\s*-1\s*\]|(['"])([^'"]*)\6\s*\.\s*reverse\b(?:\(\))?/g, (_m, _a, _b, v1?: string, _c?: string, v2?: string, _d?: string, v3?: string) => JSON.stringify([...(v1 ?? v2 ?? v3 ?? '')].reverse().join('')))
+    .replace(/\bos\.sep\b/g, '"/"')
+    // system(*%w[rm -rf], x), run(*['rm', '-rf'], x): the splatted list's items are arguments.
+    .replace(/\*\s*(%[wW][[(]|\[)/g, '$1');
+  // ruby's %w[a b c] and %i[a b] are the list "a", "b", "c".
+  if (lang === 'ruby') code = code.replace(/%[wWiI]([[({])([^\])}]*)[\])}]/g, (_m, _o, body: string) => `[${body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', ')}]`).replace(/(?<![\w\])}])\[((?:\s*"[^"]*"\s*,?)+)\]\s*,/g, '$1,');
+  // Ruby's 114.chr is "r".
+  code = code.replace(/\b(\d{2,3})\.chr\b/g, (_m, n: string) => JSON.stringify(String.fromCharCode(Number(n))));
   // perl's qw(a b c) is the list "a", "b", "c".
   code = code.replace(/\bqw\s*([({\[\/])([^)}\]\/]*)[)}\]\/]/g, (_m, _o, body: string) => body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', '));
   // perl's q{...}, qq{...}, q(...), qq(...) are string literals.
@@ -363,6 +445,21 @@ function preprocess(code: string, lang: Lang): string {
   let c = code.replace(/(["`])\$(?:ENV\{\s*'?HOME'?\s*\}|\{?HOME\}?(?=\/|\1))/g, '$1~');
   for (const re of HOME_EXPRS) c = c.replace(re, '"~"');
   for (const re of CWD_EXPRS) c = c.replace(re, '"."');
+  // The user's login name ("/home/" + getpass.getuser()): some user, "/home/user" their home.
+  c = c.replace(/\bgetpass\.getuser\(\)|\bos\.getlogin\(\)|\bos\.environ(?:\.get\(\s*|\s*\[\s*)(['"])(?:USER|LOGNAME)\1\s*[)\]]|\bprocess\.env\.(?:USER|LOGNAME)\b|(?:\bos|require\(\s*['"](?:node:)?os['"]\s*\))\.userInfo\(\)\.username|\bEtc\.getlogin\b|\bENV\[\s*(['"])USER\2\s*\]|\$ENV\{\s*['"]?USER['"]?\s*\}|\bgetlogin\(\)/g, '"user"');
+  const kept: string[] = [];
+  // An environment variable read with a default (os.environ.get("OUT", "~"), process.env.OUT || "~"): unset, it is the default.
+  c = c
+    .replace(/(?:os\.environ\.get|os\.getenv|ENV\.fetch|Sys\.getenv)\(\s*(['"])\w+\1\s*,\s*(?:unset\s*=\s*)?("[^"]*"|'[^']*')\s*\)/g, '$2')
+    .replace(/(?:process\.env\.\w+|process\.env\[\s*['"]\w+['"]\s*\]|ENV\[\s*['"]\w+['"]\s*\]|\$ENV\{\s*['"]?\w+['"]?\s*\})\s*(?:\|\||\?\?|\/\/|\bor\b)\s*("[^"]*"|'[^']*')/g, '$1')
+    // A command's output used as a value (rmtree(subprocess.check_output([...]).strip()), rmSync(execSync('…').toString())):
+    // "$(CMD)", the call itself kept at the end (it still runs).
+    .replace(/(?<=[(=,]\s*)(?:\bsubprocess\.(?:check_output|getoutput|run)|\bexecSync)\(\s*(\[[^\]]*\]|"[^"]*"|'[^']*'|`[^`]*`)[^)]*\)(?:\.(?:decode|strip|rstrip|stdout|toString|trim)\(?\)?)*(?=\s*[,)])/g, (m, a: string) => {
+      kept.push(m);
+      return `"$(${literals(a).map((l) => l.value).join(' ')})"`;
+    });
+  if (kept.length > 0) c += `\n${kept.join('\n')}`;
+  c = callsByValue(c, lang);
   c = joinLiterals(c, lang);
   // The joins may leave path helpers around one literal again: path.resolve("./.."), os.path.abspath(os.path.join("./..")).
   for (let k = 0; k < 3; k++) {
@@ -376,14 +473,74 @@ function preprocess(code: string, lang: Lang): string {
     return v.length === 1 ? `${pre}"${v[0]}"` : m;
   });
   c = formatStrings(c);
+  // os.path.dirname(os.getcwd()), path.dirname(process.cwd()), File.dirname(Dir.pwd), Path.cwd().parent: the parent.
+  c = c.replace(/\b(?:os\.path|path|File)\.dirname\(\s*"([^"]*)"\s*\)|"([^"]*)"\s*\.parent\b/g, (_m, a?: string, b?: string) => `"${a ?? b}/.."`);
   // path.join(os.homedir()) and the like, now that the home directory is the literal "~".
   c = c.replace(/(?:require\(\s*['"](?:node:)?path['"]\s*\)|\bpath|\bos\.path)\.(?:resolve|join|normalize|abspath|realpath)\(\s*"(~|\.)"\s*\)/g, '"$1"');
   // Interpolations of those (f"{Path.home()}/x", `${os.homedir()}/x`, "#{Dir.home}/x") are the text itself.
   return c.replace(/\$?[#]?\{\s*"(~|\.)"\s*\}/g, '$1');
 }
 
+/**
+ * Functions handled as values are calls: `f = shutil.rmtree; f(p)`, `r = require('rimraf'); r.sync(p)`,
+ * `$f = "sys"."tem"; $f(…)`, `Thread(target=shutil.rmtree, args=(p,))`, `submit(os.system, 'cmd')`,
+ * `setTimeout(fs.rmSync, 0, p)`: each is rewritten or appended as the call it amounts to.
+ */
+function callsByValue(code: string, lang: Lang): string {
+  // const {execSync: run} = require('child_process'): run is execSync.
+  for (const m of code.matchAll(/\{([^{}]*:[^{}]*)\}\s*=\s*(?:require\(|\w+\b)/g)) {
+    for (const pair of m[1].split(',')) {
+      const a = /^\s*(\w+)\s*:\s*(\w+)\s*$/.exec(pair);
+      if (a) code = code.replace(new RegExp(`(?<![\\w.$])${a[2]}(?=\\s*\\()`, 'g'), a[1]);
+    }
+  }
+  let c = code.replace(/\brequire\(\s*(['"])(?:node:)?(rimraf|del|shelljs|fs-extra|execa|trash|path|fs|os|child_process|fs\/promises)\1\s*\)/g, (_m, _q, mod: string) => mod.replace('/', '.'));
+  // new Deno.Command(cmd, { args: [...] }): the program and its list of arguments.
+  if (lang === 'js') c = c.replace(/\bDeno\.Command\(\s*((['"])[^'"]*\2)\s*,\s*\{\s*args\s*:\s*(\[[^\]]*\])[^}]*\}/g, 'Deno.Command($1, $3');
+  // perl's system { PROG } LIST runs LIST.
+  if (lang === 'perl') c = c.replace(/\b(system|exec)\s*\{[^}]*\}\s*/g, '$1 ');
+  // f.call(this, a), f.apply(this, [a]), Reflect.apply(f, this, [a]); ruby method(:system).call(a), x.send(:system, a): f(a).
+  c = c
+    .replace(/\bReflect\.apply\(\s*([\w.$]+)\s*,\s*[^,()]*,\s*\[([^\]]*)\]\s*\)/g, '$1($2)')
+    .replace(/\b([\w.$]+)\.apply\(\s*[^,()]*,\s*\[([^\]]*)\]\s*\)/g, '$1($2)')
+    .replace(/\b([\w.$]+)\.call\(\s*(?:null|undefined|this|\w+)\s*,\s*/g, '$1(')
+    .replace(/\bmethod\(\s*:(\w+)\s*\)\s*\.\s*(?:call|\[\]|\()\s*\(?/g, '$1(')
+    .replace(/(\.|\b)(?:send|public_send|__send__)\(\s*:(\w+)\s*,\s*/g, '$1$2(');
+  for (const m of c.matchAll(/(?:^|[;\n{(,]|\b(?:const|let|var|my|local))\s*\$?([A-Za-z_]\w*)\s*=\s*(require\(\s*['"](?:node:)?[\w@/.-]+['"]\s*\)|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|rimraf|del|shelljs|fs|path|os|child_process|execa|trash|shutil|subprocess|\\&[\w:]+)\s*(?=[;\n,)]|$)/g)) {
+    const to = m[2].replace(/^require\(\s*['"](?:node:)?([\w@/.-]+)['"]\s*\)$/, '$1').replace(/^\\&/, '');
+    c = c.replace(new RegExp(`(?<![\\w.$])\\$?${m[1]}(?=\\s*(?:\\.|\\(|->\\())`, 'g'), to).replace(new RegExp(`${to.replace(/[.$]/g, '\\$&')}->\\(`, 'g'), `${to}(`);
+  }
+  c = c.replace(/\$(\w+)(?=\s*\()/g, (x, id: string) => {
+    const v = identValues(joinLiterals(c, lang), id);
+    return v.length === 1 && /^[A-Za-z_][\w:]*$/.test(v[0]) ? v[0] : x;
+  });
+  const dangerous = (n: string) => [SHELL_CALLS[lang], DELETE_CALLS[lang], UNLINK_CALLS].some((re) => re !== null && new RegExp(re.source).test(`${n}(`));
+  const calls: string[] = [];
+  for (const m of c.matchAll(/([(,]\s*(?:\w+\s*=\s*)?)([A-Za-z_][\w.]*)(?=\s*[,)])/g)) {
+    if (!dangerous(m[2])) continue;
+    let open = m.index;
+    for (let d = 0; open >= 0; open--) {
+      if (/[)\]]/.test(c[open])) d++;
+      else if (/[([]/.test(c[open]) && d-- === 0) break;
+    }
+    if (open < 0) continue;
+    let rest = c.slice(m.index + m[0].length, closeParen(c, open)).replace(/^\s*,?\s*(?:\d+(?:\.\d+)?\s*,\s*)*(?:args\s*=\s*)?/, '');
+    if (/^[([]/.test(rest)) rest = rest.slice(1, closeParen(rest, 0));
+    calls.push(`${m[2]}(${rest})`);
+  }
+  return calls.length > 0 ? `${c}\n${calls.join('\n')}` : c;
+}
+
+/** Perl/PHP variables inside backticks or qx{} (`rm -rf $h` with $h = $ENV{HOME}): put in when they hold one known value. */
+function perlInterpolate(code: string, text: string): string {
+  return text.replace(/(["'])~\1/g, '~').replace(/\$ENV\{\s*['"]?HOME['"]?\s*\}/g, '~').replace(/\$(\w+)/g, (x, id: string) => {
+    const v = identValues(code, id);
+    return v.length === 1 ? v[0] : x;
+  });
+}
+
 /** The literal values an identifier takes: `for x in [...]`, `for (const x of [...])`, `[...].each { |x|`, `x = '...'`. */
-function identValues(code: string, id: string): string[] {
+function identValues(code: string, id: string, depth = 0): string[] {
   const out: string[] = [];
   const e = id.replace(/\$/g, '\\$');
   const lists = [
@@ -399,7 +556,82 @@ function identValues(code: string, id: string): string[] {
       else for (const l of lits) out.push(l.value);
     }
   });
+  // x = "rm -rf " h, x = path.join(home, d): an expression of literals and variables known here.
+  if (depth < 3) {
+    for (const m of code.matchAll(new RegExp(`(?:^|[^\\w.$])[$]?${e}\\s*=(?!=)\\s*([^;\\n}]+)`, 'g'))) {
+      const vals = exprValues(code, m[1], depth + 1);
+      for (const v of vals) if (!out.includes(v)) out.push(v);
+    }
+  }
   return out;
+}
+
+/** Top-level comma-separated parts of an argument list. */
+function splitArgs(text: string): string[] {
+  const out: string[] = [];
+  let last = 0;
+  for (let i = 0, d = 0; i < text.length; i++) {
+    const c = text[i];
+    if (c === "'" || c === '"') {
+      let j = i + 1;
+      while (j < text.length && text[j] !== c) j += text[j] === '\\' ? 2 : 1;
+      i = j;
+    } else if ('([{'.includes(c)) d++;
+    else if (')]}'.includes(c)) d--;
+    else if (c === ',' && d === 0) {
+      out.push(text.slice(last, i));
+      last = i + 1;
+    }
+  }
+  return [...out, text.slice(last)];
+}
+
+/**
+ * The values an expression of literals and variables takes (at most 16): `"rm -rf " h` (awk), `a + '/x'`,
+ * `$a . "/x"`, `path.join(home, d)`, `File.join(Dir.home, d)` with d looping over literals. Empty when
+ * any part is not known.
+ */
+export function exprValues(code: string, expr: string, depth = 0): string[] {
+  let e = expr.trim().replace(/(?:\.(?:strip|trim|chomp|rstrip)\(\)|!)+$/, '');
+  // Dir.glob(X), glob.glob(X): the paths X names, {a,b} alternatives expanded.
+  const globbed = /^(?:Dir\.glob|glob\.glob|glob\.sync|glob)\(([\s\S]*)\)$/.exec(e);
+  if (globbed) return exprValues(code, splitArgs(globbed[1])[0], depth).flatMap((v) => {
+    const b = /^(.*)\{([^{}]*)\}(.*)$/.exec(v);
+    return b ? b[2].split(',').map((x) => b[1] + x + b[3]) : [v];
+  });
+  // os.path.expanduser(d), Path(d).expanduser(), File.expand_path(d): the path d names.
+  const wrap = /^(?:os\.path\.(?:expanduser|abspath|realpath|normpath)|(?:pathlib\.)?Path|str|File\.expand_path|path\.normalize)\(([\s\S]*)\)$/.exec(e.replace(/(?:\.(?:expanduser|resolve|absolute)\(\))+$/, ''));
+  if (wrap) return exprValues(code, splitArgs(wrap[1])[0], depth);
+  const join = /^(?:path|os\.path|File|posixpath)\.(?:join|resolve)\(([\s\S]*)\)$/.exec(e);
+  if (join) return splitArgs(join[1]).reduce<string[]>((acc, part) => {
+    const vs = exprValues(code, part, depth);
+    return acc.length === 0 || vs.length === 0 ? [] : acc.flatMap((a) => vs.map((v) => (a === '' ? v : `${a.replace(/\/$/, '')}/${v.replace(/^\//, '')}`))).slice(0, 16);
+  }, ['']);
+  let combos = [''];
+  let i = 0;
+  while (i < e.length) {
+    const rest = e.slice(i);
+    const op = /^(?:\s+|\+|\.\.|\.(?=\s*['"$]))/.exec(rest);
+    if (op) {
+      i += op[0].length;
+      continue;
+    }
+    let vals: string[] = [];
+    if (rest[0] === '"' || rest[0] === "'") {
+      const lit = literals(e, i)[0];
+      if (!lit || lit.start !== i) return [];
+      vals = [lit.value];
+      i = lit.end;
+    } else {
+      const id = /^[$@]?([A-Za-z_]\w*)(?![\w(.[])/.exec(rest);
+      if (!id || depth >= 3) return [];
+      vals = identValues(code, id[1], depth + 1);
+      i += id[0].length;
+    }
+    if (vals.length === 0) return [];
+    combos = combos.flatMap((c) => vals.map((v) => c + v)).slice(0, 16);
+  }
+  return e === '' ? [] : combos;
 }
 
 const DELETES_ANY = /os\.(remove|unlink|rmdir)|rmtree|File\.(delete|unlink)|FileUtils\.(rm|remove)|unlinkSync|rmSync|\bunlink\b|Deno\.remove|\.delete\(|deleteDir|\bremove_tree\b|\bfs\.(promises\.)?(rm|unlink)\b|\.rm\(|os\.remove/;
@@ -424,10 +656,12 @@ function listingRoots(code0: string): { path: string; glob: string | null }[] {
     if (g < 0) return { path: pattern || '.', glob: null };
     return { path: segs.slice(0, g).join('/') || (pattern.startsWith('/') ? '/' : '.'), glob: segs.slice(g).join('/') };
   };
-  const fn = /(?:\bos\.walk|\bos\.scandir|\bos\.listdir|\bglob\.i?glob|\bDir\.(?:glob|children|each_child|entries|foreach|new)|\bDir\[|\breaddirSync|\breaddir|\bglob(?:\.sync|Sync)?|\bglobby(?:\.sync)?|\bfg(?:\.sync)?|\bscandir|\bopendir|\bRecursiveDirectoryIterator|\bDirectoryIterator|\bDeno\.readDir(?:Sync)?|\bwalkSync|\bFind::find|\bfinddepth|\bfind)(?=\s*[([\"'])/g;
+  const fn = /(?:\bos\.walk|\bos\.scandir|\bos\.listdir|\bglob\.i?glob|\bDir\.(?:glob|children|each_child|entries|foreach|new)|\bDir(?=\[)|\breaddirSync|\breaddir|\bglob(?:\.sync|Sync)?|\bglobby(?:\.sync)?|\bfg(?:\.sync)?|\bscandir|\bopendir|\bRecursiveDirectoryIterator|\bDirectoryIterator|\bDeno\.readDir(?:Sync)?|\bwalkSync|\bFind::find|\bfinddepth|\bfind)(?=\s*[([\"'])/g;
   for (const m of code.matchAll(fn)) {
     const at = m.index + m[0].length;
     const region = argRegion(code, code[at] === '[' ? at : at);
+    // "dist".glob("*"), p.glob(…): a method of a path, read below with its receiver.
+    if (m[0] === 'glob' && /\.\s*$/.test(code.slice(Math.max(0, m.index - 3), m.index))) continue;
     const isFind = /find/.test(m[0]);
     if (isFind) {
       // find(\&wanted, ROOTS) / find(sub {...}, ROOTS) / find({ wanted => ... }, ROOTS): the roots follow the first argument.
@@ -444,7 +678,7 @@ function listingRoots(code0: string): { path: string; glob: string | null }[] {
       continue;
     }
     const r = split(text);
-    out.push(/glob|Dir\[|fg|globby/.test(m[0]) ? r : { path: text, glob: null });
+    out.push(/glob|^Dir$|fg|globby/.test(m[0]) ? r : { path: text, glob: null });
   }
   // Methods of a path: "~".rglob('*'), "/".glob('**/*'), p.iterdir(), Path(x).walk().
   for (const m of code.matchAll(/(?:(["'])([^"']*)\1|\b([A-Za-z_]\w*))\s*\.\s*(rglob|glob|iterdir|walk|each_child|children|descendants)\s*\(/g)) {
@@ -487,7 +721,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       const open = code[end];
       const close = ({ '(': ')', '{': '}', '[': ']' } as Record<string, string>)[open] ?? open;
       const stop = code.indexOf(close, end + 1);
-      f.shell.push(code.slice(end + 1, stop < 0 ? code.length : stop));
+      f.shell.push(perlInterpolate(code, code.slice(end + 1, stop < 0 ? code.length : stop)));
       continue;
     }
     if (lang === 'js' && m[0] === '$' && !/\bzx\b|\$`/.test(code)) continue;
@@ -499,13 +733,27 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     if (text !== null) f.shell.push(text);
     else {
       // system($cmd) with $cmd assigned a literal earlier in the code.
-      const ident = /^\s*\$?([A-Za-z_]\w*)\s*(?:[,)]|$)/.exec(code.slice(region[0], region[1]))?.[1];
+      const ident = /^\s*[$@]?([A-Za-z_]\w*)\s*(?:[,)]|$)/.exec(code.slice(region[0], region[1]))?.[1];
       if (ident) f.shell.push(...identValues(code, ident));
+      else f.shell.push(...exprValues(code, splitArgs(code.slice(region[0], region[1]))[0]));
+      // cmd = ['rm', '-rf', '~']; run(cmd) / @a = (…); system @a: the list is the command line.
+      const list = ident ? new RegExp(`(?:^|[^\\w.$@])[$@]?${ident}\\s*=\\s*[[(]([^\\])]*)[\\])]`).exec(code) : null;
+      if (list) f.shell.push(literals(list[1]).map((l) => l.value).join(' '));
+    }
+    // system(c "~") with c = "rm -rf ": variables holding one literal put in, then the literals joined.
+    const withVars = code.slice(region[0], region[1]).replace(/(?<![\w$."'])\$?([A-Za-z_]\w*)(?![\w(."'])/g, (x, id: string) => {
+      const v = identValues(code, id);
+      return v.length === 1 ? `"${v[0].replace(/"/g, '')}"` : x;
+    });
+    if (withVars !== code.slice(region[0], region[1])) {
+      const j = joinLiterals(withVars, lang);
+      const t = regionText(j, [0, j.length]);
+      if (t !== null && t !== text) f.shell.push(t);
     }
   }
   // os.spawnl*/execl*(MODE?, FILE, ARG0, ARG1...): the arguments after the file name are the command line.
   if (lang === 'python') {
-    for (const m of code.matchAll(/\bos\.(spawn|exec)(l|v)p?e?\s*\(/g)) {
+    for (const m of code.matchAll(/\bos\.(?:(spawn|exec)(l|v)p?e?|posix_spawnp?)\s*\(/g)) {
       const open = m.index + m[0].length - 1;
       const lits = literals(code, open + 1, closeParen(code, open));
       if (lits.length >= 2) f.shell.push(lits.slice(1).map((l) => (/^[\w@%+=:,./~-]+$/.test(l.value) ? l.value : `'${l.value.replace(/'/g, `'\\''`)}'`)).join(' '));
@@ -549,10 +797,12 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   }
   // Backticks and %x() run shell commands in perl, ruby and php (in JS they are template strings).
   if (lang === 'perl' || lang === 'ruby' || lang === 'php') {
-    for (const m of code.matchAll(/`([^`]*)`/g)) f.shell.push(m[1]);
+    for (const m of code.matchAll(/`([^`]*)`/g)) f.shell.push(lang === 'ruby' ? m[1] : perlInterpolate(code, m[1]));
     if (lang === 'ruby') for (const m of code.matchAll(/%x([({[])([^)}\]]*)[)}\]]/g)) f.shell.push(m[2]);
   }
   if (lang === 'js') for (const m of code.matchAll(/\$`([^`]*)`/g)) f.shell.push(m[1]);
+  // IPython's !cmd line runs cmd through the shell.
+  if (lang === 'python') for (const m of code.matchAll(/(?:^|[\n;])\s*!([^\n;]+)/g)) f.shell.push(m[1]);
   if (lang === 'awk') {
     for (const m of code.matchAll(/(['"])([^'"]*)\1\s*\|\s*getline/g)) f.shell.push(m[2]);
     for (const m of code.matchAll(/print\s*\(?\s*((?:"[^"]*"|'[^']*'|[^|;}"'])*?)\)?\s*\|\s*(['"])([^'"]*)\2/g)) {
@@ -581,12 +831,18 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       if (kw) region[0] += kw[0].length;
       const lits = literals(code, region[0], region[1]);
       const argText = code.slice(region[0], region[1]);
-      const recursive = lang === 'r' ? /recursive\s*=\s*T/.test(argText) : lang !== 'js' || /rimraf|removeSync|emptyDir|Deno\.remove/.test(m[0]) || /recursive\s*:\s*true/.test(argText);
+      const recursive = lang === 'r' ? /recursive\s*=\s*T/.test(argText) : lang !== 'js' || /rimraf|removeSync|emptyDir|Deno\.remove|delete(Sync|Async)/.test(m[0]) || /recursive\s*:\s*true/.test(argText);
       const startsWithLit = lits.length > 0 && code.slice(region[0], lits[0].start).trim() === '';
       if (!startsWithLit) {
         // rmtree(p) with p a loop variable over literals, or assigned a literal.
         const ident = /^\s*\$?([A-Za-z_]\w*)\s*(?:[,)]|$)/.exec(argText)?.[1];
         if (ident) for (const v of identValues(code, ident)) f.deletes.push({ path: v, recursive });
+        else for (const v of exprValues(code, splitArgs(argText)[0])) f.deletes.push({ path: v, recursive });
+        continue;
+      }
+      // shell.rm('-rf', p): the flags come first, the path after.
+      if (/^-[a-zA-Z]+$/.test(lits[0].value) && lits[1]) {
+        f.deletes.push({ path: lits[1].value, recursive: recursive || /[rR]/.test(lits[0].value) });
         continue;
       }
       f.deletes.push({ path: regionText(code, region, true) ?? lits[0].value, recursive });
@@ -597,8 +853,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     for (const l of literals(m[2])) f.deletes.push({ path: l.value, recursive: /rmtree|rmSync/.test(m[1]) });
   }
   // Single-file deletes: os.remove, fs.unlinkSync, File.delete, unlink.
-  const unlinkRe = /(?:\bos\.(?:remove|unlink)|\bunlinkSync|\bfs\.unlink|\bFile\.(?:delete|unlink)|\bFileUtils\.rm(?!_)|(?<![\w$>.])unlink)(?=\s*[("'])/g;
-  for (const m of code.matchAll(unlinkRe)) {
+  for (const m of code.matchAll(UNLINK_CALLS)) {
     const region = argRegion(code, m.index + m[0].length);
     const text = regionText(code, region, true);
     if (text !== null) f.deletes.push({ path: text, recursive: false });
@@ -611,7 +866,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     const args = code.slice(open + 1, end);
     // p.write_text(…) / open(p, 'a') with p assigned a path literal: the receiver or the variable is the file.
     if (/write_text|write_bytes/.test(m[0])) {
-      const recv = /(?:(["'])([^"']+)\1|\b([A-Za-z_]\w*))\s*\.\s*$/.exec(code.slice(Math.max(0, m.index - 200), m.index));
+      const recv = /(?:(["'])([^"']+)\1\s*\)?|\b([A-Za-z_]\w*))\s*\.\s*$/.exec(code.slice(Math.max(0, m.index - 200), m.index));
       if (recv) f.writes.push(...(recv[2] !== undefined ? [recv[2]] : identValues(code, recv[3])));
       continue;
     }
@@ -650,7 +905,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   const lits = literals(code);
   for (const l of lits) {
     if (DISK.test(l.value) && /(['"])(w|wb|r\+b?|a|ab|w\+b?)\1|O_WRONLY|O_RDWR|\bwrite|writeFileSync|File\.write|open\([^)]*>/.test(code)) f.devices.push(l.value);
-    if (/^[A-Za-z0-9+/]{8,}={0,2}$/.test(l.value) && l.value.length % 4 === 0 && /b64|base64|decode|atob/i.test(code)) {
+    if (/^[A-Za-z0-9+/]{8,}={0,2}$/.test(l.value) && l.value.length % 4 === 0 && /b64|base64|decode|atob|unpack1?\(\s*['"]m/i.test(code)) {
       const raw = Buffer.from(l.value, 'base64');
       const text = raw.toString('utf8');
       if (/^[\x09\x0a\x0d\x20-\x7e]+$/.test(text)) f.decoded.push(text);
@@ -680,17 +935,20 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   if (/\/inet\d?\/(tcp|udp)\//.test(code) && /\|&|system\s*\(/.test(code)) f.reverse = true;
   // A secret whose content the code reads (open, readFileSync, read_text, File.read...) while it talks to the network.
   if (NETWORK.test(code)) {
+    // A command the code runs that reads a secret (`cat ~/.ssh/id_rsa` posted by LWP): the output goes with the request.
+    const shellSecret = f.shell.find((sh) => SECRET_FRAGMENT.test(sh) && /^\s*(cat|tac|head|tail|base64|xxd|gzip|tar|zip|openssl|gpg)\b/.test(sh));
+    if (shellSecret) f.exfil = shellSecret;
     // The whole environment (tokens and keys) serialised while talking to the network.
     if (/dict\(\s*os\.environ\s*\)|json\.dumps\(\s*(dict\()?os\.environ|os\.environ\.(items|copy)\(\)|JSON\.stringify\(\s*process\.env\s*\)|Object\.(entries|keys)\(\s*process\.env\s*\)|\bENV\.to_h\b|\bENV\.to_a\b|%ENV\b|getenv\(\s*\)|\$_ENV\b|Deno\.env\.toObject\(\)/.test(code)) f.exfil = 'the environment (tokens and keys)';
     // A secret path among the literals while the code reads files (open F, <F>, read_bytes, slurp...) and talks to the network.
-    if (/\bopen\b|read_bytes|read_text|readFile|File\.read|IO\.read|slurp|<[A-Z]+>|file_get_contents|fread|\.read\(/.test(code)) {
+    if (/\bopen\b|read_bytes|read_text|readFile|readTextFile|Bun\.file|File\.read|IO\.read|slurp|<[A-Z]+>|file_get_contents|fread|\.read\(/.test(code)) {
       const lit = lits.find((l) => SECRET_FRAGMENT.test(l.value));
       if (lit) f.exfil = lit.value;
     }
-    for (const m of code.matchAll(/(?<![\w])(?:open|fopen|readFileSync|readFile|file_get_contents|File\.read|IO\.read|File\.open|File\.binread|read_text|read_bytes)\s*\(/g)) {
+    for (const m of code.matchAll(/(?<![\w])(?:open|fopen|readFileSync|readFile|readTextFile|Bun\.file|file_get_contents|File\.read|IO\.read|File\.open|File\.binread|read_text|read_bytes)\s*\(/g)) {
       const open = m.index + m[0].length - 1;
       const arg = regionText(code, [open + 1, closeParen(code, open)], true);
-      if (arg !== null && SECRET_FRAGMENT.test(arg)) {
+      if (arg !== null && (SECRET_FRAGMENT.test(arg) || (/^~\//.test(arg) && isSecretSource(arg.replace(/^~/, '/home/u'), { home: '/home/u', project: '/nonexistent' })))) {
         f.exfil = arg;
         break;
       }

@@ -12,13 +12,15 @@ export interface PathEnv {
 
 const TOP_DIRS = new Set([
   '/bin', '/boot', '/dev', '/etc', '/home', '/lib', '/lib32', '/lib64', '/libx32', '/media', '/mnt', '/opt', '/proc', '/root', '/run',
-  '/sbin', '/srv', '/sys', '/usr', '/var', '/snap', '/tmp', '/var/tmp', '/usr/local', '/System', '/Library', '/Applications', '/Users', '/private',
+  '/sbin', '/srv', '/sys', '/usr', '/var', '/snap', '/tmp', '/var/tmp', '/usr/local', '/System', '/Library', '/Applications', '/Users', '/private', '/Volumes',
 ]);
 
 /** Trees whose contents belong to the system: writing or deleting inside them is refused when system_files_protection is on. */
 const SYSTEM_TREES = ['/etc', '/boot', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32', '/usr', '/sys', '/proc', '/root', '/var/lib', '/var/spool', '/var/log', '/var/mail', '/var/backups', '/var/db', '/var/opt', '/System', '/private/etc', '/dev'];
 /** Exceptions inside system trees that users and tools write every day. */
-const SYSTEM_EXCEPTIONS = ['/usr/local', '/var/lib/apt/lists', '/var/cache/apt/archives', '/dev/null', '/dev/zero', '/dev/stdout', '/dev/stderr', '/dev/stdin', '/dev/tty', '/dev/fd', '/dev/shm', '/dev/random', '/dev/urandom', '/proc/self/fd'];
+const SYSTEM_EXCEPTIONS = ['/usr/local', '/var/lib/apt/lists', '/var/cache/apt/archives', '/dev/null', '/dev/zero', '/dev/stdout', '/dev/stderr', '/dev/stdin', '/dev/tty', '/dev/fd', '/dev/shm', '/dev/random', '/dev/urandom', '/proc/self/fd',
+  // Kernel settings tuned in everyday work: dropping the page cache, swappiness, inotify and map limits.
+  '/proc/sys/vm/drop_caches', '/proc/sys/vm/swappiness', '/proc/sys/vm/max_map_count', '/proc/sys/fs/inotify'];
 
 const DISK_DEVICE = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|loop\d|dm-\d|md\d|disk\d|rdisk\d|mapper\/|mem$|kmem$|port$)/;
 
@@ -46,19 +48,15 @@ export function isSystemPath(p: string, home?: string): boolean {
 export function isSecretPath(p: string, env: PathEnv): boolean {
   if (/^\/etc\/(shadow|gshadow|sudoers)(\.d\/.*)?$/.test(p) || p === '/etc/master.passwd') return true;
   // Machine secrets: SSH host keys, cluster admin config, VPN and Wi-Fi keys, TLS private keys, mounted service secrets.
-  if (/^\/etc\/(ssh\/ssh_host_[^/]*_key|kubernetes\/(admin|super-admin|kubelet|controller-manager|scheduler)\.conf|kubernetes\/pki\/.*\.key|wireguard\/.+|NetworkManager\/system-connections\/.+|ssl\/private\/.*|letsencrypt\/(live|archive)\/.+\/privkey.*|openvpn\/.*\.key|ipsec\.secrets|krb5\.keytab)$|^\/(var\/)?run\/secrets\/|^\/var\/lib\/kubelet\/pki\//.test(p)) return true;
+  if (/^\/etc\/(ssh\/ssh_host_[^/]*_key|kubernetes\/(admin|super-admin|kubelet|controller-manager|scheduler)\.conf|kubernetes\/pki\/.*\.key|wireguard\/.+|NetworkManager\/system-connections\/.+|ssl\/private\/.*|letsencrypt\/(live|archive)\/.+\/privkey.*|openvpn\/.*\.key|ipsec\.secrets|krb5\.keytab)$|^\/(var\/)?run\/secrets\/|^\/var\/lib\/kubelet\/pki\/|^\/etc\/(ssh|ssl\/private|wireguard|letsencrypt(\/(live|archive))?|kubernetes\/pki|NetworkManager\/system-connections)\/?$/.test(p)) return true;
+  const rel = homeRel(p, env);
+  return rel !== null && !/^\.ssh\/known_hosts(\.old)?$/.test(rel) && /^(\.ssh|\.gnupg|\.aws|\.config\/gcloud|\.kube)(\/|$)|^\.(netrc|npmrc|pgpass)$/.test(rel);
+}
+
+/** The path relative to the home directory it lies in (homeOf), or null when it is not below one. */
+function homeRel(p: string, env: PathEnv): string | null {
   const h = homeOf(p, env);
-  if (p === `${h}/.ssh/known_hosts` || p === `${h}/.ssh/known_hosts.old`) return false;
-  return (
-    isUnder(p, `${h}/.ssh`) ||
-    isUnder(p, `${h}/.gnupg`) ||
-    isUnder(p, `${h}/.aws`) ||
-    p === `${h}/.netrc` ||
-    p === `${h}/.npmrc` ||
-    p === `${h}/.pgpass` ||
-    isUnder(p, `${h}/.config/gcloud`) ||
-    isUnder(p, `${h}/.kube`)
-  );
+  return p.length > h.length + 1 && p.startsWith(h) && p[h.length] === '/' ? p.slice(h.length + 1) : null;
 }
 
 /** The home directory a path lies in: the user's, or another user's (/home/NAME, /Users/NAME, /root, also as a glob /home/*), whose keys are as secret. */
@@ -70,13 +68,22 @@ export function homeOf(p: string, env: PathEnv): string {
 export type DeleteClass = 'root' | 'home' | 'project' | 'ancestor' | 'top-level' | 'system' | null;
 
 /** How bad deleting (recursively) `p` would be. */
-export function classifyDelete(p: string, env: PathEnv): DeleteClass {
+export function classifyDelete(p0: string, env: PathEnv): DeleteClass {
+  // macOS keeps /etc, /var and /tmp under /private; WSL mounts Windows drives at /mnt/<letter>.
+  const p = p0.replace(/^\/private(?=\/(etc|var|tmp)(\/|$))/, '');
+  if (/^\/mnt\/[a-z](\/(Users|Windows|Program Files( \(x86\))?|ProgramData))?$/i.test(p)) return 'top-level';
+  if (/^\/mnt\/[a-z]\/(Windows|Program Files( \(x86\))?|ProgramData)\//i.test(p)) return 'system';
+  // A Windows user's home, or their Documents/Desktop..., as WSL sees them.
+  if (/^\/mnt\/[a-z]\/Users\/[^/]+(\/(Documents|Desktop|Downloads|Pictures|Music|Videos|OneDrive|AppData))?$/i.test(p)) return 'home';
   if (p === '/') return 'root';
   if (p === env.home) return 'home';
   // Another user's home directory (/home/alice, /Users/alice).
   if (/^\/(home|Users)\/[^/]+$/.test(p)) return 'home';
   if (p === env.project) return 'project';
   if (isUnder(env.home, p) || isUnder(env.project, p)) return 'ancestor';
+  // Beside the home directory (~/../alice): another user's home.
+  if (p.slice(0, p.lastIndexOf('/')) === env.home.slice(0, env.home.lastIndexOf('/')) && env.home.lastIndexOf('/') > 0) return 'home';
+  if (p === '/var/www') return 'top-level';
   if (TOP_DIRS.has(p)) return 'top-level';
   if (isSystemPath(p, env.home)) return 'system';
   return null;
@@ -110,12 +117,15 @@ const HOME_SECRETS = [
   '.vercel', '.config/vercel', '.netlify', '.config/netlify', '.fly', '.config/doctl', '.config/heroku', '.wrangler', '.config/.wrangler', '.railway', '.supabase',
   '.config/configstore', '.config/sops', '.config/age', '.age', '.ethereum', '.bitcoin', '.electrum', '.config/Slack', '.config/discord', '.config/Signal', '.config/BraveSoftware',
   '.pki', '.keychain', '.claude/.credentials.json', '.config/anthropic', '.config/openai', '.databrickscfg', '.snowflake', '.my.cnf', '.dbt/profiles.yml', '.kaggle', '.huggingface', '.cache/huggingface/token',
-  '.config/hcloud', '.oci', '.bluemix', '.config/linode-cli', '.ngrok2', '.config/ngrok', '.tailscale',
+  '.config/hcloud', '.oci', '.bluemix', '.config/linode-cli', '.ngrok2', '.config/ngrok', '.tailscale', '.sentryclirc', '.terraformrc', '.circleci/cli.yml',
+  '.config/glab-cli', '.config/stripe', '.pulumi/credentials.json', '.cloudflared', '.wakatime.cfg', '.config/jira', '.jira.d', '.arduino15/arduino-cli.yaml', '.config/cachix',
   // Package registries' logins.
   '.m2/settings.xml', '.m2/settings-security.xml', '.gradle/gradle.properties', '.sbt/credentials', '.ivy2/.credentials', '.pip/pip.conf', '.config/pip/pip.conf',
   '.config/github-copilot', '.config/gh-copilot', '.codeium', '.config/Cursor/User/globalStorage', '.continue/config.json', '.config/sourcegraph',
   '.yarnrc', '.yarnrc.yml', '.nuget/NuGet/NuGet.Config', '.subversion/auth', '.config/git/credentials', '.composer/auth.json', '.config/composer/auth.json',
 ];
+
+const HOME_SECRETS_RE = new RegExp(`^(${HOME_SECRETS.map((x) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(/|$)`);
 
 /** A file name that holds a secret wherever it is: private keys, .env files, credential files. */
 export function isSecretName(name: string): boolean {
@@ -140,8 +150,8 @@ export function isSecretName(name: string): boolean {
 /** What is worth protecting from being read and sent away: isSecretPath, the stores above, secret file names. */
 export function isSecretSource(p: string, env: PathEnv): boolean {
   if (isSecretPath(p, env) && !p.endsWith('.pub')) return true;
-  const h = homeOf(p, env);
-  if (HOME_SECRETS.some((s) => isUnder(p, `${h}/${s}`))) return true;
+  const rel = homeRel(p, env);
+  if (rel !== null && HOME_SECRETS_RE.test(rel)) return true;
   const name = p.slice(p.lastIndexOf('/') + 1);
   return isSecretName(name);
 }
@@ -152,12 +162,18 @@ export function isStartupFile(p: string, env: PathEnv): boolean {
   const names = ['.bashrc', '.bash_aliases', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv', '.zlogin', '.zlogout', '.kshrc', '.mkshrc', '.cshrc', '.tcshrc', '.inputrc', '.xprofile', '.xinitrc'];
   if (names.some((n) => p === `${h}/${n}`)) return true;
   if (isUnder(p, `${h}/.config/fish`) || isUnder(p, `${h}/.oh-my-zsh/custom`) || isUnder(p, `${h}/.config/autostart`)) return true;
+  // Interpreters' start-up files: R, Julia, IPython, irb/pry, Python's PYTHONSTARTUP habit, ssh's rc.
+  if (/^\.(Rprofile|irbrc|pryrc|pythonrc(\.py)?|ssh\/rc|julia\/config\/startup\.jl|ipython\/profile_[^/]+\/startup\/.+|config\/ipython\/profile_[^/]+\/startup\/.+)$/.test(isUnder(p, h) && p !== h ? p.slice(h.length + 1) : '')) return true;
+  // Directories the start-up files source every file of (~/.bashrc.d/*.sh and the like).
+  if (['.bashrc.d', '.zshrc.d', '.profile.d', '.zshenv.d', '.bash_profile.d', '.config/bash', '.config/zsh', '.zsh/conf.d', '.zsh/rc.d'].some((d) => isUnder(p, `${h}/${d}`))) return true;
   return /^\/etc\/(profile|bash\.bashrc|bashrc|zshrc|zsh\/.*|profile\.d\/.*|environment)$/.test(p);
 }
 
 /** Well-known caches under the home directory: deleting them only costs a download. */
 export function isHomeCache(p: string, env: PathEnv): boolean {
   const h = env.home;
+  // Inside a repository's .git (logs are its reflogs) nothing is a cache.
+  if (/\/\.git(\/|$)/.test(p)) return false;
   const caches = ['.cache', '.npm', '.yarn/cache', '.pnpm-store', '.local/share/pnpm/store', '.gradle/caches', '.m2/repository', '.cargo/registry', '.cargo/git', '.rustup/toolchains', 'go/pkg/mod', 'Library/Caches', '.bun/install/cache', '.deno', '.nuget/packages', '.ivy2/cache', '.sbt', '.cocoapods', '.pub-cache', '.composer/cache', '.node-gyp', '.electron', '.expo', '.nvm/.cache', '.pyenv/cache', '.conda/pkgs', '.local/share/virtualenvs', '.vscode-server/data/CachedExtensionVSIXs'];
   if (caches.some((c) => isUnder(p, `${h}/${c}`))) return true;
   // A cache or log directory kept inside a tool's settings (~/.kube/cache, ~/.config/gcloud/logs,
@@ -171,7 +187,7 @@ export function isHomeCache(p: string, env: PathEnv): boolean {
 export function isPreciousHomeDir(p: string, env: PathEnv): boolean {
   const h = env.home;
   return [
-    '.ssh', '.gnupg', '.aws', '.config', '.kube', '.docker', '.password-store', '.local', '.local/share', '.mozilla', 'Library',
+    '.ssh', '.gnupg', '.aws', '.config', '.kube', '.docker', '.password-store', '.local', '.local/share', '.mozilla', 'Library', 'Library/Application Support', 'Library/Keychains',
     // The user's own files and other work, beside this project.
     'Documents', 'Desktop', 'Downloads', 'Pictures', 'Music', 'Videos', 'Movies', 'Public', 'Dropbox', 'OneDrive', 'src', 'code', 'projects', 'Projects', 'workspace', 'repos', 'git', 'dev', 'work',
   ].some((d) => p === `${h}/${d}`);
@@ -184,9 +200,11 @@ export function isPreciousHomeDir(p: string, env: PathEnv): boolean {
  */
 export function isAutostartPath(p: string, env: PathEnv): boolean {
   const h = env.home;
-  const homeDirs = ['.config/systemd/user', '.local/share/systemd/user', 'Library/LaunchAgents', '.config/autostart', '.kde/Autostart', '.kde4/Autostart', '.config/plasma-workspace/env', '.config/environment.d', '.config/upstart'];
+  const homeDirs = ['.config/systemd/user', '.local/share/systemd/user', 'Library/LaunchAgents', '.config/autostart', '.config/autostart-scripts', '.kde/Autostart', '.kde4/Autostart', '.config/plasma-workspace/env', '.config/plasma-workspace/shutdown', '.config/environment.d', '.config/upstart', '.config/openbox/autostart', '.config/lxsession'];
   if (homeDirs.some((d) => isUnder(p, `${h}/${d}`))) return true;
   if (p === `${h}/.pam_environment` || p === `${h}/.xsessionrc` || p === `${h}/.xsession`) return true;
+  // Python's start-up hooks: usercustomize/sitecustomize modules and .pth files in a site directory run in every interpreter.
+  if (/\/(usercustomize|sitecustomize)\.py$|\/(site|dist)-packages\/[^/]+\.pth$/.test(p)) return true;
   return /^\/(Library\/(LaunchAgents|LaunchDaemons|StartupItems)|etc\/(systemd|xdg\/autostart|init\.d|rc\.local|cron\.|anacrontab|crontab|environment\.d|ld\.so\.preload)|usr\/lib\/systemd|lib\/systemd)(\/|$)/.test(p);
 }
 

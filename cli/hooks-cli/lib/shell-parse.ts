@@ -47,6 +47,8 @@ export interface SimpleCommand {
   /** Position inside its pipeline (0 = first stage). */
   stage: number;
   depth: number;
+  /** The operator that ends it (`;`, `&&`, `||`, `&`, a newline), when not a pipe. */
+  after?: string;
 }
 
 export interface ParsedScript {
@@ -136,6 +138,19 @@ function matchParen(s: string, i: number): number {
   return -1;
 }
 
+const CREDENTIAL_FILE_VARS: Record<string, string> = {
+  KUBECONFIG: '.kube/config',
+  GOOGLE_APPLICATION_CREDENTIALS: '.config/gcloud/application_default_credentials.json',
+  CLOUDSDK_CONFIG: '.config/gcloud',
+  AWS_SHARED_CREDENTIALS_FILE: '.aws/credentials',
+  AWS_CONFIG_FILE: '.aws/config',
+  DOCKER_CONFIG: '.docker',
+  NETRC: '.netrc',
+  NPM_CONFIG_USERCONFIG: '.npmrc',
+  GNUPGHOME: '.gnupg',
+  PGPASSFILE: '.pgpass',
+};
+
 function expandVar(name: string, env: ParseEnv): VarValue | null {
   const known = env.vars?.get(name);
   if (known) return known;
@@ -144,6 +159,11 @@ function expandVar(name: string, env: ParseEnv): VarValue | null {
   // The temporary directory: wherever it is, it is not /, home or the project.
   if (name === 'TMPDIR' || name === 'TMP' || name === 'TEMP' || name === 'RUNNER_TEMP') return { text: '/tmp/tmpdir', dynamic: false, subs: [] };
   if (name === 'HOME') return { text: env.home, dynamic: false, subs: [] };
+  // Variables that name a credentials file, read as the file's usual place when the line does not set them.
+  const cred = CREDENTIAL_FILE_VARS[name];
+  if (cred) return { text: `${env.home}/${cred}`, dynamic: false, subs: [] };
+  // $0 of the command line is the shell's name (the Bash tool runs `bash -c`): dirname "$0" is `.`.
+  if (name === '0') return { text: 'bash', dynamic: false, subs: [] };
   if (name === 'PWD') return { text: env.cwd, dynamic: false, subs: [] };
   if (name === 'CLAUDE_PROJECT_DIR' && env.project) return { text: env.project, dynamic: false, subs: [] };
   return null;
@@ -152,6 +172,13 @@ function expandVar(name: string, env: ParseEnv): VarValue | null {
 /** Bash's ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat}, ${X:off[:len]}, ${X:?msg} on a known value. */
 function paramOp(value: string, op: string, arg: string): string {
   if (op === ':?') return value;
+  if (op === '/' || op === '//') {
+    // ${X/pat/rep}, ${X//pat/rep}: the first or every match of pat replaced.
+    const [pat, rep = ''] = arg.split(/(?<!\\)\//);
+    if (!pat) return value;
+    const re = new RegExp([...pat].map((c) => (c === '*' ? '.*?' : c === '?' ? '.' : c.replace(/[.+^${}()|[\]\\/]/g, '\\$&'))).join(''), op === '//' ? 'g' : '');
+    return value.replace(re, rep);
+  }
   if (op === ':') {
     const [off, len] = arg.split(':').map((x) => Number(x));
     return Number.isFinite(len) ? value.substr(off, len) : value.slice(off);
@@ -291,7 +318,11 @@ class Lexer {
       if (all) this.vars().set(this.forName, all);
     }
     // for p in "${ARR[@]}": an array's values come as one {a,b,c} word; each is an item.
-    const forItems = this.forItems.flatMap((w) => (w.brace && /^\{[^{}]*\}$/.test(w.text) ? w.text.slice(1, -1).split(',').map((t) => ({ ...w, text: t, brace: false })) : [w]));
+    // for f in ~/.{bashrc,zshrc}: a brace in an item makes one item per alternative.
+    const forItems = this.forItems.flatMap((w) => {
+      const m = w.brace ? /^([^{}]*)\{([^{}]*,[^{}]*)\}([^{}]*)$/.exec(w.text) : null;
+      return m ? m[2].split(',').map((t) => ({ ...w, text: m[1] + t + m[3], brace: false })) : [w];
+    });
     if (this.forState === 3 && forItems.length > 0 && forItems.every((w) => !w.text.includes(',') && !w.text.includes('{'))) {
       const items = forItems;
       this.vars().set(this.forName, {
@@ -363,6 +394,12 @@ class Lexer {
       if (textOut !== null && /^[A-Za-z_]\w*$/.test(name)) {
         this.setList(name, textOut.split('\n').filter((l) => l !== '').map((l) => ({ text: l, dynamic: false, glob: false, subs: [], quoted: true })));
       }
+    } else if (first.text === 'read' && here === null && toks.some((tk, j) => tk.t === 'redir' && tk.op === '<' && toks[j + 1]?.t === 'word' && (toks[j + 1] as { w: Word }).w.subs.length > 0)) {
+      // read X < <(CMD): X is the first line CMD prints, when it is known.
+      const procSub = toks.find((tk, j) => tk.t === 'redir' && tk.op === '<' && toks[j + 1]?.t === 'word' && (toks[j + 1] as { w: Word }).w.subs.length > 0)!;
+      const out = resolveSubstitution((toks[toks.indexOf(procSub) + 1] as { w: Word }).w.subs[0], this.env);
+      const name = words.slice(1).filter((x, j) => /^[A-Za-z_]\w*$/.test(x.text) && !/^-[a-zA-Z]*[dpntuNi]$/.test(words[j]?.text ?? ''))[0]?.text;
+      if (out !== null && name) this.vars().set(name, { text: out.split('\n')[0], dynamic: false, subs: [] });
     } else if (first.text === 'read' && here !== null) {
       const names: string[] = [];
       let asArray = false;
@@ -523,6 +560,10 @@ class Lexer {
           w.dynamic = true;
         }
         this.i += 2;
+      } else if (c === '~' && this.i === start && s[this.i + 1] === '$' && w.text === '') {
+        // ~$(whoami), ~$USER (re-read by eval): some user's home directory.
+        w.text += '/home/';
+        this.i++;
       } else if (c === '~' && this.i === start && /^~[a-z_][a-z0-9_-]*(?=\/|$|[\s;|&<>()])/.test(s.slice(this.i, this.i + 40))) {
         // ~user: that user's home directory.
         const user = /^~([a-z_][a-z0-9_-]*)/.exec(s.slice(this.i, this.i + 40))![1];
@@ -671,21 +712,26 @@ class Lexer {
       const indirect = /^!([A-Za-z_]\w*)$/.exec(inner);
       const via = indirect ? expandVar(indirect[1], this.env) : null;
       const known = via && !via.dynamic && /^[A-Za-z_]\w*$/.test(via.text) ? expandVar(via.text, this.env) : /^[A-Za-z_]\w*$/.test(inner) ? expandVar(inner, this.env) : arr ? expandVar(arr[1], this.env) : null;
+      // ${TMPDIR:-$HOME}: TMPDIR is only assumed to be a temporary directory (often unset): its default is what may run.
+      const assumed = /^(TMPDIR|TMP|TEMP|RUNNER_TEMP):?[-=]/.test(inner) && !this.env.vars?.has(inner.replace(/:?[-=].*$/, ''));
       // ${X:-default}, ${X-default}, ${X:=default}: the value, or the default when X is not known here.
       // (${1:-x} too: on a command line the positional parameters are empty unless set -- set them.)
-      const withDefault = known === null ? /^([A-Za-z_]\w*|\d+):?[-=](.*)$/.exec(inner) : null;
+      const withDefault = known === null || assumed ? /^([A-Za-z_]\w*|\d+):?[-=](.*)$/.exec(inner) : null;
       // ${X%pat}, ${X%%pat}, ${X#pat}, ${X##pat}, ${X:off:len}, ${X:?msg}: computed from a known X.
-      const op = known === null && !withDefault ? /^([A-Za-z_]\w*)(%%|%|##|#|:\?|:(?=\d))(.*)$/.exec(inner) : null;
+      const op = known === null && !withDefault ? /^([A-Za-z_]\w*)(%%|%|##|#|:\?|:(?=\d)|\/\/|\/)(.*)$/.exec(inner) : null;
       const opBase = op ? expandVar(op[1], this.env) : null;
-      if (known !== null) appendValue(w, known, inQuotes);
-      else if (op && opBase && !opBase.dynamic && !/[$`]/.test(op[3])) {
-        appendValue(w, { text: paramOp(opBase.text, op[2], op[3]), dynamic: false, subs: [] }, inQuotes);
+      // ${HOME%"${HOME##*/}"}: a pattern made of known expansions is known too.
+      const opArg = op && /[$`]/.test(op[3]) ? (/`|\$\(/.test(op[3]) ? null : parseShell(`: ${op[3]}`, this.env, 50).commands[0]?.words[1]) : null;
+      const pat = op ? (opArg === null ? op[3] : opArg && !opArg.dynamic ? opArg.text : null) : null;
+      if (known !== null && !assumed) appendValue(w, known, inQuotes);
+      else if (op && opBase && !opBase.dynamic && pat !== null) {
+        appendValue(w, { text: paramOp(opBase.text, op[2], pat), dynamic: false, subs: [] }, inQuotes);
       } else if (withDefault && /`|\$\(/.test(withDefault[2])) {
         w.text += '${' + inner + '}';
         w.dynamic = true;
       } else if (withDefault) {
         // ${XDG_CONFIG_HOME:-$HOME/.config}: a default built from known variables is known too.
-        const v = expandVar(withDefault[1], this.env);
+        const v = assumed ? null : expandVar(withDefault[1], this.env);
         let unknown = false;
         const dflt = withDefault[2]
           .replace(/^~(?=\/|$)/, this.env.home)
@@ -905,6 +951,7 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
         break;
       }
       default:
+        if (cur) cur.after = tok.op;
         endCommand();
         pipeFrom = null;
         lastUnit = [];
@@ -976,8 +1023,9 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
   let cwd = env.cwd;
   if (cmds.length === 2) {
     const [cd] = cmds;
-    if (cd.words[0]?.text !== 'cd' || !cd.words[1] || cd.words[1].dynamic) return null;
-    cwd = posixResolve(cwd, cd.words[1].text);
+    const to = cd.words.slice(1).find((x) => !/^-[LPe@]*-?$/.test(x.text));
+    if (cd.words[0]?.text !== 'cd' || !to || to.dynamic) return null;
+    cwd = posixResolve(cwd, to.text.replace(/^~(?=\/|$)/, env.home));
   }
   const words = cmds[cmds.length - 1].words;
   // $(cat <<'EOF' … EOF), $(cat <<< TEXT): the text itself.
@@ -1003,6 +1051,9 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
     }
     case 'git':
       if (args.includes('rev-parse') && args.includes('--show-toplevel')) return env.project ?? cwd;
+      // --show-cdup: the way up to the top ('' there); --git-dir: .git of the top.
+      if (args.includes('rev-parse') && args.includes('--show-cdup') && env.project) return posixRelative(cwd, env.project);
+      if (args.includes('rev-parse') && /^--(absolute-)?git-dir$/.test(args[args.length - 1] ?? '') && env.project) return `${env.project}/.git`;
       return null;
     case 'dirname':
       return operands.length === 1 ? posixDirname(operands[0]) : null;
@@ -1029,7 +1080,13 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
       if (args[0] === 'env' && args[1] === 'GOMODCACHE') return `${env.home}/go/pkg/mod`;
       return null;
     case 'npm':
+      if (args[0] === 'root' && !args.some((a) => a === '-g' || a === '--global')) return `${env.project ?? cwd}/node_modules`;
       return args[0] === 'config' && args[1] === 'get' && args[2] === 'cache' ? `${env.home}/.npm` : null;
+    // The project's virtual environment, wherever the tool keeps it.
+    case 'poetry':
+      return args[0] === 'env' && args[1] === 'info' && args.some((a) => a === '-p' || a === '--path') ? `${env.home}/.cache/pypoetry/virtualenvs/project-py3` : null;
+    case 'pipenv':
+      return args[0] === '--venv' ? `${env.home}/.local/share/virtualenvs/project` : null;
     case 'yarn':
       return args[0] === 'cache' && args[1] === 'dir' ? `${env.home}/.cache/yarn` : null;
     case 'pip':
@@ -1058,6 +1115,14 @@ export function unescapePrintf(f: string): string {
     if (/^[0-7]+$/.test(e)) return String.fromCharCode(parseInt(e, 8));
     return ({ n: '\n', t: '\t', r: '\r', '\\': '\\' } as Record<string, string>)[e] ?? e;
   });
+}
+
+function posixRelative(from: string, to: string): string {
+  const a = from.split('/').filter(Boolean);
+  const b = to.split('/').filter(Boolean);
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return [...a.slice(i).map(() => '..'), ...b.slice(i)].join('/') || '.';
 }
 
 function posixDirname(p: string): string {
