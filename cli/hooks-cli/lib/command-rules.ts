@@ -1146,11 +1146,17 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
     }
     scripts.push(t);
   }
+  // parallel 'rm -rf {}' ::: A B: a quoted template is a command line run once per argument, {} standing for it.
+  const psep = base(inv.argv[0] ?? '') === 'parallel' ? w.findIndex((x) => /^:::+$/.test(x.text)) : -1;
+  const tpl = psep > 1 ? w.slice(1, psep).find((x) => /\s/.test(x.text))?.text : undefined;
+  if (tpl) for (const a of w.slice(psep + 1).filter((x) => !/^:::+$/.test(x.text))) collect(walk, tpl.includes('{}') ? tpl.split('{}').join(a.text) : `${tpl} ${a.text}`, inv.cwd, depth + 1, true);
   if (from > 0 && from < w.length) {
     // parallel CMD ::: A B: each argument after ::: is appended to the command.
     const sep = w.findIndex((x, k) => k > from && x.text === ':::');
     const cmdWords = sep > 0 ? w.slice(from, sep) : w.slice(from);
-    const runs = sep > 0 ? w.slice(sep + 1).filter((x) => x.text !== ':::').map((x) => [...cmdWords, x]) : [cmdWords];
+    const args = sep > 0 ? w.slice(sep + 1).filter((x) => x.text !== ':::') : [];
+    const sub = (x: Word, a: Word): Word => ({ ...x, text: x.text.split('{}').join(a.text), dynamic: x.dynamic || a.dynamic, glob: x.glob || a.glob });
+    const runs = sep > 0 ? args.map((x) => (cmdWords.some((c) => c.text.includes('{}')) ? cmdWords.map((c) => sub(c, x)) : [...cmdWords, x])) : [cmdWords];
     for (const run of runs) {
       const u = unwrap(run, { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd });
       if (u.assigned.length > 0) checkAssignments(walk, u.assigned, false, inv.cwd, depth + 1);
@@ -1962,6 +1968,12 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'shred': {
       // find . | xargs shred -u: the items xargs is fed are destroyed as rm would delete them.
       const fed = name !== 'rmdir' && inv.viaXargs ? xargsItems(walk, inv) : null;
+      // shred -u $(git ls-files), git ls-files | xargs truncate -s 0: every tracked file of the project destroyed.
+      const lists = (c: string) => /^\s*git\s+ls-files(\s+-[-\w]+)*\s*$/.test(c);
+      if (name !== 'rmdir' && (inv.words.some((w) => w.subs.length === 1 && lists(w.subs[0]) && /^\$\(|^`/.test(w.text.trim())) || (inv.viaXargs && inv.upstream.some((u) => lists(u.argv.join(' ')))))) {
+        block(walk, 'dangerous', `${name} over every file git tracks destroys the project's sources`, 'name the files to clear');
+        break;
+      }
       if (fed) for (const t of fed.items) checkDelete(walk, inv, t, fed.recursive, name);
       for (const w of operands(inv.words, new Set(['-s', '-n', '--size', '--iterations']))) {
         const t = target(inv, w);
@@ -2757,6 +2769,12 @@ function broadRoot(walk: Walk, abs: string | null): boolean {
   return c === 'root' || c === 'home' || c === 'ancestor';
 }
 
+/** Any home is a home: a directory right in /home/NAME or /Users/NAME (another checkout, the user's files), not a cache; returns that home. */
+function homeWorkDir(abs: string, env: PathEnv): string | undefined {
+  const h = /^\/(?:home|Users)\/[^/]+(?=\/[^/]+$)/.exec(abs)?.[0];
+  return h && !isUnder(abs, env.project) && !isHomeCache(abs, { ...env, home: h }) ? h : undefined;
+}
+
 function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean, verb: string): void {
   const env = walk.env;
   // "$d" unknown when the line was parsed but set by the time it runs (eval "d=~"; rm -rf "$d"): its value now.
@@ -2833,6 +2851,11 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
   }
   if (!sourceFile && (isSystemPath(t.abs, env.home) || isSecretPath(t.abs, env)) || (t.word.glob && isSecretName(path.posix.basename(t.abs)) && isUnder(t.abs, env.home) && !isUnder(t.abs, env.project))) {
     block(walk, 'system', `${verb} would delete the system or secret file ${t.abs}`);
+    return;
+  }
+  const otherHome = homeWorkDir(t.abs, env);
+  if (recursive && otherHome) {
+    block(walk, 'dangerous', `${verb} -r of ${t.abs}, a whole directory in the home directory ${otherHome}: the user's own work, which nothing can bring back`, 'name the exact build or cache directory to remove');
     return;
   }
   if (recursive && !isUnder(t.abs, env.project) && !isUnder(t.abs, '/tmp') && !isUnder(t.abs, '/var/tmp') && !t.word.text.startsWith('..')) {
@@ -3205,6 +3228,15 @@ function checkFind(walk: Walk, inv: Invocation): void {
       block(walk, 'system', `find ${t.abs} … -delete deletes the system's own files that match`, 'delete inside the project, or let the user clean system directories');
       continue;
     }
+    if (!anyFilter && c === null && homeWorkDir(t.abs, walk.env)) {
+      block(walk, 'dangerous', `find ${t.abs} … -delete empties ${t.abs}, a directory of a home: the user's own work`, 'name the exact build or cache directory to remove');
+      continue;
+    }
+    // find . -name '*.ts' -delete at the project's root: every source file of that language.
+    if (t.abs === walk.env.project && namePattern && /^\*\.(ts|tsx|py|go|rs|java|kt|c|cc|cpp|h|hpp|cs|rb|php|swift|scala)$/.test(namePattern)) {
+      block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes every source file of that kind in the project`, 'delete build output by its directory, e.g. rm -rf dist');
+      continue;
+    }
     // find .git -type f -delete: the repository's history, whatever the filter.
     if (/(^|\/)\.git(\/(objects|refs)(\/.*)?)?$/.test(t.abs) && !nameFiltered) {
       block(walk, 'dangerous', `find ${t.abs} … -delete destroys the git repository's history`, 'to start over, clone again into a new directory');
@@ -3536,6 +3568,8 @@ function checkServices(walk: Walk, inv: Invocation): void {
     case 'terraform':
     case 'tofu':
     case 'pulumi':
+      // terraform state rm $(terraform state list): the state forgets every resource.
+      if (args[0] === 'state' && args[1] === 'rm' && (inv.words.some((w) => w.subs.some((c) => /state\s+list\s*$/.test(c))) || (inv.viaXargs && inv.upstream.some((u) => /\bstate list$/.test(u.argv.join(' ')))))) say('removes every resource from the state: they are orphaned, unmanaged');
       // -target=ADDR limits it to the resources named (a sandbox module): a warning.
       if ((args.includes('destroy') || (args.includes('apply') && args.includes('-destroy'))) && args.some((a) => /^--?target(=|$)/.test(a))) warn(walk, 'suspicious', `${name} destroy of the targeted resources (${args.filter((a) => /^--?target/.test(a)).join(' ')})`);
       else if (args.includes('destroy') || (args.includes('apply') && args.includes('-destroy'))) say('destroys every resource of the configuration');
