@@ -1010,7 +1010,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     if (at > 0) collect(walk, cmdAsSh(inv.argv.slice(at + 1).join(' ')), inv.cwd, depth + 1, true);
   }
   else if (name === 'git') gitConfigCommands(walk, inv, depth);
-  else if (/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '') && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
+  else if (((/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '')) || (/^(conda|mamba|micromamba|pixi)$/.test(name) && inv.argv[1] === 'run')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name)) npmScripts(walk, inv, depth);
   else if (name === 'make' && inv.argv.some((a, k) => a === '-' && /^(-f|--file|--makefile)$/.test(inv.argv[k - 1] ?? '')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(0, 1), argv: inv.argv.slice(0, 1) }, depth);
   else if (!NOT_WRAPPERS.has(name) && !langOf(name ?? '') && depth < MAX_DEPTH) {
@@ -3046,6 +3046,14 @@ function checkPipelineIntoShell(walk: Walk, inv: Invocation): void {
 }
 
 /** A decoder that turns hidden text back into commands: base64 -d, xxd -r, openssl enc -d, gunzip, rev, tr. */
+/** The text `echo B64` or `printf FMT B64` prints, decoded, when it is printable; else null. */
+function literalBase64(argv: string[]): string | null {
+  const out = argv[0] === 'echo' ? argv.slice(1).filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a))).join(' ') : argv[0] === 'printf' && argv.length > 1 ? printfFormat(argv[1], argv.slice(2)) : null;
+  if (out === null || !/^[A-Za-z0-9+/=\s]+$/.test(out)) return null;
+  const text = Buffer.from(out, 'base64').toString('utf8');
+  return /^[\t\n\r\x20-\x7e]+$/.test(text) ? text : null;
+}
+
 function isDecoding(argv: string[]): boolean {
   const n = base(argv[0] ?? '');
   if (!DECODERS.has(n) && !['gzip', 'bzip2', 'xz', 'bzcat', 'xzcat', 'uudecode', 'python', 'python3'].includes(n)) return false;
@@ -3073,6 +3081,12 @@ function checkSubstitutionsRun(walk: Walk, inv: Invocation): void {
         return;
       }
       const dec = names.find((a) => a[0] && isDecoding(a));
+      // bash -c "$(echo TEXT | base64 -d)" with TEXT a literal: the decoded line is known, so it is what is judged.
+      const plain = dec && inner.length === 2 && !inner[0].words.some((x) => x.dynamic) && /^(base64|openssl)$/.test(base(dec[0])) ? literalBase64(names[0]) : null;
+      if (plain !== null) {
+        collect(walk, plain, inv.cwd, 2, true);
+        continue;
+      }
       if (dec) {
         block(walk, 'dangerous', `${name} runs text decoded by ${dec[0]}: commands hidden from review`, 'decode to a file and read it first');
         return;
@@ -3578,7 +3592,9 @@ function checkServices(walk: Walk, inv: Invocation): void {
       if (args[0] === 'delete' && (args.some((a) => a === '--all' || a === '-A' || a === '--all-namespaces') || /^(ns|namespaces?|nodes?|pv|persistentvolumes?|crd|customresourcedefinitions?)$/.test(args[1] ?? ''))) say('deletes whole namespaces, nodes or every resource of a kind');
       break;
     case 'aws':
-      if (args[0] === 's3' && ((args[1] === 'rm' && args.includes('--recursive')) || (args[1] === 'rb' && args.includes('--force')))) say('deletes a bucket or everything in it');
+      // s3://bucket/tmp/run-41/: a prefix two levels down is a scoped clean-up (a warning); the bucket or a top-level prefix is its data.
+      if (args[0] === 's3' && args[1] === 'rm' && args.includes('--recursive') && args.some((a) => /^s3:\/\/[^/]+\/[^/]+\/[^/]+/.test(a) && !/[$*]/.test(a))) warn(walk, 'suspicious', `aws s3 rm --recursive deletes everything under ${args.find((a) => a.startsWith('s3://'))}`);
+      else if (args[0] === 's3' && ((args[1] === 'rm' && args.includes('--recursive')) || (args[1] === 'rb' && args.includes('--force')))) say('deletes a bucket or everything in it');
       else if (/^(delete-db-instance|delete-db-cluster|delete-table|delete-stack|terminate-instances|delete-bucket|delete-cluster|delete-repository|delete-function|delete-vpc|delete-user|delete-role|delete-secret|delete-hosted-zone|delete-file-system|delete-queue|delete-topic|delete-domain|delete-distribution|delete-log-group|delete-service|delete-account|close-account|delete-organization)$/.test(args[1] ?? '')) say('deletes cloud resources with their data');
       break;
     case 'gsutil':
@@ -3591,7 +3607,7 @@ function checkServices(walk: Walk, inv: Invocation): void {
       if (args[0] === 'repo' && args[1] === 'delete') say('deletes the repository on GitHub with its issues and pull requests', 'archive it instead: gh repo archive');
       else if (args[0] === 'repo' && args[1] === 'edit' && args.some((a, k) => (a === '--visibility' && args[k + 1] === 'public') || a === '--visibility=public')) say('makes the repository public: its code and history, secrets committed in it included, go to everyone');
       // gh api -X DELETE repos/OWNER/REPO (or orgs/ORG): the REST call behind gh repo delete.
-      else if (args[0] === 'api' && args.some((a, k) => /^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a) || /^(-XDELETE|--method=DELETE)$/i.test(a)) && args.some((a) => /^\/?(repos\/[^/\s]+\/[^/\s]+|orgs\/[^/\s]+)\/?$/.test(a))) {
+      else if (args[0] === 'api' && args.some((a, k) => /^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a) || /^(-XDELETE|--method=DELETE)$/i.test(a)) && args.some((a) => /^\/?(repos\/[^/\s]+\/[^/\s]+|orgs\/[^/\s]+|repos\/\$[^/]*)\/?$/.test(a))) {
         say('deletes the repository (or organization) on GitHub through the API', 'archive it instead: gh repo archive');
       } else if (args[0] === 'api' && args.some((a, k) => (/^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a)) || /^(-XDELETE|--method=DELETE)$/i.test(a))) {
         const ref = args.map((a) => /\/git\/refs\/heads\/(.+)$|\/branches\/([^/]+)\/protection/.exec(a)).find((m) => m !== null);
