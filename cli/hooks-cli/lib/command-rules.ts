@@ -1010,7 +1010,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     if (at > 0) collect(walk, cmdAsSh(inv.argv.slice(at + 1).join(' ')), inv.cwd, depth + 1, true);
   }
   else if (name === 'git') gitConfigCommands(walk, inv, depth);
-  else if (/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '') && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
+  else if (((/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '')) || (/^(conda|mamba|micromamba|pixi)$/.test(name) && inv.argv[1] === 'run')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name)) npmScripts(walk, inv, depth);
   else if (name === 'make' && inv.argv.some((a, k) => a === '-' && /^(-f|--file|--makefile)$/.test(inv.argv[k - 1] ?? '')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(0, 1), argv: inv.argv.slice(0, 1) }, depth);
   else if (!NOT_WRAPPERS.has(name) && !langOf(name ?? '') && depth < MAX_DEPTH) {
@@ -1146,11 +1146,17 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
     }
     scripts.push(t);
   }
+  // parallel 'rm -rf {}' ::: A B: a quoted template is a command line run once per argument, {} standing for it.
+  const psep = base(inv.argv[0] ?? '') === 'parallel' ? w.findIndex((x) => /^:::+$/.test(x.text)) : -1;
+  const tpl = psep > 1 ? w.slice(1, psep).find((x) => /\s/.test(x.text))?.text : undefined;
+  if (tpl) for (const a of w.slice(psep + 1).filter((x) => !/^:::+$/.test(x.text))) collect(walk, tpl.includes('{}') ? tpl.split('{}').join(a.text) : `${tpl} ${a.text}`, inv.cwd, depth + 1, true);
   if (from > 0 && from < w.length) {
     // parallel CMD ::: A B: each argument after ::: is appended to the command.
     const sep = w.findIndex((x, k) => k > from && x.text === ':::');
     const cmdWords = sep > 0 ? w.slice(from, sep) : w.slice(from);
-    const runs = sep > 0 ? w.slice(sep + 1).filter((x) => x.text !== ':::').map((x) => [...cmdWords, x]) : [cmdWords];
+    const args = sep > 0 ? w.slice(sep + 1).filter((x) => x.text !== ':::') : [];
+    const sub = (x: Word, a: Word): Word => ({ ...x, text: x.text.split('{}').join(a.text), dynamic: x.dynamic || a.dynamic, glob: x.glob || a.glob });
+    const runs = sep > 0 ? args.map((x) => (cmdWords.some((c) => c.text.includes('{}')) ? cmdWords.map((c) => sub(c, x)) : [...cmdWords, x])) : [cmdWords];
     for (const run of runs) {
       const u = unwrap(run, { home: walk.env.home, cwd: inv.cwd ?? walk.env.cwd });
       if (u.assigned.length > 0) checkAssignments(walk, u.assigned, false, inv.cwd, depth + 1);
@@ -1962,6 +1968,12 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'shred': {
       // find . | xargs shred -u: the items xargs is fed are destroyed as rm would delete them.
       const fed = name !== 'rmdir' && inv.viaXargs ? xargsItems(walk, inv) : null;
+      // shred -u $(git ls-files), git ls-files | xargs truncate -s 0: every tracked file of the project destroyed.
+      const lists = (c: string) => /^\s*git\s+ls-files(\s+-[-\w]+)*\s*$/.test(c);
+      if (name !== 'rmdir' && (inv.words.some((w) => w.subs.length === 1 && lists(w.subs[0]) && /^\$\(|^`/.test(w.text.trim())) || (inv.viaXargs && inv.upstream.some((u) => lists(u.argv.join(' ')))))) {
+        block(walk, 'dangerous', `${name} over every file git tracks destroys the project's sources`, 'name the files to clear');
+        break;
+      }
       if (fed) for (const t of fed.items) checkDelete(walk, inv, t, fed.recursive, name);
       for (const w of operands(inv.words, new Set(['-s', '-n', '--size', '--iterations']))) {
         const t = target(inv, w);
@@ -2757,6 +2769,12 @@ function broadRoot(walk: Walk, abs: string | null): boolean {
   return c === 'root' || c === 'home' || c === 'ancestor';
 }
 
+/** Any home is a home: a directory right in /home/NAME or /Users/NAME (another checkout, the user's files), not a cache; returns that home. */
+function homeWorkDir(abs: string, env: PathEnv): string | undefined {
+  const h = /^\/(?:home|Users)\/[^/]+(?=\/[^/]+$)/.exec(abs)?.[0];
+  return h && !isUnder(abs, env.project) && !isHomeCache(abs, { ...env, home: h }) ? h : undefined;
+}
+
 function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean, verb: string): void {
   const env = walk.env;
   // "$d" unknown when the line was parsed but set by the time it runs (eval "d=~"; rm -rf "$d"): its value now.
@@ -2833,6 +2851,11 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
   }
   if (!sourceFile && (isSystemPath(t.abs, env.home) || isSecretPath(t.abs, env)) || (t.word.glob && isSecretName(path.posix.basename(t.abs)) && isUnder(t.abs, env.home) && !isUnder(t.abs, env.project))) {
     block(walk, 'system', `${verb} would delete the system or secret file ${t.abs}`);
+    return;
+  }
+  const otherHome = homeWorkDir(t.abs, env);
+  if (recursive && otherHome) {
+    block(walk, 'dangerous', `${verb} -r of ${t.abs}, a whole directory in the home directory ${otherHome}: the user's own work, which nothing can bring back`, 'name the exact build or cache directory to remove');
     return;
   }
   if (recursive && !isUnder(t.abs, env.project) && !isUnder(t.abs, '/tmp') && !isUnder(t.abs, '/var/tmp') && !t.word.text.startsWith('..')) {
@@ -3023,6 +3046,14 @@ function checkPipelineIntoShell(walk: Walk, inv: Invocation): void {
 }
 
 /** A decoder that turns hidden text back into commands: base64 -d, xxd -r, openssl enc -d, gunzip, rev, tr. */
+/** The text `echo B64` or `printf FMT B64` prints, decoded, when it is printable; else null. */
+function literalBase64(argv: string[]): string | null {
+  const out = argv[0] === 'echo' ? argv.slice(1).filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a))).join(' ') : argv[0] === 'printf' && argv.length > 1 ? printfFormat(argv[1], argv.slice(2)) : null;
+  if (out === null || !/^[A-Za-z0-9+/=\s]+$/.test(out)) return null;
+  const text = Buffer.from(out, 'base64').toString('utf8');
+  return /^[\t\n\r\x20-\x7e]+$/.test(text) ? text : null;
+}
+
 function isDecoding(argv: string[]): boolean {
   const n = base(argv[0] ?? '');
   if (!DECODERS.has(n) && !['gzip', 'bzip2', 'xz', 'bzcat', 'xzcat', 'uudecode', 'python', 'python3'].includes(n)) return false;
@@ -3050,6 +3081,12 @@ function checkSubstitutionsRun(walk: Walk, inv: Invocation): void {
         return;
       }
       const dec = names.find((a) => a[0] && isDecoding(a));
+      // bash -c "$(echo TEXT | base64 -d)" with TEXT a literal: the decoded line is known, so it is what is judged.
+      const plain = dec && inner.length === 2 && !inner[0].words.some((x) => x.dynamic) && /^(base64|openssl)$/.test(base(dec[0])) ? literalBase64(names[0]) : null;
+      if (plain !== null) {
+        collect(walk, plain, inv.cwd, 2, true);
+        continue;
+      }
       if (dec) {
         block(walk, 'dangerous', `${name} runs text decoded by ${dec[0]}: commands hidden from review`, 'decode to a file and read it first');
         return;
@@ -3203,6 +3240,15 @@ function checkFind(walk: Walk, inv: Invocation): void {
     // Deleting by pattern across / or a system tree (find / -name '*.so*' -delete) removes the system's own files.
     if (filtered && (t.abs === '/' || (isSystemPath(t.abs, walk.env.home) && !/^\/(var\/(log|cache|tmp)|tmp)(\/|$)/.test(t.abs)))) {
       block(walk, 'system', `find ${t.abs} … -delete deletes the system's own files that match`, 'delete inside the project, or let the user clean system directories');
+      continue;
+    }
+    if (!anyFilter && c === null && homeWorkDir(t.abs, walk.env)) {
+      block(walk, 'dangerous', `find ${t.abs} … -delete empties ${t.abs}, a directory of a home: the user's own work`, 'name the exact build or cache directory to remove');
+      continue;
+    }
+    // find . -name '*.ts' -delete at the project's root: every source file of that language.
+    if (t.abs === walk.env.project && namePattern && /^\*\.(ts|tsx|py|go|rs|java|kt|c|cc|cpp|h|hpp|cs|rb|php|swift|scala)$/.test(namePattern)) {
+      block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes every source file of that kind in the project`, 'delete build output by its directory, e.g. rm -rf dist');
       continue;
     }
     // find .git -type f -delete: the repository's history, whatever the filter.
@@ -3536,6 +3582,8 @@ function checkServices(walk: Walk, inv: Invocation): void {
     case 'terraform':
     case 'tofu':
     case 'pulumi':
+      // terraform state rm $(terraform state list): the state forgets every resource.
+      if (args[0] === 'state' && args[1] === 'rm' && (inv.words.some((w) => w.subs.some((c) => /state\s+list\s*$/.test(c))) || (inv.viaXargs && inv.upstream.some((u) => /\bstate list$/.test(u.argv.join(' ')))))) say('removes every resource from the state: they are orphaned, unmanaged');
       // -target=ADDR limits it to the resources named (a sandbox module): a warning.
       if ((args.includes('destroy') || (args.includes('apply') && args.includes('-destroy'))) && args.some((a) => /^--?target(=|$)/.test(a))) warn(walk, 'suspicious', `${name} destroy of the targeted resources (${args.filter((a) => /^--?target/.test(a)).join(' ')})`);
       else if (args.includes('destroy') || (args.includes('apply') && args.includes('-destroy'))) say('destroys every resource of the configuration');
@@ -3544,7 +3592,9 @@ function checkServices(walk: Walk, inv: Invocation): void {
       if (args[0] === 'delete' && (args.some((a) => a === '--all' || a === '-A' || a === '--all-namespaces') || /^(ns|namespaces?|nodes?|pv|persistentvolumes?|crd|customresourcedefinitions?)$/.test(args[1] ?? ''))) say('deletes whole namespaces, nodes or every resource of a kind');
       break;
     case 'aws':
-      if (args[0] === 's3' && ((args[1] === 'rm' && args.includes('--recursive')) || (args[1] === 'rb' && args.includes('--force')))) say('deletes a bucket or everything in it');
+      // s3://bucket/tmp/run-41/: a prefix two levels down is a scoped clean-up (a warning); the bucket or a top-level prefix is its data.
+      if (args[0] === 's3' && args[1] === 'rm' && args.includes('--recursive') && args.some((a) => /^s3:\/\/[^/]+\/[^/]+\/[^/]+/.test(a) && !/[$*]/.test(a))) warn(walk, 'suspicious', `aws s3 rm --recursive deletes everything under ${args.find((a) => a.startsWith('s3://'))}`);
+      else if (args[0] === 's3' && ((args[1] === 'rm' && args.includes('--recursive')) || (args[1] === 'rb' && args.includes('--force')))) say('deletes a bucket or everything in it');
       else if (/^(delete-db-instance|delete-db-cluster|delete-table|delete-stack|terminate-instances|delete-bucket|delete-cluster|delete-repository|delete-function|delete-vpc|delete-user|delete-role|delete-secret|delete-hosted-zone|delete-file-system|delete-queue|delete-topic|delete-domain|delete-distribution|delete-log-group|delete-service|delete-account|close-account|delete-organization)$/.test(args[1] ?? '')) say('deletes cloud resources with their data');
       break;
     case 'gsutil':
@@ -3557,7 +3607,7 @@ function checkServices(walk: Walk, inv: Invocation): void {
       if (args[0] === 'repo' && args[1] === 'delete') say('deletes the repository on GitHub with its issues and pull requests', 'archive it instead: gh repo archive');
       else if (args[0] === 'repo' && args[1] === 'edit' && args.some((a, k) => (a === '--visibility' && args[k + 1] === 'public') || a === '--visibility=public')) say('makes the repository public: its code and history, secrets committed in it included, go to everyone');
       // gh api -X DELETE repos/OWNER/REPO (or orgs/ORG): the REST call behind gh repo delete.
-      else if (args[0] === 'api' && args.some((a, k) => /^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a) || /^(-XDELETE|--method=DELETE)$/i.test(a)) && args.some((a) => /^\/?(repos\/[^/\s]+\/[^/\s]+|orgs\/[^/\s]+)\/?$/.test(a))) {
+      else if (args[0] === 'api' && args.some((a, k) => /^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a) || /^(-XDELETE|--method=DELETE)$/i.test(a)) && args.some((a) => /^\/?(repos\/[^/\s]+\/[^/\s]+|orgs\/[^/\s]+|repos\/\$[^/]*)\/?$/.test(a))) {
         say('deletes the repository (or organization) on GitHub through the API', 'archive it instead: gh repo archive');
       } else if (args[0] === 'api' && args.some((a, k) => (/^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a)) || /^(-XDELETE|--method=DELETE)$/i.test(a))) {
         const ref = args.map((a) => /\/git\/refs\/heads\/(.+)$|\/branches\/([^/]+)\/protection/.exec(a)).find((m) => m !== null);

@@ -1057,6 +1057,8 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
       return null;
     case 'dirname':
       return operands.length === 1 ? posixDirname(operands[0]) : null;
+    case 'basename':
+      return operands.length === 1 ? operands[0].replace(/(.)\/+$/, '$1').split('/').pop() || '/' : null;
     case 'realpath':
     case 'readlink':
       if (argv[0] === 'readlink' && !args.some((a) => /^-[a-zA-Z]*[fem]/.test(a))) return null;
