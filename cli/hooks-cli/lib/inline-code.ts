@@ -478,7 +478,15 @@ function preprocess(code: string, lang: Lang): string {
   // path.join(os.homedir()) and the like, now that the home directory is the literal "~".
   c = c.replace(/(?:require\(\s*['"](?:node:)?path['"]\s*\)|\bpath|\bos\.path)\.(?:resolve|join|normalize|abspath|realpath)\(\s*"(~|\.)"\s*\)/g, '"$1"');
   // Interpolations of those (f"{Path.home()}/x", `${os.homedir()}/x`, "#{Dir.home}/x") are the text itself.
-  return c.replace(/\$?[#]?\{\s*"(~|\.)"\s*\}/g, '$1');
+  c = c.replace(/\$?[#]?\{\s*"(~|\.)"\s*\}/g, '$1');
+  // An interpolated variable holding one known path (p = "~" then f"rm -rf {p}/.ssh", `${h}/x`, "#{h}/x") is that path,
+  // inside f-strings, template literals and "#{}" strings only.
+  return c.replace(/\bf(["'])(?:(?!\1)[^\\\n])*\1|`[^`]*`|"[^"\n]*#\{[^"\n]*"/g, (str) =>
+    str.replace(/\$?#?\{\s*([A-Za-z_]\w*)\s*\}/g, (m, id: string) => {
+      const v = identValues(c, id);
+      return v.length === 1 && /^(?:~|\.|\/)/.test(v[0]) ? v[0] : m;
+    }),
+  );
 }
 
 /**
