@@ -225,7 +225,11 @@ const DANGEROUS: [string, RegExp][] = [
   ['killall5 -9', /every process/],
   // system files and secrets
   ['echo "x" > /etc/passwd', /system path \/etc\/passwd/],
-  ['echo "127.0.0.1 x" >> /etc/hosts', /system path \/etc\/hosts/],
+  ['echo "127.0.0.1 x" > /etc/hosts', /system path \/etc\/hosts/],
+  ['echo "203.0.113.9 registry.npmjs.org" >> /etc/hosts', /sending registry\.npmjs\.org to 203\.0\.113\.9/],
+  ['echo kernel.randomize_va_space=0 | sudo tee -a /etc/sysctl.conf', /weakens the kernel/],
+  ["sudo usermod -p '' deploy", /empties the account's password/],
+  ['docker run --rm -v /:/host:ro alpine cat /host/etc/shadow', /root filesystem.*reads \/etc\/shadow/],
   ['cat key.pub >> ~/.ssh/authorized_keys', /credentials file/],
   ['cp evil /usr/bin/ls', /system path/],
   ['sudo tee /etc/sudoers < x', /system path/],
@@ -329,6 +333,11 @@ t.test('suspicious commands are warned about, with suggestions where there is a 
     ['cat ~/.ssh/id_rsa', /secret file/, null],
     ['cat ../../../../etc/hostname', /path traversal/, null],
     ['cp build.log ../elsewhere/build.log', /outside the project/, null],
+    // The lead's policy (issue 13, evening session): everyday admin appends and site links are warnings.
+    ['echo "127.0.0.1 x" >> /etc/hosts', /appends to the system file \/etc\/hosts/, null],
+    ['echo fs.inotify.max_user_watches=524288 | sudo tee -a /etc/sysctl.d/40-watches.conf', /appends to the system file/, null],
+    ['sudo ln -s /etc/nginx/sites-available/app /etc/nginx/sites-enabled/', /enables .* in \/etc\/nginx\/sites-enabled/, /nginx -t/],
+    ['docker run --rm -v /:/host:ro alpine du -sh /host/var/log', /root filesystem read-only/, null],
   ];
   for (const [command, reason, suggestion] of cases) {
     const { blocks, warnings } = judge(command);

@@ -933,6 +933,9 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     }
   } else if (name === 'eval') {
     collect(walk, inv.argv.slice(1).join(' '), inv.cwd, depth + 1, true);
+  } else if (name === 'find' && inv.viaXargs && inv.xargsReplace && inv.argv.slice(1).some((a) => a.includes(inv.xargsReplace!))) {
+    // echo / | xargs -I % find % -mindepth 1 -exec rm -rf {} +: each item xargs feeds is find's start.
+    perItem(walk, inv, inv.argv.map((a) => (/^[\w@%+=:,./~{}-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' '), inv.xargsReplace, depth);
   } else if (name === 'find') {
     findExec(walk, inv, depth);
   } else if (name === 'fd' || name === 'fdfind') {
@@ -1644,6 +1647,7 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
     // The engine's socket answers whatever connects, :ro or not; a container whose known command only reads (docker ps) is a warning.
     const readsOnly = m.host !== '/' && /^docker\s+(ps|images|image\s+ls|inspect|version|info|logs|stats|events|container\s+ls)\b/.test(args.slice(j + 1).join(' '));
     if (readsOnly) warn(walk, 'suspicious', `${who} mounts the container engine socket: the container can control the machine`);
+    else if (m.host === '/' && m.ro) continue; // decided below, by what the command does with it
     else if (m.host === '/' || m.host === '/var/run/docker.sock' || m.host === '/run/docker.sock' || m.host.endsWith('/podman.sock')) {
       block(walk, 'dangerous', `${who} mounts the host's ${m.host === '/' ? 'root filesystem' : 'container engine socket'} into a container: whatever runs there controls the machine`, 'mount only the project directory, e.g. -v "$PWD":/app');
     } else if (!m.ro && isSystemPath(m.host, walk.env.home) && !isUnder(m.host, '/tmp') && !/^\/var\/lib\/./.test(m.host) && !/^\/etc\/(localtime|timezone|hosts|resolv\.conf|machine-id|ssl\/certs)$/.test(m.host)) {
@@ -1654,7 +1658,10 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
   if ((privileged && (hostPid || hostDevice || mounts.some((m) => m.host === '/dev') || /\bnsenter\b|\bmount\s+\/dev\/|\/dev\/(sd|nvme|vd|xvd)/.test(cmdText))) || (hostDevice && /\b(mkfs|dd|wipefs|mount|fdisk|parted)\b/.test(cmdText))) {
     block(walk, 'dangerous', `${who} --privileged with the host's processes or devices: a container escape`);
   } else if (privileged) warn(walk, 'suspicious', `${who} --privileged gives the container full access to the host`);
-  if (command.length === 0) return;
+  if (command.length === 0) {
+    if (mounts.some((m) => m.host === '/' && m.ro)) rootMountedReadOnly(walk, who, []);
+    return;
+  }
   // The container's command, with its paths mapped back to the host paths mounted there.
   let script = command.map((a) => (/^[\w@%+=:,./~-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
   for (const m of mounts) {
@@ -1671,6 +1678,24 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
   collect(walk, script, runIn, depth + 1, true);
   // What runs in the container stands where the container does in a pipeline (docker run -v ~/.ssh:/k … cat /k/id_rsa | nc …).
   if (walk.out.length > from) (inv.inner ??= []).push(...walk.out.slice(from));
+  if (mounts.some((m) => m.host === '/' && m.ro)) rootMountedReadOnly(walk, who, walk.out.slice(from));
+}
+
+/** Commands that only read and list what they are given (find only without its acting actions). */
+const READ_ONLY_TOOLS = /^(ls|cat|head|tail|du|df|stat|file|wc|tree|find|grep|egrep|rg|md5sum|sha\d*sum|diff|cmp|readlink|realpath|test|echo|less|more)$/;
+
+/**
+ * The host's root mounted read-only (-v /:/host:ro): a container that only lists or reads ordinary
+ * files there (ls /host/etc, du -sh /host/var) is a warning; one that runs anything else, reads a
+ * secret, or runs nothing known (the image's own shell) can read every key on the machine: a block.
+ */
+function rootMountedReadOnly(walk: Walk, who: string, inner: Invocation[]): void {
+  // sh -c 'ls /host/etc': the shell's own commands are in the list too.
+  const reads = inner.length > 0 && inner.every((i) => (READ_ONLY_TOOLS.test(i.argv[0] ?? '') || (SHELLS.has(i.argv[0] ?? '') && i.argv[1] === '-c')) && !i.argv.some((a) => /^-(delete|exec|execdir|ok|okdir|fprint0?|fprintf|fls)$/.test(a)));
+  // grep -r PRIVATE /host/home: a search through homes reads every key in them.
+  const secret = inner.flatMap((i) => i.argv.slice(1).map((a) => [i.argv[0], a])).find(([c, a]) => a.startsWith('/') && (isSecretSource(a.replace(/^\/+/, '/'), walk.env) || (/grep|^rg$/.test(c) && /^\/+((home|Users)(\/[^/]+)?|root)?\/?$/.test(a))))?.[1]?.replace(/^\/+/, '/');
+  if (reads && secret === undefined) warn(walk, 'suspicious', `${who} mounts the host's root filesystem read-only to list or read it`, 'mount only the directory it needs');
+  else block(walk, 'dangerous', `${who} mounts the host's root filesystem into a container${secret ? ` and reads ${secret} there` : ''}: whatever runs there can read every key and password on the machine`, 'mount only the project directory, e.g. -v "$PWD":/app:ro');
 }
 
 /** A path inside a container mapped back to the host path mounted there. */
@@ -1680,7 +1705,7 @@ function m2host(m: { host: string; inside: string }, p: string): string {
 
 /** Interpreter code that deletes the paths it is given as arguments (unlink @ARGV, os.remove over sys.argv, fs.rmSync over process.argv). */
 function deletesArgs(code: string): boolean {
-  return /@ARGV|\$ARGV|sys\.argv|process\.argv|\bARGV\b|\$argv|Deno\.args|commandArgs/.test(code) && /\bunlink\b|os\.(remove|unlink)|rmtree|rmSync|unlinkSync|File\.delete|FileUtils\.rm|\brm_rf\b|\.unlink\(|Deno\.remove/.test(code);
+  return (/@ARGV|\$ARGV|sys\.argv|process\.argv|\bARGV\b|\$argv|Deno\.args|commandArgs/.test(code) || (/(?<![.\w$@])(shift|pop)\b/.test(code) && !/\bsub\b/.test(code))) && /\bunlink\b|os\.(remove|unlink)|rmtree|remove_tree|rmSync|unlinkSync|File\.delete|FileUtils\.rm|\brm_rf\b|\.unlink\(|Deno\.remove/.test(code);
 }
 
 /** find ROOTS... tests... -exec CMD {} ; : each -exec command runs with {} as a found path. */
@@ -2170,6 +2195,11 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'gpasswd':
     case 'adduser':
       if (args.some((a) => /^(sudo|wheel|root|admin|adm|disk|shadow)$/.test(a)) || args.some((a) => a === '-o' || a === '--non-unique')) block(walk, 'dangerous', `${name} ${args.join(' ')} grants administrator rights`);
+      // usermod -p '' (--password=): an account anyone logs into; -p HASH: one whose password the line's author knows.
+      else if (name === 'usermod' && args.some((a, k) => /^(-p|--password)$/.test(args[k - 1] ?? '') || /^--password=|^-p./.test(a))) {
+        const v = args.find((a, k) => /^(-p|--password)$/.test(args[k - 1] ?? '') || /^--password=|^-p./.test(a))!.replace(/^--password=|^-p/, '');
+        block(walk, 'dangerous', `usermod ${args.join(' ')} ${v === '' ? 'empties the account\'s password: anyone can log in as it' : 'sets the account\'s password to a hash given on the line'}`, 'let the user change passwords with passwd');
+      }
       // The docker group is Docker's own post-install step, though as strong as root: said, not refused.
       else if (args.some((a) => a === 'docker')) warn(walk, 'suspicious', `${name} ${args.join(' ')}: members of the docker group can become root`);
       break;
@@ -2927,11 +2957,57 @@ function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, source
     return;
   }
   if (!isSystemPath(t.abs, walk.env.home) && checkShadow(walk, inv, t, verb, sources)) return;
+  if (isSystemPath(t.abs, walk.env.home) && routineAdminWrite(walk, inv, t.abs, verb, sources)) return;
   if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `${verb} writes to the system path ${t.abs}`, 'system files are changed through the package manager or a reviewed config change, not by the assistant');
   // A public key (ssh-keygen -y > id_ed25519.pub) holds nothing secret and is made again from the key.
   else if (/\.pub$/.test(t.abs) && isUnder(t.abs, `${walk.env.home}/.ssh`)) return;
   // ~/.kube/config-ci, ~/.aws/ci-profile: a new file beside the tools' own (config, credentials, keys) overwrites nothing of the user's.
   else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir' && !(/\/\.(kube|aws)\/[^/]+$/.test(t.abs) && !/\/(config|credentials|sso|cli)$/.test(t.abs) && isUnder(t.abs, walk.env.home))) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
+}
+
+/** Hosts that code and packages come from (or go to): a hosts line sending one elsewhere hijacks them. */
+const SUPPLY_HOST = /(^|\.)(github|githubusercontent|gitlab|bitbucket|npmjs|yarnpkg|pypi|pythonhosted|rubygems|crates|docker|golang|maven|nuget|anthropic|openai|googleapis|amazonaws|microsoft|apple|ubuntu|debian)\.[a-z.]+$/;
+/** sysctl keys whose change weakens the kernel's defences (ASLR, ptrace, address leaks, BPF) or runs a program as root (a piped core_pattern). */
+const WEAK_SYSCTL = /\b(randomize_va_space|ptrace_scope|kptr_restrict|dmesg_restrict|unprivileged_bpf_disabled|unprivileged_userns_clone|perf_event_paranoid|sysrq|modules_disabled)\b|core_pattern\s*=\s*\|/;
+
+/**
+ * Everyday admin that the lead's policy (issue 13, evening session) turns from a block into a
+ * warning: lines APPENDED to /etc/hosts, /etc/sysctl.conf or /etc/sysctl.d/*.conf (tee -a, >>),
+ * and a site linked from sites-available into sites-enabled (nginx, apache). Overwriting any of
+ * them stays blocked. Two appends stay blocked by what they say: a hosts line that sends a public
+ * name to a public address, or a code or package host anywhere but loopback (DNS hijack of the
+ * next install), and a sysctl line that weakens the kernel's defences. True when decided here.
+ */
+function routineAdminWrite(walk: Walk, inv: Invocation, abs: string, verb: string, sources: Word[] | null): boolean {
+  if (verb === 'ln') {
+    const m = /^\/etc\/(nginx|apache2|httpd)\/(sites|conf|mods)-enabled(\/[^/]+)?$/.exec(abs);
+    const from = sources ?? [];
+    if (!m || from.length === 0 || !from.every((w) => new RegExp(`^((/etc/${m[1]}/)|\\.\\./)?${m[2]}-available/[^/]+$`).test(w.text))) return false;
+    warn(walk, 'system', `ln enables ${from.map((w) => w.text).join(' ')} in /etc/${m[1]}/${m[2]}-enabled: the web server serves it after its next reload`, 'check it with nginx -t (or apachectl configtest) before the reload');
+    return true;
+  }
+  const appends = verb === 'redirection (>>)' || (verb === 'tee' && inv.argv.some((a) => /^-[a-zA-Z]*a[a-zA-Z]*$|^--append$/.test(a)));
+  const file = /^\/etc\/(hosts|sysctl\.conf|sysctl\.d\/[^/]+\.conf)$/.exec(abs);
+  if (!appends || !file) return false;
+  const echoed = verb !== 'tee' && /^(echo|printf)$/.test(inv.argv[0] ?? '') ? inv.argv.slice(1).filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a))).join(' ').replace(/\\n/g, '\n') : null;
+  const text = echoed ?? stdinText(inv) ?? '';
+  for (const line of text.split('\n')) {
+    const [addr, ...names] = line.trim().split(/\s+/);
+    if (file[1] === 'hosts' && addr && !addr.startsWith('#') && !/^(127\.|::1$|0\.0\.0\.0$)/.test(addr)) {
+      const local = /^(10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|169\.254\.|f[cd]|fe80:)/i.test(addr);
+      const hijacked = names.find((n) => /\.[a-z]{2,}$/i.test(n) && !/\.(local|localhost|test|example|internal|lan|home\.arpa|invalid|corp|intranet)$/i.test(n) && (!local || SUPPLY_HOST.test(n.toLowerCase())));
+      if (hijacked) {
+        block(walk, 'system', `${verb} appends to ${abs} a line sending ${hijacked} to ${addr}: every program on the machine then talks to that address instead`, 'point only local names (.local, .test, localhost) at addresses you run');
+        return true;
+      }
+    }
+    if (file[1] !== 'hosts' && WEAK_SYSCTL.test(line)) {
+      block(walk, 'system', `${verb} appends "${line.trim()}" to ${abs}: it weakens the kernel's defences at every boot`);
+      return true;
+    }
+  }
+  warn(walk, 'system', `${verb} appends to the system file ${abs}`, 'check the line; remove it the same way when it is no longer needed');
+  return true;
 }
 
 /** Two paths in one directory whose names extend each other (config / config.bak, id_rsa / id_rsa.2024): a backup and its original. */
@@ -3917,6 +3993,13 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
   // File arguments: curl -d @FILE, -F f=@FILE, -T FILE, --upload-file FILE, wget --post-file FILE, scp/rsync sources.
   // host:path or user@host:path (linear-time pattern: the word may be long).
   const remote = args.some((a) => (/^(?:[\w.-]+@)?[\w.-]+:/.test(a) && !/^https?:/.test(a)) || /^(s3|gs|az|sftp|rsync):\/\//.test(a));
+  // rsync --include='.env*' --exclude='*' ./ host: (rclone --include, aws s3 sync --exclude '*' --include): filters that pick the secrets out of a tree.
+  if (remote && /^(rsync|rclone|aws|gsutil)$/.test(name)) {
+    const filters = args.flatMap((a, k) => (/^(--include|--exclude|--filter|-f)$/.test(args[k - 1] ?? '') ? [`${args[k - 1]}=${a}`] : /^(--include|--exclude|--filter|-f)[=+-]/.test(a) ? [a] : []));
+    const picked = filters.map((f) => /^--include=(.+)$|^(?:--filter|-f)=?\+\s*(.+)$/.exec(f)).map((m) => (m ? (m[1] ?? m[2]).replace(/^.*\//, '') : '')).find((p) => p !== '' && (isSecretName(p) || isSecretName(p.replace(/^\*+(?=\.)/, ''))));
+    const restOut = name === 'rclone' || filters.some((f) => /^--exclude=(\*+|\/?\*\*?)$|^(--filter|-f)=?-\s*(\*+|\/?\*\*?)$/.test(f));
+    if (picked && restOut) return say(`the files matching ${picked}`, 'picked out by its filters');
+  }
   const noValue = new Set(['-i', '-F', '-o', '-P', '-S', '-J', '-l', '-p', '-e', '--rsh', '--exclude', '--include', '--password-file']);
   const exempt = new Set<number>();
   inv.words.forEach((w, k) => {

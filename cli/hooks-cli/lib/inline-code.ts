@@ -189,6 +189,10 @@ export function withArgs(lang: Lang, code: string, args: string[]): string {
   const one = (n: number) => (args[n] !== undefined ? q(args[n]) : '""');
   if (lang === 'python') return code.replace(/\bsys\.argv\[\s*(\d+)\s*:\s*\]/g, (_m, n: string) => list(Number(n) - 1)).replace(/\bsys\.argv\[\s*(\d+)\s*\]/g, (_m, n: string) => one(Number(n) - 1));
   if (lang === 'js') return code.replace(/\bprocess\.argv\.slice\(\s*(\d+)\s*\)/g, (_m, n: string) => list(Number(n) - 1)).replace(/\bprocess\.argv\[\s*(\d+)\s*\]/g, (_m, n: string) => one(Number(n) - 1));
+  // perl's shift and pop outside a sub take from @ARGV: rmtree shift is rmtree $ARGV[0]; ruby's ARGV.shift/.first too.
+  let n = 0;
+  if (lang === 'perl' && !/\bsub\b/.test(code)) code = code.replace(/(?<![$@%.\w>])(shift|pop)\b(\s*\(\s*@ARGV\s*\)|\s+@ARGV\b|\s*\(\s*\))?(?!\s*\(?\s*[@$])/g, (_m, f: string) => (f === 'pop' ? one(args.length - 1) : one(n++)));
+  if (lang === 'ruby') code = code.replace(/\bARGV\.(shift|first|pop|last)\b(\(\))?/g, (_m, f: string) => (/pop|last/.test(f) ? one(args.length - 1) : one(n++)));
   if (lang === 'ruby' || lang === 'perl') return code.replace(/\$?ARGV\[\s*(\d+)\s*\]/g, (_m, n: string) => one(Number(n))).replace(/@ARGV\b|\bARGV\b(?!\s*\[)/g, list(0));
   if (lang === 'php') return code.replace(/\$argv\[\s*(\d+)\s*\]/g, (_m, n: string) => one(Number(n) - 1));
   return code;
@@ -284,7 +288,9 @@ function regionText(code: string, [a, b]: [number, number], firstOnly = false): 
   if (list) {
     // Up to the end of the list: `['rm', '-rf', '/'], shell=False`.
     const end = firstNonSpace === '[' ? a + region.indexOf('[') + closeParen(region, region.indexOf('[')) - region.indexOf('[') : b;
-    return lits.filter((l) => l.end <= end + 1).map((l) => shellWord(l.value)).join(' ');
+    // exec "rm", "-rf", glob("~/*"): a pattern given to glob stands for the paths it matches, as in the shell.
+    const globbed = (l: { start: number; value: string }) => /(?:\bglob|\bDir)(?:\.glob|\.sync)?\s*[([]\s*$/.test(code.slice(Math.max(a, l.start - 16), l.start)) && /^[^\s'"`$;&|<>]+$/.test(l.value);
+    return lits.filter((l) => l.end <= end + 1).map((l) => (globbed(l) ? l.value : shellWord(l.value))).join(' ');
   }
   // Concatenation: keep the literals that belong to the first argument (before a top-level comma).
   let depth = 0;
