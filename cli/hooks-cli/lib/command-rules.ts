@@ -1019,9 +1019,15 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
   else if (!NOT_WRAPPERS.has(name) && !langOf(name ?? '') && depth < MAX_DEPTH) {
     // kubectl exec -n prod …, ansible -i inventory/prod …: what they run, runs in production.
     const wasProd = walk.prod;
+    const wasRemote = walk.remote;
     walk.prod ||= /^(kubectl|oc|ansible|ansible-playbook|helm)$/.test(name) && inv.argv.some((a, k) => /prod/i.test(a) && (/^(-n|--namespace|--context|-i|--inventory|-l|--limit)$/.test(inv.argv[k - 1] ?? '') || /^--(namespace|context|inventory|limit)=/.test(a) || (name === 'ansible' && k === 1)));
+    // Fleet runners (ansible -m shell -a CMD, salt '*' cmd.run CMD, pssh/pdsh/clush CMD): CMD runs on other hosts.
+    walk.remote ||= /^(ansible|salt|salt-ssh|pssh|parallel-ssh|pdsh|clush)$/.test(name);
+    const adhoc = name === 'ansible' && inv.argv.some((a, k) => /^(-m|--module-name)$/.test(inv.argv[k - 1] ?? '') && /^(ansible\.builtin\.)?(shell|command|raw)$/.test(a)) ? inv.argv.find((_, k) => /^(-a|--args)$/.test(inv.argv[k - 1] ?? '')) : /^salt(-ssh)?$/.test(name) ? inv.argv.find((_, k) => /^cmd\.(run|shell|exec_code_all|run_all)$/.test(inv.argv[k - 1] ?? '')) : undefined;
+    if (adhoc) collect(walk, adhoc, null, depth + 1, true);
     genericNested(walk, inv, depth);
     walk.prod = wasProd;
+    walk.remote = wasRemote;
   }
   if (SOURCE_RUNNERS.test(name ?? '') && inv.cwd !== null && walk.files.size > 0) {
     // cat > /tmp/m.go <<EOF … EOF; go run /tmp/m.go: the source the line wrote is read for what it runs and deletes.
@@ -1794,7 +1800,9 @@ function findExec(walk: Walk, inv: Invocation, depth: number): void {
     for (const root of roots) {
       // A literal -name (.git, node_modules) or a secret pattern says what {} is; another filter leaves it unknown.
       const named = namePattern !== null && (secretFilter || !/[*?[]/.test(namePattern));
-      const found = named ? `${root.text.replace(/\/$/, '')}/${namePattern}` : filtered ? `${root.text}/…` : root.text;
+      // find /var/log/nginx -name 'access.log.*' -mtime +14 -exec rm: rotated logs, as /var/log/nginx/access.log.1 would be.
+      const rotated = namePattern !== null && /^\/var\/log\//.test(target(inv, root).abs ?? '') && /\.log\.\*$|\.log\.\d|\.(gz|xz|bz2|zst|old)$|\.\[0-9\]/.test(namePattern);
+      const found = rotated ? `${root.text.replace(/\/$/, '')}/${namePattern!.replace(/\*|\[0-9\]/g, '1')}` : named ? `${root.text.replace(/\/$/, '')}/${namePattern}` : filtered ? `${root.text}/…` : root.text;
       const replaced = words.map((w) =>
         w.text.includes('{}') ? { ...w, text: w.text.replace(/\{\}/g, found), dynamic: w.dynamic || root.dynamic || (filtered && !named), glob: w.glob || root.glob } : w,
       );
@@ -2055,6 +2063,9 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const d = dest ? target(inv, dest) : null;
       const beside = d !== null && srcs.length > 0 && name !== 'scp' && srcs.every((w) => besideItself(walk, target(inv, w).abs, d.abs));
       if (dest && d && !beside) checkWrite(walk, inv, d, name, name === 'ln' ? srcs.slice(0, 1) : srcs);
+      // A key or token copied into what a web server serves (/var/www, public_html, the site's public/ or static/): published.
+      const served = d?.abs && /^\/(var|srv)\/www\/|^\/usr\/share\/nginx\/html\/|\/public_html\/|^\/var\/www$/.test(`${d.abs}/`) ? srcs.find((w) => isSecret(walk, target(inv, w).abs)) : undefined;
+      if (served) block(walk, 'dangerous', `${name} puts the secret ${target(inv, served).abs} where the web server serves it (${d!.abs}): anyone can download it`, 'secrets stay out of the document root');
       // Into a directory (DIR/, ~, -t DIR, several sources): each source lands as DIR/ITS-NAME (cp /tmp/x/.zshrc ~/).
       if (d?.abs && (tIdx > 0 || dest!.text.endsWith('/') || d.abs === walk.env.home || srcs.length > 1)) {
         for (const w of srcs) {
@@ -2212,7 +2223,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       block(walk, 'dangerous', `${name} ${args.join(' ')} deletes a user account${args.some((a) => a === '-r' || a === '--remove' || a === '--remove-home') ? ' and its home directory' : ''}`);
       break;
     case 'visudo':
-      block(walk, 'dangerous', 'visudo edits who may run commands as root');
+      // visudo -c (--check) only parses the sudoers files and says whether they are valid.
+      if (!args.some((a) => /^-[a-zA-Z]*c[a-zA-Z]*$|^--check$/.test(a))) block(walk, 'dangerous', 'visudo edits who may run commands as root');
       break;
     case 'chattr':
       checkChattr(walk, inv);
@@ -2226,6 +2238,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
         if (t.abs === null) continue;
         const c = classifyDelete(t.abs, walk.env);
         if (c && recursive && c !== 'project') block(walk, 'dangerous', `setfacl -R on ${t.abs} changes the permissions of a tree the system or the user depends on`);
+        // setfacl -m u:deploy:rx /var/log/nginx: read access to logs for one account.
+        else if (isSystemPath(t.abs, walk.env.home) && !recursive && /^\/var\/log\//.test(t.abs) && specs.length > 0 && specs.every((x) => /^(d:)?[ug]:[\w.-]+:[rxX-]*$/.test(x))) warn(walk, 'system', `setfacl ${specs.join(' ')} lets one account read ${t.abs}`);
         else if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `setfacl on the system path ${t.abs}`);
         else if (grants && isSecret(walk, t.abs) && !isSharedSshFile(t.abs)) block(walk, 'dangerous', `setfacl ${specs.join(' ')} on ${t.abs} opens a secret to other users`, 'keys and credentials stay readable by their owner only');
         else if (grants && recursive && isPreciousHomeDir(t.abs, walk.env)) block(walk, 'dangerous', `setfacl -R on ${t.abs} opens the user's keys, settings or files to others`);
@@ -2391,6 +2405,11 @@ function checkToolCommands(walk: Walk, inv: Invocation): void {
     const p = /\b(?:path|dest|name)=("?)([^"\s]+)\1/.exec(a)?.[2];
     if (p && /state=absent/.test(a)) checkDelete(walk, inv, target(inv, { ...inv.words[0], text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false }), true, 'ansible file state=absent');
   }
+  // ansible -m lineinfile -a "path=~/.bashrc line=…" (blockinfile, copy, template, replace): a file written, as a redirection would.
+  if (name === 'ansible' && args.some((a, k) => /^(-m|--module-name)$/.test(args[k - 1] ?? '') && /^(ansible\.builtin\.)?(lineinfile|blockinfile|copy|template|replace)$/.test(a))) {
+    const p = /\b(?:path|dest)=("?)([^"\s]+)\1/.exec(args.find((_, k) => /^(-a|--args)$/.test(args[k - 1] ?? '')) ?? '')?.[2];
+    if (p) checkWrite(walk, inv, target(inv, { ...inv.words[0], text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false }), 'ansible');
+  }
   for (const c of cmds) if (c.trim() !== '') collect(walk, c, inv.cwd, 1, true);
 }
 
@@ -2488,13 +2507,21 @@ function checkDisks(walk: Walk, inv: Invocation): void {
     });
     if (dev && !readOnlyDiskMode(name, args)) what = `works on the disk device ${dev.text}`;
   }
+  // lsblk -dpno NAME | xargs wipefs -a, dd of=$(lsblk … disk …): the devices a disk lister prints, written.
+  const listed = (c: string) => /^\s*(sudo\s+)?(lsblk|blkid|fdisk\s+-l|ls\s+\/dev\/(sd|nvme|vd|xvd|disk|mmcblk))/.test(c);
+  const fedDevices = (inv.viaXargs && inv.upstream.some((u) => listed(u.argv.join(' ')))) || inv.words.some((w) => w.subs.some(listed));
+  if (!what && fedDevices && /^(dd|wipefs|mkfs(\..+)?|mke2fs|mkswap|shred|blkdiscard|sgdisk|sfdisk|parted|cryptsetup)$/.test(name) && !readOnlyDiskMode(name, args) && (name !== 'dd' || inv.words.some((w) => /^of=/.test(w.text) && (w.subs.length > 0 || (!!inv.xargsReplace && w.text.includes(inv.xargsReplace)))))) {
+    what = 'writes over the disk devices a lister (lsblk, blkid) prints';
+  }
   if (what) block(walk, 'dangerous', `${name} ${args.slice(0, 3).join(' ')} ${what}: nothing on it can be brought back`, 'check the device or volume with lsblk first; let the user run it');
 }
 
 /** A disk tool run in a mode that only reads the device or rehearses (no write happens). */
 function readOnlyDiskMode(name: string, args: string[]): boolean {
   const a = ` ${args.join(' ')} `;
-  if (name === 'wipefs') return /\s(-n|--no-act)\s/.test(a) || !/\s(-a|--all|-o|--offset|-t|--types)\b/.test(a);
+  if (name === 'wipefs') return /\s(-[a-zA-Z]*n[a-zA-Z]*|--no-act)\s/.test(a) || !/\s(-[a-zA-Z]*[aot][a-zA-Z]*|--all|--offset|--types)(\s|=)/.test(a);
+  // Checks that only look: xfs_repair -n, e2fsck -n, fsck -n (no modify).
+  if (/^(xfs_repair|e2fsck|fsck(\.\w+)?|dosfsck)$/.test(name)) return /\s-[a-zA-Z]*n[a-zA-Z]*\s/.test(a);
   if (/^(mkfs\.ext[234]|mke2fs)$/.test(name)) return /\s-n\s/.test(a);
   if (name === 'sfdisk') return /\s(-d|--dump|-l|--list|-J|--json|-V|--verify|-s|--show-size|-g|--show-geometry|--list-types|-T)\s/.test(a);
   if (name === 'sgdisk' || name === 'gdisk') return /\s(--backup(=\S*)?|-b|-p|--print|-v|--verify|-i|--info(=\S*)?|-L|--list-types)\s/.test(a) && !/\s(-[zZoNndx]|--zap\S*|--clear|--new|--delete|--load-backup|--mbrtogpt)\b/.test(a);
@@ -2800,6 +2827,13 @@ function broadRoot(walk: Walk, abs: string | null): boolean {
 }
 
 /** Any home is a home: a directory right in /home/NAME or /Users/NAME (another checkout, the user's files), not a cache; returns that home. */
+/**
+ * Where servers keep their data: a whole directory right under /srv, /mnt or /data (an app, a mounted
+ * disk), and the stores of databases and container engines under /var/lib. Releases, logs and caches
+ * deeper inside (/srv/app/releases/2023-*) are everyday cleanup and stay warnings.
+ */
+const DATA_DIR = /^\/(srv|mnt|data)\/[^/]+$|^\/var\/lib\/(docker|containerd|mysql|mariadb|postgresql|pgsql|redis|mongodb|elasticsearch|opensearch|etcd|rancher|kubelet|influxdb|clickhouse|cassandra|rabbitmq|minio|grafana|prometheus|jenkins|gitlab|libvirt|lxd|vault|consul)(\/[^/]+){0,2}$/;
+
 function homeWorkDir(abs: string, env: PathEnv): string | undefined {
   const h = /^\/(?:home|Users)\/[^/]+(?=\/[^/]+$)/.exec(abs)?.[0];
   return h && !isUnder(abs, env.project) && !isHomeCache(abs, { ...env, home: h }) ? h : undefined;
@@ -2886,6 +2920,10 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
   const otherHome = homeWorkDir(t.abs, env);
   if (recursive && otherHome) {
     block(walk, 'dangerous', `${verb} -r of ${t.abs}, a whole directory in the home directory ${otherHome}: the user's own work, which nothing can bring back`, 'name the exact build or cache directory to remove');
+    return;
+  }
+  if ((recursive || t.wholeDir) && DATA_DIR.test(t.abs)) {
+    block(walk, 'dangerous', `${verb} -r of ${t.abs}${inv.remote ? ' on another host' : ''}: a service's data or a mounted disk, which no backup of the project covers`, 'name the release, log or cache directory inside it to remove');
     return;
   }
   if (recursive && !isUnder(t.abs, env.project) && !isUnder(t.abs, '/tmp') && !isUnder(t.abs, '/var/tmp') && !t.word.text.startsWith('..')) {
@@ -2984,6 +3022,17 @@ function routineAdminWrite(walk: Walk, inv: Invocation, abs: string, verb: strin
     const from = sources ?? [];
     if (!m || from.length === 0 || !from.every((w) => new RegExp(`^((/etc/${m[1]}/)|\\.\\./)?${m[2]}-available/[^/]+$`).test(w.text))) return false;
     warn(walk, 'system', `ln enables ${from.map((w) => w.text).join(' ')} in /etc/${m[1]}/${m[2]}-enabled: the web server serves it after its next reload`, 'check it with nginx -t (or apachectl configtest) before the reload');
+    return true;
+  }
+  // echo 1 > /proc/sys/net/ipv4/ip_forward: sysctl -w by another name, gone at the next boot (keys that weaken the kernel stay blocked).
+  if (/^\/proc\/sys\/./.test(abs) && /^(redirection \(>>?\|?\)|tee)$/.test(verb)) {
+    if (WEAK_SYSCTL.test(abs.replace(/\//g, '.')) || /core_pattern$/.test(abs)) return false;
+    warn(walk, 'system', `${verb} sets the kernel setting ${abs} until the next boot`);
+    return true;
+  }
+  // pg_dump … > /var/backups/app-$(date +%F).dump: a new dump; the system's own backups there (passwd.bak, dpkg.status.0) stay protected.
+  if (/^\/var\/backups\/[^/]+$/.test(abs) && !/^\/var\/backups\/(passwd|shadow|group|gshadow|dpkg|apt|alternatives|infodir)/.test(abs) && /^(redirection \(>>?\|?\)|tee|cp)$/.test(verb)) {
+    warn(walk, 'system', `${verb} writes the backup ${abs}`);
     return true;
   }
   const appends = verb === 'redirection (>>)' || (verb === 'tee' && inv.argv.some((a) => /^-[a-zA-Z]*a[a-zA-Z]*$|^--append$/.test(a)));
@@ -3236,7 +3285,9 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
     // A mode giving group or others any access (644, 0640, o+r, g+rw, a=r, and +r, whose who-part defaults to all).
     const opens = /^0?[0-7]?[0-7]([1-7][0-7]|[0-7][1-7])$/.test(mode) || /(^|,)([ugoa]*[aog][ugoa]*)?[+=][rwxXst]*[rw]/.test(mode);
     const chownAway = name !== 'chmod' && /^(nobody|nogroup|www-data|daemon|nginx|apache|http|httpd|guest|ftp|games|sys|bin|mail|news|uucp|proxy|backup|list|irc|gnats|_www)([:.]|$)|^[:.](nobody|nogroup|www-data|users|everyone|staff|adm|wheel)$/.test(mode);
-    const opensSecret = isSecret(walk, t.abs) && !isSharedSshFile(t.abs) && ((name === 'chmod' && opens) || chownAway);
+    // A server's key under /etc given to its group only (chmod 640 …/example.com.key, chown root:ssl-cert): how services read their keys.
+    const groupOnly = name === 'chmod' && /^\/etc\//.test(t.abs) && /^0?[0-7]?[0-7][0-7]0$/.test(mode);
+    const opensSecret = isSecret(walk, t.abs) && !isSharedSshFile(t.abs) && ((name === 'chmod' && opens && !groupOnly) || chownAway);
     // chown -R $USER ~/.config/gcloud (or $(whoami), $(id -u)): ownership given back to the user, nothing granted to others.
     const toUser = name !== 'chmod' && (/\$\{?(USER|LOGNAME|UID)\b/.test(spec.text) || spec.subs.some((sub) => /^\s*(whoami|id\b|logname)/.test(sub)) || spec.text.includes('$(…)') && spec.subs.length > 0 && spec.subs.every((sub) => /^\s*(whoami|id|logname)\b/.test(sub)));
     if (toUser && isUnder(t.abs, walk.env.home) && t.abs !== walk.env.home) continue;
@@ -3654,7 +3705,19 @@ function checkServices(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
   const say = (what: string, instead?: string) => block(walk, 'dangerous', `${name} ${args.slice(0, 4).join(' ')}: ${what}`, instead ?? 'let the user run it after checking what it removes');
   const sql = args.join(' ');
+  // kubectl get ns -o name | xargs kubectl delete, helm ls -q | xargs helm uninstall, docker volume ls -q | xargs docker volume rm:
+  // everything a listing of the same tool prints, deleted. A grep keeping some names narrows it; grep -v, dropping a few, does not.
+  if (inv.viaXargs && /^(kubectl|oc|helm|docker|podman)$/.test(name) && args.some((a) => /^(delete|uninstall|del|un|rm)$/.test(a)) && (name === 'kubectl' || name === 'oc' || name === 'helm' || args[0] === 'volume')) {
+    const lister = inv.upstream.find((u) => u.argv[0] === name && u.argv.some((a) => /^(get|ls|list)$/.test(a)) && !u.argv.some((a) => /^-[a-zA-Z]*[lf]$|^--(selector|filter|field-selector)(=|$)/.test(a)));
+    const narrowed = inv.upstream.some((u) => /^(grep|egrep|rg|awk|sed|head)$/.test(u.argv[0]) && !(u.argv[0] !== 'awk' && u.argv[0] !== 'sed' && u.argv[0] !== 'head' && u.argv.some((a) => /^-[a-zA-Z]*v/.test(a))));
+    if (lister && !narrowed) say(`deletes everything \`${lister.argv.slice(0, 4).join(' ')}\` lists`, 'delete the few resources meant, by name');
+  }
+  // --dry-run, --dryrun, --what-if: the tool only shows what it would do (kubectl --dry-run=none is the real thing).
+  if (args.some((a) => /^--(dry-?run(=(client|server|true))?|what-?if|plan)$/i.test(a))) return;
   switch (name) {
+    case 'terragrunt':
+      if (args.includes('destroy') || (args.includes('apply') && args.includes('-destroy'))) say(`destroys every resource of ${args.includes('run-all') || args.includes('--all') ? 'every module under this directory' : 'the configuration'}`);
+      break;
     case 'terraform':
     case 'tofu':
     case 'pulumi':
@@ -3664,13 +3727,33 @@ function checkServices(walk: Walk, inv: Invocation): void {
       if ((args.includes('destroy') || (args.includes('apply') && args.includes('-destroy'))) && args.some((a) => /^--?target(=|$)/.test(a))) warn(walk, 'suspicious', `${name} destroy of the targeted resources (${args.filter((a) => /^--?target/.test(a)).join(' ')})`);
       else if (args.includes('destroy') || (args.includes('apply') && args.includes('-destroy'))) say('destroys every resource of the configuration');
       break;
-    case 'kubectl':
-      if (args[0] === 'delete' && (args.some((a) => a === '--all' || a === '-A' || a === '--all-namespaces') || /^(ns|namespaces?|nodes?|pv|persistentvolumes?|crd|customresourcedefinitions?)$/.test(args[1] ?? ''))) say('deletes whole namespaces, nodes or every resource of a kind');
+    case 'kubectl': {
+      // The words that are not options nor their values (kubectl --context prod delete all --all).
+      const verbs = args.filter((a, k) => !a.startsWith('-') && !/^(-n|--namespace|--context|--kubeconfig|--cluster|--user|-l|--selector|-o|--output|-f|--filename|-s|--server)$/.test(args[k - 1] ?? ''));
+      if (verbs[0] === 'delete' && (args.some((a) => a === '--all' || a === '-A' || a === '--all-namespaces') || /^(ns|namespaces?|nodes?|pv|persistentvolumes?|crd|customresourcedefinitions?)$/.test(verbs[1] ?? ''))) say('deletes whole namespaces, nodes or every resource of a kind');
+      // On production (--context prod-eu, -n production): every resource a manifest tree defines, or every kind (all).
+      else if (verbs[0] === 'delete' && inv.argv.some((a, k) => /(^|[^a-z])(prod|production|prd)([^a-z]|$)/i.test(a) && /^(-n|--namespace|--context|--cluster)$|^--(namespace|context|cluster)=/.test(k > 0 && !a.startsWith('--') ? inv.argv[k - 1] : a)) && (verbs[1] === 'all' || args.some((a) => /^(-f|--filename|-k|--kustomize)$|^--(filename|kustomize)=/.test(a)))) say('deletes what the manifests define, or every kind, in production');
+      break;
+    }
+    case 'mysqladmin':
+      if (args.some((a) => /^drop$/i.test(a)) && !args.some((a, k) => /^drop$/i.test(args[k - 1] ?? '') && /(^|_|-)(test|tests|dev|ci|tmp|scratch)($|_|-|\d)/i.test(a))) say('drops a whole database');
+      break;
+    case 'az':
+      if (/^(group|storage|sql|cosmosdb|keyvault|postgres|mysql|redis|backup)$/.test(args[0] ?? '') && args.includes('delete')) say('deletes cloud resources with their data');
+      break;
+    case 'glab':
+      // glab api -X DELETE projects/GROUP%2FREPO: the REST call that deletes the project.
+      if (args[0] === 'api' && args.some((a, k) => (/^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a)) || /^(-XDELETE|--method=DELETE)$/i.test(a)) && args.some((a) => /^\/?(projects|groups)\/[^/\s]+\/?$/.test(a))) say('deletes the project (or group) on GitLab through the API');
       break;
     case 'aws':
       // s3://bucket/tmp/run-41/: a prefix two levels down is a scoped clean-up (a warning); the bucket or a top-level prefix is its data.
       if (args[0] === 's3' && args[1] === 'rm' && args.includes('--recursive') && args.some((a) => /^s3:\/\/[^/]+\/[^/]+\/[^/]+/.test(a) && !/[$*]/.test(a))) warn(walk, 'suspicious', `aws s3 rm --recursive deletes everything under ${args.find((a) => a.startsWith('s3://'))}`);
       else if (args[0] === 's3' && ((args[1] === 'rm' && args.includes('--recursive')) || (args[1] === 'rb' && args.includes('--force')))) say('deletes a bucket or everything in it');
+      // s3 sync of an empty directory with --delete: every object of the bucket removed.
+      else if (args[0] === 's3' && args[1] === 'sync' && args.includes('--delete') && (/^(\/tmp\/)?empty\/?$/.test(inv.words[3]?.text ?? '') || /^\s*mktemp\b/.test(inv.words[3]?.subs[0] ?? ''))) say('empties the bucket (an empty directory synced with --delete)');
+      // A console password set on the line, or the account's password rules dropped: a way into the account.
+      else if (args[0] === 'iam' && (/^delete-account-password-policy$/.test(args[1] ?? '') || (/^(update|create)-login-profile$/.test(args[1] ?? '') && args.some((a) => /^--password(=|$)/.test(a))))) say('changes who can log into the cloud account');
+      else if (/^(delete-snapshot|delete-db-snapshot|delete-db-cluster-snapshot|delete-recovery-point|delete-backup-vault|delete-backup-plan|schedule-key-deletion|delete-volume|deregister-image|delete-table-replica|delete-vault|delete-archive)$/.test(args[1] ?? '')) say('deletes backups, snapshots or the keys that decrypt the data: nothing brings them back');
       else if (/^(delete-db-instance|delete-db-cluster|delete-table|delete-stack|terminate-instances|delete-bucket|delete-cluster|delete-repository|delete-function|delete-vpc|delete-user|delete-role|delete-secret|delete-hosted-zone|delete-file-system|delete-queue|delete-topic|delete-domain|delete-distribution|delete-log-group|delete-service|delete-account|close-account|delete-organization)$/.test(args[1] ?? '')) say('deletes cloud resources with their data');
       break;
     case 'gsutil':
@@ -3747,7 +3830,7 @@ function checkServices(walk: Walk, inv: Invocation): void {
 // Secrets sent away
 
 /** Environment variables that hold well-known credentials: never sent except as the credential they are. */
-const KNOWN_SECRET_VAR = /^(AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|GITHUB_TOKEN|GH_TOKEN|GITLAB_TOKEN|NPM_TOKEN|NODE_AUTH_TOKEN|OPENAI_API_KEY|ANTHROPIC_API_KEY|CLAUDE_API_KEY|SLACK_BOT_TOKEN|HF_TOKEN|PYPI_TOKEN|DOCKER_PASSWORD|CI_JOB_TOKEN|\w*_SECRET(_KEY|_ACCESS_KEY)?|\w*_PASSWORD|\w*_PRIVATE_KEY|DATABASE_URL)$/;
+const KNOWN_SECRET_VAR = /^(AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|GITHUB_TOKEN|GH_TOKEN|GITLAB_TOKEN|VAULT_TOKEN|CONSUL_HTTP_TOKEN|NOMAD_TOKEN|NPM_TOKEN|NODE_AUTH_TOKEN|OPENAI_API_KEY|ANTHROPIC_API_KEY|CLAUDE_API_KEY|SLACK_BOT_TOKEN|HF_TOKEN|PYPI_TOKEN|DOCKER_PASSWORD|CI_JOB_TOKEN|\w*_SECRET(_KEY|_ACCESS_KEY)?|\w*_PASSWORD|\w*_PRIVATE_KEY|DATABASE_URL)$/;
 /** Any variable whose name says it is a credential. */
 const SECRET_VAR = /(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)(_|$)/i;
 
@@ -3789,14 +3872,21 @@ function printsCredential(argv: string[]): string | null {
   // Tokens the tools mint or show on request: kubectl create token, oc whoami -t, npm token create, gh/glab auth status -t, firebase login:ci.
   if ((name === 'kubectl' && a1 === 'create' && a2 === 'token') || (name === 'oc' && a1 === 'whoami' && /(^|\s)(-t|--show-token)\b/.test(a)) || (/^(npm|pnpm|yarn)$/.test(name) && a1 === 'token' && a2 === 'create') || (/^(gh|glab)$/.test(name) && a1 === 'auth' && /(^|\s)(-t|--show-token)\b/.test(a)) || (name === 'firebase' && a1 === 'login:ci') || (name === 'aws' && a1 === 'configure' && (a2 === 'export-credentials' || /get\s+\S*(secret|token)/.test(a)))) return `a token (${argv.slice(0, 3).join(' ')})`;
   if (/^docker-credential-/.test(name) && a1 === 'get') return 'a registry password (docker credential helper)';
+  // Terraform's state and outputs hold every secret of the infrastructure in plain text.
+  if (/^(terraform|tofu|terragrunt)$/.test(name) && ((a1 === 'state' && a2 === 'pull') || a1 === 'output' || (a1 === 'show' && /(^|\s)-json\b/.test(a)))) return `the Terraform state or outputs (${argv.slice(0, 3).join(' ')})`;
+  // A container's environment (docker exec C env, kubectl exec P -- printenv), the env files compose resolves (docker compose config), heroku config.
+  if ((/^(docker|podman|kubectl|oc)$/.test(name) && a1 === 'exec' && /\s(env|printenv)(\s|$)|\/proc\/1\/environ/.test(a)) || (/^(docker|podman)$/.test(name) && a1 === 'compose' && a2 === 'config') || (name === 'docker-compose' && a1 === 'config') || (name === 'heroku' && a1 === 'config' && !/\sconfig:/.test(a))) return `the service's environment (${argv.slice(0, 3).join(' ')})`;
   if ((name === 'pass' && (a1 === 'show' || (a1 !== undefined && !a1.startsWith('-') && !/^(ls|list|find|search|init|insert|generate|edit|rm|mv|cp|git|grep|help|version)$/.test(a1)))) || (name === 'op' && /^(read|item get|inject)/.test(`${a1} ${a2}`)) || (name === 'keepassxc-cli' && a1 === 'show') || (name === 'sops' && /(^| )(-d|--decrypt|decrypt)( |$)/.test(a)) || (name === 'vault' && /^(kv get|read)/.test(`${a1} ${a2}`))) return 'a password-manager secret';
   return null;
 }
 
 /** What secret an invocation prints: a secret file it reads, the environment, a keychain, a secret variable. Null when none. */
-function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
-  const name = inv.argv[0] ?? '';
-  const args = inv.argv.slice(1);
+function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null {
+  const name = inv0.argv[0] ?? '';
+  const args = inv0.argv.slice(1);
+  // tar -C /etc/ssh -cf - .: the operands are read from -C's directory.
+  const cdir = name === 'tar' && inv0.cwd !== null ? args.find((_, k) => /^(-C|--directory)$/.test(args[k - 1] ?? '')) ?? args.find((a) => a.startsWith('--directory='))?.slice(12) : undefined;
+  const inv = cdir ? { ...inv0, cwd: resolveFrom(inv0.cwd!, cdir.replace(/^~(?=\/|$)/, walk.env.home)) } : inv0;
   for (const r of inv.redirects) {
     if (r.op === '<' && !r.target.dynamic && inv.cwd !== null) {
       const abs = resolveFrom(inv.cwd, r.target.text);
@@ -4032,7 +4122,7 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
       // scp -r ~ host:, rsync -a ~/ host: — the whole home directory, keys and all.
       if (!remote || !/^[\w.-]*@?[\w.-]+:/.test(c)) if (holdsSecrets(walk, tt.abs) && ['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil'].includes(name)) return say(`${tt.abs} (the keys in it)`, 'as a file argument');
     }
-    const authHeader0 = /^(authorization|proxy-authorization|x-api-key|api-key|private-token|x-auth-token|x-github-token|x-goog-api-key|anthropic-api-key|x-access-token)\s*:/i.test(t) || ['-u', '--user', '--oauth2-bearer', '--password', '--http-password'].includes(prev) || /^--(user|password|http-password)=/.test(t);
+    const authHeader0 = /^(authorization|proxy-authorization|x-api-key|api-key|private-token|x-auth-token|x-vault-token|x-consul-token|x-nomad-token|x-github-token|x-goog-api-key|anthropic-api-key|x-access-token)\s*:/i.test(t) || ['-u', '--user', '--oauth2-bearer', '--password', '--http-password'].includes(prev) || /^--(user|password|http-password)=/.test(t);
     // A whole credentials file or key (~/.git-credentials, ~/.ssh/id_rsa) in a header is not a token meant for it,
     // nor a service's token (gh auth token) sent to another host.
     const host = /^[a-z]+:\/\/([^/:?#\s]+)/i.exec(args.find((a) => /^[a-z]+:\/\//i.test(a)) ?? '')?.[1] ?? null;
@@ -4046,8 +4136,9 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
         const found = subProducesSecret(walk, inv, sub, 1);
         if (found) return say(found, 'inside a command substitution');
       }
-      const v = varNames(t).find((n) => KNOWN_SECRET_VAR.test(n));
-      if (v) return say(`$${v}`, 'in its arguments, not as the credential header it is meant for');
+      // Any credential-named variable in a request to a bare IP address: no service of its own lives there.
+      const v = varNames(t).find((n) => KNOWN_SECRET_VAR.test(n) || (SECRET_VAR.test(n) && host !== null && /^\d{1,3}(\.\d{1,3}){3}$/.test(host) && !/^(127\.|10\.|192\.168\.)/.test(host)));
+      if (v && !(host !== null && /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(host))) return say(`$${v}`, 'in its arguments, not as the credential header it is meant for');
     }
   }
 }

@@ -48,7 +48,7 @@ export function isSystemPath(p: string, home?: string): boolean {
 export function isSecretPath(p: string, env: PathEnv): boolean {
   if (/^\/etc\/(shadow|gshadow|sudoers)(\.d\/.*)?$/.test(p) || p === '/etc/master.passwd') return true;
   // Machine secrets: SSH host keys, cluster admin config, VPN and Wi-Fi keys, TLS private keys, mounted service secrets.
-  if (/^\/etc\/(ssh\/ssh_host_[^/]*_key|kubernetes\/(admin|super-admin|kubelet|controller-manager|scheduler)\.conf|kubernetes\/pki\/.*\.key|wireguard\/.+|NetworkManager\/system-connections\/.+|ssl\/private\/.*|letsencrypt\/(live|archive)\/.+\/privkey.*|openvpn\/.*\.key|ipsec\.secrets|krb5\.keytab)$|^\/(var\/)?run\/secrets\/|^\/var\/lib\/kubelet\/pki\/|^\/etc\/(ssh|ssl\/private|wireguard|letsencrypt(\/(live|archive))?|kubernetes\/pki|NetworkManager\/system-connections)\/?$/.test(p)) return true;
+  if (/^\/etc\/(ssh\/ssh_host_[^/]*_key|kubernetes\/(admin|super-admin|kubelet|controller-manager|scheduler)\.conf|kubernetes\/pki\/.*\.key|wireguard\/.+|NetworkManager\/system-connections\/.+|ssl\/private\/.*|letsencrypt\/(live|archive)\/.+\/privkey.*|openvpn\/.*\.key|ipsec\.secrets|krb5\.keytab|rancher\/k3s\/k3s\.yaml|gitlab-runner\/config\.toml|mysql\/debian\.cnf|docker\/daemon-certs\/.*key.*)$|^\/var\/lib\/rancher\/(k3s|rke2)\/server\/(token|node-token|agent-token|cred\/.*|tls\/.*\.key)$|^\/(var\/)?run\/secrets\/|^\/var\/lib\/kubelet\/pki\/|^\/etc\/(ssh|ssl\/private|wireguard|letsencrypt(\/(live|archive))?|kubernetes\/pki|NetworkManager\/system-connections)\/?$/.test(p)) return true;
   const rel = homeRel(p, env);
   return rel !== null && !/^\.ssh\/known_hosts(\.old)?$/.test(rel) && /^(\.ssh|\.gnupg|\.aws|\.config\/gcloud|\.kube)(\/|$)|^\.(netrc|npmrc|pgpass)$/.test(rel);
 }
