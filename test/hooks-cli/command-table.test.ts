@@ -58,6 +58,8 @@ const DANGEROUS: [string, RegExp][] = [
   ['rm -rf /var', /top-level/],
   ['rm -rf /boot', /top-level/],
   ['rm -rf /usr/lib', /system path/],
+  // an application installed under /opt, whole (a versioned download there is not one)
+  ['rm -rf /opt/other-app', /installed application/],
   ['rm -rf /etc/nginx', /system path/],
   ['rm -r /bin', /top-level/],
   ['cd / && rm -rf *', /filesystem root/],
@@ -331,7 +333,7 @@ t.test('suspicious commands are warned about, with suggestions where there is a 
     ['sudo apt-get install -y jq', /root privileges/, null],
     ['kill -9 1234', /no chance to clean up/, /SIGTERM/],
     ['docker system prune -af', /for good/, null],
-    ['rm -rf /opt/other-app', /outside the project/, null],
+    ['rm -rf /opt/other-app/cache', /outside the project/, null],
     ['cat ~/.ssh/id_rsa', /secret file/, null],
     ['cat ../../../../etc/hostname', /path traversal/, null],
     ['cp build.log ../elsewhere/build.log', /outside the project/, null],

@@ -417,6 +417,8 @@ interface Walk {
   movedFrom: Map<string, string>;
   /** Directories an archive downloaded on the line was unpacked into. */
   unpacked: string[];
+  /** Directories the line cds into by an absolute path (`named`: the one `cd DIR/..` names and climbs out of). */
+  workDirs: { dir: string; named: string | null }[];
   /** Files the line filled with a list of paths (find ~ > /tmp/l): the command that listed them. */
   listFiles: Map<string, Invocation>;
   /** package.json scripts set on the line (npm pkg set scripts.X=…). */
@@ -435,7 +437,7 @@ interface Walk {
 
 /** Analyses a command line. */
 export function analyzeCommand(command: string, env: AnalyzeEnv): Analysis {
-  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map(), copiedFrom: new Map(), gitConfig: [], readFeeds: new Map(), aliases: new Map(), movedFrom: new Map(), unpacked: [], listFiles: new Map(), npmScripts: new Map(), secretFds: new Map(), projectCopies: new Set() };
+  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map(), copiedFrom: new Map(), gitConfig: [], readFeeds: new Map(), aliases: new Map(), movedFrom: new Map(), unpacked: [], workDirs: [], listFiles: new Map(), npmScripts: new Map(), secretFds: new Map(), projectCopies: new Set() };
   collect(walk, command, env.cwd, 0, false);
   loopInputs(walk);
   for (const inv of walk.out) checkInvocation(walk, inv);
@@ -506,6 +508,10 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
         if (!target || target.text === '~' || (target.dynamic && !target.quoted && /^\$\{?[A-Za-z_]\w*\}?$/.test(target.text))) cwd = walk.env.home;
         else if (target.dynamic || target.text === '-' || cwd === null) cwd = null;
         else cwd = resolveFrom(cwd, target.text);
+        if (cwd !== null && target && !target.dynamic && /^(\/|~\/)/.test(target.text)) {
+          const named = resolveFrom(cwd, target.text.replace(/^~(?=\/)/, walk.env.home).replace(/(\/\.\.)+\/?$/, ''));
+          walk.workDirs.push({ dir: cwd, named: named !== cwd && isUnder(named, cwd) ? named : null });
+        }
         // cd DIR; CMD: when cd fails (no such DIR), CMD runs where the line was: read the rest from there too.
         if (cmd.after !== '&&' && cmd.after !== '||' && !errexit && before !== null && cwd !== before && k + 1 < all.length && all.slice(k + 1).some((c) => /^(rm|find|xargs|chmod|chown|shred|truncate|git|mv|cp|rsync|tar|zip|sh|bash)$/.test(base(c.words[0]?.text ?? ''))) && replays++ < 2) {
           const after = cwd;
@@ -1301,6 +1307,32 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
 /** Compilers and runners that run a source file: go run F, gcc F, javac/java F, rustc F, swift F, dotnet script F... */
 const SOURCE_RUNNERS = /^(go|gcc|g\+\+|cc|clang|clang\+\+|tcc|rustc|javac|java|kotlinc|kotlin|swift|swiftc|dotnet|zig|nim|crystal|dart|julia|tclsh|elixir|scala|groovy|ghc|runghc|ocaml|fpc|gfortran|v|odin|cargo|deno|bun)$/;
 
+/** A script that edits a rebase's todo list so that commits are dropped: `s/^pick/drop/`, `s/pick/d/`, `/pick/d`, `2,$d`. */
+const DROPS_TODO = /\bpick\b[^'"]*\b(drop|d)\b|\/\s*d\b|(^|[\s'";])(\d+|\$)(,(\d+|\$))?\s*d\b/;
+
+/**
+ * GIT_SEQUENCE_EDITOR="sed -i 's/^pick/drop/'" git rebase -i --root (also `-c sequence.editor=`, an
+ * exported or configured editor, GIT_EDITOR when no sequence editor is set): the todo list is edited by
+ * a script that drops commits, so the branch's history is rewritten without them. On the default or a
+ * protected branch, or from the root, that is history destroyed; elsewhere a warning, as reset --hard is.
+ */
+function scriptedRebase(walk: Walk, inv: Invocation): void {
+  const ri = inv.argv.indexOf('rebase');
+  if (ri < 1 || !inv.argv.slice(ri).some((a) => /^(-i|--interactive|-[a-zA-Z]*i[a-zA-Z]*)$/.test(a))) return;
+  const editors = [
+    ...(inv.assigned ?? []).filter((x) => /^(GIT_SEQUENCE_EDITOR|GIT_EDITOR|VISUAL|EDITOR)=/.test(x)).map((x) => x.slice(x.indexOf('=') + 1)),
+    ...inv.argv.slice(1, ri).filter((x) => /^(sequence|core)\.editor=/i.test(x)).map((x) => x.slice(x.indexOf('=') + 1)),
+    ...['GIT_SEQUENCE_EDITOR', 'GIT_EDITOR', 'VISUAL', 'EDITOR'].map((v) => walk.vars.get(v)?.text ?? ''),
+    ...walk.gitConfig.filter((x) => /^(sequence|core)\.editor /i.test(x)).map((x) => x.slice(x.indexOf(' ') + 1)),
+  ];
+  const script = editors.find((e) => /^\s*(sed|gsed|perl|awk)\b/.test(e) && DROPS_TODO.test(e));
+  if (!script) return;
+  const ops = inv.argv.slice(ri + 1).filter((a) => !a.startsWith('-'));
+  const branch = ops[1] ?? gitCurrentBranch(walk);
+  if (inv.argv.includes('--root') || (branch !== null && isProtected(branch))) block(walk, 'dangerous', `git rebase with the todo list edited by \`${script.trim().slice(0, 60)}\` drops commits from ${inv.argv.includes('--root') ? 'the whole history of ' : ''}${branch ?? 'the branch'}: the history is rewritten without them`, 'drop commits by hand in an interactive rebase the user runs');
+  else warn(walk, 'suspicious', `git rebase with the todo list edited by \`${script.trim().slice(0, 60)}\` drops commits from ${branch ?? 'the branch'}`);
+}
+
 /** git -c KEY=CMD and git config KEY CMD for the keys whose value git runs (core.pager, core.sshCommand, core.editor, core.fsmonitor, sequence.editor, diff.external, credential.helper '!…'). */
 function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
   // git clone 'ext::sh -c rm% -rf% ~': the ext transport runs its command, split at spaces ("% " is a space inside a word).
@@ -1309,6 +1341,7 @@ function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
     const words = a.slice(5).split(/(?<!%) +/).map((x) => x.replace(/%(.)/g, (_m, c: string) => (c === ' ' || c === '%' ? c : '')));
     collect(walk, words.map((x) => (/^[\w@%+=:,./~-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`)).join(' '), inv.cwd, depth + 1, true);
   }
+  scriptedRebase(walk, inv);
   // git rebase -x CMD / --exec CMD, git submodule foreach CMD, git bisect run CMD: git runs CMD through the shell.
   const a0 = inv.argv;
   for (let k = 1; k < a0.length; k++) {
@@ -2057,6 +2090,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
         const t = target(inv, w);
         if (t.abs && isDiskDevice(t.abs)) block(walk, 'dangerous', `${name} on the disk device ${t.abs} destroys its data`, 'check the device with lsblk first; nothing on a disk device can be undone');
         else {
+          if (name === 'truncate' && inv.argv.some((a, k) => /^(-s0|--size=0)$/.test(a) || (/^(-s|--size)$/.test(a) && inv.argv[k + 1] === '0'))) checkEmptied(walk, t, 'truncate -s 0');
           checkWrite(walk, inv, t, name);
           // What shred overwrites is gone as if deleted (.git/objects/pack/*).
           if (name === 'shred' || name === 'truncate') checkDelete(walk, inv, t, false, name);
@@ -2108,6 +2142,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const d = dest ? target(inv, dest) : null;
       const beside = d !== null && srcs.length > 0 && name !== 'scp' && srcs.every((w) => besideItself(walk, target(inv, w).abs, d.abs));
       if (dest && d && !beside) checkWrite(walk, inv, d, name, name === 'ln' ? srcs.slice(0, 1) : srcs);
+      if (d && srcs.length === 1 && srcs[0].text === '/dev/null' && name === 'cp') checkEmptied(walk, d, `${name} /dev/null`);
       // A key or token copied into what a web server serves (/var/www, public_html, the site's public/ or static/): published.
       const served = d?.abs && /^\/(var|srv)\/www\/|^\/usr\/share\/nginx\/html\/|\/public_html\/|^\/var\/www$/.test(`${d.abs}/`) ? srcs.find((w) => isSecret(walk, target(inv, w).abs)) : undefined;
       if (served) block(walk, 'dangerous', `${name} puts the secret ${target(inv, served).abs} where the web server serves it (${d!.abs}): anyone can download it`, 'secrets stay out of the document root');
@@ -2751,6 +2786,9 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   if (inv.upstream.some((u) => u.argv[0] === 'git' && u.argv[1] === 'worktree' && u.argv[2] === 'list') && !inv.upstream.some((u) => /^(grep|rg)$/.test(u.argv[0]) && u.argv.some((a) => /^-[a-zA-Z]*v/.test(a)))) {
     return { items: [target(inv, word(walk.env.project))], recursive: true };
   }
+  // awk '{print $2}' /etc/fstab, findmnt -o TARGET, df --output=target, bare mount: mount points, / first among them, each a whole disk's files.
+  const first = inv.upstream[0]?.argv;
+  if (first && (/^(findmnt|df)$/.test(first[0]) || (first[0] === 'lsblk' && first.some((a) => /MOUNTPOINT/i.test(a))) || (first[0] === 'mount' && first.length === 1) || first.some((a) => /^\/(etc\/(fstab|mtab)|proc\/(self\/)?mounts)$/.test(a)))) return fromText('/', inv.upstream[0]);
   // The stage that produces the list: skip what only passes it on; a grep (not -v), sed -n or awk with a pattern narrows it.
   let narrowed = false;
   let k = inv.upstream.length - 1;
@@ -2884,10 +2922,31 @@ function broadRoot(walk: Walk, abs: string | null): boolean {
 /** Any home is a home: a directory right in /home/NAME or /Users/NAME (another checkout, the user's files), not a cache; returns that home. */
 /**
  * Where servers keep their data: a whole directory right under /srv, /mnt or /data (an app, a mounted
- * disk), and the stores of databases and container engines under /var/lib. Releases, logs and caches
- * deeper inside (/srv/app/releases/2023-*) are everyday cleanup and stay warnings.
+ * disk), and the stores of databases and container engines under /var/lib. An application installed
+ * or deployed in /opt/NAME is one too; an unpacked versioned download (/opt/node-v18.20.4-linux-x64,
+ * /opt/go1.22, /opt/jdk-17) is replaced by the next one. Releases, logs and caches deeper inside
+ * (/srv/app/releases/2023-*) are everyday cleanup and stay warnings.
  */
-const DATA_DIR = /^\/(srv|mnt|data)\/[^/]+$|^\/var\/lib\/(docker|containerd|mysql|mariadb|postgresql|pgsql|redis|mongodb|elasticsearch|opensearch|etcd|rancher|kubelet|influxdb|clickhouse|cassandra|rabbitmq|minio|grafana|prometheus|jenkins|gitlab|libvirt|lxd|vault|consul)(\/[^/]+){0,2}$/;
+const DATA_DIR = /^\/(srv|mnt|data)\/[^/]+$|^\/opt\/(?![^/]*(\d\.\d|[-_.]v?\d))[^/]+$|^\/var\/lib\/(docker|containerd|mysql|mariadb|postgresql|pgsql|redis|mongodb|elasticsearch|opensearch|etcd|rancher|kubelet|influxdb|clickhouse|cassandra|rabbitmq|minio|grafana|prometheus|jenkins|gitlab|libvirt|lxd|vault|consul)(\/[^/]+){0,2}$/;
+
+/**
+ * `cd /home/dev/projects/shop && rm -rf src package.json`, `cd /home/dev/projects/api/.. && rm -rf api`: a line
+ * that cds into a directory elsewhere works there as in its project (the way Claude Code writes its commands).
+ * Deleting that directory from inside it (rm -rf "$PWD", ./*), the one `cd DIR/..` named and climbed out of,
+ * or its source tree (src/, the project's own too) loses work. A clone made on the line, the temporary
+ * directories and system paths (judged by their own rules) are not such places. Returns what is lost.
+ */
+function workDirDelete(walk: Walk, inv: Invocation, abs: string): string | null {
+  const env = walk.env;
+  if (abs === `${env.project}/src`) return `${abs}, the project's source tree: what is not committed is lost`;
+  for (const w of walk.workDirs) {
+    if (isUnder(w.dir, env.project) || isUnder(env.home, w.dir) || walk.unpacked.some((d) => isUnder(w.dir, d)) || isSystemPath(w.dir, env.home) || (/^\/(tmp|var\/tmp)\//.test(w.dir) && !isUnder(w.dir, env.home))) continue;
+    if (abs === w.named) return `${abs}, the directory the line names and climbs out of to delete it: work that no backup of the project covers`;
+    if (abs === w.dir && inv.cwd !== null && isUnder(inv.cwd, w.dir)) return `${abs}, the directory the line works in: work that no backup of the project covers`;
+    if (abs === `${w.dir}/src`) return `${abs}, the source tree of ${w.dir}, where the line works: work that no backup of the project covers`;
+  }
+  return null;
+}
 
 function homeWorkDir(abs: string, env: PathEnv): string | undefined {
   const h = /^\/(?:home|Users)\/[^/]+(?=\/[^/]+$)/.exec(abs)?.[0];
@@ -2977,8 +3036,13 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
     block(walk, 'dangerous', `${verb} -r of ${t.abs}, a whole directory in the home directory ${otherHome}: the user's own work, which nothing can bring back`, 'name the exact build or cache directory to remove');
     return;
   }
+  const worked = recursive || t.wholeDir ? workDirDelete(walk, inv, t.abs) : null;
+  if (worked) {
+    block(walk, 'dangerous', `${verb} -r of ${worked}`, 'delete build output by name (dist, build, node_modules)');
+    return;
+  }
   if ((recursive || t.wholeDir) && DATA_DIR.test(t.abs)) {
-    block(walk, 'dangerous', `${verb} -r of ${t.abs}${inv.remote ? ' on another host' : ''}: a service's data or a mounted disk, which no backup of the project covers`, 'name the release, log or cache directory inside it to remove');
+    block(walk, 'dangerous', `${verb} -r of ${t.abs}${inv.remote ? ' on another host' : ''}: ${t.abs.startsWith('/opt/') ? 'an installed application' : "a service's data or a mounted disk"}, which no backup of the project covers`, 'name the release, log or cache directory inside it to remove');
     return;
   }
   if (recursive && !isUnder(t.abs, env.project) && !isUnder(t.abs, '/tmp') && !isUnder(t.abs, '/var/tmp') && !t.word.text.startsWith('..')) {
@@ -3079,6 +3143,15 @@ function routineAdminWrite(walk: Walk, inv: Invocation, abs: string, verb: strin
     warn(walk, 'system', `ln enables ${from.map((w) => w.text).join(' ')} in /etc/${m[1]}/${m[2]}-enabled: the web server serves it after its next reload`, 'check it with nginx -t (or apachectl configtest) before the reload');
     return true;
   }
+  // sudo cp deploy/nginx/api.conf /etc/nginx/sites-available/: a site's config from the repository, the step before the link above.
+  // (A unit copied into /etc/systemd/system is not: it runs as root at every boot, whatever the file says.)
+  if (/^(cp|install)$/.test(verb) && /^\/etc\/(nginx|apache2|httpd)\/(sites-available|sites-enabled|conf\.d|conf-available)(\/[^/]+)?$/.test(abs) && sources && sources.length > 0) {
+    const from = sources.map((w) => (w.dynamic ? null : target(inv, w).abs));
+    if (from.every((f) => f !== null && isUnder(f, walk.env.project) && f !== walk.env.project && !walk.files.has(f))) {
+      warn(walk, 'system', `${verb} installs the site config ${from.map((f) => path.posix.relative(walk.env.project, f!)).join(' ')} into ${abs}: the web server serves it after its next reload`, 'check it with nginx -t (or apachectl configtest) before the reload');
+      return true;
+    }
+  }
   // echo 1 > /proc/sys/net/ipv4/ip_forward: sysctl -w by another name, gone at the next boot (keys that weaken the kernel stay blocked).
   if (/^\/proc\/sys\/./.test(abs) && /^(redirection \(>>?\|?\)|tee)$/.test(verb)) {
     if (WEAK_SYSCTL.test(abs.replace(/\//g, '.')) || /core_pattern$/.test(abs)) return false;
@@ -3153,6 +3226,22 @@ function checkShadow(walk: Walk, inv: Invocation, t: Target, verb: string, sourc
   return true;
 }
 
+/** The command prints nothing (a bare redirection, `:`, `true`, `cat /dev/null`, `echo -n`, `printf ''`): its `>` only empties the file. */
+function writesNothing(inv: Invocation): boolean {
+  const [c, ...args] = inv.argv;
+  return c === undefined || ((c === ':' || c === 'true') && inv.upstream.length === 0) || (c === 'cat' && args.length > 0 && args.every((a) => a === '/dev/null')) || (c === 'echo' && args.every((a) => a === '' || /^-[neE]+$/.test(a))) || (c === 'printf' && args.length === 1 && args[0] === '');
+}
+
+/**
+ * A secret file emptied in place (`: > .env`, `cat /dev/null > .env`, `truncate -s 0 .env`, `cp /dev/null
+ * .env`): its keys and passwords are often kept nowhere else, and emptying it, unlike a reset from the
+ * template, has no constructive reading. (rm of a project's .env stays a reset; the home's stores are
+ * refused as writes anyway.)
+ */
+function checkEmptied(walk: Walk, t: Target, how: string): void {
+  if (t.abs !== null && !(/^\/(tmp|var\/tmp|dev)\//.test(t.abs) && !isUnder(t.abs, walk.env.home) && !isUnder(t.abs, walk.env.project)) && isSecret(walk, t.abs)) block(walk, 'dangerous', `${how} empties the secret file ${t.abs}: the keys and passwords in it are lost`, 'move it aside (mv .env .env.bak) if it must go');
+}
+
 function checkRead(walk: Walk, inv: Invocation, t: Target, verb: string): void {
   if (t.abs && isSecretSource(t.abs, walk.env)) {
     walk.secretRead ??= t.abs;
@@ -3194,6 +3283,7 @@ function checkRedirects(walk: Walk, inv: Invocation): void {
     // for f in ~/.{bashrc,zshrc}; do … >> "$f": each value of the loop is written in turn.
     const ts = r.target.brace ? expandWords([r.target], walk.env.home).map((w) => target(inv, w)) : [t];
     for (const x of ts) {
+      if (out && /^>\|?$/.test(r.op) && writesNothing(inv)) checkEmptied(walk, x, `> ${r.target.text}`);
       if (out) checkWrite(walk, inv, x, `redirection (${r.op})`);
       else if (r.op === '<' || r.op === '<>') checkRead(walk, inv, x, 'input redirection');
     }
@@ -3433,6 +3523,11 @@ function checkFind(walk: Walk, inv: Invocation): void {
     }
     if (!anyFilter && c === null && homeWorkDir(t.abs, walk.env)) {
       block(walk, 'dangerous', `find ${t.abs} … -delete empties ${t.abs}, a directory of a home: the user's own work`, 'name the exact build or cache directory to remove');
+      continue;
+    }
+    const worked = anyFilter ? null : workDirDelete(walk, inv, t.abs);
+    if (worked) {
+      block(walk, 'dangerous', `find -delete with no filter empties ${worked}`, 'name the exact build or cache directory to remove');
       continue;
     }
     // find . -name '*.ts' -delete at the project's root: every source file of that language.
@@ -3946,6 +4041,23 @@ function printsCredential(argv: string[]): string | null {
 }
 
 /** What secret an invocation prints: a secret file it reads, the environment, a keychain, a secret variable. Null when none. */
+/** Words that name a secret in a search pattern (grep -i 'root token', /password/). */
+const SECRET_WORD = /(^|[^a-z])(tokens?|secrets?|passwords?|passwd|pass(phrase)?|api[_ -]?keys?|private[_ -]keys?|credentials?|bearer|authorization|access[_ -]keys?)([^a-z]|$)/i;
+
+/** grep/rg PATTERN, awk '/PAT/', sed -n '/PAT/p' whose pattern names a secret (not -v, which leaves those lines out): what it prints is the secrets. */
+function secretFilter(name: string, args: string[]): string | null {
+  if (/^(grep|egrep|fgrep|zgrep|rg|ag|ack)$/.test(name)) {
+    if (args.some((a) => /^-[a-zA-Z]*v[a-zA-Z]*$|^--invert-match$|^-[a-zA-Z]*[lLc][a-zA-Z]*$|^--(count|files-with(out)?-matches)$/.test(a))) return null;
+    const e = args.findIndex((a) => a === '-e' || a === '--regexp');
+    const pat = e >= 0 ? args[e + 1] : args.find((a, k) => !a.startsWith('-') && !/^-[efmABC]$|^--(file|max-count|context)$/.test(args[k - 1] ?? ''));
+    // api[_-]?key, pass(word)?: read past the regular expression's classes and operators.
+    return pat !== undefined && SECRET_WORD.test(pat.replace(/\[[^\]]*\][?*+]?|\\[a-z]|[\\^$.*+?(){}]/gi, ' ')) ? `the lines matching "${pat}" (secrets picked out)` : null;
+  }
+  const script = name === 'awk' || name === 'gawk' || (name === 'sed' && args.includes('-n')) ? args.find((a) => !a.startsWith('-')) : undefined;
+  const m = script ? /\/([^/]+)\//.exec(script) : null;
+  return m && SECRET_WORD.test(m[1]) ? `the lines matching /${m[1]}/ (secrets picked out)` : null;
+}
+
 function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null {
   const name = inv0.argv[0] ?? '';
   const args = inv0.argv.slice(1);
@@ -3975,6 +4087,9 @@ function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null 
       }
     }
   }
+  // journalctl -u vault | grep -i 'root token' | curl -d @-: a filter that picks out the lines naming a secret prints secrets.
+  const picked = secretFilter(name, args);
+  if (picked) return picked;
   if ((name === 'env' || name === 'printenv' || name === 'set' || name === 'compgen') && args.filter((a) => !a.startsWith('-')).every((a) => SECRET_VAR.test(a))) return 'the environment (tokens and keys)';
   if ((name === 'export' || name === 'declare' || name === 'typeset') && args.some((a) => a === '-p' || a === '-x')) return 'the environment (tokens and keys)';
   if (name === 'security' && /^(find-(generic|internet)-password|dump-keychain|export)$/.test(args[0] ?? '')) return 'the keychain';
