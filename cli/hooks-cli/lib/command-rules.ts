@@ -2689,6 +2689,9 @@ function checkCloudDestroy(walk: Walk, inv: Invocation): void {
   }
 }
 
+/** Runtimes whose every process a kill by name takes down: interpreters, shells, the editor. */
+const RUNTIMES = /^(node|nodejs|python[\d.]*|java|ruby|perl|php|deno|bun|dotnet|bash|zsh|sh|code|Code|electron)$/;
+
 /** pkill/killall -u USER with no pattern, kill of every pid ps lists: every process of a user or of the machine. */
 function checkKillAll(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
@@ -2711,6 +2714,21 @@ function checkKillAll(walk: Walk, inv: Invocation): void {
       }
     }
   }
+  // pkill -9 node, killall python3, kill $(pgrep -f node), ps aux | grep -i node | … | xargs kill: every program of a
+  // runtime, the agent's own (Claude Code runs on node), the editor's servers and every other user's job under sudo.
+  const pattern = (a: string[]) => a.slice(1).filter((x, k, all) => !x.startsWith('-') && !/^-[uUgGPtsnO]$|^--(user|signal|group|parent)$/.test(all[k - 1] ?? ''));
+  const listers = [...inv.words.flatMap((w) => w.subs).map((sub) => sub.trim().split(/\s+/)), ...(inv.viaXargs ? inv.upstream.map((u) => u.argv) : [])];
+  const runtime = (name === 'pkill' || name === 'killall' ? [pattern(inv.argv)] : name === 'kill' ? listers.filter((a) => /^(pgrep|pidof|grep|egrep|rg)$/.test(a[0] ?? '')).map(pattern) : []).flat().map((x) => x.replace(/^(['"])(.*)\1$/, '$2')).find((x) => RUNTIMES.test(x));
+  const sigkill = inv.argv.some((a, k) => /^-(9|KILL|SIGKILL)$/i.test(a) || (/^(-s|--signal)$/.test(inv.argv[k - 1] ?? '') && /^(9|KILL|SIGKILL)$/i.test(a)));
+  if (runtime && (sigkill || inv.elevated)) block(walk, 'dangerous', `${name} ${sigkill ? '-9 ' : ''}of every ${runtime} process: the agent's own (Claude Code runs on node), the editor's servers${inv.elevated ? ' and every other user\'s' : ''}`, 'kill the one process meant, by its PID or its port (kill $(lsof -ti :3000))');
+  // sudo pkill -u bob, sudo kill $(nvidia-smi --query-compute-apps=pid …), sudo fuser -k /dev/nvidia*, sudo scancel -u alice: other users' work.
+  const other = (u: string) => !/^(\$\{?USER\}?|\$\(id -u(n)?\)|\$\(whoami\)|root|0)$/.test(u);
+  const users = inv.argv.flatMap((a, k) => (/^(-u|--user|-U)$/.test(inv.argv[k - 1] ?? '') ? [a] : /^--user=/.test(a) ? [a.slice(7)] : []));
+  const everyUser = listers.some((a) => /^(nvidia-smi|squeue|lsof|fuser)$/.test(a[0] ?? '') && !a.some((x) => /^-[a-zA-Z]*[iu]|^--user|^:\d|tcp|udp/.test(x)));
+  if (inv.elevated && (/^(pkill|killall|scancel|skill|slay)$/.test(name) && users.some(other) || (name === 'kill' || name === 'scancel') && everyUser)) block(walk, 'dangerous', `${name} as root of other users' processes or jobs`, 'let the owner or the admin stop them');
+  if (name === 'fuser' && inv.argv.some((a) => /^-[a-zA-Z]*k/.test(a)) && inv.argv.some((a) => /^\/dev\//.test(a))) block(walk, 'dangerous', `fuser -k kills every process using ${inv.argv.find((a) => a.startsWith('/dev/'))}, other users' included`, 'kill the one process meant, by its PID');
+  // lsof -t | xargs kill, pgrep -u "$(id -u)" | xargs kill: every process with a file open, every process of the user.
+  if (name === 'kill' && inv.viaXargs && inv.upstream.length > 0 && ((inv.upstream[0].argv[0] === 'lsof' && inv.upstream[0].argv.slice(1).every((a) => /^-[a-zA-Z]*t[a-zA-Z]*$/.test(a))) || (inv.upstream[0].argv[0] === 'pgrep' && pattern(inv.upstream[0].argv).length === 0))) block(walk, 'dangerous', `kill of every process \`${inv.upstream[0].argv.join(' ')}\` lists: the user's whole session`, 'kill the one process meant, by its PID');
   const psAll = /^\s*ps\s+(-[a-zA-Z]*[eA][a-zA-Z]*|a?u?x|-ax|aux|-[uU]\s+\S+|x)\b[^|]*$/;
   if (name === 'kill' && (inv.words.some((w) => w.subs.some((sub) => psAll.test(sub) || (/^\s*ps\b/.test(sub) && /\|\s*awk\s+['"]\{\s*print\s+\$[12]\s*\}['"]\s*$/.test(sub) && psAll.test(sub.split('|')[0])))) || (inv.viaXargs && inv.upstream.some((u) => u.argv[0] === 'ps' && psAll.test(u.argv.join(' '))) && !inv.upstream.some((u) => /^(grep|pgrep|rg)$/.test(u.argv[0]) || (/awk$/.test(u.argv[0]) && u.argv.some((a) => /\/[^/]+\/|\$\d+\s*[=~!]/.test(a))))))) {
     block(walk, 'dangerous', 'kill of every process ps lists: the whole machine stops');
@@ -2927,7 +2945,7 @@ function broadRoot(walk: Walk, abs: string | null): boolean {
  * /opt/go1.22, /opt/jdk-17) is replaced by the next one. Releases, logs and caches deeper inside
  * (/srv/app/releases/2023-*) are everyday cleanup and stay warnings.
  */
-const DATA_DIR = /^\/(srv|mnt|data)\/[^/]+$|^\/opt\/(?![^/]*(\d\.\d|[-_.]v?\d))[^/]+$|^\/var\/lib\/(docker|containerd|mysql|mariadb|postgresql|pgsql|redis|mongodb|elasticsearch|opensearch|etcd|rancher|kubelet|influxdb|clickhouse|cassandra|rabbitmq|minio|grafana|prometheus|jenkins|gitlab|libvirt|lxd|vault|consul)(\/[^/]+){0,2}$/;
+const DATA_DIR = /^\/(srv|scratch|datasets|shared|nfs|lustre|gpfs|storage|models)\/[^/]+$|^\/(mnt|media|data)\/[^/]+(\/[^/]+)?$|\/var\/(lib\/)?(postgres(ql)?(@[\d.]+)?|mysql|mariadb|mongodb|redis)(\/[^/]+)?$|\/Application Support\/Postgres(\/[^/]+)?$|\/\.local\/share\/(containers|docker)(\/storage(\/volumes)?)?$|^\/opt\/(?![^/]*(\d\.\d|[-_.]v?\d))[^/]+$|^\/var\/lib\/(docker|containerd|mysql|mariadb|postgresql|pgsql|redis|mongodb|elasticsearch|opensearch|etcd|rancher|kubelet|influxdb|clickhouse|cassandra|rabbitmq|minio|grafana|prometheus|jenkins|gitlab|libvirt|lxd|vault|consul)(\/[^/]+){0,2}$/;
 
 /**
  * `cd /home/dev/projects/shop && rm -rf src package.json`, `cd /home/dev/projects/api/.. && rm -rf api`: a line
@@ -3041,7 +3059,8 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
     block(walk, 'dangerous', `${verb} -r of ${worked}`, 'delete build output by name (dist, build, node_modules)');
     return;
   }
-  if ((recursive || t.wholeDir) && DATA_DIR.test(t.abs)) {
+  // Anything else right under / (/scratch, /datasets, /workspace) is shared storage or a mount.
+  if ((recursive || t.wholeDir) && (DATA_DIR.test(t.abs) || /^\/[^/]+$/.test(t.abs))) {
     block(walk, 'dangerous', `${verb} -r of ${t.abs}${inv.remote ? ' on another host' : ''}: ${t.abs.startsWith('/opt/') ? 'an installed application' : "a service's data or a mounted disk"}, which no backup of the project covers`, 'name the release, log or cache directory inside it to remove');
     return;
   }
@@ -3073,6 +3092,11 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
   const ifEmpty = target(inv, { ...t.word, text: fixed, dynamic: false });
   if (ifEmpty.abs === null) return false;
   const c = classifyDelete(ifEmpty.abs, walk.env);
+  // rm -rf /mnt/datasets/"$DATASET", ~/experiments/$EXP: empty, the whole data directory goes.
+  if (!c && (DATA_DIR.test(ifEmpty.abs) || isPreciousHomeDir(ifEmpty.abs, walk.env) || (raw.startsWith('/') && /^\/[^/]+$/.test(ifEmpty.abs)))) {
+    block(walk, 'dangerous', `${verb} -r "${raw}": if ${names.join(', ')} is empty or unset this deletes all of ${ifEmpty.abs}`, `check it first: [ -n "${names[0] ?? '$DIR'}" ] && rm -rf -- "${raw}"`);
+    return true;
+  }
   if (c && c !== 'system') {
     block(walk, 'dangerous', `${verb} -r "${raw}": if ${names.join(', ')} is empty or unset this is a ${describeDelete(c, ifEmpty.abs)}`, `check it first: [ -n "${names[0] ?? '$DIR'}" ] && rm -rf -- "${raw}"`);
     return true;
