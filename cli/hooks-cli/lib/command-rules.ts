@@ -2738,7 +2738,7 @@ function checkKillAll(walk: Walk, inv: Invocation): void {
   if (name === 'fuser' && inv.argv.some((a) => /^-[a-zA-Z]*k/.test(a)) && inv.argv.some((a) => /^\/dev\//.test(a))) block(walk, 'dangerous', `fuser -k kills every process using ${inv.argv.find((a) => a.startsWith('/dev/'))}, other users' included`, 'kill the one process meant, by its PID');
   // lsof -t | xargs kill, pgrep -u "$(id -u)" | xargs kill: every process with a file open, every process of the user.
   if (name === 'kill' && inv.viaXargs && inv.upstream.length > 0 && ((inv.upstream[0].argv[0] === 'lsof' && inv.upstream[0].argv.slice(1).every((a) => /^-[a-zA-Z]*t[a-zA-Z]*$/.test(a))) || (inv.upstream[0].argv[0] === 'pgrep' && pattern(inv.upstream[0].argv).length === 0))) block(walk, 'dangerous', `kill of every process \`${inv.upstream[0].argv.join(' ')}\` lists: the user's whole session`, 'kill the one process meant, by its PID');
-  const psAll = /^\s*ps\s+(-[a-zA-Z]*[eA][a-zA-Z]*|a?u?x|-ax|aux|-[uU]\s+\S+|x)\b[^|]*$/;
+  const psAll = /^\s*ps\s+(-[a-zA-Z]*[eA][a-zA-Z]*|a?u?x|-ax|aux|-[uU]\s+\S+|x)\b[^|]*(\|\s*(tr|xargs|paste|sort|uniq)\b[^|]*)*$/;
   if (name === 'kill' && (inv.words.some((w) => w.subs.some((sub) => psAll.test(sub) || (/^\s*ps\b/.test(sub) && /\|\s*awk\s+['"]\{\s*print\s+\$[12]\s*\}['"]\s*$/.test(sub) && psAll.test(sub.split('|')[0])))) || (inv.viaXargs && inv.upstream.some((u) => u.argv[0] === 'ps' && psAll.test(u.argv.join(' '))) && !inv.upstream.some((u) => /^(grep|pgrep|rg)$/.test(u.argv[0]) || (/awk$/.test(u.argv[0]) && u.argv.some((a) => /\/[^/]+\/|\$\d+\s*[=~!]/.test(a))))))) {
     block(walk, 'dangerous', 'kill of every process ps lists: the whole machine stops');
   }
@@ -3009,6 +3009,11 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
   if (late && lateVal && !lateVal.dynamic && lateVal.text !== t.word.text) {
     t = target(inv, { ...t.word, text: lateVal.text + (late[2] ?? ''), dynamic: false });
   }
+  const own = t.abs !== null && verb !== 'mv' ? ownConfig(walk, t.abs) : null;
+  if (own) {
+    block(walk, 'dangerous', `${verb} deletes ${own}`, 'change one setting with its own tool (git config --global, claude config)');
+    return;
+  }
   const was = t.abs !== null ? walk.movedFrom.get(t.abs) : undefined;
   if (was !== undefined && was !== t.abs) {
     walk.movedFrom.delete(t.abs!);
@@ -3148,6 +3153,11 @@ function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, source
     block(walk, 'dangerous', `${verb} writes onto the disk device ${t.abs}`);
     return;
   }
+  const own = ownConfig(walk, t.abs);
+  if (own && !own.includes('git configuration')) {
+    block(walk, 'dangerous', `${verb} rewrites ${own}: the guard could be switched off`, 'ask the user to change the settings');
+    return;
+  }
   // echo 0000… > .git/refs/heads/main, cp x .git/objects/pack/…: git's store overwritten behind git's back.
   if (/\/\.git\/(objects|refs)\//.test(t.abs) && !/\.lock$/.test(t.abs) && /^(redirection \(>\|?\)|cp|dd|tee|install|ln)$/.test(verb)) {
     block(walk, 'dangerous', `${verb} overwrites ${t.abs} inside git's object store or refs: branches and history are damaged`, 'change refs with git itself (git branch -f, git update-ref with the old value)');
@@ -3282,6 +3292,18 @@ function checkShadow(walk: Walk, inv: Invocation, t: Target, verb: string, sourc
   return true;
 }
 
+/**
+ * Configuration that is the user's own work or the agent's guard: ~/.gitconfig (identity, aliases, signing,
+ * credential helpers) and Claude Code's settings files (~/.claude/settings.json, the project's
+ * .claude/settings*.json), which hold the hooks (this validator among them) and the permissions.
+ */
+function ownConfig(walk: Walk, abs: string): string | null {
+  const h = walk.env.home;
+  if (abs === `${h}/.gitconfig` || abs === `${h}/.config/git/config`) return `${abs}, the user's git configuration (identity, aliases, signing, credential helpers)`;
+  if (abs === `${h}/.claude/settings.json` || abs === `${h}/.claude/settings.local.json` || abs === `${walk.env.project}/.claude/settings.json` || abs === `${walk.env.project}/.claude/settings.local.json`) return `${abs}, the agent's own settings: its hooks (this guard) and permissions`;
+  return null;
+}
+
 /** The command prints nothing (a bare redirection, `:`, `true`, `cat /dev/null`, `echo -n`, `printf ''`): its `>` only empties the file. */
 function writesNothing(inv: Invocation): boolean {
   const [c, ...args] = inv.argv;
@@ -3295,7 +3317,9 @@ function writesNothing(inv: Invocation): boolean {
  * refused as writes anyway.)
  */
 function checkEmptied(walk: Walk, t: Target, how: string): void {
-  if (t.abs !== null && !(/^\/(tmp|var\/tmp|dev)\//.test(t.abs) && !isUnder(t.abs, walk.env.home) && !isUnder(t.abs, walk.env.project)) && isSecret(walk, t.abs)) block(walk, 'dangerous', `${how} empties the secret file ${t.abs}: the keys and passwords in it are lost`, 'move it aside (mv .env .env.bak) if it must go');
+  const own = t.abs !== null ? ownConfig(walk, t.abs) : null;
+  if (own) block(walk, 'dangerous', `${how} empties ${own}`, 'change one setting with its own tool (git config --global, claude config)');
+  else if (t.abs !== null && !(/^\/(tmp|var\/tmp|dev)\//.test(t.abs) && !isUnder(t.abs, walk.env.home) && !isUnder(t.abs, walk.env.project)) && isSecret(walk, t.abs)) block(walk, 'dangerous', `${how} empties the secret file ${t.abs}: the keys and passwords in it are lost`, 'move it aside (mv .env .env.bak) if it must go');
 }
 
 function checkRead(walk: Walk, inv: Invocation, t: Target, verb: string): void {

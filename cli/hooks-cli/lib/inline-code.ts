@@ -595,6 +595,11 @@ function identValues(code: string, id: string, depth = 0): string[] {
       else for (const l of lits) out.push(l.value);
     }
   });
+  // for c in cmds: … with cmds = ["…", "…"] assigned as a list of literals: each value.
+  for (const m of code.matchAll(new RegExp(`for\\s*\\(?\\s*(?:const|let|var|my)?\\s*\\$?${e}\\s+(?:in|of)\\s+[@$]?([A-Za-z_]\\w*)\\b`, 'g'))) {
+    const list = new RegExp(`(?:^|[^\\w.$@])[$@]?${m[1]}\\s*=\\s*[[(]([^\\])]*)[\\])]`).exec(code);
+    if (list) for (const l of literals(list[1])) if (!out.includes(l.value)) out.push(l.value);
+  }
   // x = "rm -rf " h, x = path.join(home, d): an expression of literals and variables known here.
   if (depth < 3) {
     for (const m of code.matchAll(new RegExp(`(?:^|[^\\w.$])[$]?${e}\\s*=(?!=)\\s*([^;\\n}]+)`, 'g'))) {
@@ -1002,5 +1007,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       }
     }
   }
+  // os.kill(pid, SIGKILL) for every pid in /proc (psutil.process_iter, process.kill over readdirSync('/proc')): kill -9 -1.
+  if (/\b(os|process)\.kill\s*\(|\.kill\(\)/.test(code) && /(listdir|readdirSync|scandir|glob)\s*\(\s*['"]\/proc\/?['"]|psutil\.(process_iter|pids)\b/.test(code)) f.shell.push('kill -9 -1');
   return f;
 }
