@@ -596,7 +596,7 @@ function identValues(code: string, id: string, depth = 0): string[] {
     }
   });
   // for c in cmds: … with cmds = ["…", "…"] assigned as a list of literals: each value.
-  for (const m of code.matchAll(new RegExp(`for\\s*\\(?\\s*(?:const|let|var|my)?\\s*\\$?${e}\\s+(?:in|of)\\s+[@$]?([A-Za-z_]\\w*)\\b`, 'g'))) {
+  if (/\bfor\b/.test(code)) for (const m of code.matchAll(new RegExp(`for\\s*\\(?\\s*(?:const|let|var|my)?\\s*\\$?${e}\\s+(?:in|of)\\s+[@$]?([A-Za-z_]\\w*)\\b`, 'g'))) {
     const list = new RegExp(`(?:^|[^\\w.$@])[$@]?${m[1]}\\s*=\\s*[[(]([^\\])]*)[\\])]`).exec(code);
     if (list) for (const l of literals(list[1])) if (!out.includes(l.value)) out.push(l.value);
   }
