@@ -939,8 +939,17 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   if (DELETES_ANY.test(code)) {
     // A listing walked with a condition on the names, age or size (endswith('.tmp'), =~, select, mtime) deletes only
     // what matches; a test of the kind of entry (is_file(), File.file?, isFile()) is no filter.
-    const selective = SELECTIVE.test(code.replace(TYPE_TESTS, ''));
+    const kinds = code.replace(TYPE_TESTS, '');
+    // if (entry !== 'src'), if f not in ('keep',): everything but the names given goes, which is no filter.
+    const excepts = kinds.replace(/!==?\s*(['"])[^'"]*\1|(['"])[^'"]*\2\s*!==?|\bnot\s+in\s*[([{][^)\]}]*[)\]}]/g, '');
+    // name.startswith('.'), startsWith('.'): only the dot entries, in a home its keys and settings.
+    const dotOnly = /\b(startswith|startsWith|start_with\?)\(\s*(['"])\.\2\s*\)/.test(excepts) && !SELECTIVE.test(excepts.replace(/\b(startswith|startsWith|start_with\?)\(\s*(['"])\.\2\s*\)/g, ''));
+    const selective = SELECTIVE.test(excepts);
     for (const root of listingRoots(code)) {
+      if (root.glob === null && dotOnly) {
+        f.deletes.push({ path: `${root.path.replace(/\/$/, '')}/.*`, recursive: true });
+        continue;
+      }
       if (root.glob !== null) {
         // A glob's pattern is its own filter: '*.tmp' deletes those, '/**/*' or '*' deletes everything there.
         // {*,.*}: alternatives that each match everything match everything.
