@@ -2064,6 +2064,10 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const recursive = args.some((a) => SHORT(a, 'rR') || a === '--recursive');
       if (args.includes('--no-preserve-root')) block(walk, 'dangerous', 'rm --no-preserve-root removes the safeguard against deleting /');
       const viaX = xargsTargets(walk, inv);
+      // find ~ -name "*.lock*" -print0 | xargs -0 rm: what the find lists, spread across the home or /.
+      const finder = inv.viaXargs ? inv.upstream.find((u) => u.argv[0] === 'find') : undefined;
+      const spread = finder ? findRoots(finder).roots.map((r) => spreadDelete(walk, target(finder, r).abs, findRoots(finder).namePattern, finder.argv)).find((x) => x !== null) : null;
+      if (spread) block(walk, 'dangerous', `rm of what find lists deletes ${spread}`, 'delete inside one project, or name the exact files');
       const targets = viaX?.targets ?? operands(inv.words).map((w) => target(inv, w));
       for (const t of targets) checkDelete(walk, inv, t, recursive || (viaX?.recursive ?? false), 'rm');
       // rm $(find ~ …), for f in $(find ~); do rm "$f": the substitution lists the paths, as xargs would feed them.
