@@ -3003,6 +3003,9 @@ function workDirDelete(walk: Walk, inv: Invocation, abs: string): string | null 
   return null;
 }
 
+/** Shared storage mounted right under / (cluster scratch, data and model volumes): a whole one deleted is everyone's data. (A bare /app inside a container is not.) */
+const STORAGE_ROOT = /^\/(scratch|data|datasets|shared|nfs|storage|models|backups?|archive|exports?|lustre|gpfs|beegfs|work|space)$/;
+
 function homeWorkDir(abs: string, env: PathEnv): string | undefined {
   const h = /^\/(?:home|Users)\/[^/]+(?=\/[^/]+$)/.exec(abs)?.[0];
   return h && !isUnder(abs, env.project) && !isHomeCache(abs, { ...env, home: h }) ? h : undefined;
@@ -3102,8 +3105,7 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
     block(walk, 'dangerous', `${verb} -r of ${worked}`, 'delete build output by name (dist, build, node_modules)');
     return;
   }
-  // Anything else right under / (/scratch, /datasets, /workspace) is shared storage or a mount.
-  if ((recursive || t.wholeDir) && (DATA_DIR.test(t.abs) || /^\/[^/]+$/.test(t.abs))) {
+  if ((recursive || t.wholeDir) && (DATA_DIR.test(t.abs) || STORAGE_ROOT.test(t.abs))) {
     block(walk, 'dangerous', `${verb} -r of ${t.abs}${inv.remote ? ' on another host' : ''}: ${t.abs.startsWith('/opt/') ? 'an installed application' : "a service's data or a mounted disk"}, which no backup of the project covers`, 'name the release, log or cache directory inside it to remove');
     return;
   }
@@ -3136,7 +3138,7 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
   if (ifEmpty.abs === null) return false;
   const c = classifyDelete(ifEmpty.abs, walk.env);
   // rm -rf /mnt/datasets/"$DATASET", ~/experiments/$EXP: empty, the whole data directory goes.
-  if (!c && (DATA_DIR.test(ifEmpty.abs) || isPreciousHomeDir(ifEmpty.abs, walk.env) || (raw.startsWith('/') && /^\/[^/]+$/.test(ifEmpty.abs)))) {
+  if (!c && (DATA_DIR.test(ifEmpty.abs) || isPreciousHomeDir(ifEmpty.abs, walk.env) || STORAGE_ROOT.test(ifEmpty.abs))) {
     block(walk, 'dangerous', `${verb} -r "${raw}": if ${names.join(', ')} is empty or unset this deletes all of ${ifEmpty.abs}`, `check it first: [ -n "${names[0] ?? '$DIR'}" ] && rm -rf -- "${raw}"`);
     return true;
   }
