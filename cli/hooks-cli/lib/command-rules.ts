@@ -3829,6 +3829,10 @@ function checkGit(walk: Walk, inv: Invocation): void {
         critical(walk, 'git reset --hard');
       }
       break;
+    case 'worktree':
+      // git worktree remove --force DIR: that work tree's uncommitted and untracked changes go, as reset --hard and clean -f would (a warning, as they are).
+      if (rest[0] === 'remove' && rest.some((a) => a === '--force' || a === '-f')) warn(walk, 'suspicious', `git worktree remove --force discards the uncommitted and untracked changes of ${rest.filter((a) => !a.startsWith('-'))[1] ?? 'that work tree'}`, 'commit or stash there first; without --force git refuses when there are changes');
+      break;
     case 'clean': {
       const c = gitCleanFlags(rest, inv, walk);
       const conf = [...argv.slice(1, i).filter((a, k, all) => all[k - 1] === '-c'), ...walk.gitConfig];
