@@ -17,6 +17,7 @@ import { analyzeCode, exprText, inlineCode, langOf, printedPaths, printedText, s
 import { parseShell, printfFormat, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
+import { dataFileEmptied, isSharedMountRoot, sharedMountLoss } from './data-rules';
 import {
   classifyDelete,
   describeDelete,
@@ -1866,7 +1867,7 @@ const MATCH_ALL = new Set(['*', '.*', '*.*', '.[!.]*', '.??*', '**', '*/*', '.*/
 function findExec(walk: Walk, inv: Invocation, depth: number): void {
   const { roots, filtered: anyFilter, nameFiltered, namePattern } = findRoots(inv);
   // At / or ~ only filters on names narrow the listing (-ctime -99999, -size +0 select nearly all of it).
-  const filtered = roots.some((r) => broadRoot(walk, target(inv, r).abs)) ? nameFiltered : anyFilter;
+  const filtered = roots.some((r) => broadRoot(walk, target(inv, r).abs, inv)) ? nameFiltered : anyFilter;
   // A filter that names secrets (-name 'id_*', '.env*') makes {} a secret for the exfiltration check.
   const secretFilter = namePattern !== null && isSecretName(namePattern);
   for (let i = 1; i < inv.words.length; i++) {
@@ -2094,6 +2095,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
           checkWrite(walk, inv, t, name);
           // What shred overwrites is gone as if deleted (.git/objects/pack/*).
           if (name === 'shred' || name === 'truncate') checkDelete(walk, inv, t, false, name);
+          if (name === 'shred' && t.abs !== null && dataFileEmptied(t.abs, walk.env)) checkEmptied(walk, t, 'shred');
           // shred of keys, tokens or the shell history: destroyed beyond recovery, on purpose.
           if (name === 'shred' && t.abs !== null && isUnder(t.abs, walk.env.home) && !isUnder(t.abs, walk.env.project) && isSecretSource(t.abs, walk.env)) block(walk, 'dangerous', `shred destroys ${t.abs} beyond recovery`);
         }
@@ -2823,10 +2825,10 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
         const t = target(feeder!, r);
         // Names that are keys (-name 'id_*', '*.pem') say what is deleted: those files under the root.
         if (namePattern && isSecretName(namePattern) && t.abs !== null) return target(feeder!, { ...r, text: `${t.abs}/${namePattern}`, glob: true, dynamic: false });
-        const narrow = narrowed || (broadRoot(walk, t.abs) ? nameFiltered : filtered);
+        const narrow = narrowed || (broadRoot(walk, t.abs, feeder!) ? nameFiltered : filtered);
         return narrow ? { ...t, abs: t.abs === null ? null : `${t.abs === '/' ? '' : t.abs}/…` } : t;
       }),
-      recursive: !(narrowed || roots.every((r) => (broadRoot(walk, target(feeder!, r).abs) ? nameFiltered : filtered))),
+      recursive: !(narrowed || roots.every((r) => (broadRoot(walk, target(feeder!, r).abs, feeder) ? nameFiltered : filtered))),
     };
   }
   if (/^(locate|mlocate|plocate|slocate)$/.test(f)) {
@@ -2912,8 +2914,9 @@ function substitutionItems(walk: Walk, inv: Invocation, sub: string): { items: T
 }
 
 /** The root of a listing is / , the home directory or one of their ancestors: only filters on names narrow a listing there. */
-function broadRoot(walk: Walk, abs: string | null): boolean {
+function broadRoot(walk: Walk, abs: string | null, finder?: Invocation): boolean {
   if (abs === null) return false;
+  if (isSharedMountRoot(abs, finder?.argv)) return true;
   const c = classifyDelete(abs, walk.env);
   // /home and /Users hold every user's home.
   return c === 'root' || c === 'home' || c === 'ancestor' || /^\/(home|Users)\/?$/.test(abs);
@@ -3041,6 +3044,11 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
     block(walk, 'dangerous', `${verb} -r of ${worked}`, 'delete build output by name (dist, build, node_modules)');
     return;
   }
+  const shared = recursive || t.wholeDir ? sharedMountLoss(t.abs, env) : null;
+  if (shared) {
+    block(walk, 'dangerous', `${verb} -r of ${shared}, which no backup of the project covers`, 'delete inside your own area of the mount (/scratch/$USER/...), by name');
+    return;
+  }
   if ((recursive || t.wholeDir) && DATA_DIR.test(t.abs)) {
     block(walk, 'dangerous', `${verb} -r of ${t.abs}${inv.remote ? ' on another host' : ''}: ${t.abs.startsWith('/opt/') ? 'an installed application' : "a service's data or a mounted disk"}, which no backup of the project covers`, 'name the release, log or cache directory inside it to remove');
     return;
@@ -3075,6 +3083,13 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
   const c = classifyDelete(ifEmpty.abs, walk.env);
   if (c && c !== 'system') {
     block(walk, 'dangerous', `${verb} -r "${raw}": if ${names.join(', ')} is empty or unset this is a ${describeDelete(c, ifEmpty.abs)}`, `check it first: [ -n "${names[0] ?? '$DIR'}" ] && rm -rf -- "${raw}"`);
+    return true;
+  }
+  // ~/experiments/$EXP, /scratch/$RUN_ID: empty, it is a data directory of the home or a shared mount's area ($USER is never empty).
+  const ownKept = target(inv, { ...t.word, text: raw.replace(UNKNOWN_PART, (x) => (/^\$\{?(USER|LOGNAME)\}?$/.test(x) ? x : '')), dynamic: false }).abs;
+  const lost = ownKept !== null && names.some((n) => !/^\$\{?(USER|LOGNAME)\}?$/.test(n)) ? (isPreciousHomeDir(ownKept, walk.env) ? ownKept : sharedMountLoss(ownKept, walk.env)) : null;
+  if (lost) {
+    block(walk, 'dangerous', `${verb} -r "${raw}": if ${names.join(', ')} is empty or unset this deletes ${lost}`, `check it first: [ -n "${names[0] ?? '$DIR'}" ] && rm -rf -- "${raw}"`);
     return true;
   }
   return false;
@@ -3239,6 +3254,8 @@ function writesNothing(inv: Invocation): boolean {
  * refused as writes anyway.)
  */
 function checkEmptied(walk: Walk, t: Target, how: string): void {
+  const data = t.abs !== null ? dataFileEmptied(t.abs, walk.env) : null;
+  if (data) block(walk, 'dangerous', `${how} destroys ${data}, which no backup of the project covers`, 'delete or move the one file meant, by name');
   if (t.abs !== null && !(/^\/(tmp|var\/tmp|dev)\//.test(t.abs) && !isUnder(t.abs, walk.env.home) && !isUnder(t.abs, walk.env.project)) && isSecret(walk, t.abs)) block(walk, 'dangerous', `${how} empties the secret file ${t.abs}: the keys and passwords in it are lost`, 'move it aside (mv .env .env.bak) if it must go');
 }
 
@@ -3506,7 +3523,7 @@ function checkFind(walk: Walk, inv: Invocation): void {
     const t = target(inv, r);
     if (t.abs === null) continue;
     const c = classifyDelete(t.abs, walk.env);
-    const filtered = broadRoot(walk, t.abs) ? nameFiltered : anyFilter;
+    const filtered = broadRoot(walk, t.abs, inv) ? nameFiltered : anyFilter;
     if (namePattern && isSecretName(namePattern) && (broadRoot(walk, t.abs) || isUnder(t.abs, walk.env.home)) && !isUnder(t.abs, walk.env.project)) {
       block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes keys and credentials`, 'remove the one file meant, by its path');
       continue;
@@ -3548,6 +3565,11 @@ function checkFind(walk: Walk, inv: Invocation): void {
     // ~/Documents, ~/.ssh: only a filter on names narrows what is deleted there.
     if (!c && !nameFiltered && isPreciousHomeDir(t.abs, walk.env)) {
       block(walk, 'dangerous', `find ${t.abs} … -delete with no filter on names: every file of ${t.abs}, which nothing can bring back`, 'name the files to delete (-name PATTERN) and run it first without -delete');
+      continue;
+    }
+    const shared = filtered ? null : sharedMountLoss(t.abs, walk.env);
+    if (shared) {
+      block(walk, 'dangerous', `find ${t.abs} … -delete with no filter on names deletes ${shared}`, 'delete inside your own area of the mount (/scratch/$USER/...), by name');
       continue;
     }
     if (c && !filtered) block(walk, c === 'system' ? 'system' : 'dangerous', `find -delete with no filter: ${describeDelete(c, t.abs)}`, 'add a filter (-name, -type, -mtime) and run it first without -delete to see the list');

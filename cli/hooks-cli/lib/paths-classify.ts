@@ -190,6 +190,8 @@ export function isPreciousHomeDir(p: string, env: PathEnv): boolean {
     '.ssh', '.gnupg', '.aws', '.config', '.kube', '.docker', '.password-store', '.local', '.local/share', '.mozilla', 'Library', 'Library/Application Support', 'Library/Keychains',
     // The user's own files and other work, beside this project.
     'Documents', 'Desktop', 'Downloads', 'Pictures', 'Music', 'Videos', 'Movies', 'Public', 'Dropbox', 'OneDrive', 'src', 'code', 'projects', 'Projects', 'workspace', 'repos', 'git', 'dev', 'work',
+    // A data scientist's datasets, trained weights and runs, and the conda installs holding every environment (data-rules.ts).
+    'data', 'datasets', 'checkpoints', 'experiments', 'models', 'notebooks', 'miniconda3', 'anaconda3', 'miniforge3', 'mambaforge', 'miniconda', 'anaconda', 'micromamba',
   ].some((d) => p === `${h}/${d}`);
 }
 
