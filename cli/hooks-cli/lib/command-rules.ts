@@ -17,7 +17,7 @@ import { analyzeCode, exprText, inlineCode, langOf, printedPaths, printedText, s
 import { parseShell, printfFormat, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
-import { dataFileEmptied, isSharedMountRoot, sharedMountLoss } from './data-rules';
+import { DATA_TOOLS, dataFileEmptied, dataToolFindings, isSharedMountRoot, sharedMountLoss, systemInstallLoss } from './data-rules';
 import {
   classifyDelete,
   describeDelete,
@@ -2386,6 +2386,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkDisks(walk, inv);
   checkCloudDestroy(walk, inv);
   checkKillAll(walk, inv);
+  if (DATA_TOOLS.test(name)) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
   checkTraversal(walk, inv);
 }
 
@@ -3044,7 +3045,7 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
     block(walk, 'dangerous', `${verb} -r of ${worked}`, 'delete build output by name (dist, build, node_modules)');
     return;
   }
-  const shared = recursive || t.wholeDir ? sharedMountLoss(t.abs, env) : null;
+  const shared = recursive || t.wholeDir ? sharedMountLoss(t.abs, env) ?? (recursive ? systemInstallLoss(t.abs, walk.out.map((i) => i.argv)) : null) : null;
   if (shared) {
     block(walk, 'dangerous', `${verb} -r of ${shared}, which no backup of the project covers`, 'delete inside your own area of the mount (/scratch/$USER/...), by name');
     return;

@@ -67,3 +67,137 @@ export function isSharedMountRoot(abs: string | null, argv: string[] = []): bool
   if (abs === null || SHARED_MOUNT.exec(abs)?.[0] !== abs) return false;
   return !argv.some((a, k) => /^-(user|uid)$/.test(argv[k - 1] ?? '') && /^\$\{?(USER|LOGNAME)\}?$|^\$\(…\)$/.test(a) && !/^(!|-not)$/.test(argv[k - 2] ?? ''));
 }
+
+/**
+ * A recursive delete of /usr/local/NAME (or a glob there): a system-wide install every user's jobs
+ * run on (/usr/local/cuda-12.1, /usr/local/cuda*). Not when the same line puts a new one in its place
+ * (Go's documented upgrade: rm -rf /usr/local/go && tar -C /usr/local -xzf go….tar.gz).
+ */
+export function systemInstallLoss(abs: string, line: string[][]): string | null {
+  if (!/^\/usr\/local\/[^/]+$/.test(abs)) return null;
+  const reinstalls = line.some((a) => (/^(tar|bsdtar|unzip)$/.test(a[0]) && a.some((x, k) => /^\/usr\/local\/?$/.test(x) && /^(-C|--directory|-d)$/.test(a[k - 1] ?? ''))) || (/^(mv|cp|install|ln)$/.test(a[0]) && /^\/usr\/local\//.test(a[a.length - 1] ?? '')) || /\.run$|^make$|^dpkg$|^(apt|apt-get|dnf|yum)$/.test(a[0] === 'sh' || a[0] === 'bash' ? a[1] ?? '' : a[0]));
+  return reinstalls ? null : `${abs}, a system-wide install every user's jobs run on`;
+}
+
+/** The GPU driver and toolkit packages: removed, every GPU job on the machine stops (the container toolkit aside). */
+const GPU_STACK = /^['"]?\^?(\*|\.\*)?(lib)?(nvidia|cuda|cudnn|nccl)(?!-container|-docker)/;
+
+/** The processes users run on a shared box: interpreters, notebooks, launchers of training. */
+const WORKLOADS = /^(python[\d.]*|ipython|jupyter.*|java|node|R|Rscript|julia|matlab|torchrun|deepspeed|accelerate|ray|tensorboard|mpirun|srun)$/;
+
+/** -u/--user VALUE (or --user=VALUE) in argv: the user named, or undefined. */
+function userOpt(argv: string[]): string | undefined {
+  for (let k = 1; k < argv.length; k++) {
+    if (/^(-u|-U|--user|--uid|--euid)$/.test(argv[k])) return argv[k + 1];
+    const m = /^(?:--user|--uid|--euid)=(.*)$|^-u(.+)$/.exec(argv[k]);
+    if (m) return m[1] ?? m[2];
+  }
+  return undefined;
+}
+
+const isSelf = (u: string, env: PathEnv) => /^\$\{?(USER|LOGNAME)\}?$|^\$\(…\)$|^\$\((whoami|id -un)\)$/.test(u) || isOwnName(u, env);
+
+/** What a lister feeding kill prints: every user's processes or jobs (nvidia-smi, ps -e, pgrep/squeue without -u self, lsof, fuser). */
+function listsOthers(cmd: string, env: PathEnv): boolean {
+  const a = cmd.trim().split(/\s+/);
+  const u = userOpt(a);
+  if (u !== undefined && isSelf(u.replace(/^["']|["']$/g, ''), env)) return false;
+  if (/\|\s*(grep|awk|rg)\b[^|]*\$\{?(USER|LOGNAME)\b/.test(cmd) && !/!=\s*"?'?\$\{?USER|\$\{?USER\}?'?"?\s*!=|-v[^|]*\$\{?USER/.test(cmd)) return false;
+  return /^(nvidia-smi|lsof|fuser|squeue|qstat|bjobs)$/.test(a[0]) || (a[0] === 'ps' && /^(-[a-zA-Z]*[eA]|a?u?x|aux)/.test(a[1] ?? '')) || (a[0] === 'pgrep' && u !== undefined) || (a[0] === 'pgrep' && a.slice(1).some((x) => WORKLOADS.test(x.replace(/^["']|["']$/g, ''))));
+}
+
+/** Commands dataToolFindings judges: a cheap gate before it. */
+export const DATA_TOOLS = /^(kill|pkill|killall|skill|fuser|scancel|qdel|bkill|apt|apt-get|aptitude|dnf|yum|zypper|pacman|aws|gsutil|gcloud|s5cmd|azcopy|b2|rclone|mc|s3cmd|oci|hf|huggingface-cli|kaggle|modal|skopeo|crane|regctl)$/;
+
+/** The invocation as data-rules needs it. */
+export interface DataInvocation {
+  argv: string[];
+  elevated: boolean;
+  /** Command substitutions in its words. */
+  subs: string[];
+  /** The argv of the pipeline stages before it, first to last. */
+  upstream: string[][];
+  viaXargs: boolean;
+}
+
+/**
+ * Invocations that destroy data or others' work: processes and jobs of other users killed as root, the GPU
+ * stack removed, remote buckets emptied, model and dataset registries deleted, data history rewritten.
+ * Returns the reasons to refuse (none when it is ordinary).
+ */
+export function dataToolFindings(inv: DataInvocation, env: PathEnv, line: string[][]): string[] {
+  const [name, ...args] = inv.argv;
+  const out: string[] = [];
+  if (name === undefined) return out;
+  // Processes and jobs of other users, killed as root.
+  if (inv.elevated && /^(kill|pkill|killall|skill|fuser|scancel|qdel|bkill)$/.test(name)) {
+    const u = userOpt(inv.argv);
+    const pattern = args.filter((x, k) => !x.startsWith('-') && !/^(-u|-U|--user|-s|--signal|-n|-p|--partition|-A|--account|-t|--state|-g|-G|-P)$/.test(args[k - 1] ?? ''));
+    const fed = [...inv.subs, ...(inv.viaXargs ? [inv.upstream.map((a) => a.join(' ')).join(' | ')] : [])];
+    if (u !== undefined && !isSelf(u, env)) out.push(`${name} as root of ${u === 'all' ? 'every user' : `the user ${u}`}'s processes or jobs: other people's work is killed`);
+    else if (name === 'fuser' && args.some((x) => /^-[a-zA-Z]*k/.test(x))) out.push(`fuser -k as root kills every process using ${pattern.join(' ')}, other users' too`);
+    else if (/^(pkill|killall|skill)$/.test(name) && u === undefined && pattern.some((p) => WORKLOADS.test(p.replace(/^\W+|\W+$/g, '').split(/\s/)[0]) || /^(python|jupyter|java|node)/.test(p))) out.push(`${name} as root of ${pattern.join(' ')}: every user's ${pattern[0]} processes are killed, not only yours`);
+    else if (/^(scancel|qdel|bkill)$/.test(name) && u === undefined && (args.some((x) => /^(-p|--partition|-A|--account|-t|--state|--nodelist|-w)(=|$)/.test(x)) || args.includes('all') || pattern.length === 0)) out.push(`${name} as root of every job that matches ${args.join(' ')}: other users' jobs are cancelled`);
+    else if (fed.some((c) => listsOthers(c, env))) out.push(`${name} as root of what \`${fed.find((c) => listsOthers(c, env))!.trim().slice(0, 80)}\` lists: other users' processes or jobs are killed`);
+  }
+  // The GPU driver or toolkit packages removed, with no new one installed on the line.
+  if (/^(apt|apt-get|aptitude|dnf|yum|zypper|pacman)$/.test(name) && args.some((x) => /^(remove|purge|erase|autoremove|-R\w*)$/.test(x))) {
+    const gone = args.filter((x) => GPU_STACK.test(x));
+    const reinstalled = line.some((a) => /^(apt|apt-get|dnf|yum|zypper|pacman)$/.test(a[0]) && a.includes('install') && a.some((x) => /^(nvidia|cuda)/.test(x))) || line.some((a) => a.some((x) => /^(cuda|NVIDIA)[\w.-]*\.run$/.test(x)));
+    if (gone.length > 0 && !reinstalled) out.push(`${name} removes the GPU driver or toolkit (${gone.join(' ')}): every GPU job on the machine stops`);
+  }
+  const store = objectStoreWipe(inv.argv);
+  if (store) out.push(store);
+  const registry = registryDelete(inv.argv);
+  if (registry) out.push(registry);
+  return out;
+}
+
+/** An object-store location: how many fixed path segments follow the bucket, and whether a wildcard ends it. */
+function storeUrl(a: string, rclone: boolean): { depth: number; wild: boolean } | null {
+  const m = /^(?:s3|s3a|gs|az|abfss?|wasbs?|b2|r2|oss|cos|swift|minio):\/\/[^/]+\/?(.*)$/.exec(a) ?? /^https:\/\/[\w-]+\.(?:blob|dfs|file)\.core\.windows\.net\/[^/?]+\/?([^?]*)/.exec(a) ?? (rclone ? /^:?[\w-]+:(?!\/\/)[^/]*\/?(.*)$/.exec(a) : null);
+  if (!m) return null;
+  const segs = m[1].split('/').filter((s) => s !== '');
+  const w = segs.findIndex((s) => /[*?[]/.test(s));
+  if (w >= 0 && !/^\*+$/.test(segs[w])) return { depth: w + 1, wild: true };
+  return { depth: w >= 0 ? w : segs.length, wild: w >= 0 };
+}
+
+/** A site's built output: synced with delete to a bucket, that is a deploy. */
+const SITE_BUILD = /^\.?\/?(dist|build|public|out|_site|site|www|html|static|storybook-static|docs\/_build(\/html)?|\.vitepress\/dist)\/?$/;
+
+/**
+ * A bucket, or a top-level prefix of it, emptied: recursive or wildcard deletes by the storage CLIs,
+ * and syncs that delete what the source lacks when the source is not a site's build output (an empty
+ * directory, a run's outputs). Prefixes two levels down are a scoped clean-up, as for aws s3 rm.
+ */
+function objectStoreWipe(argv: string[]): string | null {
+  const name = argv[0];
+  if (!/^(aws|gsutil|gcloud|s5cmd|azcopy|b2|rclone|mc|s3cmd|oci)$/.test(name)) return null;
+  const verbs = argv.slice(1).filter((x) => !x.startsWith('-'));
+  const urls = argv.slice(1).map((x) => ({ x, u: storeUrl(x, name === 'rclone') })).filter((e) => e.u !== null) as { x: string; u: { depth: number; wild: boolean } }[];
+  const last = urls[urls.length - 1];
+  if (!last) return null;
+  const recursive = argv.some((x) => /^(-[a-zA-Z]*[rR]|--recursive(=true)?|-a|--all-versions|--versions)$/.test(x));
+  const dry = argv.some((x) => /^(-n|--dry-?run|--dryrun)$/.test(x));
+  if (dry) return null;
+  const rm = verbs.slice(0, 3).some((v) => /^(rm|del|delete|rb|remove)$/.test(v));
+  if (rm && name !== 'aws' && urls.some((e) => (recursive || e.u.wild) && e.u.depth <= 1)) return `${argv.slice(0, 3).join(' ')} deletes everything in ${urls[0].x}: the bucket's data, for good`;
+  const sync = verbs.slice(0, 3).some((v) => /^(sync|rsync)$/.test(v));
+  const deletes = name === 'rclone' || argv.some((x) => /^(--delete|-d|--delete-unmatched-destination-objects|--delete-destination(=true)?|--delete-dst|-[a-zA-Z]*d[a-zA-Z]*)$/.test(x) && !(name === 'aws' && x === '-d'));
+  if (sync && deletes && urls.length === 1 && last.u.depth <= 1 && argv.indexOf(last.x) > argv.findIndex((x) => /^(sync|rsync)$/.test(x)) + 1) {
+    const src = argv[argv.indexOf(last.x) - 1];
+    if (!SITE_BUILD.test(src)) return `${name} ${verbs[0] === 'storage' ? 'storage rsync' : 'sync'} with delete makes ${last.x} a copy of ${src}: everything else in the bucket is deleted`;
+  }
+  return null;
+}
+
+/** Model, dataset and notebook registries deleted from their CLIs: Hugging Face repos, Kaggle datasets, Modal volumes, registry images. */
+function registryDelete(argv: string[]): string | null {
+  const [name, a1, a2, a3] = argv;
+  if (/^(hf|huggingface-cli)$/.test(name) && /^(repo|repos)$/.test(a1 ?? '') && a2 === 'delete') return `${name} repo delete removes the repository ${a3 ?? ''} from the Hugging Face Hub with its files and history`;
+  if (name === 'kaggle' && /^(datasets|kernels|models|d|k|m)$/.test(a1 ?? '') && (a2 === 'delete' || (a2 === 'instances' && a3 === 'delete'))) return `kaggle ${a1} delete removes ${argv.slice(3).find((x) => !x.startsWith('-')) ?? 'it'} from Kaggle`;
+  if (name === 'modal' && a1 === 'volume' && /^(delete|rm)$/.test(a2 ?? '') && (a2 === 'delete' || argv.some((x) => /^(-r|--recursive)$/.test(x)))) return `modal volume ${a2} deletes a remote volume's data`;
+  if (/^(skopeo|crane|regctl)$/.test(name) && argv.slice(1, 3).includes('delete')) return `${name} delete removes an image from its registry`;
+  return null;
+}
