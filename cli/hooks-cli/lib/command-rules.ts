@@ -17,7 +17,7 @@ import { analyzeCode, exprText, inlineCode, langOf, printedPaths, printedText, s
 import { parseShell, printfFormat, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
-import { DATA_TOOLS, dataFileEmptied, dataToolFindings, isSharedMountRoot, sharedMountLoss, systemInstallLoss } from './data-rules';
+import { DATA_TOOLS, dataFileEmptied, dataToolFindings, isSharedMountRoot, mlCredentialPrinter, mlUploads, sharedMountLoss, systemInstallLoss } from './data-rules';
 import {
   classifyDelete,
   describeDelete,
@@ -2386,7 +2386,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkDisks(walk, inv);
   checkCloudDestroy(walk, inv);
   checkKillAll(walk, inv);
-  if (DATA_TOOLS.test(name)) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
+  if (DATA_TOOLS.test(name) || (name === 'git' && args.includes('lfs'))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
   checkTraversal(walk, inv);
 }
 
@@ -3772,6 +3772,8 @@ function checkGit(walk: Walk, inv: Invocation): void {
       break;
     case 'stash':
       if (rest[0] === 'clear') block(walk, 'dangerous', 'git stash clear deletes every stash at once: stashed work is gone', 'drop the one stash you mean: git stash drop stash@{N}');
+      // git stash list | … | xargs git stash drop: every stash, as git stash clear.
+      else if (rest[0] === 'drop' && inv.viaXargs && inv.upstream.some((u) => u.argv[0] === 'git' && u.argv.includes('stash') && u.argv.includes('list'))) block(walk, 'dangerous', 'git stash drop of every stash git stash list prints deletes them all, as git stash clear does', 'drop the one stash you mean: git stash drop stash@{N}');
       else if (rest[0] === 'drop') {
         warn(walk, 'suspicious', `git stash ${rest[0]} deletes stashed work`);
         critical(walk, `git stash ${rest[0]}`);
@@ -4043,6 +4045,8 @@ function printsCredential(argv: string[]): string | null {
   const [name, a1, a2] = argv;
   const a = argv.join(' ');
   if (name === 'secret-tool' && /^(lookup|search)$/.test(a1 ?? '')) return 'the keyring (secret-tool)';
+  const ml = mlCredentialPrinter(argv);
+  if (ml) return ml;
   if (name === 'kubectl' && a1 === 'config' && a2 === 'view' && /--raw|--flatten/.test(a)) return 'the cluster credentials (kubectl config view --raw)';
   if (name === 'gcloud' && /\bauth\b/.test(a) && /print-(access|identity|refresh)-token/.test(a)) return 'a Google Cloud token';
   if (name === 'gcloud' && a1 === 'secrets' && /versions access/.test(a)) return 'a Google Cloud secret';
@@ -4385,7 +4389,7 @@ function uploads(argv: string[]): boolean {
   if (name === 'tailscale' && a1 === 'file') return true;
   if (name === 'mc' && /^(cp|mirror|put)$/.test(a1 ?? '')) return true;
   if ((name === 'kubectl' || name === 'oc' || name === 'docker' || name === 'podman') && argv.includes('cp') && argv.some((a) => /^[\w.-]+(\/[\w.-]+)?:/.test(a))) return true;
-  return name === 'git' && a1 === 'send-email';
+  return (name === 'git' && a1 === 'send-email') || mlUploads(argv);
 }
 
 /** A network destination among the words: a URL (not file://), user@host:path, an --url/--host/--server option. */

@@ -107,7 +107,7 @@ function listsOthers(cmd: string, env: PathEnv): boolean {
 }
 
 /** Commands dataToolFindings judges: a cheap gate before it. */
-export const DATA_TOOLS = /^(kill|pkill|killall|skill|fuser|scancel|qdel|bkill|apt|apt-get|aptitude|dnf|yum|zypper|pacman|aws|gsutil|gcloud|s5cmd|azcopy|b2|rclone|mc|s3cmd|oci|hf|huggingface-cli|kaggle|modal|skopeo|crane|regctl)$/;
+export const DATA_TOOLS = /^(dvc|jupyter|jupyter-lab|jupyter-notebook|jupyter-server|code-server|chmod|chown|chgrp|setfacl|kill|pkill|killall|skill|fuser|scancel|qdel|bkill|apt|apt-get|aptitude|dnf|yum|zypper|pacman|aws|gsutil|gcloud|s5cmd|azcopy|b2|rclone|mc|s3cmd|oci|hf|huggingface-cli|kaggle|modal|skopeo|crane|regctl)$/;
 
 /** The invocation as data-rules needs it. */
 export interface DataInvocation {
@@ -145,6 +145,28 @@ export function dataToolFindings(inv: DataInvocation, env: PathEnv, line: string
     const gone = args.filter((x) => GPU_STACK.test(x));
     const reinstalled = line.some((a) => /^(apt|apt-get|dnf|yum|zypper|pacman)$/.test(a[0]) && a.includes('install') && a.some((x) => /^(nvidia|cuda)/.test(x))) || line.some((a) => a.some((x) => /^(cuda|NVIDIA)[\w.-]*\.run$/.test(x)));
     if (gone.length > 0 && !reinstalled) out.push(`${name} removes the GPU driver or toolkit (${gone.join(' ')}): every GPU job on the machine stops`);
+  }
+  // A shared data mount (or a whole area of it) locked: access taken from the group, or the tree taken over.
+  if (/^(chmod|chown|chgrp|setfacl)$/.test(name) && args.some((x) => /^-[a-zA-Z]*R|^--recursive$/.test(x))) {
+    const mode = args.find((x) => !x.startsWith('-') || /^-[rwxXst]+$/.test(x)) ?? '';
+    const takes = name === 'chown' || name === 'chgrp' || (name === 'setfacl' && args.some((x) => /^-[a-zA-Z]*[bkx]|^--(remove-all|remove-default|remove)/.test(x))) || (name === 'chmod' && (/^[0-7]{3,4}$/.test(mode) ? mode[mode.length - 2] === '0' : /(^|,)[ugoa]*[ga][ugoa]*(-[wxXst]*r|=[wxX]*(,|$))/.test(mode)));
+    const hit = takes ? args.map((x) => sharedMountLoss(x, env)).find((x) => x !== null) : null;
+    if (hit) out.push(`${name} -R ${mode} locks ${hit}: the others who use it lose access`);
+  }
+  // Jupyter or code-server on every interface with no token or password: a shell for anyone who reaches the port.
+  if (/^(jupyter|jupyter-lab|jupyter-notebook|jupyter-server|code-server)$/.test(name)) {
+    const open = args.some((x, k) => /^--(ip|ServerApp\.ip|NotebookApp\.ip|bind-addr|host)=(0\.0\.0\.0|\*|::|'\*')(:\d+)?$/.test(x) || (/^--(ip|bind-addr|host)$/.test(args[k - 1] ?? '') && /^(0\.0\.0\.0|\*|::)(:\d+)?$/.test(x)));
+    const noAuth = args.some((x, k) => /^--(ServerApp|NotebookApp|IdentityProvider)\.(token|password)=$/.test(x) || x === '--no-token' || (x === '--auth' && args[k + 1] === 'none') || x === '--auth=none');
+    if (open && noAuth) out.push(`${name} listens on every interface with no token or password: anyone who reaches the port runs code as the user and reads their files and keys`);
+  }
+  // DVC's remote storage collected, or DVC torn out of the repository, without asking.
+  if (name === 'dvc' && args.some((x) => /^(-f|--force)$/.test(x))) {
+    if (args[0] === 'gc' && args.some((x) => /^(-c|--cloud|-[a-zA-Z]*c[a-zA-Z]*)$/.test(x))) out.push('dvc gc --cloud --force deletes from the remote storage every data version the kept commits do not use: old datasets and models, for good');
+    if (args[0] === 'destroy') out.push('dvc destroy -f removes DVC from the repository with its cache: the data it tracked is only where a remote still holds it');
+  }
+  // git lfs migrate over every ref: the history of every branch and tag is rewritten.
+  if (name === 'git' && args.includes('lfs') && args.includes('migrate') && /^(import|export)$/.test(args[args.indexOf('migrate') + 1] ?? '') && args.includes('--everything')) {
+    out.push(`git lfs migrate ${args[args.indexOf('migrate') + 1]} --everything rewrites every commit of every branch and tag: every commit id changes`);
   }
   const store = objectStoreWipe(inv.argv);
   if (store) out.push(store);
@@ -199,5 +221,22 @@ function registryDelete(argv: string[]): string | null {
   if (name === 'kaggle' && /^(datasets|kernels|models|d|k|m)$/.test(a1 ?? '') && (a2 === 'delete' || (a2 === 'instances' && a3 === 'delete'))) return `kaggle ${a1} delete removes ${argv.slice(3).find((x) => !x.startsWith('-')) ?? 'it'} from Kaggle`;
   if (name === 'modal' && a1 === 'volume' && /^(delete|rm)$/.test(a2 ?? '') && (a2 === 'delete' || argv.some((x) => /^(-r|--recursive)$/.test(x)))) return `modal volume ${a2} deletes a remote volume's data`;
   if (/^(skopeo|crane|regctl)$/.test(name) && argv.slice(1, 3).includes('delete')) return `${name} delete removes an image from its registry`;
+  return null;
+}
+
+/** ML tools that upload files or directories they are given: Hugging Face, Weights & Biases, Kaggle, MLflow, Modal, DVC. */
+export function mlUploads(argv: string[]): boolean {
+  const [name, a1, a2] = argv;
+  if (/^(hf|huggingface-cli)$/.test(name ?? '')) return /^(upload|upload-large-folder)$/.test(a1 ?? '');
+  if (name === 'wandb') return (a1 === 'artifact' && a2 === 'put') || a1 === 'save';
+  if (name === 'kaggle') return /^(create|version|push)$/.test(a2 ?? '');
+  if (name === 'mlflow') return a1 === 'artifacts' && /^log-artifacts?$/.test(a2 ?? '');
+  return name === 'modal' && a1 === 'volume' && a2 === 'put';
+}
+
+/** Commands that print credentials of the ML tools: the running Jupyter servers with their tokens. */
+export function mlCredentialPrinter(argv: string[]): string | null {
+  const [name, a1, a2] = argv;
+  if (/^jupyter(-server|-notebook|-lab)?$/.test(name ?? '') && (a1 === 'list' || ((a1 === 'server' || a1 === 'notebook' || a1 === 'lab') && a2 === 'list'))) return 'the running Jupyter servers with their login tokens';
   return null;
 }
