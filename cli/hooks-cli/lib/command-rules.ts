@@ -713,7 +713,7 @@ function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth:
   if (/^(bfs|gfind)$/.test(argv[0] ?? '')) argv[0] = 'find';
   if (/^(bin\/rails|bin\/rake|\.\/bin\/rails)$/.test(words[0]?.text ?? '')) argv[0] = base(words[0].text);
   if (argv[0] === 'php' && argv[1] === 'artisan') argv.splice(0, 2, 'artisan');
-  return { remote: walk.remote, prod: walk.prod, submodule: walk.submodule, argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsLines: u.xargsLines, xargsFile: u.xargsFile, upstream: [], nested, assigned: u.assigned.map((w) => w.text) };
+  return { remote: walk.remote, prod: walk.prod, submodule: walk.submodule, argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsLines: u.xargsLines, xargsFile: u.xargsFile, upstream: [], nested, assigned: u.assigned.map((w) => (w.subs.length > 0 ? `${w.text} ${w.subs.join(' ')}` : w.text)) };
 }
 
 /** Programs a glob in the command name (/???/[r]m) is checked against, the dangerous first. */
@@ -956,6 +956,10 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     }
   } else if (name === 'eval') {
     collect(walk, inv.argv.slice(1).join(' '), inv.cwd, depth + 1, true);
+  } else if (hostedCode(inv)) {
+    // rails runner CODE, manage.py shell -c CODE (or on stdin), mongosh --eval CODE: code of a language run inside an app's console.
+    const [lang, code] = hostedCode(inv)!;
+    collect(walk, `${lang} ${lang === 'python3' ? '-c' : '-e'} '${code.replace(/'/g, `'\\''`)}'`, inv.cwd, depth + 1, true);
   } else if (name === 'find' && inv.viaXargs && inv.xargsReplace && inv.argv.slice(1).some((a) => a.includes(inv.xargsReplace!))) {
     // echo / | xargs -I % find % -mindepth 1 -exec rm -rf {} +: each item xargs feeds is find's start.
     perItem(walk, inv, inv.argv.map((a) => (/^[\w@%+=:,./~{}-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' '), inv.xargsReplace, depth);
@@ -1043,7 +1047,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     // kubectl exec -n prod …, ansible -i inventory/prod …: what they run, runs in production.
     const wasProd = walk.prod;
     const wasRemote = walk.remote;
-    walk.prod ||= /^(kubectl|oc|ansible|ansible-playbook|helm)$/.test(name) && inv.argv.some((a, k) => /prod/i.test(a) && (/^(-n|--namespace|--context|-i|--inventory|-l|--limit)$/.test(inv.argv[k - 1] ?? '') || /^--(namespace|context|inventory|limit)=/.test(a) || (name === 'ansible' && k === 1)));
+    walk.prod ||= /^(kubectl|oc|ansible|ansible-playbook|helm|heroku|fly|flyctl)$/.test(name) && inv.argv.some((a, k) => /prod/i.test(a) && (/^(-n|--namespace|--context|-i|--inventory|-l|--limit|-a|--app)$/.test(inv.argv[k - 1] ?? '') || /^--(namespace|context|inventory|limit|app)=/.test(a) || (name === 'ansible' && k === 1)));
     // Fleet runners (ansible -m shell -a CMD, salt '*' cmd.run CMD, pssh/pdsh/clush CMD): CMD runs on other hosts.
     walk.remote ||= /^(ansible|salt|salt-ssh|pssh|parallel-ssh|pdsh|clush)$/.test(name);
     const adhoc = name === 'ansible' && inv.argv.some((a, k) => /^(-m|--module-name)$/.test(inv.argv[k - 1] ?? '') && /^(ansible\.builtin\.)?(shell|command|raw)$/.test(a)) ? inv.argv.find((_, k) => /^(-a|--args)$/.test(inv.argv[k - 1] ?? '')) : /^salt(-ssh)?$/.test(name) ? inv.argv.find((_, k) => /^cmd\.(run|shell|exec_code_all|run_all)$/.test(inv.argv[k - 1] ?? '')) : undefined;
@@ -1889,6 +1893,11 @@ function findExec(walk: Walk, inv: Invocation, depth: number): void {
       if (sub.words.length === 0) continue;
       // find enumerates the whole tree: rm on what an unfiltered find lists deletes the tree, -r or not.
       const tool = base(sub.words[0].text);
+      const spread = nameFiltered && /^(rm|unlink|shred|srm)$/.test(tool) ? spreadDelete(walk, target(inv, root).abs, namePattern, inv.argv) : null;
+      if (spread) {
+        block(walk, 'dangerous', `find -exec ${tool} deletes ${spread}`, 'delete inside one project, or name the exact files');
+        continue;
+      }
       // perl -e 'unlink @ARGV' {} +, python3 -c '…os.remove(p) for p in sys.argv[1:]' {} +: code deleting its arguments is rm of them.
       const lang = langOf(tool);
       const code = lang ? inlineCode(lang, sub.words.map((w) => w.text)).code : null;
@@ -2041,7 +2050,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   else checkSecretReachesNetwork(walk, inv);
   checkOutputSubstitutions(walk, inv);
   checkServices(walk, inv);
-  for (const f of serviceFindings(inv.argv, inv.assigned ?? [])) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
+  for (const f of serviceFindings(withStdinSql(inv), inv.assigned ?? [])) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
   checkServesSecrets(walk, inv);
   // Files encrypted with a key drawn at random and kept nowhere ($RANDOM, openssl rand, /dev/urandom), the originals
   // deleted on the same line: ransom-style, the data can never be read again.
@@ -2692,6 +2701,9 @@ function checkCloudDestroy(walk: Walk, inv: Invocation): void {
   }
 }
 
+/** Runtimes whose every process a kill by name takes down: interpreters, shells, the editor. */
+const RUNTIMES = /^(node|nodejs|python[\d.]*|java|ruby|perl|php|deno|bun|dotnet|bash|zsh|sh|code|Code|electron)$/;
+
 /** pkill/killall -u USER with no pattern, kill of every pid ps lists: every process of a user or of the machine. */
 function checkKillAll(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
@@ -2714,6 +2726,21 @@ function checkKillAll(walk: Walk, inv: Invocation): void {
       }
     }
   }
+  // pkill -9 node, killall python3, kill $(pgrep -f node), ps aux | grep -i node | … | xargs kill: every program of a
+  // runtime, the agent's own (Claude Code runs on node), the editor's servers and every other user's job under sudo.
+  const pattern = (a: string[]) => a.slice(1).filter((x, k, all) => !x.startsWith('-') && !/^-[uUgGPtsnO]$|^--(user|signal|group|parent)$/.test(all[k - 1] ?? ''));
+  const listers = [...inv.words.flatMap((w) => w.subs).map((sub) => sub.trim().split(/\s+/)), ...(inv.viaXargs ? inv.upstream.map((u) => u.argv) : [])];
+  const runtime = (name === 'pkill' || name === 'killall' ? [pattern(inv.argv)] : name === 'kill' ? listers.filter((a) => /^(pgrep|pidof|grep|egrep|rg)$/.test(a[0] ?? '')).map(pattern) : []).flat().map((x) => x.replace(/^(['"])(.*)\1$/, '$2')).find((x) => RUNTIMES.test(x));
+  const sigkill = inv.argv.some((a, k) => /^-(9|KILL|SIGKILL)$/i.test(a) || (/^(-s|--signal)$/.test(inv.argv[k - 1] ?? '') && /^(9|KILL|SIGKILL)$/i.test(a)));
+  if (runtime && (sigkill || inv.elevated)) block(walk, 'dangerous', `${name} ${sigkill ? '-9 ' : ''}of every ${runtime} process: the agent's own (Claude Code runs on node), the editor's servers${inv.elevated ? ' and every other user\'s' : ''}`, 'kill the one process meant, by its PID or its port (kill $(lsof -ti :3000))');
+  // sudo pkill -u bob, sudo kill $(nvidia-smi --query-compute-apps=pid …), sudo fuser -k /dev/nvidia*, sudo scancel -u alice: other users' work.
+  const other = (u: string) => !/^(\$\{?USER\}?|\$\(id -u(n)?\)|\$\(whoami\)|root|0)$/.test(u);
+  const users = inv.argv.flatMap((a, k) => (/^(-u|--user|-U)$/.test(inv.argv[k - 1] ?? '') ? [a] : /^--user=/.test(a) ? [a.slice(7)] : []));
+  const everyUser = listers.some((a) => /^(nvidia-smi|squeue|lsof|fuser)$/.test(a[0] ?? '') && !a.some((x) => /^-[a-zA-Z]*[iu]|^--user|^:\d|tcp|udp/.test(x)));
+  if (inv.elevated && (/^(pkill|killall|scancel|skill|slay)$/.test(name) && users.some(other) || (name === 'kill' || name === 'scancel') && everyUser)) block(walk, 'dangerous', `${name} as root of other users' processes or jobs`, 'let the owner or the admin stop them');
+  if (name === 'fuser' && inv.argv.some((a) => /^-[a-zA-Z]*k/.test(a)) && inv.argv.some((a) => /^\/dev\//.test(a))) block(walk, 'dangerous', `fuser -k kills every process using ${inv.argv.find((a) => a.startsWith('/dev/'))}, other users' included`, 'kill the one process meant, by its PID');
+  // lsof -t | xargs kill, pgrep -u "$(id -u)" | xargs kill: every process with a file open, every process of the user.
+  if (name === 'kill' && inv.viaXargs && inv.upstream.length > 0 && ((inv.upstream[0].argv[0] === 'lsof' && inv.upstream[0].argv.slice(1).every((a) => /^-[a-zA-Z]*t[a-zA-Z]*$/.test(a))) || (inv.upstream[0].argv[0] === 'pgrep' && pattern(inv.upstream[0].argv).length === 0))) block(walk, 'dangerous', `kill of every process \`${inv.upstream[0].argv.join(' ')}\` lists: the user's whole session`, 'kill the one process meant, by its PID');
   const psAll = /^\s*ps\s+(-[a-zA-Z]*[eA][a-zA-Z]*|a?u?x|-ax|aux|-[uU]\s+\S+|x)\b[^|]*$/;
   if (name === 'kill' && (inv.words.some((w) => w.subs.some((sub) => psAll.test(sub) || (/^\s*ps\b/.test(sub) && /\|\s*awk\s+['"]\{\s*print\s+\$[12]\s*\}['"]\s*$/.test(sub) && psAll.test(sub.split('|')[0])))) || (inv.viaXargs && inv.upstream.some((u) => u.argv[0] === 'ps' && psAll.test(u.argv.join(' '))) && !inv.upstream.some((u) => /^(grep|pgrep|rg)$/.test(u.argv[0]) || (/awk$/.test(u.argv[0]) && u.argv.some((a) => /\/[^/]+\/|\$\d+\s*[=~!]/.test(a))))))) {
     block(walk, 'dangerous', 'kill of every process ps lists: the whole machine stops');
@@ -2914,6 +2941,27 @@ function substitutionItems(walk: Walk, inv: Invocation, sub: string): { items: T
   return xargsItems(walk, { ...inv, viaXargs: true, xargsFile: undefined, redirects: [], upstream: [feeder] });
 }
 
+/** A directory that holds nothing of the user's: under /tmp (not the home or project), or where the line unpacked a download or cloned. */
+function throwawayDir(walk: Walk, abs: string): boolean {
+  return (/^\/(tmp|var\/tmp)\//.test(abs) && !isUnder(abs, walk.env.home) && !isUnder(abs, walk.env.project)) || walk.unpacked.some((d) => isUnder(abs, d) && !isUnder(walk.env.project, d));
+}
+
+/** Names whose files are litter or regenerated anywhere: caches, compiled and temporary files, editor and OS droppings, build output, logs. */
+const JUNK_NAME = /^(node_modules|__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache|\.tox|\.nox|\.next|\.nuxt|\.turbo|\.parcel-cache|\.cache|\.gradle|\.ipynb_checkpoints|\.DS_Store|\._\*|Thumbs\.db|desktop\.ini|coverage|dist|build|target|out|\.terraform|\.?venv|core(\.\*)?|\*~|\.#\*|#\*#|\*\.(pyc|pyo|class|o|obj|so|dylib|tmp|temp|bak|orig|rej|swp|swo|log|crdownload|part|dmg|map|tsbuildinfo|tar\.gz|tgz|deb|rpm|AppImage|pkg|msi|exe|iso|whl))$/;
+
+/**
+ * find ~ -name '*.sql' -delete, find ~ -name package-lock.json -exec rm {} +: files of one kind deleted across
+ * the whole home (in every project, every download) or across / (the system's own copies too). Only litter
+ * (JUNK_NAME) is everyday there. Returns what goes.
+ */
+function spreadDelete(walk: Walk, abs: string | null, name: string | null, argv: string[]): string | null {
+  // -maxdepth 1: only the files right there, not every project's.
+  if (abs === null || name === null || argv.some((a, k) => argv[k - 1] === '-maxdepth' && /^[01]$/.test(a))) return null;
+  if (abs === '/') return `every file named ${name} on the machine, the system's own among them`;
+  if (/^\/(tmp|var\/tmp)$/.test(abs)) return null;
+  return (broadRoot(walk, abs) || (isPreciousHomeDir(abs, walk.env) && !base(abs).startsWith('.'))) && !JUNK_NAME.test(name) ? `every ${name} across ${abs}: the user's files in every project there` : null;
+}
+
 /** The root of a listing is / , the home directory or one of their ancestors: only filters on names narrow a listing there. */
 function broadRoot(walk: Walk, abs: string | null, finder?: Invocation): boolean {
   if (abs === null) return false;
@@ -2931,7 +2979,7 @@ function broadRoot(walk: Walk, abs: string | null, finder?: Invocation): boolean
  * /opt/go1.22, /opt/jdk-17) is replaced by the next one. Releases, logs and caches deeper inside
  * (/srv/app/releases/2023-*) are everyday cleanup and stay warnings.
  */
-const DATA_DIR = /^\/(srv|mnt|data)\/[^/]+$|^\/opt\/(?![^/]*(\d\.\d|[-_.]v?\d))[^/]+$|^\/var\/lib\/(docker|containerd|mysql|mariadb|postgresql|pgsql|redis|mongodb|elasticsearch|opensearch|etcd|rancher|kubelet|influxdb|clickhouse|cassandra|rabbitmq|minio|grafana|prometheus|jenkins|gitlab|libvirt|lxd|vault|consul)(\/[^/]+){0,2}$/;
+const DATA_DIR = /^\/(srv|scratch|datasets|shared|nfs|lustre|gpfs|storage|models)\/[^/]+$|^\/(mnt|media|data)\/[^/]+(\/[^/]+)?$|\/var\/(lib\/)?(postgres(ql)?(@[\d.]+)?|mysql|mariadb|mongodb|redis)(\/[^/]+)?$|\/Application Support\/Postgres(\/[^/]+)?$|\/\.local\/share\/(containers|docker)(\/storage(\/volumes)?)?$|^\/opt\/(?![^/]*(\d\.\d|[-_.]v?\d))[^/]+$|^\/var\/lib\/(docker|containerd|mysql|mariadb|postgresql|pgsql|redis|mongodb|elasticsearch|opensearch|etcd|rancher|kubelet|influxdb|clickhouse|cassandra|rabbitmq|minio|grafana|prometheus|jenkins|gitlab|libvirt|lxd|vault|consul)(\/[^/]+){0,2}$/;
 
 /**
  * `cd /home/dev/projects/shop && rm -rf src package.json`, `cd /home/dev/projects/api/.. && rm -rf api`: a line
@@ -3050,7 +3098,8 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
     block(walk, 'dangerous', `${verb} -r of ${shared}, which no backup of the project covers`, 'delete inside your own area of the mount (/scratch/$USER/...), by name');
     return;
   }
-  if ((recursive || t.wholeDir) && DATA_DIR.test(t.abs)) {
+  // Anything else right under / (/scratch, /datasets, /workspace) is shared storage or a mount.
+  if ((recursive || t.wholeDir) && (DATA_DIR.test(t.abs) || /^\/[^/]+$/.test(t.abs))) {
     block(walk, 'dangerous', `${verb} -r of ${t.abs}${inv.remote ? ' on another host' : ''}: ${t.abs.startsWith('/opt/') ? 'an installed application' : "a service's data or a mounted disk"}, which no backup of the project covers`, 'name the release, log or cache directory inside it to remove');
     return;
   }
@@ -3082,15 +3131,17 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
   const ifEmpty = target(inv, { ...t.word, text: fixed, dynamic: false });
   if (ifEmpty.abs === null) return false;
   const c = classifyDelete(ifEmpty.abs, walk.env);
-  if (c && c !== 'system') {
-    block(walk, 'dangerous', `${verb} -r "${raw}": if ${names.join(', ')} is empty or unset this is a ${describeDelete(c, ifEmpty.abs)}`, `check it first: [ -n "${names[0] ?? '$DIR'}" ] && rm -rf -- "${raw}"`);
-    return true;
-  }
-  // ~/experiments/$EXP, /scratch/$RUN_ID: empty, it is a data directory of the home or a shared mount's area ($USER is never empty).
-  const ownKept = target(inv, { ...t.word, text: raw.replace(UNKNOWN_PART, (x) => (/^\$\{?(USER|LOGNAME)\}?$/.test(x) ? x : '')), dynamic: false }).abs;
-  const lost = ownKept !== null && names.some((n) => !/^\$\{?(USER|LOGNAME)\}?$/.test(n)) ? (isPreciousHomeDir(ownKept, walk.env) ? ownKept : sharedMountLoss(ownKept, walk.env)) : null;
+  // rm -rf /mnt/datasets/"$DATASET", ~/experiments/$EXP, /scratch/$RUN_ID: empty, the whole data directory (or a
+  // shared mount's area) goes. $USER and $LOGNAME are never empty in a login shell: /scratch/$USER/x is the user's own.
+  const own = /^\$\{?(USER|LOGNAME)\}?$/;
+  const kept = names.some((n) => !own.test(n)) ? target(inv, { ...t.word, text: raw.replace(UNKNOWN_PART, (x) => (own.test(x) ? x : '')), dynamic: false }).abs : null;
+  const lost = kept === null || c ? null : DATA_DIR.test(kept) || isPreciousHomeDir(kept, walk.env) || (raw.startsWith('/') && /^\/[^/]+$/.test(kept)) ? `all of ${kept}` : sharedMountLoss(kept, walk.env);
   if (lost) {
     block(walk, 'dangerous', `${verb} -r "${raw}": if ${names.join(', ')} is empty or unset this deletes ${lost}`, `check it first: [ -n "${names[0] ?? '$DIR'}" ] && rm -rf -- "${raw}"`);
+    return true;
+  }
+  if (c && c !== 'system') {
+    block(walk, 'dangerous', `${verb} -r "${raw}": if ${names.join(', ')} is empty or unset this is a ${describeDelete(c, ifEmpty.abs)}`, `check it first: [ -n "${names[0] ?? '$DIR'}" ] && rm -rf -- "${raw}"`);
     return true;
   }
   return false;
@@ -3135,6 +3186,8 @@ function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, source
   // A public key (ssh-keygen -y > id_ed25519.pub) holds nothing secret and is made again from the key.
   else if (/\.pub$/.test(t.abs) && isUnder(t.abs, `${walk.env.home}/.ssh`)) return;
   // ~/.kube/config-ci, ~/.aws/ci-profile: a new file beside the tools' own (config, credentials, keys) overwrites nothing of the user's.
+  // echo 'localhost:5432:*:app:pw' >> ~/.pgpass: one more host's line in a password file; the others stay.
+  else if (/\/\.(pgpass|netrc)$/.test(t.abs) && (verb === 'redirection (>>)' || (verb === 'tee' && inv.argv.some((a) => /^-[a-zA-Z]*a|^--append$/.test(a))))) warn(walk, 'system', `${verb} adds a line to the password file ${t.abs}`);
   else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir' && !(/\/\.(kube|aws)\/[^/]+$/.test(t.abs) && !/\/(config|credentials|sso|cli)$/.test(t.abs) && isUnder(t.abs, walk.env.home))) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
 }
 
@@ -3434,6 +3487,13 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
     const t = target(inv, f);
     if (t.abs === null) continue;
     const c = classifyDelete(t.abs, walk.env);
+    // chown -R postgres:postgres /var/lib/postgresql/16/main: a service's data directory given back to the service's own user.
+    const service = name === 'chown' ? /^\/var\/lib\/([a-z]+)/.exec(t.abs)?.[1] : undefined;
+    const owner = /^[a-z][a-z0-9_-]*/.exec(mode)?.[0] ?? '';
+    if (service && owner.length >= 4 && service.startsWith(owner)) {
+      warn(walk, 'system', `chown -R gives ${t.abs} back to the service user ${mode}`);
+      continue;
+    }
     if (c === 'root' || c === 'home' || c === 'ancestor' || c === 'top-level' || (c === 'system' && recursive)) {
       // chmod 000 ~ locks the user out of their home; chmod 777 ~ opens it (and ssh then refuses its keys).
       const lockout = name === 'chmod' && (/^0?0[0-7]{2}$/.test(mode) || /^0?[0-7]{2}7$/.test(mode) || /^(a|ugo)?[=-]/.test(mode) && /^(a|ugo)?(=|-rwx)$/.test(mode));
@@ -3546,6 +3606,11 @@ function checkFind(walk: Walk, inv: Invocation): void {
     const worked = anyFilter ? null : workDirDelete(walk, inv, t.abs);
     if (worked) {
       block(walk, 'dangerous', `find -delete with no filter empties ${worked}`, 'name the exact build or cache directory to remove');
+      continue;
+    }
+    const spread = nameFiltered ? spreadDelete(walk, t.abs, namePattern, inv.argv) : null;
+    if (spread) {
+      block(walk, 'dangerous', `find -delete deletes ${spread}`, 'delete inside one project, or name the exact files');
       continue;
     }
     // find . -name '*.ts' -delete at the project's root: every source file of that language.
@@ -3677,6 +3742,9 @@ function checkGit(walk: Walk, inv: Invocation): void {
         }
         ops.push(a);
       }
+      // A bare repository in a temporary directory (git init --bare "$(mktemp -d)/r.git"; git push -f "$work/r.git" main) is a test fixture, nobody's history.
+      const scratch = ops[0] !== undefined && inv.cwd !== null && /^(\/|\.\.?\/|file:\/\/)/.test(ops[0]) && throwawayDir(walk, resolveFrom(inv.cwd, ops[0].replace(/^file:\/\//, '')));
+      if (scratch) break;
       const refspecs = ops.slice(1);
       const deleting = has('--delete', '-d');
       let plusForce = false;
@@ -3750,7 +3818,7 @@ function checkGit(walk: Walk, inv: Invocation): void {
       const c = gitCleanFlags(rest, inv, walk);
       const conf = [...argv.slice(1, i).filter((a, k, all) => all[k - 1] === '-c'), ...walk.gitConfig];
       if (!c.force && conf.some((a) => /^clean\.requireforce[= ](false|0|no|off)$/i.test(a))) c.force = true;
-      if (!c.force || c.dry) break;
+      if (!c.force || c.dry || (inv.cwd !== null && throwawayDir(walk, inv.cwd))) break;
       // -x with no -e, no pathspec, not interactive, on the work tree: every untracked and ignored file (.env, local data, new source) goes for good.
       if (c.x && !c.exclude && !c.paths && !c.interactive && !inv.submodule) {
         block(walk, 'dangerous', `git clean ${rest.join(' ')} deletes every untracked and ignored file of the work tree for good (.env, local data, source not yet added)`, 'run git clean -n first, or keep files with -e .env, or name the paths: git clean -fdx -- build/');
@@ -3886,10 +3954,45 @@ function gitAlias(walk: Walk, globals: string[], sub: string | undefined): strin
 }
 
 /** Deleting what lives outside this machine: a cloud account's resources, a database, a repository on GitHub. */
+/** The language and code an app's console runs: rails runner (Rails.root is the project), manage.py shell, mongosh --eval. */
+function hostedCode(inv: Invocation): [string, string] | null {
+  const a = inv.argv[0] === 'bundle' && inv.argv[1] === 'exec' ? inv.argv.slice(2) : inv.argv;
+  if (a[0] === 'rails' && a[1] === 'runner' && a[2] && !a[2].startsWith('-') && !/\.rb$/.test(a[2])) return ['ruby', a[2].replace(/\bRails\.root\b/g, 'Dir.pwd')];
+  if (/^python[\d.]*$/.test(a[0] ?? '') && /(^|\/)manage\.py$/.test(a[1] ?? '') && a[2] === 'shell') {
+    const c = a.findIndex((x) => x === '-c' || x === '--command');
+    const code = c > 0 ? a[c + 1] : stdinText(inv);
+    return code ? ['python3', code] : null;
+  }
+  const e = a.indexOf('--eval');
+  if (/^(mongosh|mongo)$/.test(a[0] ?? '') && e > 0 && a[e + 1] && /\brequire\s*\(/.test(a[e + 1])) return ['node', a[e + 1]];
+  return null;
+}
+
+/** A database client's argv with the statements it reads on stdin (a here-document, echo 'DROP …' |) appended as one word. */
+function withStdinSql(inv: Invocation): string[] {
+  const fed = /^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach|redis-cli|mongo|mongosh|clickhouse-client|usql|pgcli|mycli)$/.test(inv.argv[0] ?? '') ? stdinText(inv) : null;
+  return fed ? [...inv.argv, fed] : inv.argv;
+}
+
+/** Dumps of a database's rows (not its schema alone). */
+const DUMPS = (a: string[]) => /^(pg_dump|pg_dumpall|mysqldump|mariadb-dump|mongodump|mongoexport)$/.test(a[0] ?? '') && !a.some((x) => /^(-s|--schema-only|--no-data|-d|--globals-only|-g|--roles-only)$/.test(x) && !(a[0] === 'pg_dump' && x === '-d'));
+
 function checkServices(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
+  // npx sequelize-cli db:drop, bunx prisma …: the package's own command.
+  if (/^(npx|bunx|pnpx)$/.test(name) && args[0] && !args[0].startsWith('-')) return checkServices(walk, { ...inv, argv: [args[0].replace(/-cli$/, ''), ...args.slice(1)], words: inv.words.slice(1) });
   const say = (what: string, instead?: string) => block(walk, 'dangerous', `${name} ${args.slice(0, 4).join(' ')}: ${what}`, instead ?? 'let the user run it after checking what it removes');
-  const sql = args.join(' ');
+  const sql = withStdinSql(inv).slice(1).join(' ');
+  const remoteHost = args.some((a, k) => (/^(-h|--host)$/.test(args[k - 1] ?? '') && !/^(localhost|127\.0\.0\.1|::1|db|postgres|mysql|redis)$/.test(a)) || (/^(-u|--url|--uri)$/.test(args[k - 1] ?? '') && /^[$]|:\/\/(?!([^@/]*@)?(localhost|127\.0\.0\.1|\[::1\]|redis|db)[:/]|([^@/]*@)?(localhost|127\.0\.0\.1|redis|db)$)/.test(a))) || args.some((a) => /^--host=(?!localhost|127\.)/.test(a));
+  // pg_dump -h prod … | curl -T -, mysqldump … | gzip | nc HOST: a database's rows sent to the network.
+  if (/^(curl|wget|nc|ncat|netcat|socat|telnet|http|https|xh)$/.test(name) && inv.upstream.some((u) => DUMPS(u.argv))) say(`sends a database dump (${inv.upstream.find((u) => DUMPS(u.argv))!.argv[0]}): the rows of its tables leave the machine`, 'keep dumps on the machine or in the team\'s backup store');
+  // psql -c "\copy users to program 'curl -T - URL'": the table's rows given to a program that sends them.
+  const program = /\bto\s+program\s+'([^']+)'/i.exec(sql)?.[1];
+  if (program && /^\s*(curl|wget|nc|ncat|netcat|socat|ssh|scp|aws|gsutil)\b/.test(program)) say(`sends a table's rows to \`${program.slice(0, 50)}\``);
+  // redis-cli -h HOST -x SET k < ~/.pgpass, LOAD DATA LOCAL INFILE '~/.my.cnf', \copy t from '~/.pgpass': a local secret loaded into another host's database.
+  const loaded = [...inv.redirects.filter((r) => r.op === '<' && !r.target.dynamic).map((r) => r.target.text), ...[...sql.matchAll(/(?:\blocal\s+infile|\\copy\s+[\w.]+\s+from)\s+'([^']+)'/gi)].map((m) => m[1].replace(/^\$\{?HOME\}?(?=\/)/, walk.env.home))];
+  const secretLoaded = remoteHost && inv.cwd !== null ? loaded.map((f) => resolveFrom(inv.cwd!, f.replace(/^~(?=\/)/, walk.env.home))).find((f) => isSecret(walk, f)) : undefined;
+  if (secretLoaded) say(`loads the secret ${secretLoaded} into a database on another host: secrets must not leave this machine`);
   // kubectl get ns -o name | xargs kubectl delete, helm ls -q | xargs helm uninstall, docker volume ls -q | xargs docker volume rm:
   // everything a listing of the same tool prints, deleted. A grep keeping some names narrows it; grep -v, dropping a few, does not.
   if (inv.viaXargs && /^(kubectl|oc|helm|docker|podman)$/.test(name) && args.some((a) => /^(delete|uninstall|del|un|rm)$/.test(a)) && (name === 'kubectl' || name === 'oc' || name === 'helm' || args[0] === 'volume')) {
@@ -3974,7 +4077,7 @@ function checkServices(walk: Walk, inv: Invocation): void {
     case 'knex': {
       // db:drop/reset/schema:load, migrate:fresh/reset, prisma migrate reset, db:wipe: with production named or the check off.
       const task = args.find((a) => /^(db:(drop|reset|schema:load|truncate_all|purge|wipe|seed:undo:all)(:\w+)?|migrate:(fresh|reset|refresh|rollback)|reset)$/.test(a));
-      const prod = (inv.assigned ?? []).concat(args).some((a) => /^(RAILS_ENV|RACK_ENV|NODE_ENV|APP_ENV|ENVIRONMENT)=prod(uction)?$|^DISABLE_DATABASE_ENVIRONMENT_CHECK=1$|^--env(=|\s)prod/i.test(a)) || (name === 'artisan' && args.includes('--force')) || (inv.assigned ?? []).some((a) => /^DATABASE_URL=.*prod/i.test(a));
+      const prod = (inv.assigned ?? []).concat(args).some((a) => /^(RAILS_ENV|RACK_ENV|NODE_ENV|APP_ENV|ENVIRONMENT)=prod(uction)?$|^DISABLE_DATABASE_ENVIRONMENT_CHECK=1$|^--env(=|\s)prod/i.test(a)) || args.some((a, k) => args[k - 1] === '--env' && /^prod/i.test(a)) || (name === 'artisan' && args.includes('--force')) || (inv.assigned ?? []).some((a) => /^DATABASE_URL=.*prod/i.test(a));
       if (task && prod) say(`wipes the production database (${task})`);
       break;
     }
@@ -3987,23 +4090,31 @@ function checkServices(walk: Walk, inv: Invocation): void {
       if (/\bdrop\s+(database|schema)\b/i.test(sql) && !/\bdrop\s+database\s+(if\s+exists\s+)?["'`]?\w*(test|dev|ci|tmp|scratch)\w*["'`]?\s*(;|$)/i.test(sql) && !(args.some((a) => /^(postgres(ql)?|mysql):\/\/[^@/]*@?(localhost|127\.0\.0\.1|\[::1\])(:\d+)?\/\w*(test|dev|ci|tmp|scratch)\w*$/i.test(a)) || args.some((a, k) => /^(-d|--dbname|-D|--database)$/.test(args[k - 1] ?? '') && /(^|_|-)(test|tests|dev|ci|tmp|scratch)($|_|-|\d)/i.test(a) && !args.some((h, j) => /^(-h|--host)$/.test(args[j - 1] ?? '') && !/^(localhost|127\.0\.0\.1)$/.test(h))))) say('drops a whole database');
       break;
     case 'redis-cli':
-      if (args.some((a) => /^flushall$/i.test(a))) say('deletes every key of every Redis database');
+      if (/(^|\s)flushall(\s|$)/i.test(sql)) say('deletes every key of every Redis database');
       break;
     case 'mongo':
     case 'mongosh':
-      if (/dropDatabase\(|getCollectionNames\(\)[\s\S]*\.drop\(\)/.test(sql)) say('drops a whole database');
+      // A throwaway database (app_test, dev) on this machine is reset every day, as with dropdb.
+      if (/dropDatabase\(|getCollectionNames\(\)[\s\S]*\.drop\(\)/.test(sql) && (remoteHost || !/getSiblingDB\(\s*['"]\w*(test|dev|ci|tmp|scratch)\w*['"]\s*\)\.dropDatabase/.test(sql))) say('drops a whole database');
       break;
     case 'etcdctl':
       if (args[0] === 'del' && args.includes('--prefix') && args.some((a) => a === '' || a === '/' || a === '""')) say('deletes every key of the cluster store');
       break;
   }
   // redis-cli --scan | xargs redis-cli del: every key the scan lists (no --pattern narrows it).
-  if (name === 'redis-cli' && inv.viaXargs && /^(del|unlink)$/i.test(operands(inv.words, new Set(['-h', '-p', '-a', '-n', '-u', '--user', '--pass', '-s'])).find((w) => !/^\d+$/.test(w.text))?.text ?? '') && inv.upstream.some((u) => u.argv[0] === 'redis-cli' && u.argv.includes('--scan') && !u.argv.some((a) => a === '--pattern' || a === '--match'))) say('deletes every key of the Redis database');
+  if (name === 'redis-cli' && inv.viaXargs && /^(del|unlink)$/i.test(operands(inv.words, new Set(['-h', '-p', '-a', '-n', '-u', '--user', '--pass', '-s'])).find((w) => !/^\d+$/.test(w.text))?.text ?? '') && inv.upstream.some((u) => u.argv[0] === 'redis-cli' && u.argv.includes('--scan') && !u.argv.some((a, k) => (a === '--pattern' || a === '--match') && !/^\*?$/.test(u.argv[k + 1] ?? '')))) say('deletes every key of the Redis database');
   // Destructive statements and resets against a production database (a host or name saying prod, --linked, production settings).
-  const prodTarget = [...args, ...(inv.assigned ?? [])].some((a) => /prod/i.test(a)) || args.includes('--linked');
+  const prodTarget = [...args, ...(inv.assigned ?? [])].some((a) => /prod/i.test(a)) || args.includes('--linked') || inv.prod;
+  // pg_restore --clean -h prod, mysql -h prod DB < dump.sql, pg_dump dev | pg_restore -h prod: the production tables replaced by a dump.
+  const restores = (name === 'pg_restore' && args.some((a) => /^(-c|--clean)$/.test(a))) || (/^(psql|mysql|mariadb)$/.test(name) && (inv.redirects.some((r) => r.op === '<' && /\.(sql|dump)(\.gz)?$/.test(r.target.text)) || inv.upstream.some((u) => DUMPS(u.argv) || (/^(cat|zcat|gunzip)$/.test(u.argv[0]) && u.argv.some((a) => /\.(sql|dump)(\.gz)?$/.test(a))))));
+  const targetProd = inv.prod || args.some((a, k) => /^(-h|--host|-d|--dbname|-D|--database)$/.test(args[k - 1] ?? '') && /prod/i.test(a)) || (/^(mysql|mariadb)$/.test(name) && operands(inv.words, new Set(['-h', '-u', '-p', '-P', '-D', '--host', '--user', '--port'])).some((w) => /prod/i.test(w.text)));
+  if (restores && targetProd) say('loads a dump into the production database: its tables are replaced');
+  // UPDATE t SET … with no WHERE on production: every row rewritten.
+  if (/^(psql|mysql|mariadb|sqlcmd|cockroach)$/.test(name) && prodTarget && /\bupdate\s+[\w."`]+\s+set\b(?![\s\S]*\bwhere\b)/i.test(sql)) say('rewrites every row of a production table (UPDATE with no WHERE)');
   const wipes = (/^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach)$/.test(name) && /\b(truncate\s+(table\s+)?(only\s+)?[\w."`]|drop\s+table|delete\s+from\s+\w+\s*(;|"|'|$))/i.test(sql)) ||
-    (/^(prisma|npx)$/.test(name) && /\bmigrate\s+reset\b|\bdb\s+push\b.*--accept-data-loss/.test(sql)) ||
+    (/^(prisma|npx)$/.test(name) && /\bmigrate\s+reset\b|\bdb\s+push\b.*--(accept-data-loss|force-reset)/.test(sql)) ||
     (/^(python[\d.]*|django-admin)$/.test(name) && /\b(flush|reset_db|sqlflush)\b/.test(sql)) ||
+    (name === 'alembic' && /\bdowngrade\s+base\b/.test(sql)) ||
     (/^(knex|npx)$/.test(name) && /migrate:rollback\b.*--all|migrate:(reset|fresh)/.test(sql)) ||
     (name === 'supabase' && /\bdb\s+reset\b/.test(sql)) ||
     (/^(kubectl|oc)$/.test(name) && args[0] === 'delete' && /^(pvc|pv|persistentvolumeclaims?|namespace|ns)$/.test(args[1] ?? '')) ||
@@ -4114,10 +4225,15 @@ function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null 
       }
     }
   }
+  // find ~/src -name '.env*' -exec cat {} +: every secret file the filter names, printed.
+  if (name === 'find' && inv.argv.some((a, k) => /^-(exec|execdir)$/.test(inv.argv[k - 1] ?? '') && READERS.has(base(a)))) {
+    const pat = findRoots(inv).namePattern;
+    if (pat && isSecretName(pat)) return `every ${pat} file the find lists`;
+  }
   // journalctl -u vault | grep -i 'root token' | curl -d @-: a filter that picks out the lines naming a secret prints secrets.
   const picked = secretFilter(name, args);
   if (picked) return picked;
-  if ((name === 'env' || name === 'printenv' || name === 'set' || name === 'compgen') && args.filter((a) => !a.startsWith('-')).every((a) => SECRET_VAR.test(a))) return 'the environment (tokens and keys)';
+  if ((name === 'env' || name === 'printenv' || name === 'set' || name === 'compgen') && args.filter((a) => !a.startsWith('-')).every((a) => SECRET_VAR.test(a) || KNOWN_SECRET_VAR.test(a))) return 'the environment (tokens and keys)';
   if ((name === 'export' || name === 'declare' || name === 'typeset') && args.some((a) => a === '-p' || a === '-x')) return 'the environment (tokens and keys)';
   if (name === 'security' && /^(find-(generic|internet)-password|dump-keychain|export)$/.test(args[0] ?? '')) return 'the keychain';
   if (name === 'gpg' && args.some((a) => /^--export-secret/.test(a))) return 'the GPG secret keys';

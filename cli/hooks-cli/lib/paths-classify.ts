@@ -116,7 +116,7 @@ const HOME_SECRETS = [
   // Deploy and cloud tools' logins, wallets, messengers' stores.
   '.vercel', '.config/vercel', '.netlify', '.config/netlify', '.fly', '.config/doctl', '.config/heroku', '.wrangler', '.config/.wrangler', '.railway', '.supabase',
   '.config/configstore', '.config/sops', '.config/age', '.age', '.ethereum', '.bitcoin', '.electrum', '.config/Slack', '.config/discord', '.config/Signal', '.config/BraveSoftware',
-  '.pki', '.keychain', '.claude/.credentials.json', '.config/anthropic', '.config/openai', '.databrickscfg', '.snowflake', '.my.cnf', '.dbt/profiles.yml', '.kaggle', '.huggingface', '.cache/huggingface/token',
+  '.pki', '.keychain', '.claude/.credentials.json', '.config/anthropic', '.config/openai', '.databrickscfg', '.snowflake', '.my.cnf', '.mylogin.cnf', '.dbt/profiles.yml', '.kaggle', '.huggingface', '.cache/huggingface/token',
   '.config/hcloud', '.oci', '.bluemix', '.config/linode-cli', '.ngrok2', '.config/ngrok', '.tailscale', '.sentryclirc', '.terraformrc', '.circleci/cli.yml',
   '.config/glab-cli', '.config/stripe', '.pulumi/credentials.json', '.cloudflared', '.wakatime.cfg', '.config/jira', '.jira.d', '.arduino15/arduino-cli.yaml', '.config/cachix',
   // Package registries' logins.
@@ -190,8 +190,8 @@ export function isPreciousHomeDir(p: string, env: PathEnv): boolean {
     '.ssh', '.gnupg', '.aws', '.config', '.kube', '.docker', '.password-store', '.local', '.local/share', '.mozilla', 'Library', 'Library/Application Support', 'Library/Keychains',
     // The user's own files and other work, beside this project.
     'Documents', 'Desktop', 'Downloads', 'Pictures', 'Music', 'Videos', 'Movies', 'Public', 'Dropbox', 'OneDrive', 'src', 'code', 'projects', 'Projects', 'workspace', 'repos', 'git', 'dev', 'work',
-    // A data scientist's datasets, trained weights and runs, and the conda installs holding every environment (data-rules.ts).
-    'data', 'datasets', 'checkpoints', 'experiments', 'models', 'notebooks', 'miniconda3', 'anaconda3', 'miniforge3', 'mambaforge', 'miniconda', 'anaconda', 'micromamba',
+    // Data and models kept in the home, conda's environments (data-rules.ts), the agent's own settings and memory.
+    'data', 'datasets', 'checkpoints', 'experiments', 'models', 'notebooks', 'miniconda3', 'anaconda3', 'miniforge3', 'mambaforge', 'miniconda', 'anaconda', 'micromamba', '.conda', '.claude',
   ].some((d) => p === `${h}/${d}`);
 }
 
