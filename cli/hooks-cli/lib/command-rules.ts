@@ -17,7 +17,7 @@ import { analyzeCode, exprText, inlineCode, langOf, printedPaths, printedText, s
 import { parseShell, printfFormat, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
-import { DATA_TOOLS, dataFileEmptied, dataToolFindings, isSharedMountRoot, mlCredentialPrinter, mlUploads, sharedMountLoss, systemInstallLoss } from './data-rules';
+import { DATA_TOOLS, codeRemoteDelete, codeTruncates, dataFileEmptied, dataToolFindings, isSharedMountRoot, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss } from './data-rules';
 import {
   classifyDelete,
   describeDelete,
@@ -939,6 +939,8 @@ function perItem(walk: Walk, inv: Invocation, script: string, hole: string | Reg
 function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: number): void {
   const name = inv.argv[0];
   recordWrittenFiles(walk, inv);
+  const nb = /^(papermill|jupyter|ipython|jupytext)$/.test(name ?? '') ? notebookRun(inv.argv) : null;
+  if (nb) runNotebook(walk, inv, nb, depth);
   if (SHELLS.has(name)) {
     const { script, readsStdin } = shellScript(inv.argv);
     // sh -c 'rm -rf "$0"' / and bash -c '… $1' _ ~: the words after the script are $0, $1...
@@ -1302,7 +1304,7 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
     .replace(/\b(\w+)(?:\s*,\s*_)?\s*:?=\s*"(~|\.|\/[^"]*)"[\s\S]*/, (all, id: string, v: string) => all.replace(new RegExp(`\\(\\s*${id}\\s*\\)`, 'g'), `("${v}")`));
   for (const m of norm.matchAll(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\s*\(\s*(?:new\s+File\()?(["'])([^"']*)\2/g)) {
     const p = m[3];
-    if (!/^(~|\/|\.)(\/.*)?$/.test(p)) continue;
+    if (!/^(~|\.)(\/.*)?$|^\//.test(p)) continue;
     const w: Word = { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true };
     const rec = /RemoveAll|rmtree|recursive|Recursively|remove_dir_all|rm_rf|deleteDirectory|deleteDir/.test(m[0] + norm.slice(m.index!, m.index! + 120));
     checkDelete(walk, inv, target(inv, w), rec, `${inv.argv[0]} code`);
@@ -1653,6 +1655,23 @@ function runScriptFile(walk: Walk, inv: Invocation, file: string | null, depth: 
   }
 }
 
+/**
+ * A notebook run headless (papermill, jupyter nbconvert --execute, ipython NB.ipynb) that the line wrote or
+ * gives on stdin: its code cells are checked as Python, IPython's `!` and `%%bash` included. jupytext reading
+ * a script on stdin records the notebook it writes.
+ */
+function runNotebook(walk: Walk, inv: Invocation, nb: { file: string; output?: string }, depth: number): void {
+  if (inv.cwd === null) return;
+  const abs = (f: string) => resolveFrom(inv.cwd!, f.replace(/^~(?=\/|$)/, walk.env.home));
+  const text = nb.file === '-' ? stdinText(inv) : walk.files.get(abs(nb.file))?.content ?? null;
+  if (nb.output !== undefined) {
+    if (text !== null) walk.files.set(abs(nb.output), { content: text, downloaded: null });
+    return;
+  }
+  if (nb.file !== '-' && walk.files.get(abs(nb.file))?.downloaded) runScriptFile(walk, inv, nb.file, depth, 'python');
+  else if (text !== null) checkCode(walk, inv, 'python', notebookSource(text), depth);
+}
+
 /** Inline interpreter code: deletes, shell commands, devices, reverse shells, secrets sent away, hidden (base64) code. */
 function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typeof langOf>>, code: string, depth: number): void {
   if (depth > MAX_DEPTH) return;
@@ -1662,6 +1681,15 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
   if (f.runsFetched) block(walk, 'dangerous', `${who} runs code it downloads: unreviewed code`, 'download it to a file, read it, then run it');
   if (f.tooLong) block(walk, 'dangerous', `${who} of ${code.length} characters is too long to check inline`, 'write it to a file, read it, then run the file');
   for (const sh of f.shell) collect(walk, sh, inv.cwd, depth + 1, true);
+  // IPython magics and notebook cells, the sh/plumbum/fabric libraries; remote stores deleted through SDKs; files emptied (data-rules.ts).
+  if (lang === 'python') for (const sh of pythonShellLines(code)) collect(walk, sh, inv.cwd, depth + 1, true);
+  const remote = codeRemoteDelete(code);
+  if (remote) block(walk, 'dangerous', `${who} deletes ${remote}: data outside this machine, for good`, 'let the user delete remote data');
+  for (const p of lang === 'python' ? codeTruncates(code) : []) {
+    const t = target(inv, { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true });
+    checkEmptied(walk, t, `${who} (open for writing, nothing written)`);
+    checkWrite(walk, inv, t, who);
+  }
   for (const d of f.decoded) {
     collect(walk, d, inv.cwd, depth + 1, true);
     checkCode(walk, inv, lang, d, depth + 1);

@@ -240,3 +240,110 @@ export function mlCredentialPrinter(argv: string[]): string | null {
   if (/^jupyter(-server|-notebook|-lab)?$/.test(name ?? '') && (a1 === 'list' || ((a1 === 'server' || a1 === 'notebook' || a1 === 'lab') && a2 === 'list'))) return 'the running Jupyter servers with their login tokens';
   return null;
 }
+
+/** The literal strings among a call's arguments, in order. */
+function literalArgs(text: string): string[] {
+  return [...text.matchAll(/(['"])((?:\\.|(?!\1).)*)\1/g)].map((m) => m[2]);
+}
+
+/** A word of a shell line: quoted when it holds anything the shell would split or expand. */
+const shWord = (v: string) => (/^[\w@%+=:,./~-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
+
+/**
+ * Shell lines that Python code runs beyond subprocess and os.system: IPython's `!cmd`, `%system`/`%sx`
+ * and `%%bash`/`%%sh`/`%%script sh` cells (the same in a notebook's cells), the sh module
+ * (`from sh import rm; rm('-rf', P)`, `sh.rm(…)`), plumbum (`rm['-rf', P]()`, `local['rm'][…]`), and
+ * fabric/invoke/paramiko running a command on a host (`Connection(h).run('…')`, `.sudo('…')`, `exec_command('…')`).
+ */
+export function pythonShellLines(code: string): string[] {
+  const out: string[] = [];
+  if (/[!%]/.test(code)) {
+    let cell: string[] | null = null;
+    for (const line of code.split('\n')) {
+      if (cell) {
+        cell.push(line);
+        continue;
+      }
+      const m = /^\s*(?:!|%(?:system|sx|sc\s+\w+\s*=)\s*)(.+)$/.exec(line);
+      if (m) out.push(m[1]);
+      if (/^\s*%%(?:bash|sh|script\s+(?:\S*\/)?(?:ba|z|da)?sh)\b/.test(line)) cell = [];
+    }
+    if (cell) out.push(cell.join('\n'));
+  }
+  const shNames = [...code.matchAll(/\bfrom\s+sh\s+import\s+([\w\s,()]+)/g)].flatMap((m) => m[1].replace(/[()]/g, '').split(',').map((x) => x.trim().split(/\s+as\s+/).pop()!));
+  for (const m of code.matchAll(/(?<![\w.])(?:sh\.)?([A-Za-z_][\w-]*)\s*\(([^()]*)\)/g)) {
+    if (shNames.includes(m[1]) || (m[0].startsWith('sh.') && /\bimport\s+sh\b/.test(code))) out.push([m[1], ...literalArgs(m[2])].map(shWord).join(' '));
+  }
+  if (/\bplumbum\b/.test(code)) {
+    const pNames = [...code.matchAll(/\bfrom\s+plumbum\.cmd\s+import\s+([\w\s,]+)/g)].flatMap((m) => m[1].split(',').map((x) => x.trim()));
+    for (const m of code.matchAll(/(?<![\w.])(?:local\s*\[\s*['"]([\w-]+)['"]\s*\]|([A-Za-z_]\w*))\s*\[([^\]]*)\]/g)) {
+      const cmd = m[1] ?? m[2];
+      if (m[1] !== undefined || pNames.includes(cmd)) out.push([cmd, ...literalArgs(m[3])].map(shWord).join(' '));
+    }
+  }
+  for (const m of code.matchAll(/(?:\)|\b(?:c|conn|connection|ctx|client|ssh|host|invoke))\s*\.\s*(run|sudo|local|exec_command)\s*\(\s*(?:f?(['"])((?:\\.|(?!\2).)*)\2)/g)) {
+    out.push(m[1] === 'sudo' ? `sudo ${m[3]}` : m[3]);
+  }
+  return out;
+}
+
+/**
+ * Code that deletes a remote store wholesale through an SDK: Hugging Face repositories, W&B runs and
+ * artifacts, S3 buckets (objects.all().delete(), delete_bucket), GCS buckets (every blob listed,
+ * then deleted), fsspec/s3fs/gcsfs rm(…, recursive=True) of a bucket or a top-level prefix, Azure
+ * containers, vector-database collections. Returns what goes, or null.
+ */
+export function codeRemoteDelete(code: string): string | null {
+  if (!/delete|\.rm\s*\(|drop_collection/i.test(code)) return null;
+  if (/\bdelete_repo\s*\(/.test(code)) return 'a Hugging Face repository (delete_repo)';
+  const deletes = /\.delete\s*\(/.test(code);
+  if (deletes && /\bwandb\b/.test(code) && /\.(runs|artifacts|artifact_versions|artifact_collections|sweep|project)\s*\(/.test(code)) return 'Weights & Biases runs or artifacts';
+  if (/\.(objects|object_versions)\s*\.\s*(all|delete)\s*\(|\bdelete_bucket\s*\(|\.Bucket\s*\([^)]*\)\s*\.\s*delete\s*\(/.test(code)) return 'an S3 bucket or every object in it';
+  if ((deletes && /\blist_blobs\s*\(/.test(code)) || /\.delete_blobs\s*\(|\.bucket\s*\([^)]*\)\s*\.\s*delete\s*\(\s*force\s*=\s*True/.test(code)) return 'a Google Cloud Storage bucket\'s objects';
+  if (/\bdelete_container\s*\(|\.delete_blobs\s*\(/.test(code)) return 'an Azure storage container';
+  if (/\b(delete_collection|drop_collection|delete_index)\s*\(/.test(code)) return 'a vector database collection or index';
+  for (const m of code.matchAll(/\.(?:rm|delete)\s*\(\s*(['"])([^'"]+)\1[^)]*recursive\s*=\s*True/g)) {
+    if (!/fsspec|s3fs|gcsfs|adlfs|FileSystem|filesystem\s*\(/.test(code)) break;
+    const segs = m[2].replace(/^[a-z0-9]+:\/\//, '').split('/').filter((s) => s !== '' && s !== '*' && s !== '**');
+    if (segs.length <= 2) return `the bucket path ${m[2]} and everything under it`;
+  }
+  return null;
+}
+
+/** Files code empties in place: open(P, 'w') closed unwritten, write_text('') / write_bytes(b''), os.truncate(P, 0). */
+export function codeTruncates(code: string): string[] {
+  const out: string[] = [];
+  const X = String.raw`(?:os\.path\.expanduser\s*\(\s*)?`;
+  for (const m of code.matchAll(/\bopen\s*\(\s*(?:os\.path\.expanduser\s*\(\s*)?(['"])([^'"]+)\1\s*\)?\s*,\s*(['"])wb?\+?\3\s*\)\s*(?:\.\s*close\s*\(|\.\s*write\s*\(\s*b?(['"])\4\s*\))/g)) out.push(m[2]);
+  for (const m of code.matchAll(/Path\s*\(\s*(['"])([^'"]+)\1\s*\)(?:\s*\.\s*expanduser\s*\(\s*\))?\s*\.\s*write_(?:text|bytes)\s*\(\s*b?(['"])\3\s*\)/g)) out.push(m[2]);
+  for (const m of code.matchAll(new RegExp(String.raw`\bos\.truncate\s*\(\s*${X}(['"])([^'"]+)\1\s*\)?\s*,\s*0\s*\)`, 'g'))) out.push(m[2]);
+  return out;
+}
+
+/** The notebook a command executes: papermill IN, jupyter nbconvert --execute / jupyter execute NB, ipython NB.ipynb; `-` for stdin. jupytext - -o OUT writes OUT from stdin. */
+export function notebookRun(argv: string[]): { file: string; output?: string } | null {
+  const [name, a1] = argv;
+  const valued = /^(--to|--output|--output-dir|-o|-p|-r|-k|--kernel|--template|--log-level|--cwd|-f|--format|--ExecutePreprocessor\.\w+)$/;
+  const operands = argv.slice(1).filter((x, k) => (x === '-' || !x.startsWith('-')) && !valued.test(argv[k] ?? ''));
+  if (name === 'papermill') return operands[0] ? { file: operands[0] } : null;
+  if (name === 'jupyter' && a1 === 'nbconvert' && argv.includes('--execute')) return operands.slice(1).find((x) => x.endsWith('.ipynb')) ? { file: operands.slice(1).find((x) => x.endsWith('.ipynb'))! } : null;
+  if (name === 'jupyter' && a1 === 'execute') return operands[1] ? { file: operands[1] } : null;
+  if (name === 'ipython' && operands[0]?.endsWith('.ipynb')) return { file: operands[0] };
+  if (name === 'jupytext') {
+    const o = argv.findIndex((x) => x === '-o' || x === '--output');
+    if (o > 0 && operands.includes('-')) return { file: '-', output: argv[o + 1] };
+    if (argv.includes('--execute') && operands[0]) return { file: operands[0] };
+  }
+  return null;
+}
+
+/** A notebook's code: the source of its code cells (JSON .ipynb), or the text itself (a py:percent script). */
+export function notebookSource(text: string): string {
+  try {
+    const nb = JSON.parse(text) as { cells?: { cell_type?: string; source?: string | string[] }[] };
+    if (Array.isArray(nb.cells)) return nb.cells.filter((c) => c.cell_type === 'code').map((c) => (Array.isArray(c.source) ? c.source.join('') : c.source ?? '')).join('\n');
+  } catch {
+    // not JSON: a script in jupytext's percent format, or plain Python
+  }
+  return text;
+}
