@@ -17,7 +17,7 @@ import { analyzeCode, exprText, inlineCode, langOf, printedPaths, printedText, s
 import { parseShell, printfFormat, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
-import { DATA_TOOLS, codeRemoteDelete, codeTruncates, dataFileEmptied, dataToolFindings, isSharedMountRoot, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss } from './data-rules';
+import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss } from './data-rules';
 import {
   classifyDelete,
   describeDelete,
@@ -977,6 +977,9 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
   } else if (/^(docker|podman|nerdctl|docker-compose|podman-compose)$/.test(name)) {
     containerRun(walk, inv, depth);
+  } else if (/^(singularity|apptainer|enroot)$/.test(name)) {
+    const asDocker = hpcContainerAsDocker(inv.argv);
+    if (asDocker) containerRun(walk, { ...inv, argv: asDocker }, depth);
   } else if (name === 'ctr' && inv.argv.includes('run')) {
     // containerd's ctr run [opts] IMAGE ID CMD…: read as docker run with the same mounts (--mount type=bind,src=…,dst=…).
     const args = inv.argv.slice(inv.argv.indexOf('run') + 1);
@@ -1683,6 +1686,8 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
   for (const sh of f.shell) collect(walk, sh, inv.cwd, depth + 1, true);
   // IPython magics and notebook cells, the sh/plumbum/fabric libraries; remote stores deleted through SDKs; files emptied (data-rules.ts).
   if (lang === 'python') for (const sh of pythonShellLines(code)) collect(walk, sh, inv.cwd, depth + 1, true);
+  const sent = f.exfil ? null : codeSendsSecret(code, talksToNetwork(code));
+  if (sent) block(walk, 'dangerous', `${who} reads the secret ${sent} and sends it away (a URL of another service, an upload or an experiment log)`, 'secrets stay on this machine; ask the user to share what is needed');
   const remote = codeRemoteDelete(code);
   if (remote) block(walk, 'dangerous', `${who} deletes ${remote}: data outside this machine, for good`, 'let the user delete remote data');
   for (const p of lang === 'python' ? codeTruncates(code) : []) {
@@ -2235,6 +2240,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'find':
       checkFind(walk, inv);
       break;
+    case 'hub':
     case 'git':
       checkGit(walk, inv);
       break;
@@ -2423,7 +2429,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkDisks(walk, inv);
   checkCloudDestroy(walk, inv);
   checkKillAll(walk, inv);
-  if (DATA_TOOLS.test(name) || (name === 'git' && args.includes('lfs'))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
+  if (/^(git|hub|dvc|pbcopy|wl-copy|xclip|xsel)$/.test(name)) checkSecretCarried(walk, inv);
+  if (DATA_TOOLS.test(name) || (name === 'git' && args.includes('lfs')) || (inv.viaXargs && /^(rm|shred|srm|unlink|truncate)$/.test(name))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
   checkTraversal(walk, inv);
 }
 
@@ -2940,7 +2947,8 @@ function listerRoots(walk: Walk, u: Invocation): { roots: Target[]; filtered: bo
   const paths = (ws: Word[]) => ws.filter((w) => /^[/~.]/.test(w.text) || w.glob);
   let roots: Word[] | null = null;
   let filtered = false;
-  if (name === 'du' && args.some((a) => /^-[a-zA-Z]*a/.test(a) || a === '--all')) roots = paths(operands(u.words, new Set(['-d', '--max-depth', '-t', '--threshold', '-B'])));
+  // du -s ~/* | sort -rn | head | cut -f2: du prints its operands (a glob of them), biggest first after the sort.
+  if (name === 'du' && (args.some((a) => /^-[a-zA-Z]*a/.test(a) || a === '--all') || u.words.slice(1).some((w) => w.glob && /[*?]$/.test(w.text)))) roots = paths(operands(u.words, new Set(['-d', '--max-depth', '-t', '--threshold', '-B'])));
   else if (name === 'tree' && args.some((a) => /^-[a-zA-Z]*f/.test(a))) roots = paths(operands(u.words, new Set(['-L', '-P', '-I', '-o'])));
   else if (name === 'fd' || name === 'fdfind') {
     const ops = operands(u.words, FD_ARG_OPTS);
@@ -3033,8 +3041,9 @@ function homeWorkDir(abs: string, env: PathEnv): string | undefined {
   return h && !isUnder(abs, env.project) && !isHomeCache(abs, { ...env, home: h }) ? h : undefined;
 }
 
-function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean, verb: string): void {
+function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean, verb: string): void {
   const env = walk.env;
+  let t = ownHome(walk, t0);
   // "$d" unknown when the line was parsed but set by the time it runs (eval "d=~"; rm -rf "$d"): its value now.
   const late = t.word.dynamic ? /^\$\{?([A-Za-z_]\w*)\}?(\/.*)?$/.exec(t.word.text) : null;
   const lateVal = late ? walk.vars.get(late[1]) : undefined;
@@ -3178,7 +3187,14 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
 /** The shells' and REPLs' history files. */
 const HISTORY_FILE = /\/\.(bash|zsh|sh|python|psql|mysql)_history$|\/\.local\/share\/fish\/fish_history$/;
 
-function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, sources: Word[] | null = null): void {
+/** /home/$USER/x and /Users/$LOGNAME/x: the user's own home (the shell puts the name in). */
+function ownHome(walk: Walk, t: Target): Target {
+  const m = t.abs !== null ? /^\/(?:home|Users)\/\$\{?(?:USER|LOGNAME)\}?(?=\/|$)/.exec(t.abs) : null;
+  return m ? { ...t, abs: walk.env.home + t.abs!.slice(m[0].length) } : t;
+}
+
+function checkWrite(walk: Walk, inv: Invocation, t0: Target, verb: string, sources: Word[] | null = null): void {
+  const t = ownHome(walk, t0);
   // "$(python3 -m site --user-site)/x.pth": a start-up hook of Python named through the site directory.
   if (t.abs === null && /\.pth$|(user|site)customize\.py$/.test(t.word.text) && t.word.subs.some((x) => /\bsite\b|site-packages|purelib|platlib/.test(x))) {
     block(walk, 'dangerous', `${verb} writes ${t.word.text}, a file Python runs at every start: a way to stay on the machine`, 'show the user the change and let them make it');
@@ -3386,6 +3402,37 @@ function checkRedirects(walk: Walk, inv: Invocation): void {
       if (out) checkWrite(walk, inv, x, `redirection (${r.op})`);
       else if (r.op === '<' || r.op === '<>') checkRead(walk, inv, x, 'input redirection');
     }
+  }
+}
+
+/** Stands in walk.secretFiles for the clipboard once the line copies a secret into it. */
+const CLIPBOARD = '<clipboard>';
+
+/**
+ * A secret carried out by a later step: copied into the work tree, then added and pushed (cp ~/.aws/credentials
+ * data/ && dvc add data/credentials && dvc push; git add notebooks/token && git push), or put on the clipboard
+ * (security … -w | pbcopy) to be pasted into a sender (curl -d "$(pbpaste)").
+ */
+function checkSecretCarried(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  if (/^(pbcopy|wl-copy|xclip|xsel)$/.test(name ?? '') && !args.some((a) => /^(-o|--output|-out)$/.test(a)) && withInner(inv.upstream).some((u) => producesSecret(walk, u))) walk.secretFiles.add(CLIPBOARD);
+  if (!/^(git|hub|dvc)$/.test(name ?? '') || !args.includes('push')) return;
+  // Where the line's copies of secrets landed: DEST, and DEST/NAME when DEST is a directory.
+  const carried: string[] = [];
+  for (const a of walk.out) {
+    if (a === inv) break;
+    if (!/^(cp|install|rsync|mv)$/.test(a.argv[0])) continue;
+    const ops = operands(a.words, new Set(['-t', '-S', '-m', '-o', '-g', '--target-directory', '--suffix', '--mode']));
+    const dest = ops.length >= 2 ? target(a, ops[ops.length - 1]).abs : null;
+    if (dest !== null) for (const w of ops.slice(0, -1)) if (isSecret(walk, target(a, w).abs)) carried.push(dest, `${dest}/${path.posix.basename(target(a, w).abs!)}`);
+  }
+  for (const a of walk.out) {
+    if (a === inv) break;
+    if (!/^(git|dvc)$/.test(a.argv[0]) || a.argv[1] !== 'add' || a.cwd === null) continue;
+    const all = a.argv.some((x) => /^(-A|--all|-u|--update)$/.test(x));
+    const added = [...operands(a.words).slice(1).map((w) => target(a, w).abs), ...(all ? [a.cwd] : [])];
+    const hit = added.find((p) => p !== null && (isSecret(walk, p) || [...walk.secretFiles, ...carried.slice(1)].some((f) => f !== CLIPBOARD && isUnder(f, p)) || carried.includes(p)));
+    if (hit) return block(walk, 'dangerous', `${name} push sends ${hit}, a secret the line copied in and added with ${a.argv[0]} add`, 'keep keys and tokens out of the repository and its data remote');
   }
 }
 
@@ -4227,6 +4274,7 @@ function secretFilter(name: string, args: string[]): string | null {
 function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null {
   const name = inv0.argv[0] ?? '';
   const args = inv0.argv.slice(1);
+  if (walk.secretFiles.has(CLIPBOARD) && (/^(pbpaste|wl-paste)$/.test(name) || (/^(xclip|xsel)$/.test(name) && args.some((a) => /^(-o|--output|-out)$/.test(a))))) return 'the clipboard, filled with a secret on the line';
   // tar -C /etc/ssh -cf - .: the operands are read from -C's directory.
   const cdir = name === 'tar' && inv0.cwd !== null ? args.find((_, k) => /^(-C|--directory)$/.test(args[k - 1] ?? '')) ?? args.find((a) => a.startsWith('--directory='))?.slice(12) : undefined;
   const inv = cdir ? { ...inv0, cwd: resolveFrom(inv0.cwd!, cdir.replace(/^~(?=\/|$)/, walk.env.home)) } : inv0;
@@ -4490,7 +4538,8 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
         if (found) return say(found, 'inside a command substitution');
       }
       // Any credential-named variable in a request to a bare IP address: no service of its own lives there.
-      const v = varNames(t).find((n) => KNOWN_SECRET_VAR.test(n) || (SECRET_VAR.test(n) && host !== null && /^\d{1,3}(\.\d{1,3}){3}$/.test(host) && !/^(127\.|10\.|192\.168\.)/.test(host)));
+      // So is a service's key ($WANDB_API_KEY) in a request to a host not of that service.
+      const v = varNames(t).find((n) => KNOWN_SECRET_VAR.test(n) || (SECRET_VAR.test(n) && host !== null && /^\d{1,3}(\.\d{1,3}){3}$/.test(host) && !/^(127\.|10\.|192\.168\.)/.test(host)) || (host !== null && VAR_HOSTS.some(([re, hosts]) => re.test(n) && !hosts.test(host))));
       if (v && !(host !== null && /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(host))) return say(`$${v}`, 'in its arguments, not as the credential header it is meant for');
     }
   }
@@ -4505,6 +4554,7 @@ const VAR_HOSTS: [RegExp, RegExp][] = [
   [/^(HF_TOKEN|HUGGING_FACE_HUB_TOKEN)$/, /(^|\.)huggingface\.co$/],
   [/^SLACK_(BOT_)?TOKEN$/, /(^|\.)slack\.com$/],
   [/^(AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN)$/, /(^|\.)amazonaws\.com$/],
+  ...ML_VAR_HOSTS,
 ];
 
 /** Anonymous file drops, paste bins and request catchers: whatever reaches them is public. */

@@ -168,6 +168,9 @@ export function dataToolFindings(inv: DataInvocation, env: PathEnv, line: string
   if (name === 'git' && args.includes('lfs') && args.includes('migrate') && /^(import|export)$/.test(args[args.indexOf('migrate') + 1] ?? '') && args.includes('--everything')) {
     out.push(`git lfs migrate ${args[args.indexOf('migrate') + 1]} --everything rewrites every commit of every branch and tag: every commit id changes`);
   }
+  // locate '*.safetensors' | xargs rm: every model or data file of that kind on the machine, every user's.
+  const located = inv.viaXargs ? inv.upstream.find((a) => /^(locate|mlocate|plocate|slocate)$/.test(a[0]))?.slice(1).find((x) => DATA_FILE_GLOB.test(x.replace(/^['"]|['"]$/g, ''))) : undefined;
+  if (located && /^(rm|shred|srm|unlink|truncate)$/.test(name)) out.push(`${name} of every ${located} file locate finds: the models and data of every user on the machine`);
   const store = objectStoreWipe(inv.argv);
   if (store) out.push(store);
   const registry = registryDelete(inv.argv);
@@ -237,6 +240,8 @@ export function mlUploads(argv: string[]): boolean {
 /** Commands that print credentials of the ML tools: the running Jupyter servers with their tokens. */
 export function mlCredentialPrinter(argv: string[]): string | null {
   const [name, a1, a2] = argv;
+  // python -c "…print(get_token())…": the Hugging Face token (or a secret variable) printed.
+  if (/^(python[\d.]*|ipython)$/.test(name ?? '') && /\bprint\s*\([^)]*(get_token\s*\(|HfFolder|api_key|os\.environ\s*\[\s*['"]\w*(TOKEN|KEY|SECRET|PASSWORD))/.test(argv.slice(1).join(' '))) return 'a token the code prints';
   if (/^jupyter(-server|-notebook|-lab)?$/.test(name ?? '') && (a1 === 'list' || ((a1 === 'server' || a1 === 'notebook' || a1 === 'lab') && a2 === 'list'))) return 'the running Jupyter servers with their login tokens';
   return null;
 }
@@ -347,3 +352,63 @@ export function notebookSource(text: string): string {
   }
   return text;
 }
+
+/**
+ * Singularity/Apptainer (exec, run, shell) and enroot (start) read as `docker run` with the same binds:
+ * `--bind/-B SRC[:DST[:ro]]` (comma-separated, DST defaults to SRC), `--home DIR`, enroot's `--mount/-m SRC:DST`.
+ * (Both also bind the user's home and the working directory by default: paths there are the host's own.)
+ */
+export function hpcContainerAsDocker(argv: string[]): string[] | null {
+  const [name, sub] = argv;
+  const enroot = name === 'enroot';
+  if (enroot ? sub !== 'start' : !/^(exec|run|shell|instance)$/.test(sub ?? '')) return null;
+  const valued = enroot ? /^(-m|--mount|-e|--env|-c|--conf)$/ : /^(-B|--bind|-H|--home|--pwd|--env|--env-file|-o|--overlay|-W|--workdir|--security|--network|--app|--mount|-S|--scratch|--fusemount)$/;
+  const out = ['docker', 'run'];
+  let k = sub === 'instance' ? 3 : 2;
+  for (; k < argv.length && argv[k].startsWith('-'); k++) {
+    const eq = argv[k].indexOf('=');
+    const key = eq > 0 ? argv[k].slice(0, eq) : argv[k];
+    const val = eq > 0 ? argv[k].slice(eq + 1) : argv[k + 1];
+    if (/^(-B|--bind|-m|--mount)$/.test(key) && val) {
+      for (const spec of val.split(',')) {
+        const [src, dst, opt] = spec.split(':');
+        out.push('-v', `${src}:${dst ?? src}${opt === 'ro' ? ':ro' : ''}`);
+      }
+    }
+    if (/^(-H|--home)$/.test(key) && val) out.push('-v', `${val.split(':')[0]}:${val.split(':')[1] ?? val.split(':')[0]}`);
+    if (eq < 0 && valued.test(key)) k++;
+  }
+  return k < argv.length ? [...out, ...argv.slice(k)] : null;
+}
+
+/** Model and data files by their extension: weights, checkpoints, columnar and array data. */
+export const DATA_FILE_GLOB = /^\*?\.(safetensors|ckpt|pt|pth|bin|h5|hdf5|onnx|gguf|ggml|pkl|joblib|npy|npz|parquet|arrow|feather|tfrecords?|jsonl|csv|tsv|tar|zarr|lmdb|mdb|wav|flac|mp4)$/;
+
+/** Services a token is meant for: sending it there is using it. */
+const TOKEN_SERVICE_HOSTS = /^https?:\/\/([\w-]+\.)*(huggingface\.co|hf\.co|wandb\.ai|kaggle\.com|amazonaws\.com|googleapis\.com|github\.com|githubusercontent\.com|openai\.com|anthropic\.com|azure\.com|windows\.net|neptune\.ai|comet\.com|replicate\.com|modal\.com)(\/|$|:)/;
+
+/**
+ * Code that reads a credential (a key or token file of the home, the tokens the ML tools keep, a secret
+ * environment variable, get_token()) and sends it: to a URL of another service than the token's own, or
+ * through an upload or experiment-logging call (boto3 upload_file, run.log, wandb.save). Returns the secret.
+ */
+export function codeSendsSecret(code: string, talksToNetwork: boolean): string | null {
+  const file = /(\.ssh\/|\.aws\/|\.netrc|\.git-credentials|\.kube\/config|\.docker\/config|["']\.huggingface["']|\.huggingface\/|huggingface\/token|["']\.kaggle["']|kaggle\.json|\.config\/gcloud|\.pypirc|\.npmrc)/.exec(code)?.[1];
+  const token = /(\bget_token\s*\(|HfFolder\.get_token|\bos\.environ\s*\[\s*['"]\w*(?:TOKEN|API_?KEY|SECRET|PASSWORD)\w*['"]\s*\]|\bos\.(?:environ\.get|getenv)\s*\(\s*['"]\w*(?:TOKEN|API_?KEY|SECRET|PASSWORD)\w*['"])/.exec(code)?.[1];
+  if (!file && !token) return null;
+  const uploads = /\b(upload_file|upload_fileobj|put_object|upload_folder|upload_blob|upload_from_filename|upload_from_string|wandb\.save|log_artifact|log_text|log_dict|add_file)\s*\(|\b(run|wandb|experiment|neptune_run|mlflow)\s*\.\s*log\w*\s*\(/.test(code);
+  const urls = [...code.matchAll(/['"](https?:\/\/[^'"\s]+)/g)].map((m) => m[1]);
+  const elsewhere = urls.some((u) => !TOKEN_SERVICE_HOSTS.test(u));
+  if ((talksToNetwork && elsewhere) || (uploads && (file || (token && elsewhere)))) return (file ?? token)!.replace(/^["']|["']$/g, '');
+  return null;
+}
+
+/** The ML services' key variables and the hosts they are meant for (beside command-rules' VAR_HOSTS). */
+export const ML_VAR_HOSTS: [RegExp, RegExp][] = [
+  [/^WANDB_API_KEY$/, /(^|\.)wandb\.(ai|io)$|^localhost$/],
+  [/^(KAGGLE_KEY|KAGGLE_API_KEY)$/, /(^|\.)kaggle\.com$/],
+  [/^(HUGGINGFACEHUB_API_TOKEN|HF_API_TOKEN|HUGGING_FACE_TOKEN)$/, /(^|\.)(huggingface|hf)\.co$/],
+  [/^(NEPTUNE_API_TOKEN)$/, /(^|\.)neptune\.ai$/],
+  [/^(COMET_API_KEY)$/, /(^|\.)comet\.(com|ml)$/],
+  [/^(REPLICATE_API_TOKEN)$/, /(^|\.)replicate\.com$/],
+];

@@ -934,7 +934,8 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   if (DELETES_ANY.test(code)) {
     // A listing walked with a condition on the names, age or size (endswith('.tmp'), =~, select, mtime) deletes only
     // what matches; a test of the kind of entry (is_file(), File.file?, isFile()) is no filter.
-    const selective = SELECTIVE.test(code.replace(TYPE_TESTS, ''));
+    // An exclusion by name (if p.name not in {'.cache'}, name != 'keep') keeps the rest: as find's `! -name`, no filter.
+    const selective = SELECTIVE.test(code.replace(TYPE_TESTS, '').replace(/\bif\s+[\w.]+\.name\s+not\s+in\s*[[({][^\])}]*[\])}]\s*:|\bif\s+[\w.]+\.name\s*!=\s*(['"])[^'"]*\1\s*:/g, ''));
     for (const root of listingRoots(code)) {
       if (root.glob !== null) {
         // A glob's pattern is its own filter: '*.tmp' deletes those, '/**/*' or '*' deletes everything there.
