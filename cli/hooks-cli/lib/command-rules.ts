@@ -17,7 +17,7 @@ import { analyzeCode, exprText, inlineCode, langOf, printedPaths, printedText, s
 import { parseShell, printfFormat, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
-import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss } from './data-rules';
+import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
   classifyDelete,
   describeDelete,
@@ -945,6 +945,13 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     const { script, readsStdin } = shellScript(inv.argv);
     // sh -c 'rm -rf "$0"' / and bash -c '… $1' _ ~: the words after the script are $0, $1...
     const after = script !== null ? inv.argv.slice(inv.argv.lastIndexOf(script) + 1) : [];
+    // sh -c "$(python -c 'print(…)')": the script is what the interpreter prints.
+    if (script !== null) for (const sub of inv.words.find((w) => w.text === script)?.subs ?? []) {
+      const pw = parseShell(sub, parseEnv(walk, inv.cwd)).commands[0]?.words.map((w) => w.text) ?? [];
+      const lang = langOf(base(pw[0] ?? ''));
+      const code = lang ? inlineCode(lang, pw).code : null;
+      if (lang && code) for (const line of printedText(lang, code)) collect(walk, line, inv.cwd, depth + 1, true);
+    }
     if (script !== null) collect(walk, after.length > 0 ? substitutePositional(script.replace(/"?\$\{?0\}?"?/g, `'${(after[0] ?? '').replace(/'/g, `'\\''`)}'`), after) : script, inv.cwd, depth + 1, true);
     // find ~ | xargs -I % sh -c 'rm -rf "%"' (or sh -c 'rm "$0"', xargs appending the item): each item xargs feeds is put into the script.
     const hole = inv.xargsReplace ?? (after.length === 0 ? /"?\$\{?[0-9@*]\}?"?/g : null);
@@ -1676,8 +1683,9 @@ function runNotebook(walk: Walk, inv: Invocation, nb: { file: string; output?: s
 }
 
 /** Inline interpreter code: deletes, shell commands, devices, reverse shells, secrets sent away, hidden (base64) code. */
-function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typeof langOf>>, code: string, depth: number): void {
+function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typeof langOf>>, code0: string, depth: number): void {
   if (depth > MAX_DEPTH) return;
+  const code = lang === 'python' ? withMlDirs(code0) : code0;
   const f = analyzeCode(lang, code);
   const who = `${inv.argv[0]} code`;
   if (f.forkBomb) block(walk, 'dangerous', `${who} is a fork bomb: it starts copies of itself without end until the machine stops answering`);

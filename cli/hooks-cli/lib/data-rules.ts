@@ -318,10 +318,10 @@ export function codeRemoteDelete(code: string): string | null {
 /** Files code empties in place: open(P, 'w') closed unwritten, write_text('') / write_bytes(b''), os.truncate(P, 0). */
 export function codeTruncates(code: string): string[] {
   const out: string[] = [];
-  const X = String.raw`(?:os\.path\.expanduser\s*\(\s*)?`;
+  if (!/open|write_|truncate/.test(code)) return out;
   for (const m of code.matchAll(/\bopen\s*\(\s*(?:os\.path\.expanduser\s*\(\s*)?(['"])([^'"]+)\1\s*\)?\s*,\s*(['"])wb?\+?\3\s*\)\s*(?:\.\s*close\s*\(|\.\s*write\s*\(\s*b?(['"])\4\s*\))/g)) out.push(m[2]);
   for (const m of code.matchAll(/Path\s*\(\s*(['"])([^'"]+)\1\s*\)(?:\s*\.\s*expanduser\s*\(\s*\))?\s*\.\s*write_(?:text|bytes)\s*\(\s*b?(['"])\3\s*\)/g)) out.push(m[2]);
-  for (const m of code.matchAll(new RegExp(String.raw`\bos\.truncate\s*\(\s*${X}(['"])([^'"]+)\1\s*\)?\s*,\s*0\s*\)`, 'g'))) out.push(m[2]);
+  for (const m of code.matchAll(/\bos\.truncate\s*\(\s*(?:os\.path\.expanduser\s*\(\s*)?(['"])([^'"]+)\1\s*\)?\s*,\s*0\s*\)/g)) out.push(m[2]);
   return out;
 }
 
@@ -412,3 +412,16 @@ export const ML_VAR_HOSTS: [RegExp, RegExp][] = [
   [/^(COMET_API_KEY)$/, /(^|\.)comet\.(com|ml)$/],
   [/^(REPLICATE_API_TOKEN)$/, /(^|\.)replicate\.com$/],
 ];
+
+/** Directories the ML libraries name through calls (their documented defaults): read as the literal paths. */
+const ML_DIRS: [RegExp, string][] = [
+  [/\btorch\.hub\.get_dir\(\)/g, '"~/.cache/torch/hub"'],
+  [/\b(?:huggingface_hub\.)?constants\.HF_HUB_CACHE\b/g, '"~/.cache/huggingface/hub"'],
+  [/\b(?:huggingface_hub\.)?constants\.HF_HOME\b/g, '"~/.cache/huggingface"'],
+  [/\bdatasets\.config\.HF_DATASETS_CACHE\b/g, '"~/.cache/huggingface/datasets"'],
+];
+
+/** Python code with the ML libraries' directory calls (torch.hub.get_dir()) put in as literal paths. */
+export function withMlDirs(code: string): string {
+  return /get_dir|HF_/.test(code) ? ML_DIRS.reduce((c, [re, v]) => c.replace(re, v), code) : code;
+}
