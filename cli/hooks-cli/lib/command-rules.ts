@@ -2750,6 +2750,7 @@ const RUNTIMES = /^(node|nodejs|python[\d.]*|java|ruby|perl|php|deno|bun|dotnet|
 /** pkill/killall -u USER with no pattern, kill of every pid ps lists: every process of a user or of the machine. */
 function checkKillAll(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
+  if (!/^(kill|pkill|killall|fuser|scancel|skill|slay)$/.test(name ?? '')) return;
   if ((name === 'pkill' || name === 'killall') && args.some((a) => a === '-u' || a.startsWith('--user'))) {
     const rest = operands(inv.words, new Set(['-u', '--user', '-s', '--signal', '-g', '-G', '-P', '-t']));
     if (rest.length === 0) block(walk, 'dangerous', `${name} ${args.join(' ')} kills every process of the user, the session with them`);
@@ -2784,7 +2785,7 @@ function checkKillAll(walk: Walk, inv: Invocation): void {
   if (name === 'fuser' && inv.argv.some((a) => /^-[a-zA-Z]*k/.test(a)) && inv.argv.some((a) => /^\/dev\//.test(a))) block(walk, 'dangerous', `fuser -k kills every process using ${inv.argv.find((a) => a.startsWith('/dev/'))}, other users' included`, 'kill the one process meant, by its PID');
   // lsof -t | xargs kill, pgrep -u "$(id -u)" | xargs kill: every process with a file open, every process of the user.
   if (name === 'kill' && inv.viaXargs && inv.upstream.length > 0 && ((inv.upstream[0].argv[0] === 'lsof' && inv.upstream[0].argv.slice(1).every((a) => /^-[a-zA-Z]*t[a-zA-Z]*$/.test(a))) || (inv.upstream[0].argv[0] === 'pgrep' && pattern(inv.upstream[0].argv).length === 0))) block(walk, 'dangerous', `kill of every process \`${inv.upstream[0].argv.join(' ')}\` lists: the user's whole session`, 'kill the one process meant, by its PID');
-  const psAll = /^\s*ps\s+(-[a-zA-Z]*[eA][a-zA-Z]*|a?u?x|-ax|aux|-[uU]\s+\S+|x)\b[^|]*$/;
+  const psAll = /^\s*ps\s+(-[a-zA-Z]*[eA][a-zA-Z]*|a?u?x|-ax|aux|-[uU]\s+\S+|x)\b[^|]*(\|\s*(tr|xargs|paste|sort|uniq)\b[^|]*)*$/;
   if (name === 'kill' && (inv.words.some((w) => w.subs.some((sub) => psAll.test(sub) || (/^\s*ps\b/.test(sub) && /\|\s*awk\s+['"]\{\s*print\s+\$[12]\s*\}['"]\s*$/.test(sub) && psAll.test(sub.split('|')[0])))) || (inv.viaXargs && inv.upstream.some((u) => u.argv[0] === 'ps' && psAll.test(u.argv.join(' '))) && !inv.upstream.some((u) => /^(grep|pgrep|rg)$/.test(u.argv[0]) || (/awk$/.test(u.argv[0]) && u.argv.some((a) => /\/[^/]+\/|\$\d+\s*[=~!]/.test(a))))))) {
     block(walk, 'dangerous', 'kill of every process ps lists: the whole machine stops');
   }
@@ -3058,6 +3059,11 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
   if (late && lateVal && !lateVal.dynamic && lateVal.text !== t.word.text) {
     t = target(inv, { ...t.word, text: lateVal.text + (late[2] ?? ''), dynamic: false });
   }
+  const own = t.abs !== null && verb !== 'mv' ? ownConfig(walk, t.abs) : null;
+  if (own) {
+    block(walk, 'dangerous', `${verb} deletes ${own}`, 'change one setting with its own tool (git config --global, claude config)');
+    return;
+  }
   const was = t.abs !== null ? walk.movedFrom.get(t.abs) : undefined;
   if (was !== undefined && was !== t.abs) {
     walk.movedFrom.delete(t.abs!);
@@ -3213,6 +3219,11 @@ function checkWrite(walk: Walk, inv: Invocation, t0: Target, verb: string, sourc
     block(walk, 'dangerous', `${verb} writes onto the disk device ${t.abs}`);
     return;
   }
+  const own = ownConfig(walk, t.abs);
+  if (own && !own.includes('git configuration')) {
+    block(walk, 'dangerous', `${verb} rewrites ${own}: the guard could be switched off`, 'ask the user to change the settings');
+    return;
+  }
   // echo 0000… > .git/refs/heads/main, cp x .git/objects/pack/…: git's store overwritten behind git's back.
   if (/\/\.git\/(objects|refs)\//.test(t.abs) && !/\.lock$/.test(t.abs) && /^(redirection \(>\|?\)|cp|dd|tee|install|ln)$/.test(verb)) {
     block(walk, 'dangerous', `${verb} overwrites ${t.abs} inside git's object store or refs: branches and history are damaged`, 'change refs with git itself (git branch -f, git update-ref with the old value)');
@@ -3347,6 +3358,18 @@ function checkShadow(walk: Walk, inv: Invocation, t: Target, verb: string, sourc
   return true;
 }
 
+/**
+ * Configuration that is the user's own work or the agent's guard: ~/.gitconfig (identity, aliases, signing,
+ * credential helpers) and Claude Code's settings files (~/.claude/settings.json, the project's
+ * .claude/settings*.json), which hold the hooks (this validator among them) and the permissions.
+ */
+function ownConfig(walk: Walk, abs: string): string | null {
+  const h = walk.env.home;
+  if (abs === `${h}/.gitconfig` || abs === `${h}/.config/git/config`) return `${abs}, the user's git configuration (identity, aliases, signing, credential helpers)`;
+  if (abs === `${h}/.claude/settings.json` || abs === `${h}/.claude/settings.local.json` || abs === `${walk.env.project}/.claude/settings.json` || abs === `${walk.env.project}/.claude/settings.local.json`) return `${abs}, the agent's own settings: its hooks (this guard) and permissions`;
+  return null;
+}
+
 /** The command prints nothing (a bare redirection, `:`, `true`, `cat /dev/null`, `echo -n`, `printf ''`): its `>` only empties the file. */
 function writesNothing(inv: Invocation): boolean {
   const [c, ...args] = inv.argv;
@@ -3362,7 +3385,9 @@ function writesNothing(inv: Invocation): boolean {
 function checkEmptied(walk: Walk, t: Target, how: string): void {
   const data = t.abs !== null ? dataFileEmptied(t.abs, walk.env) : null;
   if (data) block(walk, 'dangerous', `${how} destroys ${data}, which no backup of the project covers`, 'delete or move the one file meant, by name');
-  if (t.abs !== null && !(/^\/(tmp|var\/tmp|dev)\//.test(t.abs) && !isUnder(t.abs, walk.env.home) && !isUnder(t.abs, walk.env.project)) && isSecret(walk, t.abs)) block(walk, 'dangerous', `${how} empties the secret file ${t.abs}: the keys and passwords in it are lost`, 'move it aside (mv .env .env.bak) if it must go');
+  const own = t.abs !== null ? ownConfig(walk, t.abs) : null;
+  if (own) block(walk, 'dangerous', `${how} empties ${own}`, 'change one setting with its own tool (git config --global, claude config)');
+  else if (t.abs !== null && !(/^\/(tmp|var\/tmp|dev)\//.test(t.abs) && !isUnder(t.abs, walk.env.home) && !isUnder(t.abs, walk.env.project)) && isSecret(walk, t.abs)) block(walk, 'dangerous', `${how} empties the secret file ${t.abs}: the keys and passwords in it are lost`, 'move it aside (mv .env .env.bak) if it must go');
 }
 
 function checkRead(walk: Walk, inv: Invocation, t: Target, verb: string): void {
@@ -4039,6 +4064,7 @@ function gitAlias(walk: Walk, globals: string[], sub: string | undefined): strin
 /** Deleting what lives outside this machine: a cloud account's resources, a database, a repository on GitHub. */
 /** The language and code an app's console runs: rails runner (Rails.root is the project), manage.py shell, mongosh --eval. */
 function hostedCode(inv: Invocation): [string, string] | null {
+  if (!/^(rails|bundle|mongosh|mongo|python[\d.]*)$/.test(inv.argv[0] ?? '')) return null;
   const a = inv.argv[0] === 'bundle' && inv.argv[1] === 'exec' ? inv.argv.slice(2) : inv.argv;
   if (a[0] === 'rails' && a[1] === 'runner' && a[2] && !a[2].startsWith('-') && !/\.rb$/.test(a[2])) return ['ruby', a[2].replace(/\bRails\.root\b/g, 'Dir.pwd')];
   if (/^python[\d.]*$/.test(a[0] ?? '') && /(^|\/)manage\.py$/.test(a[1] ?? '') && a[2] === 'shell') {
@@ -4051,9 +4077,11 @@ function hostedCode(inv: Invocation): [string, string] | null {
   return null;
 }
 
+const client0 = (name: string) => /^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach|redis-cli|mongo|mongosh|clickhouse-client|usql|pgcli|mycli)$/.test(name);
+
 /** A database client's argv with the statements it reads on stdin (a here-document, echo 'DROP …' |) appended as one word. */
 function withStdinSql(inv: Invocation): string[] {
-  const fed = /^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach|redis-cli|mongo|mongosh|clickhouse-client|usql|pgcli|mycli)$/.test(inv.argv[0] ?? '') ? stdinText(inv) : null;
+  const fed = client0(inv.argv[0] ?? '') ? stdinText(inv) : null;
   return fed ? [...inv.argv, fed] : inv.argv;
 }
 
@@ -4065,15 +4093,16 @@ function checkServices(walk: Walk, inv: Invocation): void {
   // npx sequelize-cli db:drop, bunx prisma …: the package's own command.
   if (/^(npx|bunx|pnpx)$/.test(name) && args[0] && !args[0].startsWith('-')) return checkServices(walk, { ...inv, argv: [args[0].replace(/-cli$/, ''), ...args.slice(1)], words: inv.words.slice(1) });
   const say = (what: string, instead?: string) => block(walk, 'dangerous', `${name} ${args.slice(0, 4).join(' ')}: ${what}`, instead ?? 'let the user run it after checking what it removes');
-  const sql = withStdinSql(inv).slice(1).join(' ');
-  const remoteHost = args.some((a, k) => (/^(-h|--host)$/.test(args[k - 1] ?? '') && !/^(localhost|127\.0\.0\.1|::1|db|postgres|mysql|redis)$/.test(a)) || (/^(-u|--url|--uri)$/.test(args[k - 1] ?? '') && /^[$]|:\/\/(?!([^@/]*@)?(localhost|127\.0\.0\.1|\[::1\]|redis|db)[:/]|([^@/]*@)?(localhost|127\.0\.0\.1|redis|db)$)/.test(a))) || args.some((a) => /^--host=(?!localhost|127\.)/.test(a));
+  const sql = client0(name) ? withStdinSql(inv).slice(1).join(' ') : args.join(' ');
+  const client = /^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach|redis-cli|mongo|mongosh|curl|wget|nc|ncat|netcat|socat|telnet|http|https|xh)$/.test(name);
+  const remoteHost = client && args.some((a, k) => (/^(-h|--host)$/.test(args[k - 1] ?? '') && !/^(localhost|127\.0\.0\.1|::1|db|postgres|mysql|redis)$/.test(a)) || (/^(-u|--url|--uri)$/.test(args[k - 1] ?? '') && /^[$]|:\/\/(?!([^@/]*@)?(localhost|127\.0\.0\.1|\[::1\]|redis|db)[:/]|([^@/]*@)?(localhost|127\.0\.0\.1|redis|db)$)/.test(a))) || args.some((a) => /^--host=(?!localhost|127\.)/.test(a));
   // pg_dump -h prod … | curl -T -, mysqldump … | gzip | nc HOST: a database's rows sent to the network.
   if (/^(curl|wget|nc|ncat|netcat|socat|telnet|http|https|xh)$/.test(name) && inv.upstream.some((u) => DUMPS(u.argv))) say(`sends a database dump (${inv.upstream.find((u) => DUMPS(u.argv))!.argv[0]}): the rows of its tables leave the machine`, 'keep dumps on the machine or in the team\'s backup store');
   // psql -c "\copy users to program 'curl -T - URL'": the table's rows given to a program that sends them.
-  const program = /\bto\s+program\s+'([^']+)'/i.exec(sql)?.[1];
+  const program = client ? /\bto\s+program\s+'([^']+)'/i.exec(sql)?.[1] : undefined;
   if (program && /^\s*(curl|wget|nc|ncat|netcat|socat|ssh|scp|aws|gsutil)\b/.test(program)) say(`sends a table's rows to \`${program.slice(0, 50)}\``);
   // redis-cli -h HOST -x SET k < ~/.pgpass, LOAD DATA LOCAL INFILE '~/.my.cnf', \copy t from '~/.pgpass': a local secret loaded into another host's database.
-  const loaded = [...inv.redirects.filter((r) => r.op === '<' && !r.target.dynamic).map((r) => r.target.text), ...[...sql.matchAll(/(?:\blocal\s+infile|\\copy\s+[\w.]+\s+from)\s+'([^']+)'/gi)].map((m) => m[1].replace(/^\$\{?HOME\}?(?=\/)/, walk.env.home))];
+  const loaded = !remoteHost ? [] : [...inv.redirects.filter((r) => r.op === '<' && !r.target.dynamic).map((r) => r.target.text), ...[...sql.matchAll(/(?:\blocal\s+infile|\\copy\s+[\w.]+\s+from)\s+'([^']+)'/gi)].map((m) => m[1].replace(/^\$\{?HOME\}?(?=\/)/, walk.env.home))];
   const secretLoaded = remoteHost && inv.cwd !== null ? loaded.map((f) => resolveFrom(inv.cwd!, f.replace(/^~(?=\/)/, walk.env.home))).find((f) => isSecret(walk, f)) : undefined;
   if (secretLoaded) say(`loads the secret ${secretLoaded} into a database on another host: secrets must not leave this machine`);
   // kubectl get ns -o name | xargs kubectl delete, helm ls -q | xargs helm uninstall, docker volume ls -q | xargs docker volume rm:
@@ -4190,8 +4219,8 @@ function checkServices(walk: Walk, inv: Invocation): void {
   const prodTarget = [...args, ...(inv.assigned ?? [])].some((a) => /prod/i.test(a)) || args.includes('--linked') || inv.prod;
   // pg_restore --clean -h prod, mysql -h prod DB < dump.sql, pg_dump dev | pg_restore -h prod: the production tables replaced by a dump.
   const restores = (name === 'pg_restore' && args.some((a) => /^(-c|--clean)$/.test(a))) || (/^(psql|mysql|mariadb)$/.test(name) && (inv.redirects.some((r) => r.op === '<' && /\.(sql|dump)(\.gz)?$/.test(r.target.text)) || inv.upstream.some((u) => DUMPS(u.argv) || (/^(cat|zcat|gunzip)$/.test(u.argv[0]) && u.argv.some((a) => /\.(sql|dump)(\.gz)?$/.test(a))))));
-  const targetProd = inv.prod || args.some((a, k) => /^(-h|--host|-d|--dbname|-D|--database)$/.test(args[k - 1] ?? '') && /prod/i.test(a)) || (/^(mysql|mariadb)$/.test(name) && operands(inv.words, new Set(['-h', '-u', '-p', '-P', '-D', '--host', '--user', '--port'])).some((w) => /prod/i.test(w.text)));
-  if (restores && targetProd) say('loads a dump into the production database: its tables are replaced');
+  const targetProd = restores && (inv.prod || args.some((a, k) => /^(-h|--host|-d|--dbname|-D|--database)$/.test(args[k - 1] ?? '') && /prod/i.test(a)) || (/^(mysql|mariadb)$/.test(name) && operands(inv.words, new Set(['-h', '-u', '-p', '-P', '-D', '--host', '--user', '--port'])).some((w) => /prod/i.test(w.text))));
+  if (targetProd) say('loads a dump into the production database: its tables are replaced');
   // UPDATE t SET … with no WHERE on production: every row rewritten.
   if (/^(psql|mysql|mariadb|sqlcmd|cockroach)$/.test(name) && prodTarget && /\bupdate\s+[\w."`]+\s+set\b(?![\s\S]*\bwhere\b)/i.test(sql)) say('rewrites every row of a production table (UPDATE with no WHERE)');
   const wipes = (/^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach)$/.test(name) && /\b(truncate\s+(table\s+)?(only\s+)?[\w."`]|drop\s+table|delete\s+from\s+\w+\s*(;|"|'|$))/i.test(sql)) ||

@@ -595,6 +595,11 @@ function identValues(code: string, id: string, depth = 0): string[] {
       else for (const l of lits) out.push(l.value);
     }
   });
+  // for c in cmds: … with cmds = ["…", "…"] assigned as a list of literals: each value.
+  if (/\bfor\b/.test(code)) for (const m of code.matchAll(new RegExp(`for\\s*\\(?\\s*(?:const|let|var|my)?\\s*\\$?${e}\\s+(?:in|of)\\s+[@$]?([A-Za-z_]\\w*)\\b`, 'g'))) {
+    const list = new RegExp(`(?:^|[^\\w.$@])[$@]?${m[1]}\\s*=\\s*[[(]([^\\])]*)[\\])]`).exec(code);
+    if (list) for (const l of literals(list[1])) if (!out.includes(l.value)) out.push(l.value);
+  }
   // x = "rm -rf " h, x = path.join(home, d): an expression of literals and variables known here.
   if (depth < 3) {
     for (const m of code.matchAll(new RegExp(`(?:^|[^\\w.$])[$]?${e}\\s*=(?!=)\\s*([^;\\n}]+)`, 'g'))) {
@@ -937,9 +942,18 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   if (DELETES_ANY.test(code)) {
     // A listing walked with a condition on the names, age or size (endswith('.tmp'), =~, select, mtime) deletes only
     // what matches; a test of the kind of entry (is_file(), File.file?, isFile()) is no filter.
-    // An exclusion by name (if p.name not in {'.cache'}, name != 'keep') keeps the rest: as find's `! -name`, no filter.
-    const selective = SELECTIVE.test(code.replace(TYPE_TESTS, '').replace(/\bif\s+[\w.]+\.name\s+not\s+in\s*[[({][^\])}]*[\])}]\s*:|\bif\s+[\w.]+\.name\s*!=\s*(['"])[^'"]*\1\s*:/g, ''));
+    // (if p.name not in {'.cache'}: / if p.name != 'keep': the whole clause, the .name test with it.)
+    const kinds = code.replace(TYPE_TESTS, '').replace(/\bif\s+[\w.]+\.name\s+not\s+in\s*[[({][^\])}]*[\])}]\s*:|\bif\s+[\w.]+\.name\s*!=\s*(['"])[^'"]*\1\s*:/g, '');
+    // if (entry !== 'src'), if f not in ('keep',): everything but the names given goes, which is no filter.
+    const excepts = kinds.replace(/!==?\s*(['"])[^'"]*\1|(['"])[^'"]*\2\s*!==?|\bnot\s+in\s*[([{][^)\]}]*[)\]}]/g, '');
+    // name.startswith('.'), startsWith('.'): only the dot entries, in a home its keys and settings.
+    const dotOnly = /\b(startswith|startsWith|start_with\?)\(\s*(['"])\.\2\s*\)/.test(excepts) && !SELECTIVE.test(excepts.replace(/\b(startswith|startsWith|start_with\?)\(\s*(['"])\.\2\s*\)/g, ''));
+    const selective = SELECTIVE.test(excepts);
     for (const root of listingRoots(code)) {
+      if (root.glob === null && dotOnly) {
+        f.deletes.push({ path: `${root.path.replace(/\/$/, '')}/.*`, recursive: true });
+        continue;
+      }
       if (root.glob !== null) {
         // A glob's pattern is its own filter: '*.tmp' deletes those, '/**/*' or '*' deletes everything there.
         // {*,.*}: alternatives that each match everything match everything.
@@ -1006,5 +1020,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       }
     }
   }
+  // os.kill(pid, SIGKILL) for every pid in /proc (psutil.process_iter, process.kill over readdirSync('/proc')): kill -9 -1.
+  if (/\b(os|process)\.kill\s*\(|\.kill\(\)/.test(code) && /(listdir|readdirSync|scandir|glob)\s*\(\s*['"]\/proc\/?['"]|psutil\.(process_iter|pids)\b/.test(code)) f.shell.push('kill -9 -1');
   return f;
 }
