@@ -1694,7 +1694,7 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
   for (const sh of f.shell) collect(walk, sh, inv.cwd, depth + 1, true);
   // IPython magics and notebook cells, the sh/plumbum/fabric libraries; remote stores deleted through SDKs; files emptied (data-rules.ts).
   if (lang === 'python') for (const sh of pythonShellLines(code)) collect(walk, sh, inv.cwd, depth + 1, true);
-  const sent = f.exfil ? null : codeSendsSecret(code, talksToNetwork(code));
+  const sent = f.exfil ? null : codeSendsSecret(code, () => talksToNetwork(code));
   if (sent) block(walk, 'dangerous', `${who} reads the secret ${sent} and sends it away (a URL of another service, an upload or an experiment log)`, 'secrets stay on this machine; ask the user to share what is needed');
   const remote = codeRemoteDelete(code);
   if (remote) block(walk, 'dangerous', `${who} deletes ${remote}: data outside this machine, for good`, 'let the user delete remote data');
@@ -3144,7 +3144,7 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
     block(walk, 'dangerous', `${verb} -r of ${worked}`, 'delete build output by name (dist, build, node_modules)');
     return;
   }
-  const shared = recursive || t.wholeDir ? sharedMountLoss(t.abs, env) ?? (recursive ? systemInstallLoss(t.abs, walk.out.map((i) => i.argv)) : null) : null;
+  const shared = recursive || t.wholeDir ? sharedMountLoss(t.abs, env) ?? (recursive ? systemInstallLoss(t.abs, () => walk.out.map((i) => i.argv)) : null) : null;
   if (shared) {
     block(walk, 'dangerous', `${verb} -r of ${shared}, which no backup of the project covers`, 'delete inside your own area of the mount (/scratch/$USER/...), by name');
     return;
@@ -3203,7 +3203,7 @@ const HISTORY_FILE = /\/\.(bash|zsh|sh|python|psql|mysql)_history$|\/\.local\/sh
 
 /** /home/$USER/x and /Users/$LOGNAME/x: the user's own home (the shell puts the name in). */
 function ownHome(walk: Walk, t: Target): Target {
-  const m = t.abs !== null ? /^\/(?:home|Users)\/\$\{?(?:USER|LOGNAME)\}?(?=\/|$)/.exec(t.abs) : null;
+  const m = t.abs !== null && t.abs.includes('$') ? /^\/(?:home|Users)\/\$\{?(?:USER|LOGNAME)\}?(?=\/|$)/.exec(t.abs) : null;
   return m ? { ...t, abs: walk.env.home + t.abs!.slice(m[0].length) } : t;
 }
 

@@ -73,8 +73,9 @@ export function isSharedMountRoot(abs: string | null, argv: string[] = []): bool
  * run on (/usr/local/cuda-12.1, /usr/local/cuda*). Not when the same line puts a new one in its place
  * (Go's documented upgrade: rm -rf /usr/local/go && tar -C /usr/local -xzf go….tar.gz).
  */
-export function systemInstallLoss(abs: string, line: string[][]): string | null {
+export function systemInstallLoss(abs: string, lineOf: () => string[][]): string | null {
   if (!/^\/usr\/local\/[^/]+$/.test(abs)) return null;
+  const line = lineOf();
   const reinstalls = line.some((a) => (/^(tar|bsdtar|unzip)$/.test(a[0]) && a.some((x, k) => /^\/usr\/local\/?$/.test(x) && /^(-C|--directory|-d)$/.test(a[k - 1] ?? ''))) || (/^(mv|cp|install|ln)$/.test(a[0]) && /^\/usr\/local\//.test(a[a.length - 1] ?? '')) || /\.run$|^make$|^dpkg$|^(apt|apt-get|dnf|yum)$/.test(a[0] === 'sh' || a[0] === 'bash' ? a[1] ?? '' : a[0]));
   return reinstalls ? null : `${abs}, a system-wide install every user's jobs run on`;
 }
@@ -275,9 +276,10 @@ export function pythonShellLines(code: string): string[] {
     }
     if (cell) out.push(cell.join('\n'));
   }
-  const shNames = [...code.matchAll(/\bfrom\s+sh\s+import\s+([\w\s,()]+)/g)].flatMap((m) => m[1].replace(/[()]/g, '').split(',').map((x) => x.trim().split(/\s+as\s+/).pop()!));
-  for (const m of code.matchAll(/(?<![\w.])(?:sh\.)?([A-Za-z_][\w-]*)\s*\(([^()]*)\)/g)) {
-    if (shNames.includes(m[1]) || (m[0].startsWith('sh.') && /\bimport\s+sh\b/.test(code))) out.push([m[1], ...literalArgs(m[2])].map(shWord).join(' '));
+  const shNames = !/\bsh\b/.test(code) ? [] : [...code.matchAll(/\bfrom\s+sh\s+import\s+([\w\s,()]+)/g)].flatMap((m) => m[1].replace(/[()]/g, '').split(',').map((x) => x.trim().split(/\s+as\s+/).pop()!));
+  const shModule = /\bimport\s+sh\b/.test(code);
+  if (shNames.length > 0 || shModule) for (const m of code.matchAll(/(?<![\w.])(?:sh\.)?([A-Za-z_][\w-]*)\s*\(([^()]*)\)/g)) {
+    if (shNames.includes(m[1]) || (m[0].startsWith('sh.') && shModule)) out.push([m[1], ...literalArgs(m[2])].map(shWord).join(' '));
   }
   if (/\bplumbum\b/.test(code)) {
     const pNames = [...code.matchAll(/\bfrom\s+plumbum\.cmd\s+import\s+([\w\s,]+)/g)].flatMap((m) => m[1].split(',').map((x) => x.trim()));
@@ -286,7 +288,7 @@ export function pythonShellLines(code: string): string[] {
       if (m[1] !== undefined || pNames.includes(cmd)) out.push([cmd, ...literalArgs(m[3])].map(shWord).join(' '));
     }
   }
-  for (const m of code.matchAll(/(?:\)|\b(?:c|conn|connection|ctx|client|ssh|host|invoke))\s*\.\s*(run|sudo|local|exec_command)\s*\(\s*(?:f?(['"])((?:\\.|(?!\2).)*)\2)/g)) {
+  if (/\.\s*(run|sudo|local|exec_command)\s*\(/.test(code)) for (const m of code.matchAll(/(?:\)|\b(?:c|conn|connection|ctx|client|ssh|host|invoke))\s*\.\s*(run|sudo|local|exec_command)\s*\(\s*(?:f?(['"])((?:\\.|(?!\2).)*)\2)/g)) {
     out.push(m[1] === 'sudo' ? `sudo ${m[3]}` : m[3]);
   }
   return out;
@@ -392,14 +394,15 @@ const TOKEN_SERVICE_HOSTS = /^https?:\/\/([\w-]+\.)*(huggingface\.co|hf\.co|wand
  * environment variable, get_token()) and sends it: to a URL of another service than the token's own, or
  * through an upload or experiment-logging call (boto3 upload_file, run.log, wandb.save). Returns the secret.
  */
-export function codeSendsSecret(code: string, talksToNetwork: boolean): string | null {
+export function codeSendsSecret(code: string, talksToNetwork: () => boolean): string | null {
+  if (!/\.ssh|\.aws|netrc|credentials|huggingface|kaggle|gcloud|pypirc|npmrc|\.kube|\.docker|get_token|HfFolder|environ|getenv/.test(code)) return null;
   const file = /(\.ssh\/|\.aws\/|\.netrc|\.git-credentials|\.kube\/config|\.docker\/config|["']\.huggingface["']|\.huggingface\/|huggingface\/token|["']\.kaggle["']|kaggle\.json|\.config\/gcloud|\.pypirc|\.npmrc)/.exec(code)?.[1];
   const token = /(\bget_token\s*\(|HfFolder\.get_token|\bos\.environ\s*\[\s*['"]\w*(?:TOKEN|API_?KEY|SECRET|PASSWORD)\w*['"]\s*\]|\bos\.(?:environ\.get|getenv)\s*\(\s*['"]\w*(?:TOKEN|API_?KEY|SECRET|PASSWORD)\w*['"])/.exec(code)?.[1];
   if (!file && !token) return null;
   const uploads = /\b(upload_file|upload_fileobj|put_object|upload_folder|upload_blob|upload_from_filename|upload_from_string|wandb\.save|log_artifact|log_text|log_dict|add_file)\s*\(|\b(run|wandb|experiment|neptune_run|mlflow)\s*\.\s*log\w*\s*\(/.test(code);
   const urls = [...code.matchAll(/['"](https?:\/\/[^'"\s]+)/g)].map((m) => m[1]);
   const elsewhere = urls.some((u) => !TOKEN_SERVICE_HOSTS.test(u));
-  if ((talksToNetwork && elsewhere) || (uploads && (file || (token && elsewhere)))) return (file ?? token)!.replace(/^["']|["']$/g, '');
+  if ((elsewhere && talksToNetwork()) || (uploads && (file || (token && elsewhere)))) return (file ?? token)!.replace(/^["']|["']$/g, '');
   return null;
 }
 

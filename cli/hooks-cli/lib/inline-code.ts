@@ -638,7 +638,7 @@ function splitArgs(text: string): string[] {
 export function exprValues(code: string, expr: string, depth = 0): string[] {
   let e = expr.trim().replace(/(?:\.(?:strip|trim|chomp|rstrip)\(\)|!)+$/, '');
   // A if C else B (Python's conditional expression): either value.
-  const cond = /^([^'"]+?|.*?['"].*?)\s+if\s+[\s\S]+?\s+else\s+([\s\S]+)$/.exec(e);
+  const cond = e.includes(' else ') && e.includes(' if ') ? /^([^'"]+?|.*?['"].*?)\s+if\s+[\s\S]+?\s+else\s+([\s\S]+)$/.exec(e) : null;
   if (cond && depth < 3) return [...exprValues(code, cond[1], depth + 1), ...exprValues(code, cond[2], depth + 1)].slice(0, 16);
   // Dir.glob(X), glob.glob(X): the paths X names, {a,b} alternatives expanded.
   const globbed = /^(?:Dir\.glob|glob\.glob|glob\.sync|glob)\(([\s\S]*)\)$/.exec(e);
