@@ -30,7 +30,8 @@
  * left out.
  *
  * Run: npm run bench:hooks   (node dist/bench/hooks-latency.js after npm run build)
- * Env: ROUNDS (30), BIG_ROUNDS (3; 0 skips the 1 GB tree)
+ * Env: ROUNDS (30), BIG_ROUNDS (3; 0 skips the 1 GB tree), BENCH_EXTRA_CA (1: keep
+ * NODE_EXTRA_CA_CERTS in the runs' environment; by default it is left out, see main)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -197,6 +198,13 @@ async function main(): Promise<void> {
   }
   const env = { ...process.env };
   delete env.CLAUDE_PROJECT_DIR;
+  // NODE_EXTRA_CA_CERTS makes every Node start parse that certificate file: with a system bundle (as some
+  // sandboxes set it) about 50 ms, 4 times bare start-up, added to the hooks and to node -e 0 alike, which
+  // made every ratio look far closer to 1 than on a machine without it. BENCH_EXTRA_CA=1 keeps it.
+  if (env.NODE_EXTRA_CA_CERTS !== undefined && process.env.BENCH_EXTRA_CA !== '1') {
+    console.log(`NODE_EXTRA_CA_CERTS (${env.NODE_EXTRA_CA_CERTS}) is left out of the runs' environment (BENCH_EXTRA_CA=1 keeps it)`);
+    delete env.NODE_EXTRA_CA_CERTS;
+  }
   const times = new Map<string, number[]>(variants.map((v) => [v.name, []]));
   const cpu = new Map<string, number[]>(variants.map((v) => [v.name, []]));
   const inProcess = new Map<string, Stamp[]>(variants.map((v) => [v.name, []]));

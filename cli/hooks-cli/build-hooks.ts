@@ -1,7 +1,9 @@
 /**
  * Bundles each hook (entries/*.ts) into one file, `hooks/lib/<name>.js`
  * under the install root, so a hook run loads one small file and nothing
- * heavy: local modules are transpiled (TypeScript's transpileModule) and
+ * heavy: local modules are transpiled (TypeScript's transpileModule, with
+ * word-list regular expressions made Set lookups, name-tests.ts, and others
+ * gated by plain string checks, regexp-gates.ts) and
  * wrapped in a module table, which is minified into pure ASCII (esbuild,
  * `shrink`); Node built-ins are required as usual; the
  * settings validator is ajv standalone code generated here, so ajv itself is
@@ -22,6 +24,8 @@ import { builtinModules } from 'node:module';
 import path from 'node:path';
 import ts from 'typescript';
 import { settingsSchema } from './lib/settings-schema';
+import { nameTestsTransformer } from './name-tests';
+import { regexpGatesTransformer } from './regexp-gates';
 
 export const HOOK_NAMES = ['context-monitor', 'command-validator', 'session-logger', 'session-finalizer'] as const;
 /** Not hooks: processes a hook starts (bundled and loaded the same way). */
@@ -53,8 +57,17 @@ const compilerOptions: ts.CompilerOptions = {
   removeComments: true,
 };
 
+export interface BundleOptions {
+  /**
+   * The regular-expression steps: word lists become Set lookups (name-tests.ts), other expressions are gated by
+   * plain string checks (regexp-gates.ts). Off only to compare bundles (test/hooks-cli/bundle-equivalence.ts).
+   */
+  regexpSteps?: boolean;
+}
+
 /** Transpiles `entry` and the local modules it reaches into one file's text. */
-export function bundleModule(srcRoot: string, entryRel: string, extra: Record<string, string> = {}): string {
+export function bundleModule(srcRoot: string, entryRel: string, extra: Record<string, string> = {}, options: BundleOptions = {}): string {
+  const transformers = options.regexpSteps === false ? undefined : { before: [nameTestsTransformer, regexpGatesTransformer] };
   const modules = new Map<string, string>(Object.entries(extra));
   // Each module's relative imports, resolved here: `require('./store')` in lib/x is a lookup at run time, not path work.
   const deps = new Map<string, Record<string, string>>();
@@ -64,7 +77,7 @@ export function bundleModule(srcRoot: string, entryRel: string, extra: Record<st
     if (modules.has(id)) continue;
     const file = path.join(srcRoot, `${id}.ts`);
     const source = fs.readFileSync(file, 'utf8');
-    const out = ts.transpileModule(source, { compilerOptions, fileName: file });
+    const out = ts.transpileModule(source, { compilerOptions, fileName: file, transformers });
     modules.set(id, out.outputText.replace(/^#!.*\n/, ''));
     const resolved: Record<string, string> = {};
     deps.set(id, resolved);
@@ -244,13 +257,13 @@ export function asciiOnly(code: string): string {
 }
 
 /** Writes hooks/<name>.js (the loaders) and hooks/lib/<name>.js (the bundles) for the four hooks and their helpers into `outDir`. */
-export function bundleHooks(outDir: string, srcRoot = sourceRoot()): string[] {
+export function bundleHooks(outDir: string, srcRoot = sourceRoot(), options: BundleOptions = {}): string[] {
   const validator = settingsValidatorCode();
   fs.mkdirSync(path.join(outDir, 'lib'), { recursive: true });
   return [...HOOK_NAMES, ...HELPER_NAMES].map((name) => {
     const file = path.join(outDir, `${name}.js`);
     const bundle = path.join(outDir, 'lib', `${name}.js`);
-    fs.writeFileSync(bundle, wrapForLoader(bundleModule(srcRoot, `entries/${name}.ts`, { [VALIDATOR_ID]: validator })));
+    fs.writeFileSync(bundle, wrapForLoader(bundleModule(srcRoot, `entries/${name}.ts`, { [VALIDATOR_ID]: validator }, options)));
     fs.rmSync(path.join(outDir, 'lib', `${name}.cache`), { force: true }); // made for the old bundle
     fs.writeFileSync(file, loaderCode(name), { mode: 0o755 });
     return bundle;

@@ -2106,6 +2106,10 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const recursive = args.some((a) => SHORT(a, 'rR') || a === '--recursive');
       if (args.includes('--no-preserve-root')) block(walk, 'dangerous', 'rm --no-preserve-root removes the safeguard against deleting /');
       const viaX = xargsTargets(walk, inv);
+      // find ~ -name "*.lock*" -print0 | xargs -0 rm: what the find lists, spread across the home or /.
+      const finder = inv.viaXargs ? inv.upstream.find((u) => u.argv[0] === 'find') : undefined;
+      const spread = finder ? findRoots(finder).roots.map((r) => spreadDelete(walk, target(finder, r).abs, findRoots(finder).namePattern, finder.argv)).find((x) => x !== null) : null;
+      if (spread) block(walk, 'dangerous', `rm of what find lists deletes ${spread}`, 'delete inside one project, or name the exact files');
       const targets = viaX?.targets ?? operands(inv.words).map((w) => target(inv, w));
       for (const t of targets) checkDelete(walk, inv, t, recursive || (viaX?.recursive ?? false), 'rm');
       // rm $(find ~ …), for f in $(find ~); do rm "$f": the substitution lists the paths, as xargs would feed them.
@@ -2781,7 +2785,9 @@ function checkKillAll(walk: Walk, inv: Invocation): void {
   const other = (u: string) => !/^(\$\{?USER\}?|\$\(id -u(n)?\)|\$\(whoami\)|root|0)$/.test(u);
   const users = inv.argv.flatMap((a, k) => (/^(-u|--user|-U)$/.test(inv.argv[k - 1] ?? '') ? [a] : /^--user=/.test(a) ? [a.slice(7)] : []));
   const everyUser = listers.some((a) => /^(nvidia-smi|squeue|lsof|fuser)$/.test(a[0] ?? '') && !a.some((x) => /^-[a-zA-Z]*[iu]|^--user|^:\d|tcp|udp/.test(x)));
-  if (inv.elevated && (/^(pkill|killall|scancel|skill|slay)$/.test(name) && users.some(other) || (name === 'kill' || name === 'scancel') && everyUser)) block(walk, 'dangerous', `${name} as root of other users' processes or jobs`, 'let the owner or the admin stop them');
+  // (-HUP, -USR1: the reload a daemon's own docs give, nothing is stopped.)
+  const reload = inv.argv.some((a, k) => /^-(HUP|SIGHUP|USR[12]|SIGUSR[12]|1|10|12)$/.test(a) || (/^(-s|--signal)$/.test(inv.argv[k - 1] ?? '') && /^(HUP|USR[12])$/.test(a)));
+  if (inv.elevated && !reload && (/^(pkill|killall|scancel|skill|slay)$/.test(name) && users.some(other) || (name === 'kill' || name === 'scancel') && everyUser)) block(walk, 'dangerous', `${name} as root of other users' processes or jobs`, 'let the owner or the admin stop them');
   if (name === 'fuser' && inv.argv.some((a) => /^-[a-zA-Z]*k/.test(a)) && inv.argv.some((a) => /^\/dev\//.test(a))) block(walk, 'dangerous', `fuser -k kills every process using ${inv.argv.find((a) => a.startsWith('/dev/'))}, other users' included`, 'kill the one process meant, by its PID');
   // lsof -t | xargs kill, pgrep -u "$(id -u)" | xargs kill: every process with a file open, every process of the user.
   if (name === 'kill' && inv.viaXargs && inv.upstream.length > 0 && ((inv.upstream[0].argv[0] === 'lsof' && inv.upstream[0].argv.slice(1).every((a) => /^-[a-zA-Z]*t[a-zA-Z]*$/.test(a))) || (inv.upstream[0].argv[0] === 'pgrep' && pattern(inv.upstream[0].argv).length === 0))) block(walk, 'dangerous', `kill of every process \`${inv.upstream[0].argv.join(' ')}\` lists: the user's whole session`, 'kill the one process meant, by its PID');
@@ -3059,8 +3065,9 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
   if (late && lateVal && !lateVal.dynamic && lateVal.text !== t.word.text) {
     t = target(inv, { ...t.word, text: lateVal.text + (late[2] ?? ''), dynamic: false });
   }
-  const own = t.abs !== null && verb !== 'mv' ? ownConfig(walk, t.abs) : null;
-  if (own) {
+  // (mv ~/.gitconfig ~/.gitconfig.bak is a backup; the agent's settings moved away switch its hooks off.)
+  const own = t.abs !== null ? ownConfig(walk, t.abs) : null;
+  if (own && (verb !== 'mv' || !own.includes('git configuration'))) {
     block(walk, 'dangerous', `${verb} deletes ${own}`, 'change one setting with its own tool (git config --global, claude config)');
     return;
   }
@@ -3366,6 +3373,7 @@ function checkShadow(walk: Walk, inv: Invocation, t: Target, verb: string, sourc
 function ownConfig(walk: Walk, abs: string): string | null {
   const h = walk.env.home;
   if (abs === `${h}/.gitconfig` || abs === `${h}/.config/git/config`) return `${abs}, the user's git configuration (identity, aliases, signing, credential helpers)`;
+  if (abs === `${h}/.claude.json`) return `${abs}, the agent's own state: the MCP servers it starts`;
   if (abs === `${h}/.claude/settings.json` || abs === `${h}/.claude/settings.local.json` || abs === `${walk.env.project}/.claude/settings.json` || abs === `${walk.env.project}/.claude/settings.local.json`) return `${abs}, the agent's own settings: its hooks (this guard) and permissions`;
   return null;
 }

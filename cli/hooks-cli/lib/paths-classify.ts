@@ -125,7 +125,10 @@ const HOME_SECRETS = [
   '.yarnrc', '.yarnrc.yml', '.nuget/NuGet/NuGet.Config', '.subversion/auth', '.config/git/credentials', '.composer/auth.json', '.config/composer/auth.json',
 ];
 
-const HOME_SECRETS_RE = new RegExp(`^(${HOME_SECRETS.map((x) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(/|$)`);
+/** Built on first use: most commands never ask, and a hook process answers one command. */
+let homeSecretsRe: RegExp | null = null;
+const homeSecretsTest = (rel: string): boolean =>
+  (homeSecretsRe ??= new RegExp(`^(${HOME_SECRETS.map((x) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(/|$)`)).test(rel);
 
 /** A file name that holds a secret wherever it is: private keys, .env files, credential files. */
 export function isSecretName(name: string): boolean {
@@ -151,7 +154,7 @@ export function isSecretName(name: string): boolean {
 export function isSecretSource(p: string, env: PathEnv): boolean {
   if (isSecretPath(p, env) && !p.endsWith('.pub')) return true;
   const rel = homeRel(p, env);
-  if (rel !== null && HOME_SECRETS_RE.test(rel)) return true;
+  if (rel !== null && homeSecretsTest(rel)) return true;
   const name = p.slice(p.lastIndexOf('/') + 1);
   return isSecretName(name);
 }
