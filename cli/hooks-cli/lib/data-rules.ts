@@ -131,7 +131,9 @@ export function dataToolFindings(inv: DataInvocation, env: PathEnv, line: string
   const out: string[] = [];
   if (name === undefined) return out;
   // Processes and jobs of other users, killed as root.
-  if (inv.elevated && /^(kill|pkill|killall|skill|fuser|scancel|qdel|bkill)$/.test(name)) {
+  // (A reload or status signal, -HUP, -USR1, -0, ends nothing.)
+  const reload = inv.argv.some((a, k) => /^-(HUP|SIGHUP|USR[12]|SIGUSR[12]|CONT|WINCH|0|1|10|12)$/i.test(a) || (/^(-s|--signal)$/.test(inv.argv[k - 1] ?? '') && /^(HUP|SIGHUP|USR[12]|SIGUSR[12]|CONT|WINCH|0|1)$/i.test(a)));
+  if (inv.elevated && !reload && /^(kill|pkill|killall|skill|fuser|scancel|qdel|bkill)$/.test(name)) {
     const u = userOpt(inv.argv);
     const pattern = args.filter((x, k) => !x.startsWith('-') && !/^(-u|-U|--user|-s|--signal|-n|-p|--partition|-A|--account|-t|--state|-g|-G|-P)$/.test(args[k - 1] ?? ''));
     const fed = [...inv.subs, ...(inv.viaXargs ? [inv.upstream.map((a) => a.join(' ')).join(' | ')] : [])];
@@ -145,7 +147,9 @@ export function dataToolFindings(inv: DataInvocation, env: PathEnv, line: string
   if (/^(apt|apt-get|aptitude|dnf|yum|zypper|pacman)$/.test(name) && args.some((x) => /^(remove|purge|erase|autoremove|-R\w*)$/.test(x))) {
     const gone = args.filter((x) => GPU_STACK.test(x));
     const reinstalled = line.some((a) => /^(apt|apt-get|dnf|yum|zypper|pacman)$/.test(a[0]) && a.includes('install') && a.some((x) => /^(nvidia|cuda)/.test(x))) || line.some((a) => a.some((x) => /^(cuda|NVIDIA)[\w.-]*\.run$/.test(x)));
-    if (gone.length > 0 && !reinstalled) out.push(`${name} removes the GPU driver or toolkit (${gone.join(' ')}): every GPU job on the machine stops`);
+    // Without -y the package manager lists what goes and asks first.
+    const unattended = args.some((x) => /^(-y|--yes|--assume-yes|--noconfirm|--non-interactive|-[a-zA-Z]*y[a-zA-Z]*)$/.test(x));
+    if (gone.length > 0 && !reinstalled && unattended) out.push(`${name} removes the GPU driver or toolkit (${gone.join(' ')}): every GPU job on the machine stops`);
   }
   // A shared data mount (or a whole area of it) locked: access taken from the group, or the tree taken over.
   if (/^(chmod|chown|chgrp|setfacl)$/.test(name) && args.some((x) => /^-[a-zA-Z]*R|^--recursive$/.test(x))) {
