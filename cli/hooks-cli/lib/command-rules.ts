@@ -17,6 +17,7 @@ import { analyzeCode, exprText, inlineCode, langOf, printedPaths, printedText, s
 import { parseShell, printfFormat, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
+import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
   classifyDelete,
   describeDelete,
@@ -938,10 +939,19 @@ function perItem(walk: Walk, inv: Invocation, script: string, hole: string | Reg
 function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: number): void {
   const name = inv.argv[0];
   recordWrittenFiles(walk, inv);
+  const nb = /^(papermill|jupyter|ipython|jupytext)$/.test(name ?? '') ? notebookRun(inv.argv) : null;
+  if (nb) runNotebook(walk, inv, nb, depth);
   if (SHELLS.has(name)) {
     const { script, readsStdin } = shellScript(inv.argv);
     // sh -c 'rm -rf "$0"' / and bash -c '… $1' _ ~: the words after the script are $0, $1...
     const after = script !== null ? inv.argv.slice(inv.argv.lastIndexOf(script) + 1) : [];
+    // sh -c "$(python -c 'print(…)')": the script is what the interpreter prints.
+    if (script !== null) for (const sub of inv.words.find((w) => w.text === script)?.subs ?? []) {
+      const pw = parseShell(sub, parseEnv(walk, inv.cwd)).commands[0]?.words.map((w) => w.text) ?? [];
+      const lang = langOf(base(pw[0] ?? ''));
+      const code = lang ? inlineCode(lang, pw).code : null;
+      if (lang && code) for (const line of printedText(lang, code)) collect(walk, line, inv.cwd, depth + 1, true);
+    }
     if (script !== null) collect(walk, after.length > 0 ? substitutePositional(script.replace(/"?\$\{?0\}?"?/g, `'${(after[0] ?? '').replace(/'/g, `'\\''`)}'`), after) : script, inv.cwd, depth + 1, true);
     // find ~ | xargs -I % sh -c 'rm -rf "%"' (or sh -c 'rm "$0"', xargs appending the item): each item xargs feeds is put into the script.
     const hole = inv.xargsReplace ?? (after.length === 0 ? /"?\$\{?[0-9@*]\}?"?/g : null);
@@ -974,6 +984,9 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
   } else if (/^(docker|podman|nerdctl|docker-compose|podman-compose)$/.test(name)) {
     containerRun(walk, inv, depth);
+  } else if (/^(singularity|apptainer|enroot)$/.test(name)) {
+    const asDocker = hpcContainerAsDocker(inv.argv);
+    if (asDocker) containerRun(walk, { ...inv, argv: asDocker }, depth);
   } else if (name === 'ctr' && inv.argv.includes('run')) {
     // containerd's ctr run [opts] IMAGE ID CMD…: read as docker run with the same mounts (--mount type=bind,src=…,dst=…).
     const args = inv.argv.slice(inv.argv.indexOf('run') + 1);
@@ -1301,7 +1314,7 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
     .replace(/\b(\w+)(?:\s*,\s*_)?\s*:?=\s*"(~|\.|\/[^"]*)"[\s\S]*/, (all, id: string, v: string) => all.replace(new RegExp(`\\(\\s*${id}\\s*\\)`, 'g'), `("${v}")`));
   for (const m of norm.matchAll(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\s*\(\s*(?:new\s+File\()?(["'])([^"']*)\2/g)) {
     const p = m[3];
-    if (!/^(~|\/|\.)(\/.*)?$/.test(p)) continue;
+    if (!/^(~|\.)(\/.*)?$|^\//.test(p)) continue;
     const w: Word = { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true };
     const rec = /RemoveAll|rmtree|recursive|Recursively|remove_dir_all|rm_rf|deleteDirectory|deleteDir/.test(m[0] + norm.slice(m.index!, m.index! + 120));
     checkDelete(walk, inv, target(inv, w), rec, `${inv.argv[0]} code`);
@@ -1652,15 +1665,44 @@ function runScriptFile(walk: Walk, inv: Invocation, file: string | null, depth: 
   }
 }
 
+/**
+ * A notebook run headless (papermill, jupyter nbconvert --execute, ipython NB.ipynb) that the line wrote or
+ * gives on stdin: its code cells are checked as Python, IPython's `!` and `%%bash` included. jupytext reading
+ * a script on stdin records the notebook it writes.
+ */
+function runNotebook(walk: Walk, inv: Invocation, nb: { file: string; output?: string }, depth: number): void {
+  if (inv.cwd === null) return;
+  const abs = (f: string) => resolveFrom(inv.cwd!, f.replace(/^~(?=\/|$)/, walk.env.home));
+  const text = nb.file === '-' ? stdinText(inv) : walk.files.get(abs(nb.file))?.content ?? null;
+  if (nb.output !== undefined) {
+    if (text !== null) walk.files.set(abs(nb.output), { content: text, downloaded: null });
+    return;
+  }
+  if (nb.file !== '-' && walk.files.get(abs(nb.file))?.downloaded) runScriptFile(walk, inv, nb.file, depth, 'python');
+  else if (text !== null) checkCode(walk, inv, 'python', notebookSource(text), depth);
+}
+
 /** Inline interpreter code: deletes, shell commands, devices, reverse shells, secrets sent away, hidden (base64) code. */
-function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typeof langOf>>, code: string, depth: number): void {
+function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typeof langOf>>, code0: string, depth: number): void {
   if (depth > MAX_DEPTH) return;
+  const code = lang === 'python' ? withMlDirs(code0) : code0;
   const f = analyzeCode(lang, code);
   const who = `${inv.argv[0]} code`;
   if (f.forkBomb) block(walk, 'dangerous', `${who} is a fork bomb: it starts copies of itself without end until the machine stops answering`);
   if (f.runsFetched) block(walk, 'dangerous', `${who} runs code it downloads: unreviewed code`, 'download it to a file, read it, then run it');
   if (f.tooLong) block(walk, 'dangerous', `${who} of ${code.length} characters is too long to check inline`, 'write it to a file, read it, then run the file');
   for (const sh of f.shell) collect(walk, sh, inv.cwd, depth + 1, true);
+  // IPython magics and notebook cells, the sh/plumbum/fabric libraries; remote stores deleted through SDKs; files emptied (data-rules.ts).
+  if (lang === 'python') for (const sh of pythonShellLines(code)) collect(walk, sh, inv.cwd, depth + 1, true);
+  const sent = f.exfil ? null : codeSendsSecret(code, () => talksToNetwork(code));
+  if (sent) block(walk, 'dangerous', `${who} reads the secret ${sent} and sends it away (a URL of another service, an upload or an experiment log)`, 'secrets stay on this machine; ask the user to share what is needed');
+  const remote = codeRemoteDelete(code);
+  if (remote) block(walk, 'dangerous', `${who} deletes ${remote}: data outside this machine, for good`, 'let the user delete remote data');
+  for (const p of lang === 'python' ? codeTruncates(code) : []) {
+    const t = target(inv, { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true });
+    checkEmptied(walk, t, `${who} (open for writing, nothing written)`);
+    checkWrite(walk, inv, t, who);
+  }
   for (const d of f.decoded) {
     collect(walk, d, inv.cwd, depth + 1, true);
     checkCode(walk, inv, lang, d, depth + 1);
@@ -1870,7 +1912,7 @@ const MATCH_ALL = new Set(['*', '.*', '*.*', '.[!.]*', '.??*', '**', '*/*', '.*/
 function findExec(walk: Walk, inv: Invocation, depth: number): void {
   const { roots, filtered: anyFilter, nameFiltered, namePattern } = findRoots(inv);
   // At / or ~ only filters on names narrow the listing (-ctime -99999, -size +0 select nearly all of it).
-  const filtered = roots.some((r) => broadRoot(walk, target(inv, r).abs)) ? nameFiltered : anyFilter;
+  const filtered = roots.some((r) => broadRoot(walk, target(inv, r).abs, inv)) ? nameFiltered : anyFilter;
   // A filter that names secrets (-name 'id_*', '.env*') makes {} a secret for the exfiltration check.
   const secretFilter = namePattern !== null && isSecretName(namePattern);
   for (let i = 1; i < inv.words.length; i++) {
@@ -2107,6 +2149,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
           checkWrite(walk, inv, t, name);
           // What shred overwrites is gone as if deleted (.git/objects/pack/*).
           if (name === 'shred' || name === 'truncate') checkDelete(walk, inv, t, false, name);
+          if (name === 'shred' && t.abs !== null && dataFileEmptied(t.abs, walk.env)) checkEmptied(walk, t, 'shred');
           // shred of keys, tokens or the shell history: destroyed beyond recovery, on purpose.
           if (name === 'shred' && t.abs !== null && isUnder(t.abs, walk.env.home) && !isUnder(t.abs, walk.env.project) && isSecretSource(t.abs, walk.env)) block(walk, 'dangerous', `shred destroys ${t.abs} beyond recovery`);
         }
@@ -2209,6 +2252,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'find':
       checkFind(walk, inv);
       break;
+    case 'hub':
     case 'git':
       checkGit(walk, inv);
       break;
@@ -2397,6 +2441,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkDisks(walk, inv);
   checkCloudDestroy(walk, inv);
   checkKillAll(walk, inv);
+  if (/^(git|hub|dvc|pbcopy|wl-copy|xclip|xsel)$/.test(name)) checkSecretCarried(walk, inv);
+  if (DATA_TOOLS.test(name) || (name === 'git' && args.includes('lfs')) || (inv.viaXargs && /^(rm|shred|srm|unlink|truncate)$/.test(name))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
   checkTraversal(walk, inv);
 }
 
@@ -2857,10 +2903,10 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
         const t = target(feeder!, r);
         // Names that are keys (-name 'id_*', '*.pem') say what is deleted: those files under the root.
         if (namePattern && isSecretName(namePattern) && t.abs !== null) return target(feeder!, { ...r, text: `${t.abs}/${namePattern}`, glob: true, dynamic: false });
-        const narrow = narrowed || (broadRoot(walk, t.abs) ? nameFiltered : filtered);
+        const narrow = narrowed || (broadRoot(walk, t.abs, feeder!) ? nameFiltered : filtered);
         return narrow ? { ...t, abs: t.abs === null ? null : `${t.abs === '/' ? '' : t.abs}/…` } : t;
       }),
-      recursive: !(narrowed || roots.every((r) => (broadRoot(walk, target(feeder!, r).abs) ? nameFiltered : filtered))),
+      recursive: !(narrowed || roots.every((r) => (broadRoot(walk, target(feeder!, r).abs, feeder) ? nameFiltered : filtered))),
     };
   }
   if (/^(locate|mlocate|plocate|slocate)$/.test(f)) {
@@ -2916,7 +2962,8 @@ function listerRoots(walk: Walk, u: Invocation): { roots: Target[]; filtered: bo
   const paths = (ws: Word[]) => ws.filter((w) => /^[/~.]/.test(w.text) || w.glob);
   let roots: Word[] | null = null;
   let filtered = false;
-  if (name === 'du' && args.some((a) => /^-[a-zA-Z]*a/.test(a) || a === '--all')) roots = paths(operands(u.words, new Set(['-d', '--max-depth', '-t', '--threshold', '-B'])));
+  // du -s ~/* | sort -rn | head | cut -f2: du prints its operands (a glob of them), biggest first after the sort.
+  if (name === 'du' && (args.some((a) => /^-[a-zA-Z]*a/.test(a) || a === '--all') || u.words.slice(1).some((w) => w.glob && /[*?]$/.test(w.text)))) roots = paths(operands(u.words, new Set(['-d', '--max-depth', '-t', '--threshold', '-B'])));
   else if (name === 'tree' && args.some((a) => /^-[a-zA-Z]*f/.test(a))) roots = paths(operands(u.words, new Set(['-L', '-P', '-I', '-o'])));
   else if (name === 'fd' || name === 'fdfind') {
     const ops = operands(u.words, FD_ARG_OPTS);
@@ -2967,8 +3014,9 @@ function spreadDelete(walk: Walk, abs: string | null, name: string | null, argv:
 }
 
 /** The root of a listing is / , the home directory or one of their ancestors: only filters on names narrow a listing there. */
-function broadRoot(walk: Walk, abs: string | null): boolean {
+function broadRoot(walk: Walk, abs: string | null, finder?: Invocation): boolean {
   if (abs === null) return false;
+  if (isSharedMountRoot(abs, finder?.argv)) return true;
   const c = classifyDelete(abs, walk.env);
   // /home and /Users hold every user's home.
   return c === 'root' || c === 'home' || c === 'ancestor' || /^\/(home|Users)\/?$/.test(abs);
@@ -3011,8 +3059,9 @@ function homeWorkDir(abs: string, env: PathEnv): string | undefined {
   return h && !isUnder(abs, env.project) && !isHomeCache(abs, { ...env, home: h }) ? h : undefined;
 }
 
-function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean, verb: string): void {
+function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean, verb: string): void {
   const env = walk.env;
+  let t = ownHome(walk, t0);
   // "$d" unknown when the line was parsed but set by the time it runs (eval "d=~"; rm -rf "$d"): its value now.
   const late = t.word.dynamic ? /^\$\{?([A-Za-z_]\w*)\}?(\/.*)?$/.exec(t.word.text) : null;
   const lateVal = late ? walk.vars.get(late[1]) : undefined;
@@ -3105,6 +3154,11 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
     block(walk, 'dangerous', `${verb} -r of ${worked}`, 'delete build output by name (dist, build, node_modules)');
     return;
   }
+  const shared = recursive || t.wholeDir ? sharedMountLoss(t.abs, env) ?? (recursive ? systemInstallLoss(t.abs, () => walk.out.map((i) => i.argv)) : null) : null;
+  if (shared) {
+    block(walk, 'dangerous', `${verb} -r of ${shared}, which no backup of the project covers`, 'delete inside your own area of the mount (/scratch/$USER/...), by name');
+    return;
+  }
   if ((recursive || t.wholeDir) && (DATA_DIR.test(t.abs) || STORAGE_ROOT.test(t.abs))) {
     block(walk, 'dangerous', `${verb} -r of ${t.abs}${inv.remote ? ' on another host' : ''}: ${t.abs.startsWith('/opt/') ? 'an installed application' : "a service's data or a mounted disk"}, which no backup of the project covers`, 'name the release, log or cache directory inside it to remove');
     return;
@@ -3137,9 +3191,13 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
   const ifEmpty = target(inv, { ...t.word, text: fixed, dynamic: false });
   if (ifEmpty.abs === null) return false;
   const c = classifyDelete(ifEmpty.abs, walk.env);
-  // rm -rf /mnt/datasets/"$DATASET", ~/experiments/$EXP: empty, the whole data directory goes.
-  if (!c && (DATA_DIR.test(ifEmpty.abs) || isPreciousHomeDir(ifEmpty.abs, walk.env) || STORAGE_ROOT.test(ifEmpty.abs))) {
-    block(walk, 'dangerous', `${verb} -r "${raw}": if ${names.join(', ')} is empty or unset this deletes all of ${ifEmpty.abs}`, `check it first: [ -n "${names[0] ?? '$DIR'}" ] && rm -rf -- "${raw}"`);
+  // rm -rf /mnt/datasets/"$DATASET", ~/experiments/$EXP, /scratch/$RUN_ID: empty, the whole data directory (or a
+  // shared mount's area) goes. $USER and $LOGNAME are never empty in a login shell: /scratch/$USER/x is the user's own.
+  const own = /^\$\{?(USER|LOGNAME)\}?$/;
+  const kept = names.some((n) => !own.test(n)) ? target(inv, { ...t.word, text: raw.replace(UNKNOWN_PART, (x) => (own.test(x) ? x : '')), dynamic: false }).abs : null;
+  const lost = kept === null || c ? null : DATA_DIR.test(kept) || isPreciousHomeDir(kept, walk.env) || STORAGE_ROOT.test(kept) ? `all of ${kept}` : sharedMountLoss(kept, walk.env);
+  if (lost) {
+    block(walk, 'dangerous', `${verb} -r "${raw}": if ${names.join(', ')} is empty or unset this deletes ${lost}`, `check it first: [ -n "${names[0] ?? '$DIR'}" ] && rm -rf -- "${raw}"`);
     return true;
   }
   if (c && c !== 'system') {
@@ -3152,7 +3210,14 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
 /** The shells' and REPLs' history files. */
 const HISTORY_FILE = /\/\.(bash|zsh|sh|python|psql|mysql)_history$|\/\.local\/share\/fish\/fish_history$/;
 
-function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, sources: Word[] | null = null): void {
+/** /home/$USER/x and /Users/$LOGNAME/x: the user's own home (the shell puts the name in). */
+function ownHome(walk: Walk, t: Target): Target {
+  const m = t.abs !== null && t.abs.includes('$') ? /^\/(?:home|Users)\/\$\{?(?:USER|LOGNAME)\}?(?=\/|$)/.exec(t.abs) : null;
+  return m ? { ...t, abs: walk.env.home + t.abs!.slice(m[0].length) } : t;
+}
+
+function checkWrite(walk: Walk, inv: Invocation, t0: Target, verb: string, sources: Word[] | null = null): void {
+  const t = ownHome(walk, t0);
   // "$(python3 -m site --user-site)/x.pth": a start-up hook of Python named through the site directory.
   if (t.abs === null && /\.pth$|(user|site)customize\.py$/.test(t.word.text) && t.word.subs.some((x) => /\bsite\b|site-packages|purelib|platlib/.test(x))) {
     block(walk, 'dangerous', `${verb} writes ${t.word.text}, a file Python runs at every start: a way to stay on the machine`, 'show the user the change and let them make it');
@@ -3328,6 +3393,8 @@ function writesNothing(inv: Invocation): boolean {
  * refused as writes anyway.)
  */
 function checkEmptied(walk: Walk, t: Target, how: string): void {
+  const data = t.abs !== null ? dataFileEmptied(t.abs, walk.env) : null;
+  if (data) block(walk, 'dangerous', `${how} destroys ${data}, which no backup of the project covers`, 'delete or move the one file meant, by name');
   const own = t.abs !== null ? ownConfig(walk, t.abs) : null;
   if (own) block(walk, 'dangerous', `${how} empties ${own}`, 'change one setting with its own tool (git config --global, claude config)');
   else if (t.abs !== null && !(/^\/(tmp|var\/tmp|dev)\//.test(t.abs) && !isUnder(t.abs, walk.env.home) && !isUnder(t.abs, walk.env.project)) && isSecret(walk, t.abs)) block(walk, 'dangerous', `${how} empties the secret file ${t.abs}: the keys and passwords in it are lost`, 'move it aside (mv .env .env.bak) if it must go');
@@ -3378,6 +3445,37 @@ function checkRedirects(walk: Walk, inv: Invocation): void {
       if (out) checkWrite(walk, inv, x, `redirection (${r.op})`);
       else if (r.op === '<' || r.op === '<>') checkRead(walk, inv, x, 'input redirection');
     }
+  }
+}
+
+/** Stands in walk.secretFiles for the clipboard once the line copies a secret into it. */
+const CLIPBOARD = '<clipboard>';
+
+/**
+ * A secret carried out by a later step: copied into the work tree, then added and pushed (cp ~/.aws/credentials
+ * data/ && dvc add data/credentials && dvc push; git add notebooks/token && git push), or put on the clipboard
+ * (security … -w | pbcopy) to be pasted into a sender (curl -d "$(pbpaste)").
+ */
+function checkSecretCarried(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  if (/^(pbcopy|wl-copy|xclip|xsel)$/.test(name ?? '') && !args.some((a) => /^(-o|--output|-out)$/.test(a)) && withInner(inv.upstream).some((u) => producesSecret(walk, u))) walk.secretFiles.add(CLIPBOARD);
+  if (!/^(git|hub|dvc)$/.test(name ?? '') || !args.includes('push')) return;
+  // Where the line's copies of secrets landed: DEST, and DEST/NAME when DEST is a directory.
+  const carried: string[] = [];
+  for (const a of walk.out) {
+    if (a === inv) break;
+    if (!/^(cp|install|rsync|mv)$/.test(a.argv[0])) continue;
+    const ops = operands(a.words, new Set(['-t', '-S', '-m', '-o', '-g', '--target-directory', '--suffix', '--mode']));
+    const dest = ops.length >= 2 ? target(a, ops[ops.length - 1]).abs : null;
+    if (dest !== null) for (const w of ops.slice(0, -1)) if (isSecret(walk, target(a, w).abs)) carried.push(dest, `${dest}/${path.posix.basename(target(a, w).abs!)}`);
+  }
+  for (const a of walk.out) {
+    if (a === inv) break;
+    if (!/^(git|dvc)$/.test(a.argv[0]) || a.argv[1] !== 'add' || a.cwd === null) continue;
+    const all = a.argv.some((x) => /^(-A|--all|-u|--update)$/.test(x));
+    const added = [...operands(a.words).slice(1).map((w) => target(a, w).abs), ...(all ? [a.cwd] : [])];
+    const hit = added.find((p) => p !== null && (isSecret(walk, p) || [...walk.secretFiles, ...carried.slice(1)].some((f) => f !== CLIPBOARD && isUnder(f, p)) || carried.includes(p)));
+    if (hit) return block(walk, 'dangerous', `${name} push sends ${hit}, a secret the line copied in and added with ${a.argv[0]} add`, 'keep keys and tokens out of the repository and its data remote');
   }
 }
 
@@ -3604,7 +3702,7 @@ function checkFind(walk: Walk, inv: Invocation): void {
     const t = target(inv, r);
     if (t.abs === null) continue;
     const c = classifyDelete(t.abs, walk.env);
-    const filtered = broadRoot(walk, t.abs) ? nameFiltered : anyFilter;
+    const filtered = broadRoot(walk, t.abs, inv) ? nameFiltered : anyFilter;
     if (namePattern && isSecretName(namePattern) && (broadRoot(walk, t.abs) || isUnder(t.abs, walk.env.home)) && !isUnder(t.abs, walk.env.project)) {
       block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes keys and credentials`, 'remove the one file meant, by its path');
       continue;
@@ -3651,6 +3749,11 @@ function checkFind(walk: Walk, inv: Invocation): void {
     // ~/Documents, ~/.ssh: only a filter on names narrows what is deleted there.
     if (!c && !nameFiltered && isPreciousHomeDir(t.abs, walk.env)) {
       block(walk, 'dangerous', `find ${t.abs} … -delete with no filter on names: every file of ${t.abs}, which nothing can bring back`, 'name the files to delete (-name PATTERN) and run it first without -delete');
+      continue;
+    }
+    const shared = filtered ? null : sharedMountLoss(t.abs, walk.env);
+    if (shared) {
+      block(walk, 'dangerous', `find ${t.abs} … -delete with no filter on names deletes ${shared}`, 'delete inside your own area of the mount (/scratch/$USER/...), by name');
       continue;
     }
     if (c && !filtered) block(walk, c === 'system' ? 'system' : 'dangerous', `find -delete with no filter: ${describeDelete(c, t.abs)}`, 'add a filter (-name, -type, -mtime) and run it first without -delete to see the list');
@@ -3859,6 +3962,8 @@ function checkGit(walk: Walk, inv: Invocation): void {
       break;
     case 'stash':
       if (rest[0] === 'clear') block(walk, 'dangerous', 'git stash clear deletes every stash at once: stashed work is gone', 'drop the one stash you mean: git stash drop stash@{N}');
+      // git stash list | … | xargs git stash drop: every stash, as git stash clear.
+      else if (rest[0] === 'drop' && inv.viaXargs && inv.upstream.some((u) => u.argv[0] === 'git' && u.argv.includes('stash') && u.argv.includes('list'))) block(walk, 'dangerous', 'git stash drop of every stash git stash list prints deletes them all, as git stash clear does', 'drop the one stash you mean: git stash drop stash@{N}');
       else if (rest[0] === 'drop') {
         warn(walk, 'suspicious', `git stash ${rest[0]} deletes stashed work`);
         critical(walk, `git stash ${rest[0]}`);
@@ -4177,6 +4282,8 @@ function printsCredential(argv: string[]): string | null {
   const [name, a1, a2] = argv;
   const a = argv.join(' ');
   if (name === 'secret-tool' && /^(lookup|search)$/.test(a1 ?? '')) return 'the keyring (secret-tool)';
+  const ml = mlCredentialPrinter(argv);
+  if (ml) return ml;
   if (name === 'kubectl' && a1 === 'config' && a2 === 'view' && /--raw|--flatten/.test(a)) return 'the cluster credentials (kubectl config view --raw)';
   if (name === 'gcloud' && /\bauth\b/.test(a) && /print-(access|identity|refresh)-token/.test(a)) return 'a Google Cloud token';
   if (name === 'gcloud' && a1 === 'secrets' && /versions access/.test(a)) return 'a Google Cloud secret';
@@ -4218,6 +4325,7 @@ function secretFilter(name: string, args: string[]): string | null {
 function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null {
   const name = inv0.argv[0] ?? '';
   const args = inv0.argv.slice(1);
+  if (walk.secretFiles.has(CLIPBOARD) && (/^(pbpaste|wl-paste)$/.test(name) || (/^(xclip|xsel)$/.test(name) && args.some((a) => /^(-o|--output|-out)$/.test(a))))) return 'the clipboard, filled with a secret on the line';
   // tar -C /etc/ssh -cf - .: the operands are read from -C's directory.
   const cdir = name === 'tar' && inv0.cwd !== null ? args.find((_, k) => /^(-C|--directory)$/.test(args[k - 1] ?? '')) ?? args.find((a) => a.startsWith('--directory='))?.slice(12) : undefined;
   const inv = cdir ? { ...inv0, cwd: resolveFrom(inv0.cwd!, cdir.replace(/^~(?=\/|$)/, walk.env.home)) } : inv0;
@@ -4481,7 +4589,8 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
         if (found) return say(found, 'inside a command substitution');
       }
       // Any credential-named variable in a request to a bare IP address: no service of its own lives there.
-      const v = varNames(t).find((n) => KNOWN_SECRET_VAR.test(n) || (SECRET_VAR.test(n) && host !== null && /^\d{1,3}(\.\d{1,3}){3}$/.test(host) && !/^(127\.|10\.|192\.168\.)/.test(host)));
+      // So is a service's key ($WANDB_API_KEY) in a request to a host not of that service.
+      const v = varNames(t).find((n) => KNOWN_SECRET_VAR.test(n) || (SECRET_VAR.test(n) && host !== null && /^\d{1,3}(\.\d{1,3}){3}$/.test(host) && !/^(127\.|10\.|192\.168\.)/.test(host)) || (host !== null && VAR_HOSTS.some(([re, hosts]) => re.test(n) && !hosts.test(host))));
       if (v && !(host !== null && /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(host))) return say(`$${v}`, 'in its arguments, not as the credential header it is meant for');
     }
   }
@@ -4496,6 +4605,7 @@ const VAR_HOSTS: [RegExp, RegExp][] = [
   [/^(HF_TOKEN|HUGGING_FACE_HUB_TOKEN)$/, /(^|\.)huggingface\.co$/],
   [/^SLACK_(BOT_)?TOKEN$/, /(^|\.)slack\.com$/],
   [/^(AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN)$/, /(^|\.)amazonaws\.com$/],
+  ...ML_VAR_HOSTS,
 ];
 
 /** Anonymous file drops, paste bins and request catchers: whatever reaches them is public. */
@@ -4524,7 +4634,7 @@ function uploads(argv: string[]): boolean {
   if (name === 'tailscale' && a1 === 'file') return true;
   if (name === 'mc' && /^(cp|mirror|put)$/.test(a1 ?? '')) return true;
   if ((name === 'kubectl' || name === 'oc' || name === 'docker' || name === 'podman') && argv.includes('cp') && argv.some((a) => /^[\w.-]+(\/[\w.-]+)?:/.test(a))) return true;
-  return name === 'git' && a1 === 'send-email';
+  return (name === 'git' && a1 === 'send-email') || mlUploads(argv);
 }
 
 /** A network destination among the words: a URL (not file://), user@host:path, an --url/--host/--server option. */

@@ -637,6 +637,9 @@ function splitArgs(text: string): string[] {
  */
 export function exprValues(code: string, expr: string, depth = 0): string[] {
   let e = expr.trim().replace(/(?:\.(?:strip|trim|chomp|rstrip)\(\)|!)+$/, '');
+  // A if C else B (Python's conditional expression): either value.
+  const cond = e.includes(' else ') && e.includes(' if ') ? /^([^'"]+?|.*?['"].*?)\s+if\s+[\s\S]+?\s+else\s+([\s\S]+)$/.exec(e) : null;
+  if (cond && depth < 3) return [...exprValues(code, cond[1], depth + 1), ...exprValues(code, cond[2], depth + 1)].slice(0, 16);
   // Dir.glob(X), glob.glob(X): the paths X names, {a,b} alternatives expanded.
   const globbed = /^(?:Dir\.glob|glob\.glob|glob\.sync|glob)\(([\s\S]*)\)$/.exec(e);
   if (globbed) return exprValues(code, splitArgs(globbed[1])[0], depth).flatMap((v) => {
@@ -939,7 +942,8 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   if (DELETES_ANY.test(code)) {
     // A listing walked with a condition on the names, age or size (endswith('.tmp'), =~, select, mtime) deletes only
     // what matches; a test of the kind of entry (is_file(), File.file?, isFile()) is no filter.
-    const kinds = code.replace(TYPE_TESTS, '');
+    // (if p.name not in {'.cache'}: / if p.name != 'keep': the whole clause, the .name test with it.)
+    const kinds = code.replace(TYPE_TESTS, '').replace(/\bif\s+[\w.]+\.name\s+not\s+in\s*[[({][^\])}]*[\])}]\s*:|\bif\s+[\w.]+\.name\s*!=\s*(['"])[^'"]*\1\s*:/g, '');
     // if (entry !== 'src'), if f not in ('keep',): everything but the names given goes, which is no filter.
     const excepts = kinds.replace(/!==?\s*(['"])[^'"]*\1|(['"])[^'"]*\2\s*!==?|\bnot\s+in\s*[([{][^)\]}]*[)\]}]/g, '');
     // name.startswith('.'), startsWith('.'): only the dot entries, in a home its keys and settings.

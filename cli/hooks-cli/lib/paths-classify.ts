@@ -193,8 +193,8 @@ export function isPreciousHomeDir(p: string, env: PathEnv): boolean {
     '.ssh', '.gnupg', '.aws', '.config', '.kube', '.docker', '.password-store', '.local', '.local/share', '.mozilla', 'Library', 'Library/Application Support', 'Library/Keychains',
     // The user's own files and other work, beside this project.
     'Documents', 'Desktop', 'Downloads', 'Pictures', 'Music', 'Videos', 'Movies', 'Public', 'Dropbox', 'OneDrive', 'src', 'code', 'projects', 'Projects', 'workspace', 'repos', 'git', 'dev', 'work',
-    // Data and models kept in the home, conda's environments, the agent's own settings and memory.
-    'data', 'datasets', 'checkpoints', 'experiments', 'models', 'notebooks', 'miniconda3', 'anaconda3', 'miniforge3', 'mambaforge', '.conda', '.claude',
+    // Data and models kept in the home, conda's environments (data-rules.ts), the agent's own settings and memory.
+    'data', 'datasets', 'checkpoints', 'experiments', 'models', 'notebooks', 'miniconda3', 'anaconda3', 'miniforge3', 'mambaforge', 'miniconda', 'anaconda', 'micromamba', '.conda', '.claude',
   ].some((d) => p === `${h}/${d}`);
 }
 
