@@ -340,7 +340,9 @@ export function bundleHooks(outDir: string, srcRoot = sourceRoot(), options: Bun
     fs.writeFileSync(bundle, wrapForLoader(bundleModule(srcRoot, `entries/${name}.ts`, { [VALIDATOR_ID]: validator }, options)));
     fs.rmSync(path.join(outDir, 'lib', `${name}.cache`), { force: true }); // made for the old bundle
     const warmUp = (WARM_UP as Record<string, Record<string, unknown>[] | undefined>)[name];
-    if (warmUp) fs.writeFileSync(path.join(outDir, 'lib', `${name}.warm-up.json`), `${JSON.stringify(warmUp, null, 1)}\n`);
+    const warmUpFile = path.join(outDir, 'lib', `${name}.warm-up.json`);
+    if (warmUp) fs.writeFileSync(warmUpFile, `${JSON.stringify(warmUp, null, 1)}\n`);
+    else fs.rmSync(warmUpFile, { force: true });
     fs.writeFileSync(file, loaderCode(name, warmUp !== undefined), { mode: 0o755 });
     return bundle;
   });
