@@ -243,3 +243,33 @@ t.test('round 3 (heldout13) classes: tools running option values, interpreters d
   ]);
   allowsAll(t, ["erl -noshell -eval 'io:format(\"~s~n\",[x]), halt().'", "bash -c '(echo \"rm -rf /\" > notes.txt)'", 'git commit -m "$(git log -1 --format=%s)" && git push', "rsync -e 'ssh -p 2222' -av dist/ d@h:/srv/"]);
 });
+
+t.test('work-tree discards by checkout, switch and restore warn and take a backup, as reset --hard does (checkout was dead code)', async (t) => {
+  const judge = (c: string) => analyzeCommand(c, { cwd: PROJECT, project: PROJECT, home: HOME, currentBranch: () => 'feature' });
+  for (const c of [
+    'git checkout -- .',
+    'git checkout .',
+    'git checkout :/',
+    'git checkout -f main',
+    'git checkout HEAD -- src',
+    'git checkout feature -- package.json',
+    'git switch -f main',
+    'git switch --discard-changes main',
+    'git restore .',
+    'git restore src/',
+    'git restore -SW .',
+    'git restore --staged --worktree -- src/generated/',
+  ]) {
+    const a = judge(c);
+    t.ok(a.findings.some((f) => f.level === 'warn' && /discards uncommitted changes/.test(f.reason)), `${c}: warned`);
+    t.ok(a.critical, `${c}: a backup is taken first`);
+    t.notOk(verdict(c).blocked, `${c}: not blocked`);
+  }
+  for (const c of ['git checkout main', 'git checkout -b feat', 'git switch -c x', 'git restore --staged .', 'git restore -S src/a.ts', 'git checkout -']) {
+    const a = judge(c);
+    t.notOk(a.findings.some((f) => /discards/.test(f.reason)), `${c}: nothing is discarded`);
+    t.equal(a.critical, null, `${c}: no backup`);
+  }
+  t.match(judge('git checkout -- src/app.ts').findings.map((f) => f.reason).join('\n'), /discards uncommitted changes of src\/app\.ts/, 'the message names the paths');
+  t.ok(verdict('git checkout -- . && git clean -fd').blocked, 'with git clean on the same line, all work since the last commit goes: blocked');
+});

@@ -3839,6 +3839,8 @@ function checkGit(walk: Walk, inv: Invocation): void {
   switch (sub) {
     case 'switch':
     case 'checkout': {
+      // git checkout -- ., checkout -f, switch --discard-changes: uncommitted changes are thrown away (a warning and a backup).
+      workTreeDiscard(walk, sub, rest);
       // git switch X / checkout X / -c|-b X / --detach: later commands on the line work on that branch.
       if (rest.includes('--')) break;
       const create = rest.findIndex((a) => /^-[cCbB]$|^--(create|force-create|orphan)$/.test(a));
@@ -3953,12 +3955,8 @@ function checkGit(walk: Walk, inv: Invocation): void {
       }
       break;
     }
-    case 'checkout':
     case 'restore':
-      if ((sub === 'checkout' && (rest.includes('--') && rest.includes('.') || has('-f', '--force'))) || (sub === 'restore' && rest.some((a) => a === '.' || a === ':/'))) {
-        warn(walk, 'suspicious', `git ${sub} ${rest.join(' ')} discards uncommitted changes`, 'git stash first');
-        critical(walk, `git ${sub}`);
-      }
+      workTreeDiscard(walk, sub, rest);
       break;
     case 'stash':
       if (rest[0] === 'clear') block(walk, 'dangerous', 'git stash clear deletes every stash at once: stashed work is gone', 'drop the one stash you mean: git stash drop stash@{N}');
@@ -4725,6 +4723,28 @@ function checkOutputSubstitutions(walk: Walk, inv: Invocation): void {
 }
 
 /** Checks over the whole line: a secret file added to git and pushed. */
+/**
+ * git checkout [TREE] -- PATHS, checkout . or :/, checkout -f, switch -f|--discard-changes, git restore PATHS (unless only
+ * --staged/-S): the uncommitted changes of those files are thrown away. A warning and a backup, as for reset --hard.
+ * (This was dead code for checkout until 2026-11-24: the branch-tracking case above took every checkout first.)
+ */
+function workTreeDiscard(walk: Walk, sub: string, rest: string[]): void {
+  const dash = rest.indexOf('--');
+  const flags = (dash >= 0 ? rest.slice(0, dash) : rest).filter((a) => a.startsWith('-'));
+  // git restore takes every operand as a path; checkout only what follows `--`, or `.` and `:/` (else it names a branch).
+  const paths =
+    dash >= 0 ? rest.slice(dash + 1) : sub === 'restore' ? rest.filter((a, k) => !a.startsWith('-') && !/^(-s|--source)$/.test(rest[k - 1] ?? '')) : rest.filter((a) => a === '.' || a === ':/');
+  const flag = (long: string, short: string) => flags.some((a) => a === long || (!a.startsWith('--') && a.slice(1).includes(short)));
+  let discards: boolean;
+  if (sub === 'restore') discards = paths.length > 0 && (!flag('--staged', 'S') || flag('--worktree', 'W'));
+  else if (sub === 'switch') discards = flags.some((a) => a === '--discard-changes' || a === '--force' || a === '-f');
+  else discards = paths.length > 0 || flags.some((a) => a === '--force' || a === '-f');
+  if (!discards) return;
+  const what = paths.length > 0 && !paths.some((a) => a === '.' || a === ':/') ? `of ${paths.slice(0, 3).join(' ')}${paths.length > 3 ? ' …' : ''}` : '';
+  warn(walk, 'suspicious', `git ${sub} ${rest.join(' ')} discards uncommitted changes${what ? ` ${what}` : ''}`, 'git stash first');
+  critical(walk, `git ${sub}`);
+}
+
 /** git reset --hard, git checkout [--] ., git restore [--worktree] .: every uncommitted change to tracked files thrown away. */
 function discardsWorkTree(argv: string[]): boolean {
   const sub = argv.find((a, k) => k > 0 && !a.startsWith('-') && !/^-[cC]$/.test(argv[k - 1] ?? ''));
