@@ -150,7 +150,7 @@ function plainText(w: Word): boolean {
 }
 
 /** Folders a program or a start-up file may be put in: a project there falls through. */
-const PROJECT_DENY = new Set(['bin', 'sbin', 'Library', 'LaunchAgents', 'LaunchDaemons', 'systemd', 'autostart', 'site-packages', 'dist-packages', 'etc', 'usr', 'var', 'dev', 'proc', 'sys', 'boot']);
+const PROJECT_DENY = new Set(['bin', 'sbin', 'Library', 'LaunchAgents', 'LaunchDaemons', 'systemd', 'autostart', 'site-packages', 'dist-packages']);
 /** Top folders holding working trees; a project elsewhere (and not below the home directory) falls through. */
 const WORK_TOPS = new Set(['tmp', 'work', 'workspace', 'workspaces', 'srv', 'builds', 'src', 'code', 'projects']);
 
@@ -177,12 +177,18 @@ interface Spec {
   passOn?: boolean;
   /** Reads standard input harmlessly (it may sit after a `|`). */
   filter?: boolean;
+  /**
+   * Not a program the analysis knows as plain (its NOT_WRAPPERS): it reads such a program's operands and option
+   * values as a command it may run (`pytest git` would analyse `git`; `-c`, `-x`, `-s`, `--run`... as a script),
+   * so only file paths pass, and none of its options here is one of those.
+   */
+  runsOperands?: boolean;
 }
 
 const NUMBER = (w: Word) => w.text.length > 0 && w.text.length <= 6 && allIn(w.text, DIGITS);
 const NAME = (w: Word) => w.text.length > 0 && LEAD[w.text.charCodeAt(0)] === 1 && allIn(w.text, NAME_CHARS, 1) && !secretish(w.text);
 const PATH = (w: Word) => plainPath(w.text);
-const TEXT = (w: Word) => plainText(w);
+const TEXT = (w: Word) => plainText(w) && !secretish(w.text);
 /** A git revision: a branch or tag name, a hash (no range, no HEAD~2: those fall through). */
 const REV = (w: Word) => w.text.length > 0 && LEAD[w.text.charCodeAt(0)] === 1 && allIn(w.text, REV_CHARS, 1) && !w.text.includes('..') && !secretish(w.text);
 const REV_OR_PATH = (w: Word) => REV(w) || PATH(w);
@@ -190,7 +196,7 @@ const REV_OR_PATH = (w: Word) => REV(w) || PATH(w);
 const GO_PACKAGES = (w: Word) => w.text === './...' || (w.text.startsWith('./') && plainPath(w.text.endsWith('/...') ? w.text.slice(2, -4) : w.text.slice(2)));
 const PATTERN_THEN_PATHS = (w: Word, i: number) => (i === 0 ? TEXT(w) : PATH(w));
 
-const TEST_RUNNER_FLAGS = ['--watch=false', '--run', '--coverage', '--verbose', '--silent', '--bail', '--ci', '--passWithNoTests', '--reporter=dot', '--reporter=spec'];
+const TEST_RUNNER_FLAGS = ['--watch=false', '--coverage', '--verbose', '--silent', '--bail', '--ci', '--passWithNoTests', '--reporter=dot', '--reporter=spec'];
 
 /**
  * The programs (and subcommands: 'git status') the fast path knows, with the options and operands it accepts.
@@ -301,21 +307,24 @@ function specOf(name: string): Spec | null {
     case 'yarn lint':
       return {};
     case 'npx tsc':
-      return { flags: ['--noEmit', '-b', '--build', '--pretty', '--listFiles'], values: { '-p': PATH, '--project': PATH } };
+      return { runsOperands: true, flags: ['--noEmit', '-b', '--build', '--pretty', '--listFiles'], values: { '-p': PATH, '--project': PATH } };
     case 'tsc':
-      return { flags: ['--noEmit', '-b', '--build', '--pretty'], values: { '-p': PATH, '--project': PATH } };
+      return { runsOperands: true, flags: ['--noEmit', '-b', '--build', '--pretty'], values: { '-p': PATH, '--project': PATH } };
     case 'npx eslint':
-      return { flags: ['--fix', '--quiet'], operand: PATH };
+      return { runsOperands: true, flags: ['--fix', '--quiet'], operand: PATH };
     case 'npx prettier':
-      return { flags: ['--check', '--write', '-c', '-w'], operand: PATH };
+      return { runsOperands: true, flags: ['--check', '--write', '-w'], operand: PATH };
     case 'npx jest':
-      return { flags: TEST_RUNNER_FLAGS, operand: PATH };
+      return { runsOperands: true, flags: TEST_RUNNER_FLAGS, operand: PATH };
     case 'npx vitest':
-      return { flags: TEST_RUNNER_FLAGS, operand: (w) => w.text === 'run' || PATH(w) };
+      return { runsOperands: true, flags: TEST_RUNNER_FLAGS, operand: (w) => w.text === 'run' || PATH(w) };
     case 'npx mocha':
-      return { flags: TEST_RUNNER_FLAGS, operand: PATH };
+      return { runsOperands: true, flags: TEST_RUNNER_FLAGS, operand: PATH };
     case 'pytest':
-      return { flags: ['-x', '-q', '-v', '-vv', '-s', '-rA', '--tb=short', '--tb=line', '--tb=no', '-xq', '-qx'], values: { '-k': TEXT, '--maxfail': NUMBER }, operand: PATH };
+      return { runsOperands: true, flags: ['-q', '-v', '-vv', '-rA', '--tb=short', '--tb=line', '--tb=no', '-xq', '-qx', '-xv', '-vx'], values: { '--maxfail': NUMBER }, operand: PATH };
+    case 'python -m pytest':
+      // An interpreter's run, which the analysis reads as such (not as a wrapper of its operands).
+      return { flags: ['-x', '-q', '-v', '-vv', '-s', '-rA', '--tb=short', '--tb=line', '--tb=no', '-xq', '-qx'], values: { '--maxfail': NUMBER }, operand: PATH };
     case 'make':
       return { flags: ['-k', '-s', '-j2', '-j4', '-j8', '-B'], values: { '-j': NUMBER }, operand: NAME };
     case 'cargo build':
@@ -339,10 +348,17 @@ function specOf(name: string): Spec | null {
   }
 }
 
-/** `python3 -m pytest ...` is pytest. */
+/** `python3 -m pytest ...`: pytest run by the interpreter. */
 const PYTHON_MODULES = new Set(['python', 'python3']);
 /** Programs whose first operand is a subcommand (the learner's commandKey reads them the same way). */
 const WITH_SUBCOMMAND = new Set(['git', 'npm', 'pnpm', 'yarn', 'npx', 'cargo', 'go']);
+
+const SOURCE_EXTENSIONS = ['.py', '.ts', '.tsx', '.js', '.jsx', '.mjs', '.cjs', '.json'];
+
+/** Names a file, never a program: `.`, a path with a `/`, a source file. */
+function fileLike(t: string): boolean {
+  return t === '.' || t.includes('/') || SOURCE_EXTENSIONS.some((e) => t.endsWith(e)) || allIn(t, DIGITS);
+}
 
 /** A word after `--` for a test runner: a name, or an option with a plain value (--grep=parser). */
 function passedOn(t: string): boolean {
@@ -359,7 +375,7 @@ function plainCommand(words: Word[], piped: boolean): boolean {
   let name = words[0].text;
   let rest = words.slice(1);
   if (PYTHON_MODULES.has(name) && rest[0]?.text === '-m' && rest[1]?.text === 'pytest') {
-    name = 'pytest';
+    name = 'python -m pytest';
     rest = rest.slice(2);
   } else if (WITH_SUBCOMMAND.has(name)) {
     if (rest.length === 0) return false;
@@ -372,6 +388,7 @@ function plainCommand(words: Word[], piped: boolean): boolean {
   let operands = 0;
   for (let k = 0; k < rest.length; k++) {
     const w = rest[k];
+    if (spec.runsOperands && !w.text.startsWith('-') && !fileLike(w.text) && w.text !== 'run') return false;
     if (w.text === '--' && !w.quoted) {
       if (!spec.passOn) return false;
       return rest.slice(k + 1).every((x) => !x.quoted && passedOn(x.text));
@@ -383,10 +400,10 @@ function plainCommand(words: Word[], piped: boolean): boolean {
       const check = spec.values && Object.hasOwn(spec.values, opt) ? spec.values[opt] : undefined;
       if (!check) return false;
       if (eq > 0) {
-        if (!check({ text: w.text.slice(eq + 1), quoted: false })) return false;
+        if (!check({ text: w.text.slice(eq + 1), quoted: false }) || (spec.runsOperands && !fileLike(w.text.slice(eq + 1)))) return false;
       } else {
         const v = rest[++k];
-        if (!v || !check(v)) return false;
+        if (!v || !check(v) || (spec.runsOperands && !fileLike(v.text))) return false;
       }
       continue;
     }
