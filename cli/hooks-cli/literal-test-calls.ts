@@ -35,6 +35,26 @@ export function skipGroup(body: string, i: number): number {
   return -1;
 }
 
+/** The top-level alternatives of `body`, split at its `|` outside groups and classes, or null when the scan cannot tell. */
+export function alternatives(body: string): string[] | null {
+  const out: string[] = [];
+  let from = 0;
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c === '\\') i++;
+    else if (c === '[' || c === '(') {
+      const end = c === '[' ? skipClass(body, i) : skipGroup(body, i);
+      if (end < 0) return null;
+      i = end - 1;
+    } else if (c === '|') {
+      out.push(body.slice(from, i));
+      from = i + 1;
+    }
+  }
+  out.push(body.slice(from));
+  return out;
+}
+
 export interface LiteralTestCall {
   /** The literal's text, as written (`/^(a|b)$/`), or null for a call on a name (`NAME.test(x)`). */
   literal: string | null;
@@ -65,8 +85,19 @@ export function asString(f: ts.NodeFactory, expr: ts.Expression): ts.Expression 
   return f.createTemplateExpression(f.createTemplateHead(''), [f.createTemplateSpan(expr, f.createTemplateTail(''))]);
 }
 
-/** Builds the replacement of one call from its argument (already transformed), declaring variables with `newVariable`. */
-export type Rewrite = (argument: ts.Expression, call: ts.CallExpression, f: ts.NodeFactory, newVariable: (name: string) => ts.Identifier) => ts.Expression;
+/** Variables a Rewrite may declare. */
+export interface Variables {
+  /**
+   * A temporary, a `var` of the innermost function around the call (a register, where a variable of the file
+   * would be a context slot): set and read within one expression, with no code of the program in between.
+   */
+  temp(): ts.Identifier;
+  /** A `var` at the top of the file, kept from call to call (`var`, not `let`: no hole check on each read). */
+  shared(name: string): ts.Identifier;
+}
+
+/** Builds the replacement of one call from its argument (already transformed), declaring variables with `vars`. */
+export type Rewrite = (argument: ts.Expression, call: ts.CallExpression, f: ts.NodeFactory, vars: Variables) => ts.Expression;
 
 /**
  * The file's constants `const NAME = /…/;` (not exported) that `plan` takes and that are used only as
@@ -96,7 +127,7 @@ function testOnlyConstants(sf: ts.SourceFile, plan: (literal: string) => Rewrite
 /**
  * A transformer that rewrites each `/…/.test(x)` call whose literal `plan` gives a Rewrite for (null: left as it
  * is), and with `constants`, each `NAME.test(x)` of a constant only ever tested (testOnlyConstants), dropping
- * the constant; the variables a Rewrite asks for are declared with `let` at the top of the file.
+ * the constant; the variables a Rewrite asks for are declared as Variables says.
  */
 export function literalTestTransformer(
   plan: (literal: string) => Rewrite | null,
@@ -108,10 +139,14 @@ export function literalTestTransformer(
       if (opts.skipFile?.(sf)) return sf;
       const constants = opts.constants ? testOnlyConstants(sf, plan) : new Map<string, string>();
       const declared: ts.Identifier[] = [];
-      const newVariable = (name: string) => {
-        const id = f.createUniqueName(name);
-        declared.push(id);
-        return id;
+      const vars: Variables = {
+        // Hoisted by visitEachChild's lexical environments: into the function whose body is being visited, else the file.
+        temp: () => f.createTempVariable(context.hoistVariableDeclaration),
+        shared: (name) => {
+          const id = f.createUniqueName(name);
+          declared.push(id);
+          return id;
+        },
       };
       const visit = (node: ts.Node): ts.Node | undefined => {
         if (ts.isVariableStatement(node) && node.parent === sf && node.declarationList.declarations.length === 1) {
@@ -121,12 +156,12 @@ export function literalTestTransformer(
         const call = literalTestCall(node, constants.size > 0);
         const literal = call === null ? undefined : call.literal ?? constants.get(call.name!);
         const rewrite = literal === undefined ? null : plan(literal);
-        if (call !== null && rewrite !== null) return rewrite(ts.visitNode(call.argument, visit) as ts.Expression, node as ts.CallExpression, f, newVariable);
+        if (call !== null && rewrite !== null) return rewrite(ts.visitNode(call.argument, visit) as ts.Expression, node as ts.CallExpression, f, vars);
         return ts.visitEachChild(node, visit, context);
       };
       const out = ts.visitEachChild(sf, visit, context);
       if (declared.length === 0) return out;
-      const decl = f.createVariableStatement(undefined, f.createVariableDeclarationList(declared.map((id) => f.createVariableDeclaration(id)), ts.NodeFlags.Let));
+      const decl = f.createVariableStatement(undefined, f.createVariableDeclarationList(declared.map((id) => f.createVariableDeclaration(id)), ts.NodeFlags.None));
       return f.updateSourceFile(out, [decl, ...out.statements]);
     };
   };

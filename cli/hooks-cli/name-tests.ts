@@ -23,7 +23,7 @@
  * is). Anything else (flags, classes, quantifiers, `^a|b$`) is left alone.
  */
 import type ts from 'typescript';
-import { asString, ESCAPED, literalTestTransformer, skipClass, skipGroup } from './literal-test-calls';
+import { alternatives, asString, ESCAPED, literalTestTransformer, skipGroup } from './literal-test-calls';
 
 /** Characters that stand for themselves in a pattern, outside a class, with or without a backslash. */
 const PLAIN = /[A-Za-z0-9_@:=,%~ #&;<>!'"-]/;
@@ -33,7 +33,7 @@ const KELVIN = '\u212a';
 export interface WordList {
   /** The alternatives that are literal words. */
   words: string[];
-  /** The others, as written in the pattern, tested by a smaller expression `^(?:…)$`. */
+  /** The others, as written in the pattern, tested by a smaller expression `^a$|^b$`. */
   others: string[];
   /** The `i` flag: words compared in lower case (they are ASCII). */
   ignoreCase: boolean;
@@ -55,24 +55,11 @@ function word(s: string): string | null {
   return w;
 }
 
-/** The top-level alternatives of `body`, split at its `|` outside groups and classes, or null when the scan cannot tell. */
-function alternatives(body: string): string[] | null {
-  const out: string[] = [];
-  let from = 0;
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i];
-    if (c === '\\') i++;
-    else if (c === '[' || c === '(') {
-      const end = c === '[' ? skipClass(body, i) : skipGroup(body, i);
-      if (end < 0) return null;
-      i = end - 1;
-    } else if (c === '|') {
-      out.push(body.slice(from, i));
-      from = i + 1;
-    }
-  }
-  out.push(body.slice(from));
-  return out;
+/** Whether the last character of `body` is escaped (an odd number of backslashes before it). */
+function escapedEnd(body: string): boolean {
+  let n = 0;
+  for (let i = body.length - 2; i >= 0 && body[i] === '\\'; i--) n++;
+  return n % 2 === 1;
 }
 
 /**
@@ -85,7 +72,7 @@ export function wordList(literal: string): WordList | null {
   const flags = literal.slice(end + 1);
   if (flags !== '' && flags !== 'i') return null;
   const body = literal.slice(1, end);
-  if (!body.startsWith('^') || !body.endsWith('$') || body.endsWith('\\$')) return null;
+  if (!body.startsWith('^') || !body.endsWith('$') || escapedEnd(body)) return null;
   let inner = body.slice(1, -1);
   if (inner.startsWith('(') && !inner.startsWith('(?') && skipGroup(inner, 0) === inner.length) inner = inner.slice(1, -1);
   else if (inner.startsWith('(?:') && skipGroup(inner, 0) === inner.length) inner = inner.slice(3, -1);
@@ -113,17 +100,18 @@ export const nameTestsTransformer = literalTestTransformer(
     const list = wordList(literal);
     if (list === null) return null;
     const { words, others, ignoreCase } = list;
-    return (argument, _call, f, newVariable) => {
+    return (argument, _call, f, vars) => {
       if (words.length === 1 && others.length === 0 && !ignoreCase) return f.createParenthesizedExpression(f.createStrictEquality(asString(f, argument), f.createStringLiteral(words[0])));
-      const text = newVariable('__text');
-      const holder = newVariable('__words');
+      const text = vars.temp();
+      const holder = vars.shared('__words');
       const set = f.createNewExpression(f.createIdentifier('Set'), undefined, [f.createArrayLiteralExpression(words.map((w) => f.createStringLiteral(w)))]);
       const made = f.createParenthesizedExpression(f.createLogicalOr(holder, f.createParenthesizedExpression(f.createAssignment(holder, set))));
       const key = ignoreCase ? f.createCallExpression(f.createPropertyAccessExpression(text, 'toLowerCase'), undefined, []) : text;
       let found: ts.Expression = f.createCallExpression(f.createPropertyAccessExpression(made, 'has'), undefined, [key]);
       if (ignoreCase) found = f.createLogicalAnd(found, f.createLogicalNot(f.createCallExpression(f.createPropertyAccessExpression(text, 'includes'), undefined, [f.createStringLiteral(KELVIN)])));
       if (others.length > 0) {
-        const rest = f.createRegularExpressionLiteral(`/^(?:${others.join('|')})$/${ignoreCase ? 'i' : ''}`);
+        // `^a$|^b$`, the same as `^(?:a|b)$`, so that regexp-gates.ts reads each alternative's literal text.
+        const rest = f.createRegularExpressionLiteral(`/${others.map((o) => `^${o}$`).join('|')}/${ignoreCase ? 'i' : ''}`);
         found = f.createLogicalOr(found, f.createCallExpression(f.createPropertyAccessExpression(rest, 'test'), undefined, [text]));
       }
       return f.createParenthesizedExpression(f.createCommaListExpression([f.createAssignment(text, asString(f, argument)), found]));

@@ -11,21 +11,25 @@
  * expressions once, mostly on strings that do not match (a file name tested
  * against secret-file patterns, a word tested against flag patterns).
  *
- * Same answers: the checks are necessary conditions of a match, read off the
- * pattern's top level (no `|` there): the literal characters right after a
- * leading `^` (a prefix, since without the `m` flag `^` only matches at 0),
- * those right before a trailing `$` (a suffix), else the longest run of
- * literal characters (which any match contains). A literal character is a
- * plain one or an identity escape such as `\.`, and one followed by a
- * quantifier does not count. When a check fails, `test` would have returned
- * false, and a failed match changes no state (the expression is not global
- * or sticky: those flags, and `i`, `m`, `v`, are left alone). The argument
- * is turned into a string once, by a template literal, as `test` does.
- * Anything the scan does not understand (back-references, `\x41`-style
- * escapes, braces) leaves the expression as it is.
+ * Same answers: the checks are necessary conditions of a match, read off
+ * each top-level alternative of the pattern (a match matches one of them,
+ * so the checks of the alternatives are joined by `||`; an alternative
+ * without checks leaves the expression alone): the literal characters right
+ * after a leading `^` (a prefix, since without the `m` flag `^` only matches
+ * at 0), those right before a trailing `$` (a suffix), and the longest run
+ * of literal characters (which any match contains). A literal character is
+ * a plain one or an identity escape such as `\.`, and one followed by a
+ * quantifier does not count. With the `i` flag (not with `u` or `v`) the
+ * checks are made in lower case (literalGates says why they still hold). When
+ * the checks fail, `test` would have returned false, and a failed match
+ * changes no state (the expression is not global or sticky: those flags,
+ * and `m`, are left alone). The argument is turned into a string once, by a
+ * template literal, as `test` does. Anything the scan does not understand
+ * (back-references, `\x41`-style escapes, braces) leaves the expression as
+ * it is.
  */
 import type ts from 'typescript';
-import { asString, ESCAPED, literalTestTransformer, skipClass, skipGroup } from './literal-test-calls';
+import { alternatives, asString, ESCAPED, literalTestTransformer, skipClass, skipGroup } from './literal-test-calls';
 
 /** Characters that stand for themselves in a pattern, outside a class. */
 const PLAIN = /[A-Za-z0-9_@:=,%~ #&;<>!'"/-]/;
@@ -35,7 +39,7 @@ const CLASS_ESCAPES = /[dDwWsSbB]/;
 export interface Gate {
   prefix: string;
   suffix: string;
-  /** Used only when there is neither prefix nor suffix. */
+  /** The longest literal run, unless the prefix or the suffix holds it. */
   infix: string;
 }
 
@@ -94,13 +98,9 @@ function tokens(body: string): Token[] | null {
   return out;
 }
 
-/** The checks a regular expression literal's text allows, or null (none, or a pattern the scan leaves alone). */
-export function literalGate(literal: string): Gate | null {
-  const end = literal.lastIndexOf('/');
-  if (!literal.startsWith('/') || end <= 0) return null;
-  const flags = literal.slice(end + 1);
-  if (!/^[sud]*$/.test(flags)) return null;
-  const toks = tokens(literal.slice(1, end));
+/** The checks a pattern without a top-level `|` allows, or null (none, or a pattern the scan leaves alone). */
+function bodyGate(body: string): Gate | null {
+  const toks = tokens(body);
   if (toks === null) return null;
   // Anchors only at the very start and the very end.
   for (let k = 0; k < toks.length; k++) {
@@ -114,30 +114,75 @@ export function literalGate(literal: string): Gate | null {
   const last = toks.length - 1;
   if (last > 0 && toks[last].kind === 'anchor' && (toks[last] as { c: string }).c === '$') for (let k = last - 1; k >= 0 && isLit(toks[k]); k--) suffix = (toks[k] as { c: string }).c + suffix;
   let infix = '';
-  if (prefix === '' && suffix === '') {
-    let run = '';
-    for (const tk of toks) {
-      run = isLit(tk) ? run + tk.c : '';
-      if (run.length > infix.length) infix = run;
-    }
+  let run = '';
+  for (const tk of toks) {
+    run = isLit(tk) ? run + tk.c : '';
+    if (run.length > infix.length) infix = run;
   }
+  if (prefix.includes(infix) || suffix.includes(infix)) infix = ''; // says nothing more (`^\/(var\/)?run\/secrets\/`: it does)
   return prefix === '' && suffix === '' && infix === '' ? null : { prefix, suffix, infix };
+}
+
+/** The checks a regular expression literal's text allows, when it has no top-level `|` and no `i` flag, or null. */
+export function literalGate(literal: string): Gate | null {
+  const end = literal.lastIndexOf('/');
+  if (!literal.startsWith('/') || end <= 0) return null;
+  if (!/^[sud]*$/.test(literal.slice(end + 1))) return null;
+  return bodyGate(literal.slice(1, end));
+}
+
+export interface Gates {
+  /** One per top-level alternative: a match passes the checks of the alternative it matched. */
+  gates: Gate[];
+  /** The `i` flag: the checks are made on the string in lower case, with the texts in lower case. */
+  ignoreCase: boolean;
+}
+
+/**
+ * The checks of literalGate, also for a pattern with top-level alternatives (each must have checks) and for the
+ * `i` flag without `u` or `v`. Without them, `i` matches an ASCII character only to itself and its other case
+ * (a character past ASCII never canonicalizes to one, ECMA-262 Canonicalize), and the texts are ASCII, so a
+ * matched text, in lower case, is the checks' text in lower case; toLowerCase maps a string character by
+ * character, so prefixes stay prefixes, suffixes suffixes. With `u`, K (KELVIN SIGN) would match k.
+ */
+export function literalGates(literal: string): Gates | null {
+  const end = literal.lastIndexOf('/');
+  if (!literal.startsWith('/') || end <= 0) return null;
+  const flags = literal.slice(end + 1);
+  const ignoreCase = flags.includes('i');
+  if (!/^[sdi]*$/.test(flags) && !(!ignoreCase && /^[sud]*$/.test(flags))) return null;
+  const alts = alternatives(literal.slice(1, end));
+  if (alts === null) return null;
+  const gates: Gate[] = [];
+  for (const a of alts) {
+    const g = bodyGate(a);
+    if (g === null) return null;
+    gates.push(ignoreCase ? { prefix: g.prefix.toLowerCase(), suffix: g.suffix.toLowerCase(), infix: g.infix.toLowerCase() } : g);
+  }
+  return { gates, ignoreCase };
 }
 
 /** A TypeScript transformer (for transpileModule's `before`) gating each qualifying `/…/.test(x)` by string checks. */
 export const regexpGatesTransformer = literalTestTransformer((literal) => {
-  const gate = literalGate(literal);
-  if (gate === null) return null;
-  return (argument, call, f, newVariable) => {
-    const text = newVariable('__text');
-    const check = (method: string, s: string) => f.createCallExpression(f.createPropertyAccessExpression(text, method), undefined, [f.createStringLiteral(s)]);
-    const checks = [
-      ...(gate.prefix ? [check('startsWith', gate.prefix)] : []),
-      ...(gate.suffix ? [check('endsWith', gate.suffix)] : []),
-      ...(gate.infix ? [check('includes', gate.infix)] : []),
-    ];
+  const found = literalGates(literal);
+  if (found === null) return null;
+  const { gates, ignoreCase } = found;
+  return (argument, call, f, vars) => {
+    const text = vars.temp();
+    const lettered = gates.some((g) => /[a-z]/.test(g.prefix + g.suffix + g.infix));
+    // In lower case only when a check has a letter: `://` is the same in either case.
+    const lower = ignoreCase && lettered ? vars.temp() : text;
+    const check = (method: string, s: string) => f.createCallExpression(f.createPropertyAccessExpression(lower, method), undefined, [f.createStringLiteral(s)]);
+    // Each gate has at least one check (bodyGate), so neither list is empty.
+    const checks = (g: Gate) => {
+      const list = [...(g.prefix ? [check('startsWith', g.prefix)] : []), ...(g.suffix ? [check('endsWith', g.suffix)] : []), ...(g.infix ? [check('includes', g.infix)] : [])];
+      return list.slice(1).reduce<ts.Expression>((a, b) => f.createLogicalAnd(a, b), list[0]);
+    };
+    const any = gates.map(checks).reduce((a, b) => f.createLogicalOr(a, b));
     const test = f.updateCallExpression(call, call.expression, call.typeArguments, [text]);
-    const all = checks.reduceRight<ts.Expression>((rest, c) => f.createLogicalAnd(c, rest), test);
-    return f.createParenthesizedExpression(f.createCommaListExpression([f.createAssignment(text, asString(f, argument)), all]));
+    const gated = f.createLogicalAnd(gates.length > 1 ? f.createParenthesizedExpression(any) : any, test);
+    const steps: ts.Expression[] = [f.createAssignment(text, asString(f, argument))];
+    if (lower !== text) steps.push(f.createAssignment(lower, f.createCallExpression(f.createPropertyAccessExpression(text, 'toLowerCase'), undefined, [])));
+    return f.createParenthesizedExpression(f.createCommaListExpression([...steps, gated]));
   };
 });

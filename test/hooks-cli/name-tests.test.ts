@@ -33,6 +33,8 @@ t.test('takes anchored lists of words, with other alternatives and the i flag', 
   t.same(wordList('/^(Psql|wsl\\.exe|mc)$/i'), { words: ['psql', 'wsl.exe', 'mc'], others: [], ignoreCase: true });
   t.same(wordList('/^(ls|fsck(\\..*)?|du|mkfs(\\..*)?)$/'), { words: ['ls', 'du'], others: ['fsck(\\..*)?', 'mkfs(\\..*)?'], ignoreCase: false });
   t.same(wordList('/^(a|[x|y]|b)$/')?.others, ['[x|y]'], 'a | inside a class splits nothing');
+  t.same(wordList('/^\\\\$/')?.words, ['\\'], 'an escaped backslash before the final $ leaves it an anchor');
+  t.equal(wordList('/^a\\$/'), null, 'an escaped final $ is no anchor');
   for (const no of [
     '/^(npm|yarn)$/g', // flags
     '/^(npm|yarn)$/iu',
