@@ -196,155 +196,131 @@ const REV_OR_PATH = (w: Word) => REV(w) || PATH(w);
 const GO_PACKAGES = (w: Word) => w.text === './...' || (w.text.startsWith('./') && plainPath(w.text.endsWith('/...') ? w.text.slice(2, -4) : w.text.slice(2)));
 const PATTERN_THEN_PATHS = (w: Word, i: number) => (i === 0 ? TEXT(w) : PATH(w));
 
-const TEST_RUNNER_FLAGS = ['--watch=false', '--coverage', '--verbose', '--silent', '--bail', '--ci', '--passWithNoTests', '--reporter=dot', '--reporter=spec'];
 
 /**
- * The programs (and subcommands: 'git status') the fast path knows, with the options and operands it accepts.
- * A switch, not a table: only the spec asked for is made (a table of some seventy specs cost 1-2M instructions
- * to build at every start, callgrind).
+ * The programs (and subcommands: 'git status') the fast path knows, one per line: what its operands may be (the
+ * kinds in operandCheck; none when empty), traits (filter: may read a pipe; pass-on: takes `-- WORDS` for a test
+ * runner; files-only: the analysis reads its other words as a command it may run, so only file names pass), its
+ * options with a value (option:kind, kinds in valueCheck), its options without one.
+ *
+ * program          | operands    | traits     | options with a value                                                       | options
+ *
+ * One string, not a table of objects: V8's code cache holds a function's constants, and seventy spec objects
+ * with their arrays cost about 1M instructions to read back at every start (callgrind).
  */
+const TABLE = `
+ls               | path        |            |                                                                            | -l -a -la -al -lah -lha -alh -lh -1 -A -F -t -lt -ltr -R -S -h -lA -d
+cat              | path        | filter     |                                                                            | -n
+head             | path        | filter     | -n:num -c:num                                                              | -5 -10 -20 -30 -40 -50 -100 -200
+tail             | path        | filter     | -n:num -c:num                                                              | -5 -10 -20 -30 -40 -50 -100 -200
+wc               | path        | filter     |                                                                            | -l -c -w -m
+sort             | path        | filter     |                                                                            | -n -r -u -rn -nr -h -V
+uniq             |             | filter     |                                                                            | -c -d -u
+grep             | pattern     | filter     | -e:text -A:num -B:num -C:num -m:num                                        | -r -n -i -l -v -w -c -E -F -R -rn -rl -ri -rni -rin -in -il -ni -o -h -H -q -s -x -nr -Rn -nE -En -iE
+rg               | pattern     | filter     | -t:name -A:num -B:num -C:num                                               | -n -i -l -w -c -F -S --hidden=false
+tee              | out         | filter     |                                                                            | -a
+echo             | text        |            |                                                                            |
+pwd              |             |            |                                                                            |
+mkdir            | path        |            |                                                                            | -p
+git status       | path        |            |                                                                            | -s -sb -b --short --branch --porcelain -uno --untracked-files=no
+git diff         | rev-or-path |            |                                                                            | --stat --cached --staged --name-only --name-status --no-color --color -w --word-diff --shortstat --check
+git log          | rev-or-path |            | -n:num --max-count:num --author:text --grep:text --since:name --until:name | --oneline --graph --decorate --all --stat -p --patch --name-only --name-status --reverse --no-merges --first-parent -1 -3 -5 -10 -20 --follow
+git show         | rev         |            |                                                                            | --stat --name-only --name-status --oneline --no-patch -s
+git add          | path        |            |                                                                            | -A --all -u --update -v
+git commit       |             |            | -m:text --message:text -am:text                                            | -a -v -q -s --signoff --quiet
+git switch       | name        |            | -c:name --create:name                                                      |
+git checkout     |             |            | -b:name                                                                    |
+git branch       |             |            |                                                                            | -a -r -v -vv --list --show-current --all --merged --no-merged
+git fetch        | origin      |            |                                                                            | --all --prune --tags -p -q
+git pull         |             |            |                                                                            | --rebase --ff-only -q
+git stash        | stash       |            |                                                                            |
+git rev-parse    | rev         |            |                                                                            | --abbrev-ref --show-toplevel --short --verify --git-dir
+git remote       |             |            |                                                                            | -v
+git blame        | path        |            |                                                                            |
+git ls-files     | path        |            |                                                                            | -m -o --others --modified --exclude-standard -c
+git shortlog     |             |            |                                                                            | -s -n -sn -e
+git describe     |             |            |                                                                            | --tags --always --dirty
+npm test         |             | pass-on    |                                                                            | --silent -s
+npm run          | script      | pass-on    |                                                                            | --silent -s
+npm install      |             |            |                                                                            |
+npm ci           |             |            |                                                                            |
+npm ls           |             |            |                                                                            | --depth=0 --all
+pnpm test        |             | pass-on    |                                                                            |
+pnpm run         | script      | pass-on    |                                                                            |
+pnpm install     |             |            |                                                                            | --frozen-lockfile
+pnpm build       |             |            |                                                                            |
+pnpm lint        |             |            |                                                                            |
+yarn test        |             | pass-on    |                                                                            |
+yarn run         | script      | pass-on    |                                                                            |
+yarn install     |             |            |                                                                            | --frozen-lockfile
+yarn build       |             |            |                                                                            |
+yarn lint        |             |            |                                                                            |
+npx tsc          |             | files-only | -p:path --project:path                                                     | --noEmit -b --build --pretty --listFiles
+tsc              |             | files-only | -p:path --project:path                                                     | --noEmit -b --build --pretty
+npx eslint       | path        | files-only |                                                                            | --fix --quiet
+npx prettier     | path        | files-only |                                                                            | --check --write -w
+npx jest         | path        | files-only |                                                                            | --watch=false --coverage --verbose --silent --bail --ci --passWithNoTests --reporter=dot --reporter=spec
+npx vitest       | run-or-path | files-only |                                                                            | --watch=false --coverage --verbose --silent --bail --ci --passWithNoTests --reporter=dot --reporter=spec
+npx mocha        | path        | files-only |                                                                            | --watch=false --coverage --verbose --silent --bail --ci --passWithNoTests --reporter=dot --reporter=spec
+pytest           | path        | files-only | --maxfail:num                                                              | -q -v -vv -rA --tb=short --tb=line --tb=no -xq -qx -xv -vx
+python -m pytest | path        |            | --maxfail:num                                                              | -x -q -v -vv -s -rA --tb=short --tb=line --tb=no -xq -qx
+make             | name        |            | -j:num                                                                     | -k -s -j2 -j4 -j8 -B
+cargo build      |             |            | -p:name                                                                    | --release --all --workspace -q --all-targets --tests
+cargo test       | name        | pass-on    | -p:name                                                                    | --release --all --workspace -q --all-targets --lib
+cargo check      |             |            | -p:name                                                                    | --all --workspace -q --all-targets --tests
+cargo clippy     |             |            |                                                                            | --all --workspace -q --all-targets --tests
+cargo fmt        |             |            |                                                                            | --all --check
+go test          | go          |            | -run:name                                                                  | -v -race -short -count=1 -cover
+go build         | go          |            |                                                                            | -v
+go vet           | go          |            |                                                                            |
+`;
+
+/** The spec of `name` read from TABLE; null for a program the fast path does not know. */
 function specOf(name: string): Spec | null {
-  switch (name) {
-    case 'ls':
-      return { flags: ['-l', '-a', '-la', '-al', '-lah', '-lha', '-alh', '-lh', '-1', '-A', '-F', '-t', '-lt', '-ltr', '-R', '-S', '-h', '-la', '-lA', '-d'], operand: PATH };
-    case 'cat':
-      return { flags: ['-n'], operand: PATH, filter: true };
-    case 'head':
-      return { flags: ['-5', '-10', '-20', '-30', '-40', '-50', '-100', '-200'], values: { '-n': NUMBER, '-c': NUMBER }, operand: PATH, filter: true };
-    case 'tail':
-      return { flags: ['-5', '-10', '-20', '-30', '-40', '-50', '-100', '-200'], values: { '-n': NUMBER, '-c': NUMBER }, operand: PATH, filter: true };
-    case 'wc':
-      return { flags: ['-l', '-c', '-w', '-m'], operand: PATH, filter: true };
-    case 'sort':
-      return { flags: ['-n', '-r', '-u', '-rn', '-nr', '-h', '-V'], operand: PATH, filter: true };
-    case 'uniq':
-      return { flags: ['-c', '-d', '-u'], filter: true };
-    case 'grep':
-      return {
-        flags: ['-r', '-n', '-i', '-l', '-v', '-w', '-c', '-E', '-F', '-R', '-rn', '-rl', '-ri', '-rni', '-rin', '-in', '-il', '-ni', '-o', '-h', '-H', '-q', '-s', '-x', '-nr', '-Rn', '-nE', '-En', '-iE'],
-        values: { '-e': TEXT, '-A': NUMBER, '-B': NUMBER, '-C': NUMBER, '-m': NUMBER },
-        operand: PATTERN_THEN_PATHS,
-        filter: true,
-      };
-    case 'rg':
-      return { flags: ['-n', '-i', '-l', '-w', '-c', '-F', '-S', '--hidden=false'], values: { '-t': NAME, '-A': NUMBER, '-B': NUMBER, '-C': NUMBER }, operand: PATTERN_THEN_PATHS, filter: true };
-    case 'tee':
-      return { flags: ['-a'], operand: (w) => plainOutFile(w.text), filter: true };
-    case 'echo':
-      return { operand: TEXT };
-    case 'pwd':
-      return {};
-    case 'mkdir':
-      return { flags: ['-p'], operand: PATH };
-    case 'git status':
-      return { flags: ['-s', '-sb', '-b', '--short', '--branch', '--porcelain', '-uno', '--untracked-files=no'], operand: PATH };
-    case 'git diff':
-      return { flags: ['--stat', '--cached', '--staged', '--name-only', '--name-status', '--no-color', '--color', '-w', '--word-diff', '--shortstat', '--check'], operand: REV_OR_PATH };
-    case 'git log':
-      return {
-        flags: ['--oneline', '--graph', '--decorate', '--all', '--stat', '-p', '--patch', '--name-only', '--name-status', '--reverse', '--no-merges', '--first-parent', '-1', '-3', '-5', '-10', '-20', '--follow'],
-        values: { '-n': NUMBER, '--max-count': NUMBER, '--author': TEXT, '--grep': TEXT, '--since': NAME, '--until': NAME },
-        operand: REV_OR_PATH,
-      };
-    case 'git show':
-      return { flags: ['--stat', '--name-only', '--name-status', '--oneline', '--no-patch', '-s'], operand: REV };
-    case 'git add':
-      return { flags: ['-A', '--all', '-u', '--update', '-v'], operand: PATH };
-    case 'git commit':
-      return { flags: ['-a', '-v', '-q', '-s', '--signoff', '--quiet'], values: { '-m': TEXT, '--message': TEXT, '-am': TEXT }, operand: () => false };
-    case 'git switch':
-      return { values: { '-c': NAME, '--create': NAME }, operand: NAME };
-    case 'git checkout':
-      return { values: { '-b': NAME }, operand: () => false };
-    case 'git branch':
-      return { flags: ['-a', '-r', '-v', '-vv', '--list', '--show-current', '--all', '--merged', '--no-merged'] };
-    case 'git fetch':
-      return { flags: ['--all', '--prune', '--tags', '-p', '-q'], operand: (w, i) => i === 0 && w.text === 'origin' };
-    case 'git pull':
-      return { flags: ['--rebase', '--ff-only', '-q'] };
-    case 'git stash':
-      return { operand: (w, i) => i === 0 && (w.text === 'list' || w.text === 'show') };
-    case 'git rev-parse':
-      return { flags: ['--abbrev-ref', '--show-toplevel', '--short', '--verify', '--git-dir'], operand: REV };
-    case 'git remote':
-      return { flags: ['-v'] };
-    case 'git blame':
-      return { operand: PATH };
-    case 'git ls-files':
-      return { flags: ['-m', '-o', '--others', '--modified', '--exclude-standard', '-c'], operand: PATH };
-    case 'git shortlog':
-      return { flags: ['-s', '-n', '-sn', '-e'] };
-    case 'git describe':
-      return { flags: ['--tags', '--always', '--dirty'] };
-    case 'npm test':
-      return { flags: ['--silent', '-s'], passOn: true };
-    case 'npm run':
-      return { flags: ['--silent', '-s'], operand: (w, i) => i === 0 && NAME(w), passOn: true };
-    case 'npm install':
-      return { flags: [] };
-    case 'npm ci':
-      return { flags: [] };
-    case 'npm ls':
-      return { flags: ['--depth=0', '--all'] };
-    case 'pnpm test':
-      return { passOn: true };
-    case 'pnpm run':
-      return { operand: (w, i) => i === 0 && NAME(w), passOn: true };
-    case 'pnpm install':
-      return { flags: ['--frozen-lockfile'] };
-    case 'pnpm build':
-      return {};
-    case 'pnpm lint':
-      return {};
-    case 'yarn test':
-      return { passOn: true };
-    case 'yarn run':
-      return { operand: (w, i) => i === 0 && NAME(w), passOn: true };
-    case 'yarn install':
-      return { flags: ['--frozen-lockfile'] };
-    case 'yarn build':
-      return {};
-    case 'yarn lint':
-      return {};
-    case 'npx tsc':
-      return { runsOperands: true, flags: ['--noEmit', '-b', '--build', '--pretty', '--listFiles'], values: { '-p': PATH, '--project': PATH } };
-    case 'tsc':
-      return { runsOperands: true, flags: ['--noEmit', '-b', '--build', '--pretty'], values: { '-p': PATH, '--project': PATH } };
-    case 'npx eslint':
-      return { runsOperands: true, flags: ['--fix', '--quiet'], operand: PATH };
-    case 'npx prettier':
-      return { runsOperands: true, flags: ['--check', '--write', '-w'], operand: PATH };
-    case 'npx jest':
-      return { runsOperands: true, flags: TEST_RUNNER_FLAGS, operand: PATH };
-    case 'npx vitest':
-      return { runsOperands: true, flags: TEST_RUNNER_FLAGS, operand: (w) => w.text === 'run' || PATH(w) };
-    case 'npx mocha':
-      return { runsOperands: true, flags: TEST_RUNNER_FLAGS, operand: PATH };
-    case 'pytest':
-      return { runsOperands: true, flags: ['-q', '-v', '-vv', '-rA', '--tb=short', '--tb=line', '--tb=no', '-xq', '-qx', '-xv', '-vx'], values: { '--maxfail': NUMBER }, operand: PATH };
-    case 'python -m pytest':
-      // An interpreter's run, which the analysis reads as such (not as a wrapper of its operands).
-      return { flags: ['-x', '-q', '-v', '-vv', '-s', '-rA', '--tb=short', '--tb=line', '--tb=no', '-xq', '-qx'], values: { '--maxfail': NUMBER }, operand: PATH };
-    case 'make':
-      return { flags: ['-k', '-s', '-j2', '-j4', '-j8', '-B'], values: { '-j': NUMBER }, operand: NAME };
-    case 'cargo build':
-      return { flags: ['--release', '--all', '--workspace', '-q', '--all-targets', '--tests'], values: { '-p': NAME } };
-    case 'cargo test':
-      return { flags: ['--release', '--all', '--workspace', '-q', '--all-targets', '--lib'], values: { '-p': NAME }, operand: NAME, passOn: true };
-    case 'cargo check':
-      return { flags: ['--all', '--workspace', '-q', '--all-targets', '--tests'], values: { '-p': NAME } };
-    case 'cargo clippy':
-      return { flags: ['--all', '--workspace', '-q', '--all-targets', '--tests'] };
-    case 'cargo fmt':
-      return { flags: ['--all', '--check'] };
-    case 'go test':
-      return { flags: ['-v', '-race', '-short', '-count=1', '-cover'], values: { '-run': NAME }, operand: GO_PACKAGES };
-    case 'go build':
-      return { flags: ['-v'], operand: GO_PACKAGES };
-    case 'go vet':
-      return { operand: GO_PACKAGES };
+  for (let at = TABLE.indexOf(`\n${name} `); at >= 0; at = TABLE.indexOf(`\n${name} `, at + 1)) {
+    const row = TABLE.slice(at + 1, TABLE.indexOf('\n', at + 1)).split('|').map((c) => c.trim());
+    if (row[0] !== name) continue;
+    const words = (c: string) => (c === '' ? [] : c.split(' '));
+    const values: Record<string, (w: Word) => boolean> = {};
+    for (const v of words(row[3])) values[v.slice(0, v.indexOf(':'))] = valueCheck(v.slice(v.indexOf(':') + 1));
+    const traits = words(row[2]);
+    return { operand: row[1] === '' ? undefined : operandCheck(row[1]), filter: traits.includes('filter'), passOn: traits.includes('pass-on'), runsOperands: traits.includes('files-only'), values, flags: words(row[4]) };
+  }
+  return null;
+}
+
+function valueCheck(kind: string): (w: Word) => boolean {
+  return kind === 'num' ? NUMBER : kind === 'text' ? TEXT : kind === 'name' ? NAME : PATH;
+}
+
+function operandCheck(kind: string): (w: Word, index: number) => boolean {
+  switch (kind) {
+    case 'path':
+      return PATH;
+    case 'rev':
+      return REV;
+    case 'rev-or-path':
+      return REV_OR_PATH;
+    case 'pattern':
+      return PATTERN_THEN_PATHS;
+    case 'name':
+      return NAME;
+    case 'text':
+      return TEXT;
+    case 'go':
+      return GO_PACKAGES;
+    case 'out':
+      return (w) => plainOutFile(w.text);
+    case 'script':
+      return (w, i) => i === 0 && NAME(w);
+    case 'origin':
+      return (w, i) => i === 0 && w.text === 'origin';
+    case 'stash':
+      return (w, i) => i === 0 && (w.text === 'list' || w.text === 'show');
+    case 'run-or-path':
+      return (w) => w.text === 'run' || PATH(w);
     default:
-      return null;
+      throw new Error(`fast-path TABLE: unknown operand kind ${kind}`);
   }
 }
 
