@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
 import { asciiOnly } from '../../cli/hooks-cli/build-hooks';
-import { buildInstall, hostInput, readJsonFile, runHook, runNode, tempProject, type Project } from '../helpers/hooks';
+import { buildInstall, hostInput, readJsonFile, runHook, runNode, tempDir, tempProject, type Project } from '../helpers/hooks';
 
 const inst = buildInstall(t);
 
@@ -60,6 +60,49 @@ t.test('a hook writes its code cache on its first run and uses it after; no run 
   t.equal(second.stderr, '', 'no deprecation warning from the loader setting a V8 flag');
   t.match(second.json.hookSpecificOutput.additionalContext, /^Context usage: /);
   t.equal(fs.statSync(cache).mtimeMs, made, 'accepted, not rewritten (the flag set before it was made is set again)');
+});
+
+t.test('the validator code cache made after a first run that analysed nothing holds the analysis; the warm-up leaves nothing behind', async (t) => {
+  const p = tempProject(t);
+  const tmp = tempDir(t, 'hooks-cli-tmpdir-');
+  const cache = path.join(inst.root, 'hooks', 'lib', 'command-validator.cache');
+  fs.rmSync(cache, { force: true });
+  const before = fs.readdirSync(p.dir).sort();
+  // A Read call returns before any analysis: a cache made from that run alone held none of it.
+  const first = await runHook(inst, 'command-validator', p, hostInput(p, 'PreToolUse', { tool_name: 'Read', tool_input: { file_path: 'README.md' } }), { TMPDIR: tmp });
+  t.equal(first.code, 0);
+  t.equal(first.stdout, '', 'the run answers as without a warm-up');
+  t.equal(first.stderr, '');
+  t.ok(fs.statSync(cache).size > 300_000, `the cache holds the warm-up's analyses (${fs.statSync(cache).size} bytes)`);
+  t.same(fs.readdirSync(tmp), [], 'the scratch project is removed');
+  t.same(fs.readdirSync(p.dir).filter((f) => f !== '.hooks_data').sort(), before, 'nothing written into the project but .hooks_data');
+  const made = fs.statSync(cache).mtimeMs;
+  const next = await runHook(inst, 'command-validator', p, hostInput(p, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'git status' } }));
+  t.equal(next.code, 0);
+  t.equal(fs.statSync(cache).mtimeMs, made, 'accepted by the next run, not rewritten');
+});
+
+t.test('a damaged or stale code cache is replaced and the hook still answers; --write-code-cache writes one and reads no stdin', async (t) => {
+  const p = tempProject(t);
+  const cache = path.join(inst.root, 'hooks', 'lib', 'session-logger.cache');
+  const input = hostInput(p, 'PostToolUse', { tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: { stdout: 'ok', stderr: '' } });
+  fs.rmSync(cache, { force: true });
+  const made = await runNode(inst.hook('session-logger'), ['--write-code-cache'], { env: p.env(), cwd: p.dir });
+  t.equal(made.code, 0);
+  t.equal(made.stdout + made.stderr, '', 'says nothing');
+  const good = fs.readFileSync(cache);
+  t.ok(good.length > 50_000, 'written');
+  t.notOk(fs.existsSync(p.data), 'the project untouched');
+  for (const [what, bytes] of [
+    ['cut short', good.subarray(0, 1000)],
+    ['made for another bundle', Buffer.concat([good.subarray(0, 8), Buffer.from([good[8] ^ 1]), good.subarray(9)])],
+  ] as const) {
+    fs.writeFileSync(cache, bytes);
+    const r = await runHook(inst, 'session-logger', p, input);
+    t.equal(r.code, 0, `${what}: the hook runs`);
+    t.equal(r.stderr, '');
+    t.ok(fs.readFileSync(cache).length > 50_000, `${what}: replaced`);
+  }
 });
 
 t.test('context-monitor, seed shape: {allow, message "Context usage: X.X%"} and exit 0; the estimate grows with the prompts', async (t) => {

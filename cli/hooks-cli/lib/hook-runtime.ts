@@ -42,70 +42,133 @@ export function installRootOf(hookFile: string): string {
   return process.env.HOOKS_CLI_ROOT || path.resolve(path.dirname(hookFile), '..');
 }
 
+/**
+ * The inputs a code-cache warm-up runs (build-hooks.ts's loader sets this global just before it writes the
+ * bundle's V8 code cache): host inputs without session, transcript and cwd, which the warm-up fills in.
+ */
+export type WarmUpInput = Record<string, unknown>;
+declare global {
+  // eslint-disable-next-line no-var
+  var __hooksCliWarmUp: readonly WarmUpInput[] | undefined;
+}
+
+let warming = false;
+
+/** True while a code-cache warm-up runs: nothing may leave its scratch project (no detached processes). */
+export function warmingUp(): boolean {
+  return warming;
+}
+
 export function runHook(name: string, defaultEvent: string, hookFile: string, handler: (ctx: HookContext) => HookAnswer): void {
+  const inputs = globalThis.__hooksCliWarmUp;
+  if (inputs !== undefined) return warmUp(name, defaultEvent, hookFile, handler, inputs);
   const started = Date.now();
   // The host always sets CLAUDE_PROJECT_DIR: then the project, so its settings and time budget, are known
   // before stdin arrives, and the user's budget covers the whole run (on a busy machine a hook can spend
   // seconds just starting); without it, 5 s until the input names the project.
   // projectDir() gives the variable precedence over the input, so these are the settings used below: loaded once.
   const installRoot = installRootOf(hookFile);
-  const envProject = process.env.CLAUDE_PROJECT_DIR;
-  const early = envProject && path.isAbsolute(envProject) ? { project: envProject, ...loadSettingsOrDefaults(installRoot, envProject) } : null;
-  let budgetMs = early ? early.settings.performance.max_hook_execution_time : 5000;
-  const timer = setTimeout(() => timeout(name), budgetMs);
+  const early = earlySettings(installRoot);
+  const timer = setTimeout(() => timeout(name), early ? early.settings.performance.max_hook_execution_time : 5000);
   timer.unref();
   readStdin().then(
-    (text) => {
-      let input: HookInput;
-      try {
-        input = parseHookInput(text, defaultEvent);
-      } catch (err) {
-        deliver({ exitCode: 0, stderr: `hooks-cli ${name}: ${(err as InputError).message}; nothing done\n` });
-      }
-      const project = projectDir(input);
-      const { settings, problem } = early?.project === project ? early : loadSettingsOrDefaults(installRoot, project);
-      budgetMs = settings.performance.max_hook_execution_time;
-      // Waiting for a lock may take most of the budget (a loaded machine); going ahead without it loses updates.
-      setDefaultLockWaitMs(Math.max(200, budgetMs - (Date.now() - started) - 500));
-      // From here on the run is synchronous and ends in deliver(), which exits: no timer could fire before that
-      // (re-arming one for this budget cost a clear and a set every run), so the handler keeps to the budget
-      // itself, through remainingMs() (backups) and the lock wait above.
-      const paths = dataPaths(project);
-      const minLevel = LEVELS[settings.logging.log_level];
-      const log = (level: LogLevel, message: string) => {
-        if (LEVELS[level] < minLevel) return;
-        try {
-          appendText(paths.hookLog, `${new Date().toISOString()} ${level} ${name}: ${message}\n`);
-        } catch {
-          /* logging must never break a hook */
-        }
-      };
-      let answer: HookAnswer;
-      try {
-        ensureTree(paths);
-        if (problem) log('ERROR', problem);
-        answer = handler({
-          input,
-          settings,
-          paths,
-          installRoot,
-          hookFile,
-          now: new Date(),
-          remainingMs: () => budgetMs - (Date.now() - started),
-          log,
-        });
-      } catch (err) {
-        const e = err as Error;
-        log('ERROR', settings.logging.detailed_errors ? e.stack ?? e.message : e.message);
-        answer = { exitCode: 0, stderr: `hooks-cli ${name}: ${e.message}\n` };
-      }
-      for (const n of notices) log('WARNING', n);
-      if (problem) answer = { ...answer, stderr: `${answer.stderr ?? ''}hooks-cli ${name}: ${problem}\n` };
-      log('DEBUG', `done in ${Date.now() - started} ms (exit ${answer.exitCode})`);
-      deliver(answer);
-    },
+    (text) => deliver(answerInput(name, defaultEvent, hookFile, handler, installRoot, early, started, text)),
     (err: Error) => deliver({ exitCode: 0, stderr: `hooks-cli ${name}: ${err.message}\n` }),
   );
+}
+
+type Early = { project: string; settings: Settings; problem: string | null } | null;
+
+function earlySettings(installRoot: string): Early {
+  const envProject = process.env.CLAUDE_PROJECT_DIR;
+  return envProject && path.isAbsolute(envProject) ? { project: envProject, ...loadSettingsOrDefaults(installRoot, envProject) } : null;
+}
+
+/** One run's answer to the input `text`: everything a hook run does after reading stdin, but exiting. */
+function answerInput(name: string, defaultEvent: string, hookFile: string, handler: (ctx: HookContext) => HookAnswer, installRoot: string, early: Early, started: number, text: string): HookAnswer {
+  let input: HookInput;
+  try {
+    input = parseHookInput(text, defaultEvent);
+  } catch (err) {
+    return { exitCode: 0, stderr: `hooks-cli ${name}: ${(err as InputError).message}; nothing done\n` };
+  }
+  const project = projectDir(input);
+  const { settings, problem } = early?.project === project ? early : loadSettingsOrDefaults(installRoot, project);
+  const budgetMs = settings.performance.max_hook_execution_time;
+  // Waiting for a lock may take most of the budget (a loaded machine); going ahead without it loses updates.
+  setDefaultLockWaitMs(Math.max(200, budgetMs - (Date.now() - started) - 500));
+  // From here on the run is synchronous and ends in deliver(), which exits: no timer could fire before that
+  // (re-arming one for this budget cost a clear and a set every run), so the handler keeps to the budget
+  // itself, through remainingMs() (backups) and the lock wait above.
+  const paths = dataPaths(project);
+  const minLevel = LEVELS[settings.logging.log_level];
+  const log = (level: LogLevel, message: string) => {
+    if (LEVELS[level] < minLevel) return;
+    try {
+      appendText(paths.hookLog, `${new Date().toISOString()} ${level} ${name}: ${message}\n`);
+    } catch {
+      /* logging must never break a hook */
+    }
+  };
+  let answer: HookAnswer;
+  try {
+    ensureTree(paths);
+    if (problem) log('ERROR', problem);
+    answer = handler({
+      input,
+      settings,
+      paths,
+      installRoot,
+      hookFile,
+      now: new Date(),
+      remainingMs: () => budgetMs - (Date.now() - started),
+      log,
+    });
+  } catch (err) {
+    const e = err as Error;
+    log('ERROR', settings.logging.detailed_errors ? e.stack ?? e.message : e.message);
+    answer = { exitCode: 0, stderr: `hooks-cli ${name}: ${e.message}\n` };
+  }
+  for (const n of notices) log('WARNING', n);
+  if (problem) answer = { ...answer, stderr: `${answer.stderr ?? ''}hooks-cli ${name}: ${problem}\n` };
+  log('DEBUG', `done in ${Date.now() - started} ms (exit ${answer.exitCode})`);
+  return answer;
+}
+
+/**
+ * Runs the hook on `inputs` in a scratch project (a temporary folder, deleted after; backups off; no
+ * detached process started) and returns: the loader then writes the code cache, which so holds the
+ * functions these typical runs compile whatever run happened to come first (build-hooks.ts, WARM_UP).
+ * Answers are thrown away; nothing is read from stdin or written to stdout.
+ */
+function warmUp(name: string, defaultEvent: string, hookFile: string, handler: (ctx: HookContext) => HookAnswer, inputs: readonly WarmUpInput[]): void {
+  const os = require('node:os') as typeof import('node:os');
+  const savedProject = process.env.CLAUDE_PROJECT_DIR;
+  let dir: string | null = null;
+  warming = true;
+  try {
+    dir = fs.realpathSync(fs.mkdtempSync(path.join(os.tmpdir(), 'hooks-cli-warm-up-')));
+    fs.mkdirSync(path.join(dir, '.hooks_data'));
+    fs.writeFileSync(path.join(dir, '.hooks_data', 'settings.json'), JSON.stringify({ backup_manager: { backup_on_critical_ops: false, git_enabled: false, filesystem_backup_enabled: false } }));
+    process.env.CLAUDE_PROJECT_DIR = dir;
+    const installRoot = installRootOf(hookFile);
+    const early = earlySettings(installRoot);
+    for (const fields of inputs) {
+      const text = JSON.stringify({ session_id: 'warm-up', transcript_path: path.join(dir, 'transcript.jsonl'), cwd: dir, permission_mode: 'default', ...fields });
+      try {
+        answerInput(name, defaultEvent, hookFile, handler, installRoot, early, Date.now(), text);
+      } catch {
+        /* a warm-up only compiles */
+      }
+    }
+  } catch {
+    /* no scratch folder: the cache holds what ran */
+  } finally {
+    warming = false;
+    if (savedProject === undefined) delete process.env.CLAUDE_PROJECT_DIR;
+    else process.env.CLAUDE_PROJECT_DIR = savedProject;
+    if (dir !== null) fs.rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 interface ProcessHandle {
@@ -136,9 +199,10 @@ const DELAYED_LOW_PRIORITY = 'sleep 0.2 2>/dev/null || sleep 1; if command -v ni
  * underneath in lib/internal/child_process.js `ChildProcess.prototype.spawn`),
  * which spares loading child_process with net and streams (about 1 ms of a
  * hook's start-up); child_process.spawn when the binding is not there.
- * Returns false when no process could be started.
+ * Returns false when no process could be started; true, starting nothing, during a code-cache warm-up.
  */
 export function spawnDetached(file: string, args: string[], cwd: string): boolean {
+  if (warming) return true; // as if started: a warm-up neither starts one nor does the work in its place
   const node = [process.execPath, file, ...args];
   const argv = fs.existsSync('/bin/sh') ? ['/bin/sh', '-c', DELAYED_LOW_PRIORITY, path.basename(file, '.js'), ...node] : node;
   try {
