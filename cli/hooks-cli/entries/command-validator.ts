@@ -16,9 +16,17 @@
  */
 import { fastPath } from '../lib/fast-path';
 import { runHook, type HookContext } from '../lib/hook-runtime';
-import { loadStage } from '../lib/load-stage';
+import { loadStage, type Stage } from '../lib/load-stage';
 import type { HookAnswer } from '../lib/protocol';
 import { allowAnswer, learnedLines } from '../lib/validator-answer';
+
+/** The deep stage's exports. The type is spelled out: a type import of the stage would pull it into this bundle. */
+interface DeepStage {
+  validateDeep(ctx: HookContext, command: string, cwd: string): HookAnswer;
+}
+
+/** Loaded on the first line the fast path does not take, once per process. */
+let deep: Stage<DeepStage> | null = null;
 
 function handle(ctx: HookContext): HookAnswer {
   const { input } = ctx;
@@ -31,9 +39,9 @@ function handle(ctx: HookContext): HookAnswer {
   const fast = process.env.HOOKS_CLI_NO_FAST_PATH === '1' ? null : fastPath(command, { cwd, project: ctx.paths.project, home });
   if (fast) return allowAnswer(ctx, learnedLines(ctx, fast).join('\n'));
 
-  // The type is spelled out: a type import of the deep stage would pull it into this bundle.
-  const deep = loadStage<{ validateDeep(ctx: HookContext, command: string, cwd: string): HookAnswer }>(ctx.hookFile, 'command-validator-deep');
+  deep ??= loadStage<DeepStage>(ctx.hookFile, 'command-validator-deep');
   const answer = deep.exports.validateDeep(ctx, command, cwd);
+  // After each analysis while the cache is new: the loader's warm-up answers many lines in one process.
   deep.saveCache();
   return answer;
 }
