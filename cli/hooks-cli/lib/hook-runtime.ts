@@ -47,9 +47,14 @@ export function installRootOf(hookFile: string): string {
  * bundle's V8 code cache): host inputs without session, transcript and cwd, which the warm-up fills in.
  */
 export type WarmUpInput = Record<string, unknown>;
+export interface WarmUp {
+  inputs: readonly WarmUpInput[];
+  /** Read stdin first, as a run does (`--write-code-cache`; not when the loader warms up in a run's exit). */
+  readStdin: boolean;
+}
 declare global {
   // eslint-disable-next-line no-var
-  var __hooksCliWarmUp: readonly WarmUpInput[] | undefined;
+  var __hooksCliWarmUp: WarmUp | undefined;
 }
 
 let warming = false;
@@ -60,8 +65,15 @@ export function warmingUp(): boolean {
 }
 
 export function runHook(name: string, defaultEvent: string, hookFile: string, handler: (ctx: HookContext) => HookAnswer): void {
-  const inputs = globalThis.__hooksCliWarmUp;
-  if (inputs !== undefined) return warmUp(name, defaultEvent, hookFile, handler, inputs);
+  const warm = globalThis.__hooksCliWarmUp;
+  if (warm !== undefined) {
+    if (!warm.readStdin) return warmUp(name, defaultEvent, hookFile, handler, warm.inputs);
+    readStdin().then(
+      () => warmUp(name, defaultEvent, hookFile, handler, warm.inputs),
+      () => warmUp(name, defaultEvent, hookFile, handler, warm.inputs),
+    );
+    return;
+  }
   const started = Date.now();
   // The host always sets CLAUDE_PROJECT_DIR: then the project, so its settings and time budget, are known
   // before stdin arrives, and the user's budget covers the whole run (on a busy machine a hook can spend
