@@ -211,12 +211,10 @@ const SET_V8_FLAGS = `const setFlags = (() => {
  * later run to compile what that run had not used (the validator's first run an empty command or a Read
  * call: +38% of instructions on every later Bash command, docs/benchmarks.md). Host inputs without session,
  * transcript and cwd; run in a scratch project. The commands are text the validator analyses, never run.
+ * The other hooks have none: their inputs vary little (a cache made by a plain Stop cost the answer end
+ * 0.3M instructions more than one made by an answer end), and a warm-up cache cost them 0.5-1.4M more.
  */
-export const WARM_UP: Record<(typeof HOOK_NAMES)[number], Record<string, unknown>[]> = {
-  'context-monitor': [
-    { hook_event_name: 'UserPromptSubmit', prompt: 'Add a test for the parser and fix what it finds.' },
-    { hook_event_name: 'UserPromptSubmit', prompt: 'Now run the whole suite.' },
-  ],
+export const WARM_UP: Partial<Record<(typeof HOOK_NAMES)[number], Record<string, unknown>[]>> = {
   'command-validator': [
     { hook_event_name: 'PreToolUse', tool_name: 'Read', tool_input: { file_path: 'README.md' } },
     ...[
@@ -233,13 +231,6 @@ export const WARM_UP: Record<(typeof HOOK_NAMES)[number], Record<string, unknown
       'cd app && cargo build --release',
     ].map((command) => ({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command, description: 'warm-up' } })),
   ],
-  'session-logger': [
-    { hook_event_name: 'PostToolUse', tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: { stdout: 'ok 1 - parser\n', stderr: '', interrupted: false } },
-    { hook_event_name: 'PostToolUse', tool_name: 'Edit', tool_input: { file_path: 'src/parser.ts', old_string: 'a', new_string: 'b' }, tool_response: { success: true } },
-    { hook_event_name: 'PostToolUseFailure', tool_name: 'Bash', tool_input: { command: 'npm run lint' }, error: 'Exit code 1' },
-    { hook_event_name: 'PostToolUse', tool_name: 'Read', tool_input: { file_path: 'README.md' }, tool_response: { type: 'text' } },
-  ],
-  'session-finalizer': [{ hook_event_name: 'Stop', stop_hook_active: false }, { hook_event_name: 'Stop', stop_hook_active: false }],
 };
 
 /** The argument that makes a loader write its code cache and do nothing else (bundleHooks runs it at build time). */
@@ -280,7 +271,7 @@ const fs = require('fs');
 const vm = require('vm');
 const file = __dirname + '/lib/${name}.js';
 const cacheFile = __dirname + '/lib/${name}.cache';
-const make = process.argv[2] === '${WRITE_CODE_CACHE}';
+const make = ${warmUp ? `process.argv[2] === '${WRITE_CODE_CACHE}'` : 'false'};
 let cachedData;
 if (!make) {
   try {
@@ -362,8 +353,10 @@ export function bundleHooks(outDir: string, srcRoot = sourceRoot(), options: Bun
     modules.set(name, new Set([...text.matchAll(/^"([^"]+)": function \(module, exports, require\) \{$/gm)].map((m) => m[1])));
     fs.writeFileSync(bundle, wrapForLoader(text));
     fs.rmSync(path.join(outDir, 'lib', `${name}.cache`), { force: true }); // made for the old bundle
-    const warmUp = (WARM_UP as Record<string, Record<string, unknown>[]>)[name];
-    if (warmUp) fs.writeFileSync(path.join(outDir, 'lib', `${name}.warm-up.json`), `${JSON.stringify(warmUp, null, 1)}\n`);
+    const warmUp = (WARM_UP as Record<string, Record<string, unknown>[] | undefined>)[name];
+    const warmUpFile = path.join(outDir, 'lib', `${name}.warm-up.json`);
+    if (warmUp) fs.writeFileSync(warmUpFile, `${JSON.stringify(warmUp, null, 1)}\n`);
+    else fs.rmSync(warmUpFile, { force: true });
     fs.writeFileSync(file, loaderCode(name, warmUp !== undefined), { mode: 0o755 });
     return bundle;
   });
@@ -378,12 +371,12 @@ export function bundleHooks(outDir: string, srcRoot = sourceRoot(), options: Bun
 }
 
 /**
- * Writes each hook's code cache in a process of its own (the loader with WRITE_CODE_CACHE: the warm-up and
+ * Writes the code cache of each hook with a warm-up (WARM_UP) in a process of its own (the loader with WRITE_CODE_CACHE: the warm-up and
  * nothing else), with this Node, so the first run after a build already has one. Returns the caches written.
  */
 export function writeCodeCaches(outDir: string): string[] {
   const { spawnSync } = require('node:child_process') as typeof import('node:child_process');
-  return HOOK_NAMES.map((name) => {
+  return HOOK_NAMES.filter((name) => WARM_UP[name] !== undefined).map((name) => {
     // stdin a socket, as a host gives: the warm-up reads it first (empty), so the reading is in the cache too.
     spawnSync(process.execPath, [path.join(outDir, `${name}.js`), WRITE_CODE_CACHE], { input: '', stdio: ['pipe', 'ignore', 'ignore'] });
     return path.join(outDir, 'lib', `${name}.cache`);

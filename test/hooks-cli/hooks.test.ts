@@ -88,24 +88,24 @@ t.test('the validator code cache made after a first run that analysed nothing ho
 
 t.test('a damaged or stale code cache is replaced and the hook still answers; --write-code-cache writes one and reads no stdin', async (t) => {
   const p = tempProject(t);
-  const cache = path.join(inst.root, 'hooks', 'lib', 'session-logger.cache');
-  const input = hostInput(p, 'PostToolUse', { tool_name: 'Bash', tool_input: { command: 'npm test' }, tool_response: { stdout: 'ok', stderr: '' } });
+  const cache = path.join(inst.root, 'hooks', 'lib', 'command-validator.cache');
+  const input = hostInput(p, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'npm test' } });
   fs.rmSync(cache, { force: true });
-  const made = await runNode(inst.hook('session-logger'), ['--write-code-cache'], { env: p.env(), cwd: p.dir });
+  const made = await runNode(inst.hook('command-validator'), ['--write-code-cache'], { env: p.env(), cwd: p.dir });
   t.equal(made.code, 0);
   t.equal(made.stdout + made.stderr, '', 'says nothing');
   const good = fs.readFileSync(cache);
-  t.ok(good.length > 50_000, 'written');
+  t.ok(good.length > 300_000, 'written, with the analysis');
   t.notOk(fs.existsSync(p.data), 'the project untouched');
   for (const [what, bytes] of [
     ['cut short', good.subarray(0, 1000)],
     ['made for another bundle', Buffer.concat([good.subarray(0, 8), Buffer.from([good[8] ^ 1]), good.subarray(9)])],
   ] as const) {
     fs.writeFileSync(cache, bytes);
-    const r = await runHook(inst, 'session-logger', p, input);
+    const r = await runHook(inst, 'command-validator', p, input);
     t.equal(r.code, 0, `${what}: the hook runs`);
     t.equal(r.stderr, '');
-    t.ok(fs.readFileSync(cache).length > 50_000, `${what}: replaced`);
+    t.ok(fs.readFileSync(cache).length > 300_000, `${what}: replaced`);
   }
 });
 
