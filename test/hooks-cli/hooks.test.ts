@@ -95,7 +95,9 @@ t.test('a damaged or stale code cache is replaced and the hook still answers; --
   t.equal(made.code, 0);
   t.equal(made.stdout + made.stderr, '', 'says nothing');
   const good = fs.readFileSync(cache);
-  t.ok(good.length > 300_000, 'written, with the analysis');
+  // The first stage (fast path, runtime) is about 120 KB; the analysis is in the deep stage's cache (lib/load-stage.ts).
+  t.ok(good.length > 100_000, 'written');
+  t.ok(fs.statSync(path.join(inst.root, 'hooks', 'lib', 'command-validator-deep.cache')).size > 300_000, 'the deep stage\'s, with the analysis');
   t.notOk(fs.existsSync(p.data), 'the project untouched');
   for (const [what, bytes] of [
     ['cut short', good.subarray(0, 1000)],
@@ -105,7 +107,7 @@ t.test('a damaged or stale code cache is replaced and the hook still answers; --
     const r = await runHook(inst, 'command-validator', p, input);
     t.equal(r.code, 0, `${what}: the hook runs`);
     t.equal(r.stderr, '');
-    t.ok(fs.readFileSync(cache).length > 300_000, `${what}: replaced`);
+    t.ok(fs.readFileSync(cache).length > 100_000, `${what}: replaced`);
   }
 });
 
