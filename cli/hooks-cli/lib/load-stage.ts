@@ -10,6 +10,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import vm from 'node:vm';
+import { warmingUp } from './hook-runtime';
 
 export interface Stage<T> {
   exports: T;
@@ -34,16 +35,26 @@ export function loadStage<T>(hookFile: string, name: string): Stage<T> {
   const host = { load: (id: string) => require(`../${id}`), exports: undefined as unknown };
   (script.runInThisContext() as StageFunction)((spec) => require(spec), hookFile, process, setTimeout, clearTimeout, host);
   const stale = cachedData === undefined || script.cachedDataRejected === true;
+  const write = () => {
+    try {
+      const tmp = `${cacheFile}.${process.pid}.tmp`;
+      fs.writeFileSync(tmp, script.createCachedData());
+      fs.renameSync(tmp, cacheFile);
+    } catch {
+      /* a read-only install compiles every time */
+    }
+  };
+  let atExit = false;
   return {
     exports: host.exports as T,
     saveCache: () => {
       if (!stale) return;
-      try {
-        const tmp = `${cacheFile}.${process.pid}.tmp`;
-        fs.writeFileSync(tmp, script.createCachedData());
-        fs.renameSync(tmp, cacheFile);
-      } catch {
-        /* a read-only install compiles every time */
+      // The loader's warm-up runs under other V8 flags (no Sparkplug) and sets the run's flags again before it
+      // writes its cache: a cache written now would record the warm-up's flags and be rejected by every run.
+      if (!warmingUp()) write();
+      else if (!atExit) {
+        atExit = true;
+        process.once('exit', write);
       }
     },
   };
