@@ -542,10 +542,15 @@ export class FirmataDriver implements MotionController {
     for (const w of work) w();
   }
 
-  /** Runs `axis` toward `target` until its switch reads `wantClosed` (then halts there) or the target is reached. */
-  private untilSwitch(motion: Motion, axis: AxisName, target: number, speedDegS: number, wantClosed: boolean, mode: 'keep' | 'home', found: () => void, notFound: () => void): void {
+  /**
+   * Runs `axis` toward `target` until its switch reads `wantClosed` (then halts there) or the target is reached.
+   * `found` gets the position last sampled when the switch report was read: about where the switch changed, however
+   * far the board ran on before the halt reached it.
+   */
+  private untilSwitch(motion: Motion, axis: AxisName, target: number, speedDegS: number, wantClosed: boolean, mode: 'keep' | 'home', found: (seenAt: number) => void, notFound: () => void): void {
     if (this.switchClosed[axis] === wantClosed) {
-      this.write(this.haltBytes([axis], mode, () => this.motion === motion && found()));
+      const seenAt = this.pos[axis];
+      this.write(this.haltBytes([axis], mode, () => this.motion === motion && found(seenAt)));
       return;
     }
     let halting = false;
@@ -553,7 +558,8 @@ export class FirmataDriver implements MotionController {
       if (halting || closed !== wantClosed) return;
       halting = true;
       motion.onSwitch[axis] = null;
-      this.write(this.haltBytes([axis], mode, () => this.motion === motion && found()));
+      const seenAt = this.pos[axis];
+      this.write(this.haltBytes([axis], mode, () => this.motion === motion && found(seenAt)));
       this.rebalanceHoming(axis);
     };
     const { speedStepsS, madeStepsS, wantedStepsS } = this.loneSpeed(speedDegS, axis);
@@ -609,7 +615,11 @@ export class FirmataDriver implements MotionController {
     const travel = Math.ceil(this.opts.travelDeg[axis] * 1.05 * perDeg);
     const seek = () => {
       this.homingPhase[axis] = 'seek';
-      this.untilSwitch(motion, axis, this.pos[axis] - travel, cfg.seekDegS, true, 'keep', () => backOff(Math.max(cfg.pullOffDeg * 2, HOMING_CLEAR_MAX_DEG)), () =>
+      // The back-off's bound counts from where the switch was seen closing, not from where the seek halted: a host that
+      // reads the switch late (a busy machine) lets the board run on, with the switch closed all the way (theta's
+      // switch stays closed below home), and a bound from the halt ended the back-off short of the edge:
+      // POS_ERR_HOMING_SWITCH_STUCK (test/hal/firmata-driver.test.ts, the host that reads the switch closing late).
+      this.untilSwitch(motion, axis, this.pos[axis] - travel, cfg.seekDegS, true, 'keep', (seenAt) => backOff(Math.max(cfg.pullOffDeg * 2, HOMING_CLEAR_MAX_DEG) + Math.abs(seenAt - this.pos[axis]) / perDeg), () =>
         fail('POS_ERR_HOMING_SWITCH_NOT_FOUND', `${axis}: home switch not found within ${(travel / perDeg).toFixed(1)} deg of travel; check the switch wiring`),
       );
     };

@@ -112,7 +112,9 @@ t.test('--driver firmata --serial: serves the API over a Firmata board (default 
   // The board's clock runs 5x faster than the wall: a pause of the host (the server's process on a loaded machine) is
   // 5x longer in the board's time. At 20x, a host stalled a few hundred ms under a load of 8-12 on two cores left the
   // board seconds of motion ahead of the driver, which a USB host does not do, and homing failed 1 run in 2 there
-  // (POS_ERR_HOMING_SWITCH_STUCK); at 5x it passed 3 of 3 under the same load (2026-11-24).
+  // (POS_ERR_HOMING_SWITCH_STUCK); at 5x it passed 3 of 3 under the same load (2026-11-24). The driver's bug under it:
+  // the back-off's bound counted from where the seek halted, not where the switch closed (fixed; see
+  // test/hal/firmata-driver.test.ts, the host that reads the switch closing late).
   const peer = await attachBoard(pty.devicePath, 115200, (send) => createSimFirmataBoard(new WallClock(5), defaultConfig(), nearHome(), send));
   peer.board.board.powerUp();
   t.teardown(async () => {

@@ -218,6 +218,37 @@ t.test('a host that reads the switch opening late in the back-off still homes: t
   t.ok(Math.abs(r.sim.theta.truePositionSteps) <= 2, `theta zero at its switch edge (${r.sim.theta.truePositionSteps})`);
 });
 
+t.test('a host that reads the switch closing late in the seek still homes: the back-off bound grows by the overrun', async (t) => {
+  // The host stalls 3 s when the board reports theta's switch closed while seeking: at the seek speed the board runs
+  // some 18-30 deg on past the edge, with the switch closed all the way, before the halt reaches it. The back-off was
+  // bounded at 15 deg from where the seek halted, so it ended with the switch still closed: POS_ERR_HOMING_SWITCH_STUCK.
+  // Seen under load in test/cli/serve-driver.test.ts (the board at 20 times the wall clock).
+  let stalled = false;
+  let r: Awaited<ReturnType<typeof rig>> | null = null;
+  r = await rig(t, {
+    // A stall this long would otherwise read as a board that stopped answering.
+    tuning: { answerTimeoutMs: 10_000 },
+    hostStallUs: (data) => {
+      const digital = data.some((b) => (b & 0xf0) === 0x90);
+      if (stalled || !digital || !r || r.positioner.status().axes.theta.homingPhase !== 'seek' || !r.sim.theta.homeSwitch.isTriggered()) return 0;
+      stalled = true;
+      return 3 * SEC;
+    },
+  });
+  r.sim.theta.startRecording();
+  r.positioner.home('theta');
+  await r.clock.runUntil('homing to end', () => r.positioner.status().state !== 'homing', 120 * SEC);
+  t.ok(stalled, 'the host stalled as the switch closed');
+  let lowest = Infinity;
+  let pos = r.sim.theta.truePositionSteps;
+  for (const rec of [...(r.sim.theta.records ?? [])].reverse()) if (rec.moved) lowest = Math.min(lowest, (pos -= rec.direction));
+  t.ok(lowest < -15 * 320, `the seek overran the switch by more than the old 15 deg bound (lowest ${lowest} microsteps)`);
+  const s = r.positioner.status();
+  t.equal(s.state, 'idle', `homed (fault: ${JSON.stringify(s.fault)})`);
+  t.equal(s.axes.theta.homed, true);
+  t.ok(Math.abs(r.sim.theta.truePositionSteps) <= 2, `theta zero at its switch edge (${r.sim.theta.truePositionSteps})`);
+});
+
 t.test('a stuck-closed switch fails homing after a bounded back-off with a clear error', async (t) => {
   const r = await rig(t);
   r.sim.theta.faults.switch = 'stuck-closed';

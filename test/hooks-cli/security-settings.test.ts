@@ -45,10 +45,11 @@ t.test('path_traversal_protection', async (t) => {
 });
 
 t.test('system_files_protection', async (t) => {
-  const on = await validate({}, 'echo "10.0.0.1 db" >> /etc/hosts');
+  // (A line appended to /etc/hosts is a warning by the lead's policy; /etc/fstab stays a system path written.)
+  const on = await validate({}, 'echo "UUID=1 /data ext4 defaults 0 2" >> /etc/fstab');
   t.equal(on.code, 1);
-  t.match(on.json.message, /⛔ Command blocked: redirection \(>>\) writes to the system path \/etc\/hosts/);
-  const off = await validate({ system_files_protection: false }, 'echo "10.0.0.1 db" >> /etc/hosts');
+  t.match(on.json.message, /⛔ Command blocked: redirection \(>>\) writes to the system path \/etc\/fstab/);
+  const off = await validate({ system_files_protection: false }, 'echo "UUID=1 /data ext4 defaults 0 2" >> /etc/fstab');
   t.equal(off.code, 0);
   t.equal(off.json.message, 'Command allowed');
   const secret = await validate({}, 'cat ~/.aws/credentials');

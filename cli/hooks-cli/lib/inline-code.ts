@@ -189,6 +189,10 @@ export function withArgs(lang: Lang, code: string, args: string[]): string {
   const one = (n: number) => (args[n] !== undefined ? q(args[n]) : '""');
   if (lang === 'python') return code.replace(/\bsys\.argv\[\s*(\d+)\s*:\s*\]/g, (_m, n: string) => list(Number(n) - 1)).replace(/\bsys\.argv\[\s*(\d+)\s*\]/g, (_m, n: string) => one(Number(n) - 1));
   if (lang === 'js') return code.replace(/\bprocess\.argv\.slice\(\s*(\d+)\s*\)/g, (_m, n: string) => list(Number(n) - 1)).replace(/\bprocess\.argv\[\s*(\d+)\s*\]/g, (_m, n: string) => one(Number(n) - 1));
+  // perl's shift and pop outside a sub take from @ARGV: rmtree shift is rmtree $ARGV[0]; ruby's ARGV.shift/.first too.
+  let n = 0;
+  if (lang === 'perl' && !/\bsub\b/.test(code)) code = code.replace(/(?<![$@%.\w>])(shift|pop)\b(\s*\(\s*@ARGV\s*\)|\s+@ARGV\b|\s*\(\s*\))?(?!\s*\(?\s*[@$])/g, (_m, f: string) => (f === 'pop' ? one(args.length - 1) : one(n++)));
+  if (lang === 'ruby') code = code.replace(/\bARGV\.(shift|first|pop|last)\b(\(\))?/g, (_m, f: string) => (/pop|last/.test(f) ? one(args.length - 1) : one(n++)));
   if (lang === 'ruby' || lang === 'perl') return code.replace(/\$?ARGV\[\s*(\d+)\s*\]/g, (_m, n: string) => one(Number(n))).replace(/@ARGV\b|\bARGV\b(?!\s*\[)/g, list(0));
   if (lang === 'php') return code.replace(/\$argv\[\s*(\d+)\s*\]/g, (_m, n: string) => one(Number(n) - 1));
   return code;
@@ -284,7 +288,9 @@ function regionText(code: string, [a, b]: [number, number], firstOnly = false): 
   if (list) {
     // Up to the end of the list: `['rm', '-rf', '/'], shell=False`.
     const end = firstNonSpace === '[' ? a + region.indexOf('[') + closeParen(region, region.indexOf('[')) - region.indexOf('[') : b;
-    return lits.filter((l) => l.end <= end + 1).map((l) => shellWord(l.value)).join(' ');
+    // exec "rm", "-rf", glob("~/*"): a pattern given to glob stands for the paths it matches, as in the shell.
+    const globbed = (l: { start: number; value: string }) => /(?:\bglob|\bDir)(?:\.glob|\.sync)?\s*[([]\s*$/.test(code.slice(Math.max(a, l.start - 16), l.start)) && /^[^\s'"`$;&|<>]+$/.test(l.value);
+    return lits.filter((l) => l.end <= end + 1).map((l) => (globbed(l) ? l.value : shellWord(l.value))).join(' ');
   }
   // Concatenation: keep the literals that belong to the first argument (before a top-level comma).
   let depth = 0;
@@ -416,6 +422,8 @@ function preprocess(code: string, lang: Lang): string {
   if (lang === 'python') code = resolveAliases(code);
   // __import__('os').system(...) is os.system(...).
   code = code.replace(/__import__\(\s*(['"])([\w.]+)\1\s*\)/g, '$2');
+  // importlib.import_module('shutil').rmtree(...) too.
+  code = code.replace(/\b(?:importlib\.)?import_module\(\s*(['"])([\w.]+)\1\s*\)(?=\.)/g, '$2');
   // chr(114)+chr(109): the characters; ''.join(reversed('~ fr- mr')) and 'x'[::-1]: the text reversed; os.sep: "/".
   code = code
     .replace(/\b(?:chr|String\.fromCharCode)\(\s*(\d{2,3})\s*\)/g, (_m, n: string) => JSON.stringify(String.fromCharCode(Number(n))))
@@ -425,12 +433,23 @@ function preprocess(code: string, lang: Lang): string {
     .replace(/\*\s*(%[wW][[(]|\[)/g, '$1');
   // ruby's %w[a b c] and %i[a b] are the list "a", "b", "c".
   if (lang === 'ruby') code = code.replace(/%[wWiI]([[({])([^\])}]*)[\])}]/g, (_m, _o, body: string) => `[${body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', ')}]`).replace(/(?<![\w\])}])\[((?:\s*"[^"]*"\s*,?)+)\]\s*,/g, '$1,');
+  if (lang === 'r') {
+    code = code
+      // do.call("unlink", list(".git", recursive=TRUE)) is unlink(".git", recursive=TRUE).
+      .replace(/\bdo\.call\(\s*(['"])([\w.]+)\1\s*,\s*list\(([^()]*)\)\s*\)/g, '$2($3)')
+      // system2("rm", c("-rf", x)), args=c(…): the vector's items are the arguments.
+      .replace(/\b(system2\(\s*(['"])[^'"]*\2\s*,\s*(?:args\s*=\s*)?)c\(((?:[^()]|\([^()]*\))*)\)/g, '$1$3')
+      // list.files("~", …), dir("~"): every entry of that directory, as the glob ~/* names them.
+      .replace(/\b(?:list\.files|dir)\(\s*(['"])([^'"]*)\1[^()]*\)/g, (_m, _q, d: string) => JSON.stringify(`${d.replace(/\/$/, '')}/*`));
+  }
   // Ruby's 114.chr is "r".
   code = code.replace(/\b(\d{2,3})\.chr\b/g, (_m, n: string) => JSON.stringify(String.fromCharCode(Number(n))));
   // perl's qw(a b c) is the list "a", "b", "c".
   code = code.replace(/\bqw\s*([({\[\/])([^)}\]\/]*)[)}\]\/]/g, (_m, _o, body: string) => body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', '));
   // perl's q{...}, qq{...}, q(...), qq(...) are string literals.
   code = code.replace(/\bqq?\s*([{(\[])([^'"{}()[\]]*)[})\]]/g, (_m, _o, body: string) => `"${body}"`);
+  // qq{rm -rf $ENV{HOME}}, qq(… $ENV{HOME}): a hash lookup's braces inside.
+  code = code.replace(/\bqq?\s*\{((?:[^{}'"]|\{[^{}'"]*\})*)\}|\bqq?\s*\(((?:[^()'"]|\{[^{}'"]*\})*)\)/g, (_m, a?: string, b?: string) => `"${a ?? b}"`);
   // Path helpers around one literal are that literal: path.resolve('/'), os.path.abspath('/'), Path('/'), File.expand_path('~/x').
   code = code
     .replace(/(?:require\(\s*['"](?:node:)?path['"]\s*\)|\bpath|\bos\.path)\.(?:resolve|join|normalize|abspath|realpath)\(\s*(['"])([^'"]*)\1\s*\)/g, '"$2"')
@@ -445,6 +464,18 @@ function preprocess(code: string, lang: Lang): string {
   let c = code.replace(/(["`])\$(?:ENV\{\s*'?HOME'?\s*\}|\{?HOME\}?(?=\/|\1))/g, '$1~');
   for (const re of HOME_EXPRS) c = c.replace(re, '"~"');
   for (const re of CWD_EXPRS) c = c.replace(re, '"."');
+  // sprintf("%c%c -rf ~", 114, 109) (awk, perl, php, ruby, C-like): %c of a number is that character.
+  c = c.replace(/\b(?:s?printf|format)\(\s*"([^"\n]*%c[^"\n]*)"((?:\s*,\s*(?:\d{1,3}|"[^"\n]*"))+)\s*\)/g, (m, fmt: string, list: string) => {
+    const vals = [...list.matchAll(/(\d{1,3})|"([^"\n]*)"/g)].map((x) => (x[1] !== undefined ? Number(x[1]) : x[2]));
+    let k = 0;
+    const out = fmt.replace(/%([csd])/g, (_x, c: string) => {
+      const v = vals[k++];
+      return c === 'c' && typeof v === 'number' ? String.fromCharCode(v) : String(v ?? '');
+    });
+    return k === vals.length ? JSON.stringify(out) : m;
+  });
+  // File.join("~", ".profile"), os.path.join("~", ".ssh"): literals joined are one path.
+  c = c.replace(/\b(?:File|path|os\.path|posixpath)\.join\(\s*((?:"[^"\n]*"|'[^'\n]*')(?:\s*,\s*(?:"[^"\n]*"|'[^'\n]*'))+)\s*\)/g, (_m, list: string) => JSON.stringify(literals(list).map((l) => l.value).join('/').replace(/\/{2,}/g, '/')));
   // The user's login name ("/home/" + getpass.getuser()): some user, "/home/user" their home.
   c = c.replace(/\bgetpass\.getuser\(\)|\bos\.getlogin\(\)|\bos\.environ(?:\.get\(\s*|\s*\[\s*)(['"])(?:USER|LOGNAME)\1\s*[)\]]|\bprocess\.env\.(?:USER|LOGNAME)\b|(?:\bos|require\(\s*['"](?:node:)?os['"]\s*\))\.userInfo\(\)\.username|\bEtc\.getlogin\b|\bENV\[\s*(['"])USER\2\s*\]|\$ENV\{\s*['"]?USER['"]?\s*\}|\bgetlogin\(\)/g, '"user"');
   const kept: string[] = [];
@@ -564,6 +595,11 @@ function identValues(code: string, id: string, depth = 0): string[] {
       else for (const l of lits) out.push(l.value);
     }
   });
+  // for c in cmds: … with cmds = ["…", "…"] assigned as a list of literals: each value.
+  if (/\bfor\b/.test(code)) for (const m of code.matchAll(new RegExp(`for\\s*\\(?\\s*(?:const|let|var|my)?\\s*\\$?${e}\\s+(?:in|of)\\s+[@$]?([A-Za-z_]\\w*)\\b`, 'g'))) {
+    const list = new RegExp(`(?:^|[^\\w.$@])[$@]?${m[1]}\\s*=\\s*[[(]([^\\])]*)[\\])]`).exec(code);
+    if (list) for (const l of literals(list[1])) if (!out.includes(l.value)) out.push(l.value);
+  }
   // x = "rm -rf " h, x = path.join(home, d): an expression of literals and variables known here.
   if (depth < 3) {
     for (const m of code.matchAll(new RegExp(`(?:^|[^\\w.$])[$]?${e}\\s*=(?!=)\\s*([^;\\n}]+)`, 'g'))) {
@@ -601,6 +637,9 @@ function splitArgs(text: string): string[] {
  */
 export function exprValues(code: string, expr: string, depth = 0): string[] {
   let e = expr.trim().replace(/(?:\.(?:strip|trim|chomp|rstrip)\(\)|!)+$/, '');
+  // A if C else B (Python's conditional expression): either value.
+  const cond = e.includes(' else ') && e.includes(' if ') ? /^([^'"]+?|.*?['"].*?)\s+if\s+[\s\S]+?\s+else\s+([\s\S]+)$/.exec(e) : null;
+  if (cond && depth < 3) return [...exprValues(code, cond[1], depth + 1), ...exprValues(code, cond[2], depth + 1)].slice(0, 16);
   // Dir.glob(X), glob.glob(X): the paths X names, {a,b} alternatives expanded.
   const globbed = /^(?:Dir\.glob|glob\.glob|glob\.sync|glob)\(([\s\S]*)\)$/.exec(e);
   if (globbed) return exprValues(code, splitArgs(globbed[1])[0], depth).flatMap((v) => {
@@ -778,7 +817,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   // Calls reached by another name or by a computed name (from os import system as s, getattr(os, 'sys'+'tem'),
   // import_module('shutil'), const {execSync: x} = require(...), obj['exec'+'Sync']): every string that is a
   // command line is taken as one the code may run, and deletes of trees by any name are looked for in them.
-  if (/\bimport\s+[\w.]+\s+as\s+\w+|\bfrom\s+[\w.]+\s+import\s+[^\n;]*\bas\b|\bgetattr\s*\(|import_module\s*\(|__builtins__|\bglobals\(\)\s*\[|\{\s*\w+\s*:\s*\w+\s*\}\s*=\s*require|\]\s*\(|\bsend\s*\(\s*:|\bmethod\s*\(|->can\(|call_user_func/.test(code)) {
+  if (/\bimport\s+[\w.]+\s+as\s+\w+|\bfrom\s+[\w.]+\s+import\s+[^\n;]*\bas\b|\bgetattr\s*\(|import_module\s*\(|__builtins__|\bglobals\(\)\s*\[|\{\s*\w+\s*:\s*\w+\s*\}\s*=\s*require|\]\s*\(|\bsend\s*\(\s*:|\b(public_send|__send__)\s*\(|\bmethod\s*\(|->can\(|call_user_func/.test(code)) {
     for (const l of literals(code)) if (/^\s*\S+\s+\S/.test(l.value)) f.shell.push(l.value);
     const names = code.match(/['"](rmtree|remove_tree|rm_rf|rmSync|removeSync)['"]/);
     if (names) for (const l of literals(code)) if (/^[~/.]/.test(l.value)) f.deletes.push({ path: l.value, recursive: true });
@@ -806,9 +845,16 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   // Backticks and %x() run shell commands in perl, ruby and php (in JS they are template strings).
   if (lang === 'perl' || lang === 'ruby' || lang === 'php') {
     for (const m of code.matchAll(/`([^`]*)`/g)) f.shell.push(lang === 'ruby' ? m[1] : perlInterpolate(code, m[1]));
+    // ("…?k=".`cat ~/.ssh/id_rsa`): the preprocessing may join the command into a neighbouring string; the source still has it.
+    for (const m of source.matchAll(/`([^`]*)`/g)) if (!f.shell.includes(m[1])) f.shell.push(m[1]);
     if (lang === 'ruby') for (const m of code.matchAll(/%x([({[])([^)}\]]*)[)}\]]/g)) f.shell.push(m[2]);
   }
   if (lang === 'js') for (const m of code.matchAll(/\$`([^`]*)`/g)) f.shell.push(m[1]);
+  // scalar reverse "~ fr- mr", ("~ fr- mr"):reverse(), strrev(…): a literal that reads as a command backwards is one.
+  if (/\breverse\b|\bstrrev\b|\brev\b/.test(code)) for (const l of literals(code)) {
+    const r = [...l.value].reverse().join('');
+    if (/^\s*(rm|dd|mkfs\S*|shred|chmod|chown|curl|wget|sh|bash|git|nc)\s/.test(r)) f.shell.push(r);
+  }
   // IPython's !cmd line runs cmd through the shell.
   if (lang === 'python') for (const m of code.matchAll(/(?:^|[\n;])\s*!([^\n;]+)/g)) f.shell.push(m[1]);
   if (lang === 'awk') {
@@ -896,11 +942,23 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   if (DELETES_ANY.test(code)) {
     // A listing walked with a condition on the names, age or size (endswith('.tmp'), =~, select, mtime) deletes only
     // what matches; a test of the kind of entry (is_file(), File.file?, isFile()) is no filter.
-    const selective = SELECTIVE.test(code.replace(TYPE_TESTS, ''));
+    // (if p.name not in {'.cache'}: / if p.name != 'keep': the whole clause, the .name test with it.)
+    const kinds = code.replace(TYPE_TESTS, '').replace(/\bif\s+[\w.]+\.name\s+not\s+in\s*[[({][^\])}]*[\])}]\s*:|\bif\s+[\w.]+\.name\s*!=\s*(['"])[^'"]*\1\s*:/g, '');
+    // if (entry !== 'src'), if f not in ('keep',): everything but the names given goes, which is no filter.
+    const excepts = kinds.replace(/!==?\s*(['"])[^'"]*\1|(['"])[^'"]*\2\s*!==?|\bnot\s+in\s*[([{][^)\]}]*[)\]}]/g, '');
+    // name.startswith('.'), startsWith('.'): only the dot entries, in a home its keys and settings.
+    const dotOnly = /\b(startswith|startsWith|start_with\?)\(\s*(['"])\.\2\s*\)/.test(excepts) && !SELECTIVE.test(excepts.replace(/\b(startswith|startsWith|start_with\?)\(\s*(['"])\.\2\s*\)/g, ''));
+    const selective = SELECTIVE.test(excepts);
     for (const root of listingRoots(code)) {
+      if (root.glob === null && dotOnly) {
+        f.deletes.push({ path: `${root.path.replace(/\/$/, '')}/.*`, recursive: true });
+        continue;
+      }
       if (root.glob !== null) {
         // A glob's pattern is its own filter: '*.tmp' deletes those, '/**/*' or '*' deletes everything there.
-        if (!/^(\*\*?|\*\.\*|\.\*|\.\?\*)(\/(\*\*?|\*\.\*|\.\*))*$/.test(root.glob)) {
+        // {*,.*}: alternatives that each match everything match everything.
+        const all = (g: string) => /^(\*\*?|\*\.\*|\.\*|\.\?\*)(\/(\*\*?|\*\.\*|\.\*))*$/.test(g);
+        if (!all(root.glob) && !(/^\{[^{}]+\}$/.test(root.glob) && root.glob.slice(1, -1).split(',').every(all))) {
           // Another pattern deletes what it matches, judged as the shell's `rm PATTERN` would be (/home/*/.ssh/*).
           f.deletes.push({ path: `${root.path.replace(/\/$/, '')}/${root.glob}`, recursive: false });
           continue;
@@ -962,5 +1020,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       }
     }
   }
+  // os.kill(pid, SIGKILL) for every pid in /proc (psutil.process_iter, process.kill over readdirSync('/proc')): kill -9 -1.
+  if (/\b(os|process)\.kill\s*\(|\.kill\(\)/.test(code) && /(listdir|readdirSync|scandir|glob)\s*\(\s*['"]\/proc\/?['"]|psutil\.(process_iter|pids)\b/.test(code)) f.shell.push('kill -9 -1');
   return f;
 }

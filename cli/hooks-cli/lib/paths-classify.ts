@@ -48,7 +48,7 @@ export function isSystemPath(p: string, home?: string): boolean {
 export function isSecretPath(p: string, env: PathEnv): boolean {
   if (/^\/etc\/(shadow|gshadow|sudoers)(\.d\/.*)?$/.test(p) || p === '/etc/master.passwd') return true;
   // Machine secrets: SSH host keys, cluster admin config, VPN and Wi-Fi keys, TLS private keys, mounted service secrets.
-  if (/^\/etc\/(ssh\/ssh_host_[^/]*_key|kubernetes\/(admin|super-admin|kubelet|controller-manager|scheduler)\.conf|kubernetes\/pki\/.*\.key|wireguard\/.+|NetworkManager\/system-connections\/.+|ssl\/private\/.*|letsencrypt\/(live|archive)\/.+\/privkey.*|openvpn\/.*\.key|ipsec\.secrets|krb5\.keytab)$|^\/(var\/)?run\/secrets\/|^\/var\/lib\/kubelet\/pki\/|^\/etc\/(ssh|ssl\/private|wireguard|letsencrypt(\/(live|archive))?|kubernetes\/pki|NetworkManager\/system-connections)\/?$/.test(p)) return true;
+  if (/^\/etc\/(ssh\/ssh_host_[^/]*_key|kubernetes\/(admin|super-admin|kubelet|controller-manager|scheduler)\.conf|kubernetes\/pki\/.*\.key|wireguard\/.+|NetworkManager\/system-connections\/.+|ssl\/private\/.*|letsencrypt\/(live|archive)\/.+\/privkey.*|openvpn\/.*\.key|ipsec\.secrets|krb5\.keytab|rancher\/k3s\/k3s\.yaml|gitlab-runner\/config\.toml|mysql\/debian\.cnf|docker\/daemon-certs\/.*key.*)$|^\/var\/lib\/rancher\/(k3s|rke2)\/server\/(token|node-token|agent-token|cred\/.*|tls\/.*\.key)$|^\/(var\/)?run\/secrets\/|^\/var\/lib\/kubelet\/pki\/|^\/etc\/(ssh|ssl\/private|wireguard|letsencrypt(\/(live|archive))?|kubernetes\/pki|NetworkManager\/system-connections)\/?$/.test(p)) return true;
   const rel = homeRel(p, env);
   return rel !== null && !/^\.ssh\/known_hosts(\.old)?$/.test(rel) && /^(\.ssh|\.gnupg|\.aws|\.config\/gcloud|\.kube)(\/|$)|^\.(netrc|npmrc|pgpass)$/.test(rel);
 }
@@ -116,7 +116,7 @@ const HOME_SECRETS = [
   // Deploy and cloud tools' logins, wallets, messengers' stores.
   '.vercel', '.config/vercel', '.netlify', '.config/netlify', '.fly', '.config/doctl', '.config/heroku', '.wrangler', '.config/.wrangler', '.railway', '.supabase',
   '.config/configstore', '.config/sops', '.config/age', '.age', '.ethereum', '.bitcoin', '.electrum', '.config/Slack', '.config/discord', '.config/Signal', '.config/BraveSoftware',
-  '.pki', '.keychain', '.claude/.credentials.json', '.config/anthropic', '.config/openai', '.databrickscfg', '.snowflake', '.my.cnf', '.dbt/profiles.yml', '.kaggle', '.huggingface', '.cache/huggingface/token',
+  '.pki', '.keychain', '.claude/.credentials.json', '.config/anthropic', '.config/openai', '.databrickscfg', '.snowflake', '.my.cnf', '.mylogin.cnf', '.dbt/profiles.yml', '.kaggle', '.huggingface', '.cache/huggingface/token',
   '.config/hcloud', '.oci', '.bluemix', '.config/linode-cli', '.ngrok2', '.config/ngrok', '.tailscale', '.sentryclirc', '.terraformrc', '.circleci/cli.yml',
   '.config/glab-cli', '.config/stripe', '.pulumi/credentials.json', '.cloudflared', '.wakatime.cfg', '.config/jira', '.jira.d', '.arduino15/arduino-cli.yaml', '.config/cachix',
   // Package registries' logins.
@@ -125,7 +125,10 @@ const HOME_SECRETS = [
   '.yarnrc', '.yarnrc.yml', '.nuget/NuGet/NuGet.Config', '.subversion/auth', '.config/git/credentials', '.composer/auth.json', '.config/composer/auth.json',
 ];
 
-const HOME_SECRETS_RE = new RegExp(`^(${HOME_SECRETS.map((x) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(/|$)`);
+/** Built on first use: most commands never ask, and a hook process answers one command. */
+let homeSecretsRe: RegExp | null = null;
+const homeSecretsTest = (rel: string): boolean =>
+  (homeSecretsRe ??= new RegExp(`^(${HOME_SECRETS.map((x) => x.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|')})(/|$)`)).test(rel);
 
 /** A file name that holds a secret wherever it is: private keys, .env files, credential files. */
 export function isSecretName(name: string): boolean {
@@ -151,7 +154,7 @@ export function isSecretName(name: string): boolean {
 export function isSecretSource(p: string, env: PathEnv): boolean {
   if (isSecretPath(p, env) && !p.endsWith('.pub')) return true;
   const rel = homeRel(p, env);
-  if (rel !== null && HOME_SECRETS_RE.test(rel)) return true;
+  if (rel !== null && homeSecretsTest(rel)) return true;
   const name = p.slice(p.lastIndexOf('/') + 1);
   return isSecretName(name);
 }
@@ -190,6 +193,8 @@ export function isPreciousHomeDir(p: string, env: PathEnv): boolean {
     '.ssh', '.gnupg', '.aws', '.config', '.kube', '.docker', '.password-store', '.local', '.local/share', '.mozilla', 'Library', 'Library/Application Support', 'Library/Keychains',
     // The user's own files and other work, beside this project.
     'Documents', 'Desktop', 'Downloads', 'Pictures', 'Music', 'Videos', 'Movies', 'Public', 'Dropbox', 'OneDrive', 'src', 'code', 'projects', 'Projects', 'workspace', 'repos', 'git', 'dev', 'work',
+    // Data and models kept in the home, conda's environments (data-rules.ts), the agent's own settings and memory.
+    'data', 'datasets', 'checkpoints', 'experiments', 'models', 'notebooks', 'miniconda3', 'anaconda3', 'miniforge3', 'mambaforge', 'miniconda', 'anaconda', 'micromamba', '.conda', '.claude',
   ].some((d) => p === `${h}/${d}`);
 }
 

@@ -29,6 +29,8 @@ export function serviceFindings(argv: string[], assigned: string[]): ServiceFind
   const [name, ...args] = argv;
   const out: ServiceFinding[] = [];
   if (!CLIENTS.test(name ?? '')) return out;
+  // --dry-run, --dryrun: the client only shows what it would do (kubectl --dry-run=none is the real thing).
+  if (args.some((a) => /^--(dry-?run(=(client|server|true))?)$/i.test(a))) return out;
   const all = [...assigned, ...args].join(' ');
   const prod = PROD.test(all);
   const say = (level: 'block' | 'warn', what: string) => out.push({ level, reason: `${name} ${args.slice(0, 4).join(' ')}: ${what}` });
@@ -38,7 +40,10 @@ export function serviceFindings(argv: string[], assigned: string[]): ServiceFind
   const method = args.find((a, k) => /^(-X|--request|--method)$/.test(args[k - 1] ?? '')) ?? args.find((a) => /^(-X|--request=|--method=)[A-Z]+$/i.test(a))?.replace(/^(-X|--request=|--method=)/i, '');
   if (SQL_CLIENTS.test(name ?? '') && WIPE_SQL.test(all)) wipe('drops or empties tables');
   else if (/^(mongo|mongosh)$/.test(name ?? '') && MONGO_WIPE.test(all)) wipe('drops collections or deletes every document');
-  else if (name === 'redis-cli' && args.some((a) => /^flushdb$/i.test(a))) wipe('deletes every key of the database');
+  // FLUSHDB on another host (a shared cache or store) is a whole store gone; on this machine, a dev reset.
+  else if (name === 'redis-cli' && args.some((a) => /^flushdb$/i.test(a))) (args.some((a, k) => /^(-h|--host|-u)$/.test(args[k - 1] ?? '') && !/^(localhost|127\.0\.0\.1|::1|redis:\/\/(localhost|127\.0\.0\.1))/.test(a)) ? say('block', 'deletes every key of the database on another host') : wipe('deletes every key of the database'));
+  // DELETE of a whole Elasticsearch/OpenSearch index (or all of them): its documents are gone.
+  else if (/^(curl|http|https|xh)$/.test(name ?? '') && /^delete$/i.test(method ?? args.find((a) => /^[A-Z]+$/.test(a)) ?? '') && args.some((a) => /^(https?:\/\/)?[^/\s]+:(9200|9243)\/([^/?\s_][^/?\s]*|_all|\*)\/?(\?.*)?$/.test(a))) say('block', 'deletes a search index with every document in it');
   // vault secrets disable PATH drops the engine with every secret in it; kv metadata delete / kv destroy erase every version.
   else if (name === 'vault' && verbs[0] === 'secrets' && /^(disable|unmount)$/.test(verbs[1] ?? '')) say('block', 'disables a secrets engine: every secret stored under it is deleted');
   else if (name === 'vault' && verbs[0] === 'kv' && /^(destroy|metadata)$/.test(verbs[1] ?? '') && (verbs[1] === 'destroy' || verbs[2] === 'delete')) wipe('erases secrets with all their versions');

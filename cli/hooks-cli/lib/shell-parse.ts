@@ -907,7 +907,10 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
       continue;
     }
     if (tok.t === 'redir') {
-      if (!cur) cur = startCommand();
+      // { a; b; } > f, (a; b) > f: the redirection applies to every command of the group.
+      const prev = tokens[k - 1];
+      const members = !cur && lastUnit.length > 0 && prev !== undefined && ((prev.t === 'op' && (prev as { op: string }).op === ')') || (prev.t === 'word' && !prev.w.quoted && prev.w.text === '}')) ? lastUnit : null;
+      if (!cur && !members) cur = startCommand();
       const targetTok = tokens[k + 1];
       const target: Word = targetTok?.t === 'word' ? targetTok.w : { text: '', dynamic: false, glob: false, subs: [], quoted: false };
       if (targetTok?.t === 'word') k++;
@@ -927,7 +930,8 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
         }
       }
       if (tok.op === '<<<') r.body = target.text;
-      cur.redirects.push(r);
+      if (members) for (const i of members) out.commands[i].redirects.push(r);
+      else cur!.redirects.push(r);
       for (const body of target.subs) addNested(out, body, env, depth + 1);
       continue;
     }
@@ -1004,6 +1008,8 @@ export function resolveSubstitution(body: string, env: ParseEnv): string | null 
   // $(cat <<'EOF' … EOF): the here-document's text.
   const doc = /^\s*cat\s*<<(-?)\s*(['"]?)(\w+)\2\s*\n([\s\S]*?)\n\t*\3\s*$/.exec(body);
   if (doc && doc[4].length <= 4000) return doc[2] ? doc[4] : doc[4].replace(/\$\{?HOME\}?/g, env.home);
+  // getent passwd "$USER" | cut -d: -f6 (or awk -F: '{print $6}'): the user's home directory.
+  if (/^\s*getent\s+passwd\s+("?\$(\{?USER\}?|\{?LOGNAME\}?|\(id -un\)|\(whoami\))"?)\s*\|\s*(cut\s+-d\s*:?\s*-f\s*6|cut\s+-d:\s+-f6|awk\s+-F:?\s*'\{\s*print\s+\$6\s*\}')\s*$/.test(body)) return env.home;
   if (body.length > 400 || resolving >= 2 || /[|<>`]/.test(body.replace(/2>\s*\/dev\/null/g, ''))) return null;
   // Nested substitutions resolve inside out; bounding the depth keeps a deeply nested line linear.
   resolving++;
@@ -1053,7 +1059,7 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
       if (args.includes('rev-parse') && args.includes('--show-toplevel')) return env.project ?? cwd;
       // --show-cdup: the way up to the top ('' there); --git-dir: .git of the top.
       if (args.includes('rev-parse') && args.includes('--show-cdup') && env.project) return posixRelative(cwd, env.project);
-      if (args.includes('rev-parse') && /^--(absolute-)?git-dir$/.test(args[args.length - 1] ?? '') && env.project) return `${env.project}/.git`;
+      if (args.includes('rev-parse') && /^--((absolute-)?git-dir|git-common-dir)$/.test(args[args.length - 1] ?? '') && env.project) return `${env.project}/.git`;
       return null;
     case 'dirname':
       return operands.length === 1 ? posixDirname(operands[0]) : null;
