@@ -30,6 +30,11 @@ import { regexpGatesTransformer } from './regexp-gates';
 export const HOOK_NAMES = ['context-monitor', 'command-validator', 'session-logger', 'session-finalizer'] as const;
 /** Not hooks: processes a hook starts (bundled and loaded the same way). */
 export const HELPER_NAMES = ['learner-fold'] as const;
+/**
+ * Second stages: bundles a hook loads only when it needs them (lib/load-stage.ts), with their own code cache,
+ * sharing the hook's modules. The validator answers plain lines without its deep analysis (lib/fast-path.ts).
+ */
+export const STAGES: Record<string, (typeof HOOK_NAMES)[number]> = { 'command-validator-deep': 'command-validator' };
 const VALIDATOR_ID = 'lib/settings-validator.generated';
 
 /** The folder holding entries/ and lib/ as TypeScript (this file's folder when run from source, the repo's when run from dist/). */
@@ -63,6 +68,11 @@ export interface BundleOptions {
    * plain string checks (regexp-gates.ts). Off only to compare bundles (test/hooks-cli/bundle-equivalence.ts).
    */
   regexpSteps?: boolean;
+  /**
+   * A second stage's bundle: the modules of its first stage, which it does not hold and takes from the first
+   * stage at run time (`__host.load(id)`, lib/load-stage.ts); its entry's exports go to `__host.exports`.
+   */
+  shared?: ReadonlySet<string>;
 }
 
 /** Transpiles `entry` and the local modules it reaches into one file's text. */
@@ -90,7 +100,7 @@ export function bundleModule(srcRoot: string, entryRel: string, extra: Record<st
       }
       const target = path.posix.normalize(path.posix.join(path.posix.dirname(id), spec)).replace(/\.js$/, '');
       if (fs.existsSync(path.join(srcRoot, `${target}.ts`))) {
-        queue.push(target);
+        if (!options.shared?.has(target)) queue.push(target);
         resolved[spec] = target;
       }
     }
@@ -115,7 +125,8 @@ const __cache = {};
 const __entry = ${JSON.stringify(entryRel.replace(/\.ts$/, ''))};
 function __load(id) {
   const hit = __cache[id];
-  if (hit) return hit.exports;
+  if (hit) return hit.exports;${options.shared ? `
+  if (!(id in __modules)) return __host.load(id);` : ''}
   const module = (__cache[id] = { exports: {} });
   const deps = __deps[id];
   const req = (spec) => {
@@ -141,7 +152,7 @@ function __require(from, spec) {
   }
   return __load(id);
 }
-__load(__entry);
+${options.shared ? '__host.exports = ' : ''}__load(__entry);
 `;
 }
 
@@ -297,8 +308,8 @@ ${warmUp ? `if (make) {\n  setFlags('--no-sparkplug');\n  globalThis.__hooksCliW
  * The file starts with that function (no comment before it): the in-process
  * harness runs `return <file>`.
  */
-function wrapForLoader(bundle: string): string {
-  return `(function (require, __filename, process, setTimeout, clearTimeout) {\n${shrink(bundle.replace(/^#!.*\n/, ''))}\n})`;
+function wrapForLoader(bundle: string, host = ''): string {
+  return `(function (require, __filename, process, setTimeout, clearTimeout${host}) {\n${shrink(bundle.replace(/^#!.*\n/, ''))}\n})`;
 }
 
 /**
@@ -334,10 +345,13 @@ export function asciiOnly(code: string): string {
 export function bundleHooks(outDir: string, srcRoot = sourceRoot(), options: BundleOptions = {}): string[] {
   const validator = settingsValidatorCode();
   fs.mkdirSync(path.join(outDir, 'lib'), { recursive: true });
-  return [...HOOK_NAMES, ...HELPER_NAMES].map((name) => {
+  const modules = new Map<string, Set<string>>();
+  const written = [...HOOK_NAMES, ...HELPER_NAMES].map((name) => {
     const file = path.join(outDir, `${name}.js`);
     const bundle = path.join(outDir, 'lib', `${name}.js`);
-    fs.writeFileSync(bundle, wrapForLoader(bundleModule(srcRoot, `entries/${name}.ts`, { [VALIDATOR_ID]: validator }, options)));
+    const text = bundleModule(srcRoot, `entries/${name}.ts`, { [VALIDATOR_ID]: validator }, options);
+    modules.set(name, new Set([...text.matchAll(/^"([^"]+)": function \(module, exports, require\) \{$/gm)].map((m) => m[1])));
+    fs.writeFileSync(bundle, wrapForLoader(text));
     fs.rmSync(path.join(outDir, 'lib', `${name}.cache`), { force: true }); // made for the old bundle
     const warmUp = (WARM_UP as Record<string, Record<string, unknown>[] | undefined>)[name];
     const warmUpFile = path.join(outDir, 'lib', `${name}.warm-up.json`);
@@ -346,6 +360,14 @@ export function bundleHooks(outDir: string, srcRoot = sourceRoot(), options: Bun
     fs.writeFileSync(file, loaderCode(name, warmUp !== undefined), { mode: 0o755 });
     return bundle;
   });
+  for (const [name, hook] of Object.entries(STAGES)) {
+    const bundle = path.join(outDir, 'lib', `${name}.js`);
+    const text = bundleModule(srcRoot, `entries/${name}.ts`, {}, { ...options, shared: modules.get(hook) });
+    fs.writeFileSync(bundle, wrapForLoader(text, ', __host'));
+    fs.rmSync(path.join(outDir, 'lib', `${name}.cache`), { force: true });
+    written.push(bundle);
+  }
+  return written;
 }
 
 /**
