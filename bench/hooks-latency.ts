@@ -157,6 +157,13 @@ async function main(): Promise<void> {
       input: host(project, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'cd src && npm test -- --grep parser 2>&1 | tee test.log', description: 'run tests' }, tool_use_id: 't' }),
       project,
     });
+    // A line the fast path leaves to the analysis (curl and jq are not on its list): the validator's deep stage, measured too.
+    variants.push({
+      name: `command-validator, deep line (${label})`,
+      args: [path.join(HOOKS, 'command-validator.js')],
+      input: host(project, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'curl -s http://localhost:3000/health | jq .status', description: 'check the server' }, tool_use_id: 't' }),
+      project,
+    });
     variants.push({
       name: `session-logger (${label})`,
       args: [path.join(HOOKS, 'session-logger.js')],
