@@ -17,12 +17,12 @@ import { allowAnswer, learnedLines } from '../lib/validator-answer';
 const CRITICAL_BACKUP_EVERY_MS = 60_000;
 
 /** Blocks (⛔), warns (⚠️), repeats the learner's warnings (🚨), suggests (💡) and backs up, as the analysis says. */
-export function validateDeep(ctx: HookContext, command: string, cwd: string): HookAnswer {
+export function validateDeep(ctx: HookContext, command: string, cwd: string, home: string): HookAnswer {
   const { input, settings } = ctx;
   const analysis = analyzeCommand(command, {
     cwd,
     project: ctx.paths.project,
-    home: process.env.HOME || (require('node:os') as typeof import('node:os')).homedir(),
+    home,
     currentBranch: () => readCurrentBranch(cwd, (p) => fs.readFileSync(p, 'utf8')),
   });
   const findings = applySwitches(analysis.findings, settings.security);

@@ -22,7 +22,7 @@ import { allowAnswer, learnedLines } from '../lib/validator-answer';
 
 /** The deep stage's exports. The type is spelled out: a type import of the stage would pull it into this bundle. */
 interface DeepStage {
-  validateDeep(ctx: HookContext, command: string, cwd: string): HookAnswer;
+  validateDeep(ctx: HookContext, command: string, cwd: string, home: string): HookAnswer;
 }
 
 /** Loaded on the first line the fast path does not take, once per process. */
@@ -40,7 +40,7 @@ function handle(ctx: HookContext): HookAnswer {
   if (fast) return allowAnswer(ctx, learnedLines(ctx, fast).join('\n'));
 
   deep ??= loadStage<DeepStage>(ctx.hookFile, 'command-validator-deep');
-  const answer = deep.exports.validateDeep(ctx, command, cwd);
+  const answer = deep.exports.validateDeep(ctx, command, cwd, home);
   // After each analysis while the cache is new: the loader's warm-up answers many lines in one process.
   deep.saveCache();
   return answer;

@@ -14,7 +14,7 @@
  */
 import path from 'node:path';
 import { analyzeCode, exprText, inlineCode, langOf, printedPaths, printedText, stringLiterals, talksToNetwork, withArgs } from './inline-code';
-import { parseShell, printfFormat, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
+import { parseShell, printfFormat, shellWord, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
 import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
@@ -1356,7 +1356,7 @@ function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
   for (const a of inv.argv) {
     if (!a.startsWith('ext::')) continue;
     const words = a.slice(5).split(/(?<!%) +/).map((x) => x.replace(/%(.)/g, (_m, c: string) => (c === ' ' || c === '%' ? c : '')));
-    collect(walk, words.map((x) => (/^[\w@%+=:,./~-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`)).join(' '), inv.cwd, depth + 1, true);
+    collect(walk, words.map(shellWord).join(' '), inv.cwd, depth + 1, true);
   }
   scriptedRebase(walk, inv);
   // git rebase -x CMD / --exec CMD, git submodule foreach CMD, git bisect run CMD: git runs CMD through the shell.
@@ -1373,7 +1373,7 @@ function gitConfigCommands(walk: Walk, inv: Invocation, depth: number): void {
     walk.submodule = was;
   }
   const br = a0.indexOf('run');
-  if (a0.includes('bisect') && br > 0) collect(walk, a0.slice(br + 1).map((x) => (/^[\w@%+=:,./~-]+$/.test(x) ? x : `'${x.replace(/'/g, `'\\''`)}'`)).join(' '), inv.cwd, depth + 1, true);
+  if (a0.includes('bisect') && br > 0) collect(walk, a0.slice(br + 1).map(shellWord).join(' '), inv.cwd, depth + 1, true);
   const ci = inv.argv.indexOf('config');
   if (ci > 0) {
     const kv = inv.argv.slice(ci + 1).filter((a) => !a.startsWith('-'));
@@ -1733,7 +1733,7 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
     let k = args[i] === 'container' || args[i] === 'compose' ? i + 2 : i + 1;
     while (k < args.length && args[k].startsWith('-')) k += /^(-u|--user|-w|--workdir|-e|--env|--env-file|--detach-keys|--index)$/.test(args[k]) ? 2 : 1;
     const cmd = args.slice(k + 1);
-    if (cmd.length > 0) collect(walk, cmd.map((a) => (/^[\w@%+=:,./~-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' '), null, depth + 1, true);
+    if (cmd.length > 0) collect(walk, cmd.map(shellWord).join(' '), null, depth + 1, true);
     return;
   }
   if (sub !== 'run' && sub !== 'create') return;
@@ -1792,7 +1792,7 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
     return;
   }
   // The container's command, with its paths mapped back to the host paths mounted there.
-  let script = command.map((a) => (/^[\w@%+=:,./~-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' ');
+  let script = command.map(shellWord).join(' ');
   for (const m of mounts) {
     if (m.inside === '/' || !m.inside.startsWith('/')) continue;
     const esc = m.inside.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -2947,7 +2947,7 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   if (f === 'jq' && feeder.argv.some((a) => /^(env|\$ENV)\.(HOME|PWD)$/.test(a))) return fromText(feeder.argv.some((a) => /PWD$/.test(a)) ? feeder.cwd ?? walk.env.cwd : walk.env.home, feeder);
   // Anything else whose output is known (git rev-parse --show-toplevel, pwd, dirname, realpath...).
   if (!narrowed && !feeder.words.some((w) => w.dynamic)) {
-    const out = resolveSubstitution(feeder.argv.map((a) => (/^[\w@%+=:,./~-]+$/.test(a) ? a : `'${a.replace(/'/g, `'\\''`)}'`)).join(' '), parseEnv(walk, feeder.cwd));
+    const out = resolveSubstitution(feeder.argv.map(shellWord).join(' '), parseEnv(walk, feeder.cwd));
     if (out !== null && out.trim() !== '') return fromText(out, feeder);
   }
   return null;

@@ -10,6 +10,7 @@
  * invocations, and turns what they return (a reason, or null) into a finding.
  */
 import { isUnder, type PathEnv } from './paths-classify';
+import { shellWord } from './shell-parse';
 
 /**
  * Roots of shared data mounts on clusters and GPU boxes: scratch and parallel filesystems, NFS
@@ -256,8 +257,6 @@ function literalArgs(text: string): string[] {
   return [...text.matchAll(/(['"])((?:\\.|(?!\1).)*)\1/g)].map((m) => m[2]);
 }
 
-/** A word of a shell line: quoted when it holds anything the shell would split or expand. */
-const shWord = (v: string) => (/^[\w@%+=:,./~-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`);
 
 /**
  * Shell lines that Python code runs beyond subprocess and os.system: IPython's `!cmd`, `%system`/`%sx`
@@ -283,13 +282,13 @@ export function pythonShellLines(code: string): string[] {
   const shNames = !/\bsh\b/.test(code) ? [] : [...code.matchAll(/\bfrom\s+sh\s+import\s+([\w\s,()]+)/g)].flatMap((m) => m[1].replace(/[()]/g, '').split(',').map((x) => x.trim().split(/\s+as\s+/).pop()!));
   const shModule = /\bimport\s+sh\b/.test(code);
   if (shNames.length > 0 || shModule) for (const m of code.matchAll(/(?<![\w.])(?:sh\.)?([A-Za-z_][\w-]*)\s*\(([^()]*)\)/g)) {
-    if (shNames.includes(m[1]) || (m[0].startsWith('sh.') && shModule)) out.push([m[1], ...literalArgs(m[2])].map(shWord).join(' '));
+    if (shNames.includes(m[1]) || (m[0].startsWith('sh.') && shModule)) out.push([m[1], ...literalArgs(m[2])].map(shellWord).join(' '));
   }
   if (/\bplumbum\b/.test(code)) {
     const pNames = [...code.matchAll(/\bfrom\s+plumbum\.cmd\s+import\s+([\w\s,]+)/g)].flatMap((m) => m[1].split(',').map((x) => x.trim()));
     for (const m of code.matchAll(/(?<![\w.])(?:local\s*\[\s*['"]([\w-]+)['"]\s*\]|([A-Za-z_]\w*))\s*\[([^\]]*)\]/g)) {
       const cmd = m[1] ?? m[2];
-      if (m[1] !== undefined || pNames.includes(cmd)) out.push([cmd, ...literalArgs(m[3])].map(shWord).join(' '));
+      if (m[1] !== undefined || pNames.includes(cmd)) out.push([cmd, ...literalArgs(m[3])].map(shellWord).join(' '));
     }
   }
   if (/\.\s*(run|sudo|local|exec_command)\s*\(/.test(code)) for (const m of code.matchAll(/(?:\)|\b(?:c|conn|connection|ctx|client|ssh|host|invoke))\s*\.\s*(run|sudo|local|exec_command)\s*\(\s*(?:f?(['"])((?:\\.|(?!\2).)*)\2)/g)) {

@@ -20,6 +20,7 @@
  */
 
 import { isSecretSource } from './paths-classify';
+import { shellWord } from './shell-parse';
 
 export type Lang = 'python' | 'perl' | 'ruby' | 'js' | 'php' | 'lua' | 'awk' | 'r';
 
@@ -272,7 +273,7 @@ function argRegion(code: string, at: number): [number, number] {
 }
 
 /** A value as one shell word: a leading ~ stays the home directory, $name in it (perl's "$ENV{HOME}/$_") stays unknown. */
-function shellWord(v: string): string {
+function codeWord(v: string): string {
   if (/^[\w@%+=:,./~-]+$/.test(v)) return v;
   const m = /^(~\/?)?([\s\S]*)$/.exec(v)!;
   return `${m[1] ?? ''}${/\$\w/.test(m[2]) && !/["\\`]/.test(m[2]) ? `"${m[2]}"` : `'${m[2].replace(/'/g, `'\\''`)}'`}`;
@@ -290,7 +291,7 @@ function regionText(code: string, [a, b]: [number, number], firstOnly = false): 
     const end = firstNonSpace === '[' ? a + region.indexOf('[') + closeParen(region, region.indexOf('[')) - region.indexOf('[') : b;
     // exec "rm", "-rf", glob("~/*"): a pattern given to glob stands for the paths it matches, as in the shell.
     const globbed = (l: { start: number; value: string }) => /(?:\bglob|\bDir)(?:\.glob|\.sync)?\s*[([]\s*$/.test(code.slice(Math.max(a, l.start - 16), l.start)) && /^[^\s'"`$;&|<>]+$/.test(l.value);
-    return lits.filter((l) => l.end <= end + 1).map((l) => (globbed(l) ? l.value : shellWord(l.value))).join(' ');
+    return lits.filter((l) => l.end <= end + 1).map((l) => (globbed(l) ? l.value : codeWord(l.value))).join(' ');
   }
   // Concatenation: keep the literals that belong to the first argument (before a top-level comma).
   let depth = 0;
@@ -803,7 +804,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     for (const m of code.matchAll(/\bos\.(?:(spawn|exec)(l|v)p?e?|posix_spawnp?)\s*\(/g)) {
       const open = m.index + m[0].length - 1;
       const lits = literals(code, open + 1, closeParen(code, open));
-      if (lits.length >= 2) f.shell.push(lits.slice(1).map((l) => (/^[\w@%+=:,./~-]+$/.test(l.value) ? l.value : `'${l.value.replace(/'/g, `'\\''`)}'`)).join(' '));
+      if (lits.length >= 2) f.shell.push(lits.slice(1).map((l) => shellWord(l.value)).join(' '));
     }
   }
   // exec/eval/Function/instance_eval/load of what the network gives: code nobody reviewed.

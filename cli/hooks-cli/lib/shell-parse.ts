@@ -769,6 +769,14 @@ class Lexer {
   }
 }
 
+/**
+ * A word written back as shell text for the analysis to read again: as it is when the shell would take it
+ * unchanged (`~` left bare, so it still expands), else single-quoted.
+ */
+export function shellWord(v: string): string {
+  return /^[\w@%+=:,./~-]+$/.test(v) ? v : `'${v.replace(/'/g, `'\\''`)}'`;
+}
+
 /** Parses a command line. Never throws; `errors` says what was malformed. */
 export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScript {
   const lexer = new Lexer(script, env);
