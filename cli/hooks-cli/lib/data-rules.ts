@@ -9,7 +9,7 @@
  * Pure functions over paths and argv; command-rules.ts calls them where it judges deletes, writes and
  * invocations, and turns what they return (a reason, or null) into a finding.
  */
-import { isUnder, type PathEnv } from './paths-classify';
+import { HOME_DATA_DIRS, isUnder, type PathEnv } from './paths-classify';
 import { shellWord } from './shell-parse';
 
 /**
@@ -49,8 +49,6 @@ function inSharedData(abs: string, env: PathEnv): boolean {
   return first === undefined || !isOwnName(first, env);
 }
 
-/** Data directories of the home (kept in step with isPreciousHomeDir's list). */
-const HOME_DATA = /^(data|datasets|checkpoints|experiments|models|notebooks)(\/|$)/;
 
 /**
  * A data file destroyed in place (truncate -s 0, shred, `: >`, open(…, 'w')): a file of a shared
@@ -60,7 +58,7 @@ export function dataFileEmptied(abs: string, env: PathEnv): string | null {
   if (/\.(log|out|err)$/.test(abs)) return null;
   if (inSharedData(abs, env)) return `${abs}, data on a shared mount`;
   const rel = isUnder(abs, env.home) && !isUnder(abs, env.project) ? abs.slice(env.home.length + 1) : '';
-  return HOME_DATA.test(rel) ? `${abs}, the user's data kept in the home directory` : null;
+  return HOME_DATA_DIRS.includes(rel.split('/')[0]) ? `${abs}, the user's data kept in the home directory` : null;
 }
 
 /** The root of a shared data mount, where only names (or the user's own files, -user $USER) narrow a listing. */

@@ -186,6 +186,9 @@ export function isHomeCache(p: string, env: PathEnv): boolean {
   return k >= 1;
 }
 
+/** Data and models kept in the home directory (data-rules.ts also protects the files in them). */
+export const HOME_DATA_DIRS = ['data', 'datasets', 'checkpoints', 'experiments', 'models', 'notebooks'];
+
 /** Directories of the home whose loss is not a cache's: keys, configuration. */
 export function isPreciousHomeDir(p: string, env: PathEnv): boolean {
   const h = env.home;
@@ -194,7 +197,7 @@ export function isPreciousHomeDir(p: string, env: PathEnv): boolean {
     // The user's own files and other work, beside this project.
     'Documents', 'Desktop', 'Downloads', 'Pictures', 'Music', 'Videos', 'Movies', 'Public', 'Dropbox', 'OneDrive', 'src', 'code', 'projects', 'Projects', 'workspace', 'repos', 'git', 'dev', 'work',
     // Data and models kept in the home, conda's environments (data-rules.ts), the agent's own settings and memory.
-    'data', 'datasets', 'checkpoints', 'experiments', 'models', 'notebooks', 'miniconda3', 'anaconda3', 'miniforge3', 'mambaforge', 'miniconda', 'anaconda', 'micromamba', '.conda', '.claude',
+    ...HOME_DATA_DIRS, 'miniconda3', 'anaconda3', 'miniforge3', 'mambaforge', 'miniconda', 'anaconda', 'micromamba', '.conda', '.claude',
   ].some((d) => p === `${h}/${d}`);
 }
 
