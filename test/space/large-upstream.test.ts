@@ -5,10 +5,16 @@
  * while it is read, and no stretch of work between two turns of the event
  * loop is longer than 50 ms.
  *
- * The stretches are measured in CPU time of this process between two turns
- * (a 1 ms timer chain), not in wall time, so a loaded machine that
- * deschedules the test does not read as blocking; the wall-clock latency
- * of the API requests made meanwhile is printed as a comment. They count
+ * The stretches are measured in CPU time of the event loop's own thread
+ * between two turns (a 1 ms timer chain), not in wall time, so a loaded
+ * machine that deschedules the test does not read as blocking; the
+ * wall-clock latency of the API requests made meanwhile is printed as a
+ * comment. Not in the whole process's CPU time either (`process.cpuUsage()`):
+ * that adds V8's parallel GC and compiler threads, which run beside the loop
+ * without blocking it: measured beside five busy processes, they made up
+ * half or more of every long stretch (30.5 ms of process CPU where the
+ * loop's thread ran 15.7), and under CI's parallel load the process's total
+ * twice read over 50 ms (92.7, 103.4) for this test. They count
  * from the first API answer during the refresh: the turns before it hold
  * this process's own one-time work of starting the requests (client and
  * service share the process), not the parse, which goes on long after (the
@@ -19,6 +25,27 @@ import path from 'node:path';
 import t from 'tap';
 import { parseSocratesCsv, parseSocratesStream } from '../../api/space/events/socrates';
 import { startFakeUpstream, startService, upstreamEnv } from '../helpers/space';
+
+/**
+ * CPU time of the calling thread in ms: on Linux the first field of
+ * /proc/thread-self/schedstat (nanoseconds on the CPU, brought up to date at
+ * each scheduler tick, so within a tick of 1-4 ms); elsewhere the whole
+ * process's CPU time, which can only read longer.
+ */
+const threadCpuMs: () => number = (() => {
+  const file = '/proc/thread-self/schedstat';
+  try {
+    if (Number.isFinite(Number(fs.readFileSync(file, 'latin1').split(' ')[0]))) {
+      return () => Number(fs.readFileSync(file, 'latin1').split(' ')[0]) / 1e6;
+    }
+  } catch {
+    // not Linux: fall through
+  }
+  return () => {
+    const u = process.cpuUsage();
+    return (u.user + u.system) / 1000;
+  };
+})();
 
 const ROWS = 120_000;
 
@@ -73,15 +100,16 @@ t.test('a 13 MB SOCRATES file: parsed while the API keeps answering, no stretch 
   let answeredDuring = 0;
   let turns = 0;
   let watching = true;
-  let last = process.cpuUsage();
+  let last = threadCpuMs();
   const watch = () => {
     if (!watching) return;
-    const d = process.cpuUsage(last);
-    last = process.cpuUsage();
+    const now = threadCpuMs();
+    const stretch = now - last;
+    last = now;
     // From the first answer on: before it, the stretches are this process starting its own client requests and the
     // refresh's requests (one-time work, also in this process), not the parse, which goes on long after.
-    if (answeredDuring > 0) longestCpuMs = Math.max(longestCpuMs, (d.user + d.system) / 1000);
-    else startCpuMs = Math.max(startCpuMs, (d.user + d.system) / 1000);
+    if (answeredDuring > 0) longestCpuMs = Math.max(longestCpuMs, stretch);
+    else startCpuMs = Math.max(startCpuMs, stretch);
     turns++;
     setTimeout(watch, 1);
   };
@@ -104,7 +132,7 @@ t.test('a 13 MB SOCRATES file: parsed while the API keeps answering, no stretch 
   t.equal(report.sources.find((s) => s.source === 'conjunctions')?.outcome, 'updated');
   t.ok(answeredDuring >= 3, `API requests answered while the file was read (${answeredDuring})`);
   t.ok(turns >= 10, `the event loop kept turning (${turns} turns)`);
-  t.ok(longestCpuMs <= 50, `longest stretch between two turns: ${longestCpuMs.toFixed(1)} ms of CPU (at most 50)`);
+  t.ok(longestCpuMs <= 50, `longest stretch between two turns: ${longestCpuMs.toFixed(1)} ms of the event loop thread's CPU (at most 50)`);
   t.comment(`API requests during the parse: ${latenciesMs.length}, wall-clock max ${Math.max(...latenciesMs).toFixed(1)} ms; longest stretch before the first answer ${startCpuMs.toFixed(1)} ms of CPU`);
 
   const c = (await api.get('/api/events/conjunctions')).body;
