@@ -82,6 +82,11 @@ export function chipIrreversible(argv: string[], stdin: string | null): string |
   // openocd -c '… stm32l4x option_write 0 0x20 0xCC …': the same level 2 written through the probe.
   if (b === 'openocd' && args.some((a) => /\boptions?_write\b[^;]*\b0x[cC]{2}\b/.test(a))) return 'openocd writes read-out protection level 2 (0xCC) into the option bytes: debugging and reflashing the chip are gone for good';
   if (/^STM32_Programmer_CLI(\.exe)?$/i.test(b) && args.some((a) => /^RDP=(0x)?CC$/i.test(a))) return 'STM32_Programmer_CLI sets read-out protection level 2 (RDP=0xCC): debugging and reflashing the chip are gone for good';
+  // Other vendors' one-time-programmable memories: NXP's blhost efuse-program-once, U-Boot's `fuse prog -y` run through
+  // uuu, the RP2350's OTP written by picotool.
+  if (b === 'blhost' && args.includes('efuse-program-once')) return 'blhost efuse-program-once burns one-time-programmable fuses of the chip: they can never be cleared';
+  if (b === 'uuu' && /\bfuse\s+prog\s+-y\b/.test(args.join(' '))) return 'uuu runs U-Boot\'s fuse prog -y: one-time-programmable fuses burned without asking';
+  if (b === 'picotool' && args[0] === 'otp' && /^(set|load|permissions)$/.test(args[1] ?? '')) return `picotool otp ${args[1]} writes the chip's one-time-programmable memory: it can never be cleared`;
   if (b === 'avrdude') {
     for (const a of args) {
       const m = /^(?:-U)?hfuse:w:(0x[0-9a-f]{1,2}|0b[01]{1,8}|\d{1,3}):m$/i.exec(a);

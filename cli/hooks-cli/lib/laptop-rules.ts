@@ -27,6 +27,11 @@ export function backupLoss(argv: string[]): string | null {
     const picked = args.some((a) => /^(-a|--glob-archives|--match-archives|--first|--last|--prefix)(=|$)/.test(a));
     if (!picked && (repo === undefined || !repo.includes('::') || /::$/.test(repo))) return `borg delete ${repo ?? '$BORG_REPO'} deletes the whole backup repository: every archive in it`;
   }
+  // borg prune --keep-last 1 is restic's forget of the same: every archive but the newest.
+  if (/^borg(backup)?$/.test(name) && ops[0] === 'prune') {
+    const keeps = args.flatMap((a, k) => (/^--keep-[a-z]+$/.test(a) ? [args[k + 1] ?? ''] : /^--keep-[a-z]+=/.test(a) ? [a.slice(a.indexOf('=') + 1)] : []));
+    if (keeps.length > 0 && keeps.every((v) => /^[01]$/.test(v)) && !args.some((a) => /^(-a|--glob-archives|--match-archives|--prefix)(=|$)/.test(a))) return `borg prune keeping ${keeps.join('/')} archive deletes every older archive of the repository`;
+  }
   if (/^(restic|kopia)$/.test(name) && args.some((a) => /^(forget|prune|policy)$/.test(a))) {
     const keeps = args.flatMap((a, k) => (/^--keep-[a-z]+$/.test(a) ? [args[k + 1] ?? ''] : /^--keep-[a-z]+=/.test(a) ? [a.slice(a.indexOf('=') + 1)] : []));
     if (args.includes('forget') && keeps.length > 0 && keeps.every((v) => /^[01]$/.test(v)) && !args.some((a) => /^--(tag|host|path)(=|$)/.test(a))) return `${name} forget keeping ${keeps.join('/')} snapshot drops every older snapshot of the backups`;
