@@ -1021,6 +1021,8 @@ export function resolveSubstitution(body: string, env: ParseEnv): string | null 
   if (doc && doc[4].length <= 4000) return doc[2] ? doc[4] : doc[4].replace(/\$\{?HOME\}?/g, env.home);
   // getent passwd "$USER" | cut -d: -f6 (or awk -F: '{print $6}'): the user's home directory.
   if (/^\s*getent\s+passwd\s+("?\$(\{?USER\}?|\{?LOGNAME\}?|\(id -un\)|\(whoami\))"?)\s*\|\s*(cut\s+-d\s*:?\s*-f\s*6|cut\s+-d:\s+-f6|awk\s+-F:?\s*'\{\s*print\s+\$6\s*\}')\s*$/.test(body)) return env.home;
+  // security login-keychain | tr -d '" ' (or | xargs): the keychain file, its quotes taken off.
+  if (/^\s*security\s+(default|login)-keychain\s*(\|\s*(tr\s+-d\s+('[^']*'|"[^"]*"|\S+)|xargs)\s*)?$/.test(body)) return `${env.home}/Library/Keychains/login.keychain-db`;
   if (body.length > 400 || resolving >= 2 || /[|<>`]/.test(body.replace(/2>\s*\/dev\/null/g, ''))) return null;
   // Nested substitutions resolve inside out; bounding the depth keeps a deeply nested line linear.
   resolving++;
@@ -1117,6 +1119,11 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
     case 'pip':
     case 'pip3':
       return args[0] === 'cache' && args[1] === 'dir' ? `${env.home}/.cache/pip` : null;
+    // brew --cache: Homebrew's download cache; security login-keychain: the user's keychain file (printed quoted).
+    case 'brew':
+      return args.length === 1 && args[0] === '--cache' ? `${env.home}/Library/Caches/Homebrew` : null;
+    case 'security':
+      return /^(default|login)-keychain$/.test(args[0] ?? '') && args.length === 1 ? `${env.home}/Library/Keychains/login.keychain-db` : null;
     default:
       return null;
   }
