@@ -273,3 +273,9 @@ t.test('work-tree discards by checkout, switch and restore warn and take a backu
   t.match(judge('git checkout -- src/app.ts').findings.map((f) => f.reason).join('\n'), /discards uncommitted changes of src\/app\.ts/, 'the message names the paths');
   t.ok(verdict('git checkout -- . && git clean -fd').blocked, 'with git clean on the same line, all work since the last commit goes: blocked');
 });
+
+t.test('one workTreeDiscard decides the warning and the clean rule: restore -S . only unstages, :/ and -f are the whole tree', async (t) => {
+  // The older discardsWorkTree counted `restore -S .` as a discard and ignored `:/`; the clean rule now reads the same answer as the warning.
+  for (const c of ['git checkout :/ && git clean -fd', 'git restore -W :/ && git clean -fd', 'git checkout -f && git clean -fd', 'git reset --hard && git clean -fd']) t.ok(verdict(c).blocked, `${c}: the whole tree discarded with clean: blocked`);
+  for (const c of ['git restore -S . && git clean -fd', 'git restore --staged . && git clean -fd', 'git checkout -- src/app.ts && git clean -fd']) t.notOk(verdict(c).blocked, `${c}: only unstaged, or a few paths: a warning`);
+});

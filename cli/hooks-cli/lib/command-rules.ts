@@ -519,6 +519,8 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
           cwd = resolveFrom(cwd, target.text.replace(/\/\$\{?[A-Za-z_]\w*\}?$/, '').replace(/^~(?=\/|$)/, walk.env.home));
           if (/^(\/|~\/)/.test(target.text)) walk.workDirs.push({ dir: cwd, named: null });
         }
+        // cd $CONDA_PREFIX/..: the parent of a place only known at run time; unset, `cd /..` is the root. Read as the root.
+        else if (target.dynamic && /^"?\$\{?[A-Za-z_]\w*\}?(\/\.\.)+\/?"?$/.test(target.text)) cwd = '/';
         // (An absolute DIR is known even where the start was not: ssh HOST 'cd /srv && rm -rf app'.)
         else if (target.dynamic || target.text === '-' || (cwd === null && !target.text.startsWith('/'))) cwd = null;
         else cwd = resolveFrom(cwd ?? '/', target.text);
@@ -2154,6 +2156,12 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   else checkSecretReachesNetwork(walk, inv);
   checkOutputSubstitutions(walk, inv);
   checkServices(walk, inv);
+  // wget -O x.deb URL && sudo apt install ./x.deb (dpkg -i, rpm -i, dnf, installer -pkg, pip install x.whl…): a package downloaded
+  // on the line is installed, its maintainer scripts run as root: download-and-run.
+  if (/^(apt|apt-get|dpkg|gdebi|rpm|dnf|yum|zypper|pacman|installer|snap|flatpak|pip|pip3|npm|brew|msiexec)$/.test(name) && inv.cwd !== null) {
+    const pkg = operands(inv.words).find((w) => !w.dynamic && walk.files.get(resolveFrom(inv.cwd!, w.text.replace(/^~(?=\/)/, walk.env.home)))?.downloaded);
+    if (pkg) block(walk, 'dangerous', `${name} installs ${pkg.text}, which was downloaded on the same line: its install scripts run unreviewed${inv.elevated ? ', as root' : ''}`, 'download it, check its signature or checksum, then install it in a separate step');
+  }
   // git ls-remote "https://oauth2:${GITLAB_TOKEN}@x.example.net/…": a service's token in a URL for a host not of that service.
   const tokenUrl = inv.argv.slice(1).map((a) => /^[a-z+]+:\/\/([^/@\s]*)@([^/:?#\s]+)/i.exec(a)).find((m) => m !== null && varNames(m[1]).some((v) => VAR_HOSTS.some(([re, hosts]) => re.test(v) && !hosts.test(m[2]))));
   if (tokenUrl) block(walk, 'dangerous', `${name} puts ${tokenUrl[1]} in a URL for ${tokenUrl[2]}, a host not of that service: the token is sent there`, 'use the token only with the service that issued it');
@@ -2213,6 +2221,13 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       if (fed) for (const t of fed.items) checkDelete(walk, inv, t, fed.recursive, name);
       for (const w of operands(inv.words, new Set(['-s', '-n', '--size', '--iterations']))) {
         const t = target(inv, w);
+        // truncate -s 0 /var/lib/docker/containers/*/*-json.log: a container's own output log emptied (the usual fix for a full
+        // disk); the containers run on. (The system's logs under /var/log are its audit trail and stay protected.)
+        const logs = name === 'truncate' && t.abs !== null ? /^\/var\/lib\/(docker|containers)\/containers\/([^/]+\/[^/]*\.log(\.\d+)?|…)$/.exec(w.text.startsWith('/') ? w.text : t.abs) : null;
+        if (logs && (logs[2] !== '…' || walk.out.some((i) => i.argv[0] === 'find' && i.argv.some((a, k) => /^-i?name$/.test(i.argv[k - 1] ?? '') && /\.log$/.test(a))))) {
+          warn(walk, 'suspicious', `truncate empties container logs (${t.abs}): their text is lost`, 'set a log size limit instead (--log-opt max-size=10m)');
+          continue;
+        }
         if (t.abs && isDiskDevice(t.abs)) block(walk, 'dangerous', `${name} on the disk device ${t.abs} destroys its data`, 'check the device with lsblk first; nothing on a disk device can be undone');
         else {
           if (name === 'truncate' && inv.argv.some((a, k) => /^(-s0|--size=0)$/.test(a) || (/^(-s|--size)$/.test(a) && inv.argv[k + 1] === '0'))) checkEmptied(walk, t, 'truncate -s 0');
@@ -3168,6 +3183,13 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
   }
   // rm -rf ../*-worktree, ../app-*: a pattern over the directories beside the project (other checkouts and work trees, their
   // uncommitted work with them). Build output named so (../build-*, ../cmake-build-*) is not.
+  // rm -rf ~/.config/JetBrains ~/.local/share/fish: an application's whole settings or data (plugins, history, profiles) to "reset" it.
+  // (Caches in them, the Trash, virtualenvs and package stores are not the user's: they come back or are meant to go.)
+  const app = /^\/\.(config|local\/share)\/([^/]+)$/.exec(t.abs.startsWith(`${env.home}/`) ? t.abs.slice(env.home.length) : '');
+  if ((recursive || t.wholeDir) && app && verb !== 'mv' && !/^(Trash|virtualenvs|pnpm|recently-used\.xbel|.*[Cc]ache.*|.*[Ll]ogs?)$/.test(app[2]) && !throwawayDir(walk, t.abs)) {
+    block(walk, 'dangerous', `${verb} deletes ${t.abs}, an application's whole ${app[1] === 'config' ? 'settings' : 'data'} (profiles, plugins, history): nothing brings them back`, `move it aside instead: mv ${t.word.text} ${t.word.text}.bak`);
+    return;
+  }
   const beside = path.posix.dirname(t.abs);
   // rm -rf "$CLAUDE_PROJECT_DIR"/.[a-z]*, ./.??*: a pattern at a repository's top that matches .git takes the repository.
   if (recursive && t.word.glob && !throwawayDir(walk, beside) && (beside === env.project || walk.workDirs.some((w) => w.dir === beside)) && globMatches(base(t.abs), '.git')) {
@@ -3443,7 +3465,7 @@ function routineAdminWrite(walk: Walk, inv: Invocation, abs: string, verb: strin
 function keptInStore(walk: Walk, a: string | null, b: string | null): boolean {
   if (a === null || b === null) return false;
   const dir = path.posix.dirname(a);
-  if (!isSecret(walk, a) && !isSecret(walk, dir)) return false;
+  if ((!isSecret(walk, a) && !isSecret(walk, dir)) || isSystemPath(a, walk.env.home)) return false;
   return dir !== walk.env.home && isUnder(b, dir) && b !== dir && !isUnder(b, a);
 }
 
@@ -4071,7 +4093,8 @@ function checkGit(walk: Walk, inv: Invocation): void {
       const allTags = (u: Invocation) => u.argv[0] === 'git' && /^(tag|ls-remote)$/.test(u.argv[1] ?? '') && u.argv.slice(2).every((a) => /^(-l|--list|--tags|-t|--refs|-q|origin|upstream)$|^--sort=/.test(a));
       const tagFilter = inv.upstream.some((u) => /^(grep|rg|head|tail)$/.test(u.argv[0]) || (/^[gm]?awk$/.test(u.argv[0]) && u.argv.some((a) => /^\s*(!\s*)?\/[^/]+\//.test(a))) || (u.argv[0] === 'sed' && u.argv.includes('-n')));
       const tagsListed = (inv.viaXargs && inv.upstream.some(allTags) && !tagFilter) || inv.words.some((w) => w.subs.some((x) => /^\s*git\s+tag(\s+(-l|--list))?\s*$/.test(x)));
-      if (tagsListed && (deleting || listDeletes || inv.upstream.some((u) => u.argv[0] === 'sed' && u.argv.some((a) => /^s.*:/.test(a))))) {
+      // (Also as :refs/tags/{} given to xargs -I.)
+      if (tagsListed && (deleting || listDeletes || refspecs.some((r) => r.startsWith(':')) || inv.upstream.some((u) => u.argv[0] === 'sed' && u.argv.some((a) => /^s.*:/.test(a))))) {
         block(walk, 'dangerous', 'git push deletes every tag on the remote: releases and whatever resolves them by tag break', 'delete the one tag you mean: git push origin --delete v1.2.3-rc1');
         break;
       }
@@ -4824,7 +4847,7 @@ const CREDENTIAL_OPTS = /^(-i|-k|--identity|--identity-file|--key|--key-file|--k
 function uploads(argv: string[]): boolean {
   const [name, a1, a2] = argv;
   if ((name === 'gh' || name === 'glab') && (/^(gist|snippet)$/.test(a1 ?? '') || (a1 === 'release' && /^(upload|create)$/.test(a2 ?? '')) || (/^(issue|pr|mr)$/.test(a1 ?? '') && /^(create|comment|edit)$/.test(a2 ?? '')) || a1 === 'api')) return true;
-  if (/^(wormhole|croc|pastebinit|pastebin|ffsend|transfer|onionshare|onionshare-cli|magic-wormhole|s3cmd|b2|azcopy|termbin|ix|sprunge|0x0)$/.test(name ?? '')) return true;
+  if (/^(wormhole|croc|pastebinit|pastebin|wgetpaste|fpaste|haste|gist|ffsend|transfer|onionshare|onionshare-cli|magic-wormhole|s3cmd|b2|azcopy|termbin|ix|sprunge|0x0)$/.test(name ?? '')) return true;
   if (name === 'tailscale' && a1 === 'file') return true;
   if (name === 'mc' && /^(cp|mirror|put)$/.test(a1 ?? '')) return true;
   if ((name === 'kubectl' || name === 'oc' || name === 'docker' || name === 'podman') && argv.includes('cp') && argv.some((a) => /^[\w.-]+(\/[\w.-]+)?:/.test(a))) return true;
@@ -4871,7 +4894,8 @@ function checkSecretReachesNetwork(walk: Walk, inv: Invocation): void {
   if (viaCode) return;
   for (let k = 1; k < inv.words.length; k++) {
     const w = inv.words[k];
-    if (CREDENTIAL_OPTS.test(inv.words[k - 1].text) || w.text.startsWith('-') && !w.text.includes('=')) continue;
+    // (pastebinit -i FILE, wgetpaste -i: for a paste client -i is the text to paste, not a key.)
+    if ((CREDENTIAL_OPTS.test(inv.words[k - 1].text) && !/paste|^(termbin|ix|sprunge|0x0)$/.test(name)) || (w.text.startsWith('-') && !w.text.includes('='))) continue;
     const file = /(?:^|=)@?([~/.][^\s,;]*)$/.exec(w.text)?.[1] ?? w.text;
     const t = target(inv, { ...w, text: file.replace(/^~(?=\/|$)/, walk.env.home) });
     if (isSecret(walk, t.abs)) return say(t.abs!, 'as a file argument');

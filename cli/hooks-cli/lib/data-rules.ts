@@ -68,7 +68,8 @@ export function isSharedMountRoot(abs: string | null, argv: string[] = []): bool
  * (Go's documented upgrade: rm -rf /usr/local/go && tar -C /usr/local -xzf go….tar.gz).
  */
 export function systemInstallLoss(abs: string, lineOf: () => string[][]): string | null {
-  if (!/^\/usr\/local\/[^/]+$/.test(abs)) return null;
+  // (Also every global package of the language installed there: /usr/local/lib/node_modules, /usr/local/lib/python3.12/site-packages.)
+  if (!/^\/usr\/local\/([^/]+|lib\/node_modules|lib\/python[\d.]+(\/(site|dist)-packages)?)$/.test(abs)) return null;
   const line = lineOf();
   const reinstalls = line.some((a) => (/^(tar|bsdtar|unzip)$/.test(a[0]) && a.some((x, k) => /^\/usr\/local\/?$/.test(x) && /^(-C|--directory|-d)$/.test(a[k - 1] ?? ''))) || (/^(mv|cp|install|ln)$/.test(a[0]) && /^\/usr\/local\//.test(a[a.length - 1] ?? '')) || /\.run$|^make$|^dpkg$|^(apt|apt-get|dnf|yum)$/.test(a[0] === 'sh' || a[0] === 'bash' ? a[1] ?? '' : a[0]));
   return reinstalls ? null : `${abs}, a system-wide install every user's jobs run on`;

@@ -1036,6 +1036,13 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     const vals = hole ? identValues(code, hole[1]) : [];
     if (hole && vals.length > 1) for (const v of vals.slice(0, 16)) f.shell.push(line.split(hole[0]).join(v));
   }
+  // os.walk(HOME) removing the files whose names end so (.endswith(('.lock', '.bak'))), or equal a name: the find of each kind.
+  const walkRoot = /\bos\.walk\(\s*(['"])(~|\/)\1/.exec(code)?.[2];
+  if (walkRoot && /\b(?:os\.remove|os\.unlink|unlink|remove)\s*\(/.test(code)) {
+    const kinds = [...code.matchAll(/\.endswith\(\s*(\([^)]*\)|['"][^'"]*['"])/g)].flatMap((m) => literals(m[1]).map((l) => `*${l.value}`));
+    kinds.push(...[...code.matchAll(/\b\w+\s*==\s*(['"])([\w.-]+)\1/g)].map((m) => m[2]));
+    for (const k of kinds.slice(0, 16)) f.shell.push(`find ${walkRoot} -name ${shellWord(k)} -delete`);
+  }
   // os.walk('/') (or the home) with os.chmod(…, 0o777): every file's mode opened to everyone, as chmod -R 777 would.
   const walked = /\b(?:os\.walk|glob\.glob|readdirSync|Find\.find|Dir\.glob)\s*\(\s*(['"])(\/|~)(?:\/\*\*[^'"]*)?\1/.exec(code)?.[2];
   if (walked && /\b(?:os\.chmod|chmodSync|chmod|File\.chmod|FileUtils\.chmod(?:_R)?)\s*\([^\n]*?\b(0o?777|0o?666|511|438|stat\.S_IRWXO)\b/.test(code)) f.shell.push(`chmod -R 777 ${walked}`);

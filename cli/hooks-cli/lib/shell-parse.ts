@@ -367,6 +367,8 @@ class Lexer {
         j++;
       } else if (tk.t === 'word') words.push(tk.w);
     }
+    // IFS=: read … splits its input at those characters (the passwd line's fields).
+    const ifs = words.find((w, j) => j < words.findIndex((x) => !/^[A-Za-z_]\w*\+?=/.test(x.text)) && /^IFS=/.test(w.text))?.text.slice(4);
     while (words.length > 0 && /^[A-Za-z_]\w*\+?=/.test(words[0].text)) words.shift(); // IFS= read ...
     const first = words[0];
     if (!first || first.quoted) return;
@@ -412,7 +414,8 @@ class Lexer {
         else if (!a.startsWith('-') && /^[A-Za-z_]\w*$/.test(a)) names.push(a);
       }
       const hereText = here.text.replace(/\n$/, '');
-      const parts = hereText.trim().split(/\s+/);
+      const sep = ifs && /\S/.test(ifs) ? new RegExp(`[${ifs.replace(/[\]\\^-]/g, '\\$&')}]`) : /\s+/;
+      const parts = hereText.trim().split(sep);
       const mk = (t: string): Word => ({ text: t, dynamic: here!.dynamic, glob: false, subs: [...here!.subs], quoted: true });
       if (asArray && names.length > 0) this.setList(names[names.length - 1], parts.map(mk));
       else if (names.length === 1) this.vars().set(names[0], { text: hereText.trim(), dynamic: here.dynamic, subs: [...here.subs] });
@@ -1023,6 +1026,11 @@ export function resolveSubstitution(body: string, env: ParseEnv): string | null 
   if (/^\s*getent\s+passwd\s+("?\$(\{?USER\}?|\{?LOGNAME\}?|\(id -un\)|\(whoami\))"?)\s*\|\s*(cut\s+-d\s*:?\s*-f\s*6|cut\s+-d:\s+-f6|awk\s+-F:?\s*'\{\s*print\s+\$6\s*\}')\s*$/.test(body)) return env.home;
   // security login-keychain | tr -d '" ' (or | xargs): the keychain file, its quotes taken off.
   if (/^\s*security\s+(default|login)-keychain\s*(\|\s*(tr\s+-d\s+('[^']*'|"[^"]*"|\S+)|xargs)\s*)?$/.test(body)) return `${env.home}/Library/Keychains/login.keychain-db`;
+  // getent passwd "$USER" alone: the user's passwd line, the home directory its sixth field (IFS=: read … h … <<< "$(…)").
+  if (/^\s*getent\s+passwd\s+("?\$(\{?USER\}?|\{?LOGNAME\}?|\(id -un\)|\(whoami\))"?)\s*$/.test(body)) {
+    const user = env.home.split('/').pop() || 'user';
+    return `${user}:x:1000:1000:${user}:${env.home}:/bin/bash`;
+  }
   if (body.length > 400 || resolving >= 2 || /[|<>`]/.test(body.replace(/2>\s*\/dev\/null/g, ''))) return null;
   // Nested substitutions resolve inside out; bounding the depth keeps a deeply nested line linear.
   resolving++;
