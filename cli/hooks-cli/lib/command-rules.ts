@@ -17,6 +17,7 @@ import { analyzeCode, exprText, inlineCode, langOf, printedPaths, printedText, s
 import { parseShell, printfFormat, shellWord, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
+import { codeStoreWipe, sqlSentFiles, storeFindings, storeScope } from './sql-rules';
 import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
   classifyDelete,
@@ -1526,6 +1527,9 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
       const next = inv.words[k + 1];
       if (['-out', '-o', '--output'].includes(w.text) && next && !next.dynamic && next.text !== '-') walk.secretFiles.add(resolveFrom(inv.cwd!, next.text));
     });
+    // airflow connections export FILE, doppler secrets download FILE: a tool's secrets exported into the file it is given.
+    const exported = /\b(export|download|dump)\b/.test(inv.argv.slice(1, 4).join(' ')) && printsCredential(inv.argv) !== null ? operands(inv.words).filter((w) => /[/.]/.test(w.text) && !w.dynamic && !w.text.startsWith('/dev/')).pop() : undefined;
+    if (exported) walk.secretFiles.add(resolveFrom(inv.cwd, exported.text));
     // split SECRET PREFIX writes PREFIXaa, PREFIXab...: each piece holds part of it.
     if (name === 'split') walk.secretFiles.add(`${resolveFrom(inv.cwd, operands(inv.words, new Set(['-b', '-l', '-n', '-C', '-a', '-t', '--additional-suffix']))[1]?.text ?? 'x')}*`);
     // gpg -c FILE writes FILE.gpg.
@@ -1682,6 +1686,9 @@ function runNotebook(walk: Walk, inv: Invocation, nb: { file: string; output?: s
   else if (text !== null) checkCode(walk, inv, 'python', notebookSource(text), depth);
 }
 
+/** The call or option just before a string that loads it as credentials or settings (dotenv, a service account's key file). */
+const CREDENTIAL_LOADER = /(load_dotenv|dotenv_values|dotenv\b[^'"]*|from_service_account_\w+|from_json_keyfile_name|keyFilename|key_?file(name)?|credentials_?(file|path)|config_file|\.config|ssh_key|identity_?file|pkey|private_key_path)\s*[(:=]?\s*\(?\s*\{?\s*(path\s*[:=]\s*)?(f|r)?['"`]?$/i;
+
 /** Inline interpreter code: deletes, shell commands, devices, reverse shells, secrets sent away, hidden (base64) code. */
 function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typeof langOf>>, code0: string, depth: number): void {
   if (depth > MAX_DEPTH) return;
@@ -1696,7 +1703,11 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
   if (lang === 'python') for (const sh of pythonShellLines(code)) collect(walk, sh, inv.cwd, depth + 1, true);
   const sent = f.exfil ? null : codeSendsSecret(code, () => talksToNetwork(code));
   if (sent) block(walk, 'dangerous', `${who} reads the secret ${sent} and sends it away (a URL of another service, an upload or an experiment log)`, 'secrets stay on this machine; ask the user to share what is needed');
-  const remote = codeRemoteDelete(code);
+  // Any string of the code that names a secret file (~/.pgpass, keys/etl-sa.json, '/airflow.cfg' joined to a setting), with code that talks to the network.
+  // (A file given to the loader that uses it as credentials or settings, load_dotenv('.env'), keyFilename: …, is used, not sent.)
+  const named = sent || f.exfil || !talksToNetwork(code) ? undefined : stringLiterals(code).find((l) => l.length < 300 && /^[~./]|\//.test(l) && !/^[a-z]+:\/\//i.test(l) && isSecret(walk, resolveFrom(inv.cwd ?? walk.env.cwd, l.replace(/^~(?=\/|$)/, walk.env.home))) && !CREDENTIAL_LOADER.test(code.slice(Math.max(0, code.indexOf(l) - 60), code.indexOf(l))));
+  if (named) block(walk, 'dangerous', `${who} reads the secret ${named} and talks to the network: it can send it away`, 'secrets stay on this machine; ask the user to share what is needed');
+  const remote = codeRemoteDelete(code) ?? codeStoreWipe(code);
   if (remote) block(walk, 'dangerous', `${who} deletes ${remote}: data outside this machine, for good`, 'let the user delete remote data');
   for (const p of lang === 'python' ? codeTruncates(code) : []) {
     const t = target(inv, { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true });
@@ -2092,6 +2103,10 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkOutputSubstitutions(walk, inv);
   checkServices(walk, inv);
   for (const f of serviceFindings(withStdinSql(inv), inv.assigned ?? [])) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
+  const storeInv = { argv: inv.argv, assigned: inv.assigned ?? [], stdin: stdinText(inv), viaXargs: inv.viaXargs, upstream: inv.upstream.map((u) => u.argv) };
+  for (const f of storeFindings(storeInv)) block(walk, 'dangerous', f.reason, 'let the user run it after checking what it removes');
+  const sentFile = sqlSentFiles(storeInv).map((f) => resolveFrom(inv.cwd ?? walk.env.cwd, f.replace(/^~(?=\/|$)/, walk.env.home))).find((f) => isSecret(walk, f));
+  if (sentFile) block(walk, 'dangerous', `${name} loads the secret ${sentFile} into a store elsewhere: secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
   checkServesSecrets(walk, inv);
   // Files encrypted with a key drawn at random and kept nowhere ($RANDOM, openssl rand, /dev/urandom), the originals
   // deleted on the same line: ransom-style, the data can never be read again.
@@ -2599,7 +2614,10 @@ function checkRclone(walk: Walk, inv: Invocation): void {
   const [n0, n1] = inv.argv;
   const rec = inv.argv.some((a) => /^(-r|--recursive)$/.test(a));
   const filtered = inv.argv.some((a) => /^--(dry-?run|pattern|include|exclude|older-than|newer-than|if-unmodified-since)\b/.test(a));
+  // A bucket named as throwaway (mc's `local/` server, test-bucket, scratch/$USER) is everyday clean-up: a warning.
+  const throwaway = storeScope(inv.argv.slice(2).filter((a) => !a.startsWith('-'))) === 'throwaway';
   if (!filtered && ((n0 === 's3cmd' && /^(del|rm|rb)$/.test(n1 ?? '') && rec) || (n0 === 'mc' && /^(rm|rb)$/.test(n1 ?? '') && inv.argv.includes('--force') && (rec || n1 === 'rb')) || (n0 === 'az' && n1 === 'storage' && inv.argv.includes('delete-batch')))) {
+    if (throwaway) return warn(walk, 'suspicious', `${inv.argv.slice(0, 3).join(' ')} deletes a test or scratch bucket's objects`);
     block(walk, 'dangerous', `${inv.argv.slice(0, 3).join(' ')} deletes a remote bucket or container and everything in it`, 'delete the objects you mean, after a dry run');
     return;
   }
@@ -3260,6 +3278,8 @@ function checkWrite(walk: Walk, inv: Invocation, t0: Target, verb: string, sourc
   // ~/.kube/config-ci, ~/.aws/ci-profile: a new file beside the tools' own (config, credentials, keys) overwrites nothing of the user's.
   // echo 'localhost:5432:*:app:pw' >> ~/.pgpass: one more host's line in a password file; the others stay.
   else if (/\/\.(pgpass|netrc)$/.test(t.abs) && (verb === 'redirection (>>)' || (verb === 'tee' && inv.argv.some((a) => /^-[a-zA-Z]*a|^--append$/.test(a))))) warn(walk, 'system', `${verb} adds a line to the password file ${t.abs}`);
+  // cp "$GOOGLE_APPLICATION_CREDENTIALS" ~/.config/gcloud/…: a credential put where its tool reads it, from another credential.
+  else if (isSecretPath(t.abs, walk.env) && verb === 'cp' && sources !== null && sources.length > 0 && sources.every((w) => isSecretPath(resolveFrom(inv.cwd ?? walk.env.cwd, w.text.replace(/^~(?=\/)/, walk.env.home)), walk.env))) warn(walk, 'system', `${verb} puts a credential in place at ${t.abs}`);
   else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir' && !(/\/\.(kube|aws)\/[^/]+$/.test(t.abs) && !/\/(config|credentials|sso|cli)$/.test(t.abs) && isUnder(t.abs, walk.env.home))) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
 }
 
@@ -4168,9 +4188,14 @@ function checkServices(walk: Walk, inv: Invocation): void {
       else if (/^(delete-snapshot|delete-db-snapshot|delete-db-cluster-snapshot|delete-recovery-point|delete-backup-vault|delete-backup-plan|schedule-key-deletion|delete-volume|deregister-image|delete-table-replica|delete-vault|delete-archive)$/.test(args[1] ?? '')) say('deletes backups, snapshots or the keys that decrypt the data: nothing brings them back');
       else if (/^(delete-db-instance|delete-db-cluster|delete-table|delete-stack|terminate-instances|delete-bucket|delete-cluster|delete-repository|delete-function|delete-vpc|delete-user|delete-role|delete-secret|delete-hosted-zone|delete-file-system|delete-queue|delete-topic|delete-domain|delete-distribution|delete-log-group|delete-service|delete-account|close-account|delete-organization)$/.test(args[1] ?? '')) say('deletes cloud resources with their data');
       break;
-    case 'gsutil':
-      if (args.includes('rm') && args.some((a) => /^-[a-zA-Z]*r/.test(a)) || args.includes('rb')) say('deletes a bucket or everything in it');
+    case 'gsutil': {
+      // gs://b/a/b or a throwaway prefix (gs://acme-tmp/$USER): a scoped clean-up, as for aws s3 rm; the bucket or a top-level prefix is its data.
+      const urls = args.filter((a) => a.startsWith('gs://'));
+      const scoped = urls.length > 0 && urls.every((u) => { const depth = u.slice(5).split('/').filter((s) => s !== '' && !/^\*+$|^\$/.test(s)).length - 1; return depth >= 2 || (depth >= 1 && storeScope([u]) === 'throwaway'); });
+      if (args.includes('rm') && args.some((a) => /^-[a-zA-Z]*r/.test(a)) && scoped) warn(walk, 'suspicious', `gsutil rm -r deletes everything under ${urls.join(' ')}`);
+      else if (args.includes('rm') && args.some((a) => /^-[a-zA-Z]*r/.test(a)) || args.includes('rb')) say('deletes a bucket or everything in it');
       break;
+    }
     case 'gcloud':
       if (args.includes('delete') && args.some((a) => /^(projects|instances|clusters|sql)$/.test(a))) say('deletes cloud resources with their data');
       break;
@@ -4280,6 +4305,12 @@ function printsCredential(argv: string[]): string | null {
   const [name, a1, a2] = argv;
   const a = argv.join(' ');
   if (name === 'secret-tool' && /^(lookup|search)$/.test(a1 ?? '')) return 'the keyring (secret-tool)';
+  // Any tool's own secret store read out (databricks secrets get-secret, doppler secrets download, infisical secrets get), a
+  // scheduler's connections and variables exported (airflow connections export, variables export), its connection string asked for.
+  const verbs = argv.slice(1).filter((x) => !x.startsWith('-'));
+  const sv = verbs.findIndex((x) => /^(secrets?|connections|variables)$/.test(x));
+  if (sv >= 0 && sv <= 1 && (/^(get|get-secret|read|show|reveal|access|export|dump|download|pull)$/.test(verbs[sv + 1] ?? '') && (verbs[sv] !== 'variables' || verbs[sv + 1] === 'export'))) return `${name}'s stored ${verbs[sv]} (${verbs.slice(0, sv + 2).join(' ')})`;
+  if (/^config$/.test(a1 ?? '') && a2 === 'get-value' && /conn|password|secret|key|token/i.test(argv.slice(3).join(' '))) return `${name}'s ${argv.slice(3).join(' ')}`;
   const ml = mlCredentialPrinter(argv);
   if (ml) return ml;
   if (name === 'kubectl' && a1 === 'config' && a2 === 'view' && /--raw|--flatten/.test(a)) return 'the cluster credentials (kubectl config view --raw)';
@@ -4637,7 +4668,10 @@ function uploads(argv: string[]): boolean {
 
 /** A network destination among the words: a URL (not file://), user@host:path, an --url/--host/--server option. */
 function networkDestination(argv: string[]): boolean {
-  return argv.some((a, k) => (/^[a-z][a-z0-9+.-]*:\/\/[^/\s]/i.test(a) && !/^file:/i.test(a)) || /^[\w.-]+@[\w.-]+:/.test(a) || /^--(url|endpoint|host|server|webhook)(=|$)/.test(a) || (k > 0 && /^--(url|endpoint|webhook)$/.test(argv[k - 1])));
+  return argv.some((a, k) => (/^[a-z][a-z0-9+.-]*:\/\/[^/\s]/i.test(a) && !/^file:/i.test(a)) || /^[\w.-]+@[\w.-]+:/.test(a) || /^--(url|endpoint|host|server|webhook)(=|$)/.test(a) || (k > 0 && /^--(url|endpoint|webhook)$/.test(argv[k - 1])) ||
+    // A lake or workspace path (dbfs:/FileStore/x, hdfs:/…, abfss:…), a broker on another host (kafka-console-producer --bootstrap-server, kcat -b, rpk --brokers).
+    (k > 0 && /^(dbfs|hdfs|abfss?|wasbs?|adl|s3a?|gs|oss|cos):\/?[^/\s]/i.test(a)) ||
+    (k > 0 && /^(--bootstrap-server|--broker-list|--brokers|-b|-X\s*bootstrap\.servers)$/.test(argv[k - 1]) && /^(kcat|kafkacat|rpk|kafka-[\w-]+(\.sh)?|confluent|kaf|kafkactl)$/.test(argv[0] ?? '') && !/^(localhost|127\.|\[?::1)/.test(a)));
 }
 
 /**
@@ -4672,6 +4706,11 @@ function checkSecretReachesNetwork(walk: Walk, inv: Invocation): void {
   }
   const fedSecret = stdinSecret(walk, inv);
   if (fedSecret) return say(fedSecret, 'in the text given on its input');
+  // python3 - SECRET <<EOF … open(sys.argv[1]) … urlopen: the code's own arguments are what it reads.
+  if (viaCode && /\b(sys\.argv|process\.argv|ARGV|commandArgs|@ARGV|\$argv)\b/.test(code ?? '')) {
+    const arg = inv.words.slice(1).find((w) => w.text !== code && !w.text.startsWith('-') && isSecret(walk, target(inv, { ...w, text: w.text.replace(/^~(?=\/|$)/, walk.env.home) }).abs));
+    if (arg) return say(target(inv, arg).abs!, 'as an argument its code reads');
+  }
   if (viaCode) return;
   for (let k = 1; k < inv.words.length; k++) {
     const w = inv.words[k];
