@@ -18,6 +18,7 @@ import { parseShell, printfFormat, shellWord, resolveSubstitution, unescapePrint
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
 import { codeStoreWipe, sqlSentFiles, storeFindings, storeScope } from './sql-rules';
+import { destroyFinding } from './destroy-rules';
 import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
   classifyDelete,
@@ -2105,6 +2106,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   for (const f of serviceFindings(withStdinSql(inv), inv.assigned ?? [])) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
   const storeInv = { argv: inv.argv, assigned: inv.assigned ?? [], stdin: stdinText(inv), viaXargs: inv.viaXargs, upstream: inv.upstream.map((u) => u.argv) };
   for (const f of storeFindings(storeInv)) block(walk, 'dangerous', f.reason, 'let the user run it after checking what it removes');
+  const destroyed = destroyFinding(inv.argv, inv.upstream.some((u) => u.argv[0] === 'yes' || (/^(echo|printf)$/.test(u.argv[0]) && /^y(es)?(\\n)?$/i.test(u.argv[u.argv.length - 1] ?? ''))));
+  if (destroyed) block(walk, 'dangerous', destroyed, 'let the user run it after checking what it destroys');
   const sentFile = sqlSentFiles(storeInv).map((f) => resolveFrom(inv.cwd ?? walk.env.cwd, f.replace(/^~(?=\/|$)/, walk.env.home))).find((f) => isSecret(walk, f));
   if (sentFile) block(walk, 'dangerous', `${name} loads the secret ${sentFile} into a store elsewhere: secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
   checkServesSecrets(walk, inv);
