@@ -24,8 +24,8 @@ const NO_PROMPT = /^(--force|-f|--yes|-y|--confirm(=.*)?|--cascade|-recurse|--re
  * language and environment managers, editors' extensions, local VMs and simulators.
  */
 const OTHERS = /^(rm|rmdir|unlink|shred|find|fd|xargs|git|trash|trash-put|gio|docker|podman|nerdctl|ctr|crictl|kubectl|oc|helm|kind|minikube|k3d|k3s|microk8s|terraform|tofu|terragrunt|pulumi|aws|gcloud|gsutil|az|s3cmd|s5cmd|rclone|mc|azcopy|b2|psql|mysql|mariadb|sqlite3|mongosh|mongo|redis-cli|bq|snowsql|dbt|hdfs|hadoop|databricks|rpk|npm|npx|pnpm|yarn|bun|pip|pip3|pipx|uv|poetry|pdm|conda|mamba|micromamba|brew|port|apt|apt-get|aptitude|dpkg|dnf|yum|rpm|zypper|pacman|apk|snap|flatpak|nix|nix-env|cargo|rustup|go|gem|bundle|composer|cpan|cpanm|opam|cabal|stack|mix|dotnet|nuget|choco|winget|scoop|sdk|asdf|mise|rtx|nvm|fnm|volta|pyenv|rbenv|jenv|goenv|tfenv|code|codium|cursor|jupyter|vagrant|multipass|virsh|VBoxManage|xcrun|simctl|avdmanager|sdkmanager|emulator|adb|fastboot|flutter|pod|ansible-galaxy|vscode|systemctl|launchctl|ssh-keygen|ssh-add|gpg|security|keytool|certutil|openssl|ipfs|make|cmake|bazel|gradle|mvn|ant|ninja|meson|sudo|env|nice|timeout)$/;
-/** Nouns of things that are made again at will or live briefly. */
-const EPHEMERAL = /^(containers?|pods?|images?|caches?|cache-entries|sessions?|tokens?|previews?|preview-deployments?|branch(es)?|deployments?|builds?|runs?|logs?|artifacts?|workspaces?-cache|snapshots-tmp|tmp|temp|locks?|leases?|alias(es)?|invitations?|webhooks?-test|subscriptions-tmp|kernelspecs?|envs?|environments?-tmp|venvs?|channels-cache|workers?-tmp|jobs?|tasks?|spans?|traces?|notifications?)$/i;
+/** Nouns of things that are made again at will or live briefly, and single entries inside a store (a key, a record, a secret). */
+const EPHEMERAL = /^(containers?|pods?|images?|caches?|cache-entries|sessions?|tokens?|previews?|preview-deployments?|branch(es)?|deployments?|builds?|runs?|logs?|artifacts?|tmp|temp|locks?|leases?|alias(es)?|invitations?|kernelspecs?|envs?|venvs?|jobs?|tasks?|spans?|traces?|notifications?|keys?|records?|entry|entries|items?|objects?|messages?|values?|rows?|documents?|secrets?|variables?|vars?)$/i;
 /** Targets named as short-lived (beyond storeScope's throwaway words). */
 const SHORT_LIVED = /(^|[^a-z0-9])(preview|demo|review|ephemeral|pr-?\d+|kind|minikube|feature|cache|example|sample)([^a-z0-9]|$)/i;
 
@@ -62,7 +62,7 @@ export function destroyFinding(argv: string[], confirmed: boolean): string | nul
   const named = d.targets.filter((t) => !t.startsWith('-') || /^--[\w-]+=./.test(t)).map((t) => t.replace(/^--[\w-]+=/, ''));
   if (named.length === 0) return null;
   // Paths are deletes of files, judged as such (build output, caches).
-  if (named.every((t) => /^(\.{0,2}\/|~)/.test(t) || /\.(json|ya?ml|toml|txt|lock|log)$/.test(t))) return null;
+  if (named.every((t) => /^(\.{1,2}\/|~|\/(?!\/))/.test(t) || /\.(json|ya?ml|toml|txt|lock|log)$/.test(t))) return null;
   if (storeScope(named) === 'throwaway' || named.some((t) => SHORT_LIVED.test(t))) return null;
   return `${argv.slice(0, 3).join(' ')} destroys ${named.slice(0, 2).join(' ')} with the tool's confirmation turned off (${flag}): what it held is gone for good`;
 }
