@@ -436,6 +436,9 @@ function preprocess(code: string, lang: Lang): string {
   if (lang === 'ruby') code = code.replace(/%[wWiI]([[({])([^\])}]*)[\])}]/g, (_m, _o, body: string) => `[${body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', ')}]`).replace(/(?<![\w\])}])\[((?:\s*"[^"]*"\s*,?)+)\]\s*,/g, '$1,');
   if (lang === 'r') {
     code = code
+      // path.expand("~"), Sys.getenv("HOME"), getwd(): the home and working directories, before list.files reads them.
+      .replace(/\b(?:path\.expand|normalizePath)\(\s*(['"])~\1\s*\)|\bSys\.getenv\(\s*(['"])HOME\2\s*\)/g, '"~"')
+      .replace(/\bgetwd\(\s*\)/g, '"."')
       // do.call("unlink", list(".git", recursive=TRUE)) is unlink(".git", recursive=TRUE).
       .replace(/\bdo\.call\(\s*(['"])([\w.]+)\1\s*,\s*list\(([^()]*)\)\s*\)/g, '$2($3)')
       // system2("rm", c("-rf", x)), args=c(…): the vector's items are the arguments.

@@ -152,6 +152,8 @@ export function storeFindings(inv: StoreInvocation): ServiceFinding[] {
     else if (expires && (expires[1] === 'bytes' ? Number(expires[2]) < 1e6 : Number(expires[2]) < 3.6e6)) refuse(`sets ${expires[0]}: the broker deletes the topic's messages`);
     else if (resets) refuse('moves a consumer group\'s offsets: messages are skipped or processed twice');
   }
+  // Whatever the same store's listing printed, each deleted (gcloud storage ls | xargs -I{} gcloud storage rm -r {}).
+  if (lister && verbs.some((v) => /^(rm|rb|del|delete|remove|purge|drop)$/.test(v)) && out.length === 0) refuse(`deletes everything \`${lister.slice(0, 3).join(' ')}\` lists`, true);
   // A scheduler's (or any tool's) metadata database reset: airflow db reset, superset db downgrade.
   const dbVerb = verbs.findIndex((v) => v === 'db');
   if (/^(airflow|superset)$/.test(name) && (dbVerb >= 0 ? /^(reset|drop|clean|downgrade)$/.test(verbs[dbVerb + 1] ?? '') : verbs[0] === 'resetdb') && (scope === 'prod' || inv.assigned.some((a) => /^\w*SQL_ALCHEMY_CONN=/.test(a) && remoteHost([a.slice(a.indexOf('=') + 1)])))) say('resets the metadata database: every run, connection and variable it holds is gone');
@@ -198,4 +200,31 @@ export function codeStoreWipe(code: string): string | null {
   if (/\.delete_topics\s*\(/.test(code)) return 'Kafka topics with their messages (delete_topics)';
   if (/\bdbutils\.fs\.rm\s*\([^)]*,\s*(True|recurse\s*=\s*True)/.test(code)) return 'a DBFS tree (dbutils.fs.rm recursive)';
   return null;
+}
+
+/** Flags of the sync commands that take no value (so the word after them is an operand). */
+const SYNC_FLAGS = /^(--delete|-d|-r|-R|-m|--recursive|--create-empty-src-dirs|--dryrun|--dry-run|--quiet|-q|--progress|-P|--exact-timestamps|--size-only|--checksum|-c|-v|-vv|--verbose|--remove|--overwrite|--delete-unmatched-destination-objects|--delete-destination(=true)?|--fast-list|--no-follow-symlinks|--follow-symlinks|-u|--update|--no-progress|--only-show-errors|--delete-excluded|--delete-before|--delete-after|--delete-during)$/;
+
+/**
+ * The local destination of a sync that deletes what its source lacks (aws s3 sync … --delete, gsutil
+ * rsync -d, gcloud storage rsync --delete-unmatched-destination-objects, rclone sync, azcopy sync
+ * --delete-destination, s5cmd sync --delete, mc mirror --remove): that directory loses everything the
+ * source does not hold, as with rsync --delete. Null when the destination is remote or nothing is deleted.
+ */
+export function syncDeleteDestination(argv: string[]): string | null {
+  const [name, ...args] = argv;
+  const has = (re: RegExp) => args.some((a) => re.test(a));
+  const verbAt = (v: string) => args.indexOf(v);
+  let at = -1;
+  if (name === 'aws' && args[0] === 's3' && has(/^--delete$/)) at = verbAt('sync');
+  else if (name === 'gsutil' && has(/^-[a-zA-Z]*d[a-zA-Z]*$/)) at = verbAt('rsync');
+  else if (name === 'gcloud' && has(/^--delete-unmatched-destination-objects$/)) at = verbAt('rsync');
+  else if (name === 'rclone') at = verbAt('sync');
+  else if ((name === 'azcopy' && has(/^--delete-destination(=true)?$/)) || (name === 's5cmd' && has(/^--delete$/))) at = verbAt('sync');
+  else if (name === 'mc' && has(/^--remove$/)) at = verbAt('mirror');
+  if (at < 0 || has(/^(--dry-?run|--dryrun|-n)$/)) return null;
+  const ops = args.slice(at + 1).filter((a, k, all) => !a.startsWith('-') && (k === 0 || !all[k - 1].startsWith('-') || all[k - 1].includes('=') || SYNC_FLAGS.test(all[k - 1])));
+  const dst = ops[1];
+  // A remote destination (s3://b, gs://b, remote:path, https://acct.blob…): the bucket's side, judged by the store rules.
+  return dst === undefined || /^[a-z][\w+.-]*:/i.test(dst) ? null : dst;
 }
