@@ -23,6 +23,7 @@ import { accountExports, isPasswordVault, MAC_TOOLS, macFindings, spotlightAsFin
 import { accountLockout, buildOverHost, chipIrreversible, deviceDumpOutputs, isSerialPort, isTargetTool, isUserDeviceNode, KERNEL_CMDLINE_OPT, loopDeviceOfImage, MACHINE_VERB, udevRuleChange } from './device-rules';
 import { codeStoreWipe, sqlSentFiles, storeFindings, storeScope, syncDeleteDestination } from './sql-rules';
 import { destroyFinding } from './destroy-rules';
+import { hostingFindings, isProtected, isReleaseTag, PROTECTED_BRANCHES } from './git-rules';
 import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
   classifyDelete,
@@ -104,9 +105,6 @@ const INTERPRETERS = new Set(['python', 'python2', 'python3', 'perl', 'ruby', 'n
 const OTHER_INTERPRETERS = new Set(['tclsh', 'wish', 'expect', 'julia', 'pwsh', 'powershell', 'osascript', 'jshell', 'groovy', 'scala', 'spark-shell', 'amm', 'kotlinc', 'guile', 'racket', 'sbcl', 'clisp', 'swift', 'elixir', 'iex', 'erl', 'escript', 'ghci', 'runghc', 'ocaml', 'gdb', 'sqlite3', 'octave', 'php-cgi', 'irb', 'pry', 'jruby', 'pypy', 'pypy3', 'ipython', 'bun', 'deno', 'tsx', 'ts-node', 'Rscript', 'R', 'luajit', 'gawk', 'make']);
 const DOWNLOADERS = new Set(['curl', 'wget', 'wget2', 'fetch', 'http', 'https', 'xh', 'xhs', 'curlie', 'httpie', 'aria2c', 'axel', 'lwp-download', 'lwp-request', 'GET', 'lynx', 'links', 'w3m', 'elinks', 'ftp', 'tftp', 'lftp', 'rclone', 'gsutil', 'scp', 'sftp', 'rsync']);
 const DECODERS = new Set(['base64', 'base32', 'xxd', 'openssl', 'gunzip', 'zcat', 'rev', 'tr']);
-const PROTECTED_BRANCHES = new Set(['main', 'master', 'trunk', 'develop', 'development', 'production', 'prod', 'release', 'stable', 'live', 'default', 'gh-pages']);
-/** A default or shared branch: the names above, and the families teams protect (release/2.4, hotfix/x, production/eu). */
-const isProtected = (b: string) => PROTECTED_BRANCHES.has(b.replace(/^refs\/heads\//, '')) || /^(refs\/heads\/)?(release|releases|hotfix|production|prod|stable|main|master|support|maintenance)\/./.test(b);
 /** Programs that send data over the network. */
 const SENDERS = new Set(['curl', 'wget', 'nc', 'ncat', 'netcat', 'socat', 'telnet', 'scp', 'sftp', 'rsync', 'ssh', 'ftp', 'lftp', 'openssl', 'aws', 'gsutil', 'gcloud', 'az', 'rclone', 'dig', 'nslookup', 'host', 'http', 'https', 'xh', 'httpie', 'smbclient', 'mail', 'mailx', 'sendmail', 'mutt', 'ping', 'whois', 'swaks']);
 /** Programs that print what they read: a secret operand ends up on their output. */
@@ -2160,7 +2158,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   else checkSecretReachesNetwork(walk, inv);
   checkOutputSubstitutions(walk, inv);
   checkServices(walk, inv);
-  for (const f of serviceFindings(withStdinSql(inv), inv.assigned ?? [])) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
+  for (const f of [...serviceFindings(withStdinSql(inv), inv.assigned ?? []), ...hostingFindings(inv.argv)]) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
   const storeInv = { argv: inv.argv, assigned: inv.assigned ?? [], stdin: stdinText(inv), viaXargs: inv.viaXargs, upstream: inv.upstream.map((u) => u.argv) };
   for (const f of storeFindings(storeInv)) block(walk, 'dangerous', f.reason, 'let the user run it after checking what it removes');
   // aws s3 sync URL . --delete, rclone sync SRC ./: the local destination loses what the source lacks, as with rsync --delete.
@@ -2785,15 +2783,6 @@ const CLOUD_CLIS = /^(aws|gcloud|az|doctl|heroku|fly|flyctl|vercel|netlify|fireb
  */
 function checkCloudDestroy(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
-  // curl -X DELETE …/git/refs/heads/release/2.4, glab api -X DELETE …/repository/branches/release%2F3.0: a protected branch deleted through a hosting API.
-  const method = args.find((a, k) => /^(-[a-zA-Z]*X|--request|--method)$/.test(args[k - 1] ?? '')) ?? /^(?:-X|--request=|--method=)(\w+)$/.exec(args.find((a) => /^(-X\w+|--request=|--method=)/.test(a)) ?? '')?.[1] ?? (/^(http|https|xh)$/.test(name ?? '') ? args.find((a) => /^[A-Z]+$/.test(a)) : undefined);
-  if (/^delete$/i.test(method ?? '') && /^(curl|wget|http|https|xh|gh|glab)$/.test(name ?? '')) {
-    const ref = args.map((a) => /\/git\/refs\/heads\/(.+)$|\/(?:repository\/)?branches\/([^?]+?)(?:\/protection)?$/.exec(decodeURIComponent(a.replace(/%(?![0-9a-f]{2})/gi, '%25')))).find((m) => m !== null);
-    if (ref && isProtected(ref[1] ?? ref[2])) {
-      block(walk, 'dangerous', `${name} DELETE removes the branch ${ref[1] ?? ref[2]} on the hosting service`, 'let the user delete protected branches');
-      return;
-    }
-  }
   // A private repository or bucket made public: everything in it leaks.
   if ((name === 'gh' && args[0] === 'api' && args.some((a) => /^private=false$|^visibility=public$/.test(a))) || (name === 'gh' && args[0] === 'repo' && args[1] === 'edit' && args.some((a) => /^--visibility(=public)?$/.test(a)) && args.includes('public')) || (name === 'gsutil' && args.some((a) => /^(allUsers|allAuthenticatedUsers):/.test(a))) || (name === 'aws' && ((args.includes('put-bucket-acl') && args.some((a) => /^public-read(-write)?$/.test(a))) || args.includes('public-read-write')))) {
     block(walk, 'dangerous', `${name} ${args.slice(0, 3).join(' ')} makes a private repository or bucket public: everything in it leaks`, 'let the user change visibility themselves');
@@ -4046,7 +4035,9 @@ function checkGit(walk: Walk, inv: Invocation): void {
       // $(git branch --format='+%(refname:short)'), $(git for-each-ref …): every branch, main among them; a + forces them.
       const listed = inv.words.some((w) => w.subs.some((sub) => /\bgit\s+(branch|for-each-ref|show-ref)\b/.test(sub) && !/--show-current|grep\s+-v.*\b(main|master)\b/.test(sub))) || xargsBranches(inv);
       // $(git branch -r | sed 's#origin/#:#'): each listed name as :NAME, a deletion.
-      const listDeletes = inv.words.some((w) => w.subs.some((sub) => /sed\s+['"]?s(.)[^'"]*\1:\1|sed\s+['"]?s\/\^\/:\/|--format[= ]['"]?:/.test(sub)));
+      // … | awk '{print ":"$2}' | xargs git push origin, for b in $(git branch -r); do git push origin ":$b": the same, one name at a time.
+      const colonLines = inv.viaXargs && inv.upstream.some((u) => (/^[gm]?awk$/.test(u.argv[0]) && u.argv.some((a) => /print[^}]*":"/.test(a))) || (u.argv[0] === 'sed' && u.argv.some((a) => /^s(.).*\1:\1|^s\/\^\/:\//.test(a))));
+      const listDeletes = colonLines || (listed && refspecs.some((r) => r.startsWith(':'))) || inv.words.some((w) => w.subs.some((sub) => /sed\s+['"]?s(.)[^'"]*\1:\1|sed\s+['"]?s\/\^\/:\/|--format[= ]['"]?:/.test(sub)));
       // git -c remote.origin.mirror=true push / remote.origin.push '+refs/heads/*:…' set on the line: a forced push of every branch.
       const conf = [...inv.argv.filter((a, k) => inv.argv[k - 1] === '-c'), ...walk.gitConfig];
       if (conf.some((c) => /remote\.[^.]+\.mirror[= ]true/.test(c) || /remote\.[^.]+\.push[= ]\+refs\/heads\/\*/.test(c))) {
@@ -4068,13 +4059,19 @@ function checkGit(walk: Walk, inv: Invocation): void {
       const tagFilter = inv.upstream.some((u) => /^(grep|rg|head|tail)$/.test(u.argv[0]) || (/^[gm]?awk$/.test(u.argv[0]) && u.argv.some((a) => /^\s*(!\s*)?\/[^/]+\//.test(a))) || (u.argv[0] === 'sed' && u.argv.includes('-n')));
       const tagsListed = (inv.viaXargs && inv.upstream.some(allTags) && !tagFilter) || inv.words.some((w) => w.subs.some((x) => /^\s*git\s+tag(\s+(-l|--list))?\s*$/.test(x)));
       if (tagsListed && (deleting || listDeletes || inv.upstream.some((u) => u.argv[0] === 'sed' && u.argv.some((a) => /^s.*:/.test(a))))) {
-        block(walk, 'dangerous', 'git push deletes every tag on the remote: releases and whatever resolves them by tag break', 'delete the one tag you mean: git push origin --delete v1.2.3');
+        block(walk, 'dangerous', 'git push deletes every tag on the remote: releases and whatever resolves them by tag break', 'delete the one tag you mean: git push origin --delete v1.2.3-rc1');
         break;
       }
       const isProt = (d: { branch: string }) => isProtected(d.branch) || d.branch.includes('*');
       const protectedDest = dests.find((d) => d.del && isProt(d)) ?? dests.find(isProt);
       if (protectedDest?.del) {
         block(walk, 'dangerous', `git push deletes the protected branch ${protectedDest.branch} on the remote`);
+        break;
+      }
+      // git push -f origin v1.2.0, git push origin :refs/tags/v1.0.0: a published release tag moved or deleted (git-rules.ts isReleaseTag).
+      const release = dests.find((d) => isReleaseTag(d.branch) && (d.del || force || plusForce));
+      if (release) {
+        block(walk, 'dangerous', `git push ${release.del ? 'deletes' : 'moves'} the release tag ${release.branch} on the remote: everything that pins that release breaks or gets other code`, 'publish a new version instead of changing a released one');
         break;
       }
       if (force || plusForce) {
@@ -4318,10 +4315,6 @@ function checkServices(walk: Walk, inv: Invocation): void {
     case 'az':
       if (/^(group|storage|sql|cosmosdb|keyvault|postgres|mysql|redis|backup)$/.test(args[0] ?? '') && args.includes('delete')) say('deletes cloud resources with their data');
       break;
-    case 'glab':
-      // glab api -X DELETE projects/GROUP%2FREPO: the REST call that deletes the project.
-      if (args[0] === 'api' && args.some((a, k) => (/^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a)) || /^(-XDELETE|--method=DELETE)$/i.test(a)) && args.some((a) => /^\/?(projects|groups)\/[^/\s]+\/?$/.test(a))) say('deletes the project (or group) on GitLab through the API');
-      break;
     case 'aws':
       // s3://bucket/tmp/run-41/: a prefix two levels down is a scoped clean-up (a warning); the bucket or a top-level prefix is its data.
       if (args[0] === 's3' && args[1] === 'rm' && args.includes('--recursive') && args.some((a) => /^s3:\/\/[^/]+\/[^/]+\/[^/]+/.test(a) && !/[$*]/.test(a))) warn(walk, 'suspicious', `aws s3 rm --recursive deletes everything under ${args.find((a) => a.startsWith('s3://'))}`);
@@ -4345,15 +4338,9 @@ function checkServices(walk: Walk, inv: Invocation): void {
       if (args.includes('delete') && args.some((a) => /^(projects|instances|clusters|sql)$/.test(a))) say('deletes cloud resources with their data');
       break;
     case 'gh':
-      if (args[0] === 'repo' && args[1] === 'delete') say('deletes the repository on GitHub with its issues and pull requests', 'archive it instead: gh repo archive');
-      else if (args[0] === 'repo' && args[1] === 'edit' && args.some((a, k) => (a === '--visibility' && args[k + 1] === 'public') || a === '--visibility=public')) say('makes the repository public: its code and history, secrets committed in it included, go to everyone');
-      // gh api -X DELETE repos/OWNER/REPO (or orgs/ORG): the REST call behind gh repo delete.
-      else if (args[0] === 'api' && args.some((a, k) => /^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a) || /^(-XDELETE|--method=DELETE)$/i.test(a)) && args.some((a) => /^\/?(repos\/[^/\s]+\/[^/\s]+|orgs\/[^/\s]+|repos\/\$[^/]*)\/?$/.test(a))) {
-        say('deletes the repository (or organization) on GitHub through the API', 'archive it instead: gh repo archive');
-      } else if (args[0] === 'api' && args.some((a, k) => (/^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a)) || /^(-XDELETE|--method=DELETE)$/i.test(a))) {
-        const ref = args.map((a) => /\/git\/refs\/heads\/(.+)$|\/branches\/([^/]+)\/protection/.exec(a)).find((m) => m !== null);
-        if (ref && isProtected(ref[1] ?? ref[2])) say(`deletes the branch ${ref[1] ?? ref[2]} (or its protection) on GitHub through the API`);
-      } else if (args[0] === 'api' && args.some((a, k) => (/^(-X|--method)$/.test(args[k - 1] ?? '') && /^(patch|post|put)$/i.test(a)) || /^(-X(PATCH|PUT|POST)|--method=(PATCH|PUT|POST))$/i.test(a)) && args.some((a) => /^force=true$/.test(a))) {
+      if (args[0] === 'repo' && args[1] === 'edit' && args.some((a, k) => (a === '--visibility' && args[k + 1] === 'public') || a === '--visibility=public')) say('makes the repository public: its code and history, secrets committed in it included, go to everyone');
+      // (Repositories, protected branches and release tags deleted through gh are git-rules.ts hostingFindings.)
+      else if (args[0] === 'api' && args.some((a, k) => (/^(-X|--method)$/.test(args[k - 1] ?? '') && /^(patch|post|put)$/i.test(a)) || /^(-X(PATCH|PUT|POST)|--method=(PATCH|PUT|POST))$/i.test(a)) && args.some((a) => /^force=true$/.test(a))) {
         // PATCH …/git/refs/heads/main -F force=true: a force-push done through the API.
         const ref = args.map((a) => /\/git\/refs\/heads\/(.+)$/.exec(a)).find((m) => m !== null);
         if (ref && isProtected(ref[1])) say(`force-moves the branch ${ref[1]} on GitHub through the API: a force-push over it`);

@@ -492,7 +492,7 @@ function preprocess(code: string, lang: Lang): string {
     .replace(/(?:process\.env\.\w+|process\.env\[\s*['"]\w+['"]\s*\]|ENV\[\s*['"]\w+['"]\s*\]|\$ENV\{\s*['"]?\w+['"]?\s*\})\s*(?:\|\||\?\?|\/\/|\bor\b)\s*("[^"]*"|'[^']*')/g, '$1')
     // A command's output used as a value (rmtree(subprocess.check_output([...]).strip()), rmSync(execSync('…').toString())):
     // "$(CMD)", the call itself kept at the end (it still runs).
-    .replace(/(?<=[(=,]\s*)(?:\bsubprocess\.(?:check_output|getoutput|run)|\bexecSync)\(\s*(\[[^\]]*\]|"[^"]*"|'[^']*'|`[^`]*`)[^)]*\)(?:\.(?:decode|strip|rstrip|stdout|toString|trim)\(?\)?)*(?=\s*[,)])/g, (m, a: string) => {
+    .replace(/(?<=[(=,]\s*)(?:\bsubprocess\.(?:check_output|getoutput|run)|(?:require\(\s*['"](?:node:)?child_process['"]\s*\)\.)?\bexecSync)\(\s*(\[[^\]]*\]|"[^"]*"|'[^']*'|`[^`]*`)[^)]*\)(?:\.(?:decode|strip|rstrip|stdout|toString|trim)\(?\)?)*(?=\s*[,)])/g, (m, a: string) => {
       kept.push(m);
       return `"$(${literals(a).map((l) => l.value).join(' ')})"`;
     });

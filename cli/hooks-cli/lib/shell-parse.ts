@@ -1070,6 +1070,8 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
       // --show-cdup: the way up to the top ('' there); --git-dir: .git of the top.
       if (args.includes('rev-parse') && args.includes('--show-cdup') && env.project) return posixRelative(cwd, env.project);
       if (args.includes('rev-parse') && /^--((absolute-)?git-dir|git-common-dir)$/.test(args[args.length - 1] ?? '') && env.project) return `${env.project}/.git`;
+      // --git-path rebase-merge: that file or directory inside .git.
+      if (args.includes('rev-parse') && args[args.length - 2] === '--git-path' && env.project) return `${env.project}/.git/${args[args.length - 1].replace(/^\/+/, '')}`;
       return null;
     case 'dirname':
       return operands.length === 1 ? posixDirname(operands[0]) : null;
