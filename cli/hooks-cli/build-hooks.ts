@@ -184,20 +184,23 @@ const V8_FLAGS = '--regexp-tier-up-ticks=10 --no-regexp-peephole-optimization --
 /**
  * The loader's first statement: sets V8_FLAGS through the `v8` binding
  * (`require('v8')` loads streams and costs 1.7 ms, more than the flags
- * save), holding back the binding's one-time deprecation warning (DEP0111);
+ * save), holding back the binding's one-time deprecation warning (DEP0111)
+ * by standing in for process.emitWarning during the call (process.binding
+ * calls it for 'v8'; setting process.noDeprecation instead still made Node
+ * compile emitWarning, 0.3M instructions a run, only for it to return);
  * on a Node without the binding nothing is set. V8's code cache records the
  * flags it was made under, so they are set before the cache is read, in
  * every run alike. `setFlags` stays for the warm-up (loaderCode).
  */
 const SET_V8_FLAGS = `const setFlags = (() => {
-  const quiet = process.noDeprecation;
-  process.noDeprecation = true;
+  const warn = process.emitWarning;
+  process.emitWarning = () => {};
   let v8 = null;
   try {
     v8 = process.binding('v8');
     v8.setFlagsFromString(${JSON.stringify(V8_FLAGS)});
   } catch {}
-  process.noDeprecation = quiet;
+  process.emitWarning = warn;
   return (flags) => {
     try {
       v8.setFlagsFromString(flags);
