@@ -20,6 +20,30 @@ export const isProtected = (b: string) => PROTECTED_BRANCHES.has(b.replace(/^ref
 /** A published release's tag: v1.2.0, 2.4, refs/tags/v1.0.0 (not v1.3.0-rc1, v0.0.1-test). */
 export const isReleaseTag = (t: string) => /^(refs\/tags\/)?v?\d+(\.\d+){1,3}$/.test(t);
 
+/** A command that prints the remote's default branch (symbolic-ref of origin/HEAD, remote show's "HEAD branch", the forge's defaultBranchRef). */
+export const DEFAULT_BRANCH_QUERY = /\bsymbolic-ref\b.*refs\/remotes\/[^/\s]+\/HEAD|\brev-parse\s+--abbrev-ref\s+[\w.-]+\/HEAD|\bremote\s+show\b.*HEAD branch|\bls-remote\s+--symref\b|defaultBranchRef|default_branch|init\.defaultBranch/;
+
+/** Options of git subcommands whose value is a command line git runs through the shell. */
+export const GIT_COMMAND_OPTIONS = new Map<string, RegExp>(Object.entries({
+  rebase: /^(-x|--exec)$/,
+  difftool: /^(-x|--extcmd)$/,
+  clone: /^(-u|--upload-pack)$/,
+  fetch: /^--upload-pack$/,
+  pull: /^--upload-pack$/,
+  'ls-remote': /^--upload-pack$/,
+  push: /^(--receive-pack|--exec)$/,
+  'send-pack': /^(--receive-pack|--exec)$/,
+  archive: /^--exec$/,
+  'filter-branch': /^--(tree|index|msg|env|commit|parent|tag-name)-filter$/,
+  'send-email': /^--(to-cmd|cc-cmd|header-cmd)$/,
+}));
+
+/** A git URL (https://host/…, ssh://git@host/…, git@host:…) on a hosting service: a known forge, or a host named for one (git.acme.io, gitlab.acme.dev). */
+export function isForgeUrl(url: string): boolean {
+  const host = (/^\w+:\/\/(?:[^/@]*@)?([^/:?#]+)/.exec(url) ?? /^(?:[\w.-]+@)?([\w.-]+):/.exec(url))?.[1]?.toLowerCase() ?? '';
+  return /(^|\.)(github\.com|gitlab\.com|bitbucket\.org|codeberg\.org|sr\.ht|dev\.azure\.com|visualstudio\.com|gitee\.com|sourceforge\.net)$|^(git|gitlab|gitea|forgejo|scm|code|bitbucket|github)[.-]|^localhost$/.test(host);
+}
+
 const FORGE_CLIS = /^(gh|glab|tea|hub|lab|bb|fj|berg)$/;
 const HTTP_CLIENTS = /^(curl|wget|wget2|http|https|xh|xhs|curlie|httpie)$/;
 /** A hosting service's API: only these URLs are read as forge resources (an app's own /projects/5 is not). */
@@ -29,8 +53,8 @@ const FORGE_API = /^(\w+:\/\/)?([^/]*\.)?(api\.github\.com|github\.[\w.]+\/api\/
 export function httpMethod(name: string, args: string[]): string | null {
   for (let k = 0; k < args.length; k++) {
     const a = args[k];
-    if (/^(-X|--request|--method)$/.test(a)) return (args[k + 1] ?? '').toUpperCase();
-    const m = /^(?:-X|--request=|--method=)([A-Za-z]+)$/.exec(a);
+    if (/^(-[a-zA-Z]*X|--request|--method)$/.test(a)) return (args[k + 1] ?? '').toUpperCase();
+    const m = /^(?:-[a-zA-Z]*X|--request=|--method=)([A-Za-z]+)$/.exec(a);
     if (m) return m[1].toUpperCase();
   }
   if (/^(http|https|xh|xhs|httpie)$/.test(name)) return args.find((a) => /^[A-Z]+$/.test(a)) ?? null;
@@ -86,4 +110,75 @@ export function hostingFindings(argv: string[]): ServiceFinding[] {
   const what = urls.map(deletedResource).find((x) => x !== null);
   if (what) say('block', `deletes ${what} on the hosting service through its API`);
   return out;
+}
+
+/** Code that drives git through a library rather than the `git` command: GitPython, pygit2, simple-git, isomorphic-git, nodegit, Rugged. */
+const GIT_LIBRARY = /\bimport\s+(git|pygit2)\b|\bfrom\s+(git|pygit2)\s+import\b|\bgit\.Repo\b|\bpygit2\b|simple-git|\bsimpleGit\b|isomorphic-git|\bnodegit\b|\bRugged\b|\bgit\.(push|deleteRef|deleteBranch)\s*\(/;
+
+/**
+ * The git command lines a library call amounts to, so the git rules judge them as they judge the command:
+ * `repo.git.push('origin', 'main', force=True)` is `git push origin main --force`, `references.delete('refs/heads/main')`
+ * is `git update-ref -d refs/heads/main`, simple-git's `.push(['--force', 'origin', 'main'])` and isomorphic-git's
+ * `git.push({ ref: 'main', force: true })` are pushes. `values(text)` reads the string literals of an argument list.
+ */
+export function gitLibraryLines(code: string, values: (text: string) => string[]): string[] {
+  if (!GIT_LIBRARY.test(code)) return [];
+  const out: string[] = [];
+  // Python keyword flags (force=True, D=True) and JS object flags ({ force: true }) become options.
+  const flags = (args: string) => [...args.matchAll(/\b(\w+)\s*[=:]\s*(?:True|true)\b/g)].map((m) => (m[1].length === 1 ? `-${m[1]}` : `--${m[1].replace(/_/g, '-')}`));
+  const quote = (v: string) => `'${v.replace(/'/g, `'\\''`)}'`;
+  const line = (words: string[]) => out.push(words.map((w) => (/^[\w./:+@^~-]+$/.test(w) ? w : quote(w))).join(' '));
+  for (const m of code.matchAll(/\.git\.([a-z_]+)\s*\(([^()]*)\)/g)) line(['git', m[1].replace(/_/g, '-'), ...values(m[2]), ...flags(m[2])]);
+  for (const m of code.matchAll(/\.raw\s*\(([^()]*)\)/g)) line(['git', ...values(m[1])]);
+  for (const m of code.matchAll(/(?<![.\w]git)\.push\s*\(([^()]*)\)/g)) {
+    const lits = values(m[1]);
+    // isomorphic-git names the parts: { remote: 'origin', ref: 'main', force: true }.
+    const named = (key: string) => new RegExp(`\\b${key}\\s*:\\s*(['"])([^'"]+)\\1`).exec(m[1])?.[2];
+    const ref = named('ref');
+    const words = ref !== undefined ? [named('remote') ?? 'origin', ref] : lits.filter((v) => !v.startsWith('-'));
+    // A lone refspec (push('main'), push(['+refs/heads/main'])) goes to the default remote.
+    if (words.length === 1 || (words[0] !== undefined && /[:+/]/.test(words[0]))) words.unshift('origin');
+    line(['git', 'push', ...lits.filter((v) => v.startsWith('-')), ...flags(m[1]), ...words]);
+  }
+  for (const m of code.matchAll(/\b(?:references\.delete|delete_reference|deleteRef|deleteRemoteRef)\s*\(([^()]*)\)/g)) {
+    const ref = /\bref\s*:\s*(['"])([^'"]+)\1/.exec(m[1])?.[2] ?? values(m[1])[0];
+    if (ref) line(['git', 'update-ref', '-d', /^refs\//.test(ref) ? ref : `refs/heads/${ref}`]);
+  }
+  for (const m of code.matchAll(/\b(?:branches\.delete|delete_head|deleteLocalBranch|deleteBranch)\s*\(([^()]*)\)|\bbranches(?:\.local)?\[\s*(['"])([^'"]+)\2\s*\]\.delete\s*\(/g)) {
+    const name = m[3] ?? /\bref\s*:\s*(['"])([^'"]+)\1/.exec(m[1] ?? '')?.[2] ?? values(m[1] ?? '')[0];
+    if (name) line(['git', 'branch', '-D', name]);
+  }
+  return out;
+}
+
+/**
+ * What a command writes to stdout when that is the whole repository or project: `git bundle create - …`, `git archive`,
+ * `git fast-export --all`, `tar c` or `zip -r -` of the project or its `.git`. `inProject(path)` says whether an operand names
+ * the project (or an ancestor of it) or something inside its `.git`.
+ */
+export function repositoryStream(argv: string[], inProject: (operand: string) => boolean): string | null {
+  const [name, ...args] = argv;
+  if (name === 'git') {
+    const sub = args.find((a, k) => !a.startsWith('-') && !/^-[cC]$/.test(args[k - 1] ?? ''));
+    const rest = args.slice(args.indexOf(sub ?? '') + 1);
+    if (sub === 'bundle' && rest[0] === 'create' && rest[1] === '-') return 'git bundle create -';
+    if (sub === 'archive' && !rest.some((a) => /^(-o|--output(=.*)?|--remote(=.*)?|-l|--list)$/.test(a))) return 'git archive';
+    if (sub === 'fast-export' && rest.some((a) => a === '--all' || !a.startsWith('-'))) return 'git fast-export';
+    return null;
+  }
+  const ops = args.filter((a) => a === '-' || !a.startsWith('-'));
+  // tar cz DIR (old-style letters first), tar -czf - DIR; zip -r - DIR.
+  const tarStdout = name === 'tar' && /^-?[a-zA-Z]*c/.test(args[0] ?? '') && !args.some((a, k) => /^-?[a-zA-Z]*f$/.test(a) && args[k + 1] !== '-');
+  const toStdout = tarStdout || (name === 'zip' && ops[0] === '-');
+  const sources = ops.filter((o, k) => o !== '-' && !(k === 0 && name === 'tar' && o === args[0]));
+  const whole = sources.some((o) => o === '.' || /(^|\/)\.git$/.test(o) || inProject(o));
+  return toStdout && whole ? `${name} of the project` : null;
+}
+
+/** A sender that uploads what it reads on stdin: nc, socat, httpie, or curl/wget given `-` or /dev/stdin as the body or file. */
+export function readsStdinToSend(argv: string[]): boolean {
+  const [name, ...args] = argv;
+  if (/^(nc|ncat|netcat|socat|telnet|http|https|xh|xhs)$/.test(name ?? '')) return true;
+  if (!/^(curl|wget|wget2)$/.test(name ?? '')) return false;
+  return args.some((a, k) => /^(@-|[\w-]*=@-|-|\.|\/dev\/stdin)$/.test(a) && (/^(-[a-zA-Z]*T|--upload-file|--post-file|--body-file)$/.test(args[k - 1] ?? '') || a.includes('@'))) || args.some((a) => /^--(post|body)-file=(-|\/dev\/stdin)$/.test(a));
 }

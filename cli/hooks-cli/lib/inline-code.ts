@@ -21,6 +21,7 @@
 
 import { isSecretSource } from './paths-classify';
 import { shellWord } from './shell-parse';
+import { gitLibraryLines } from './git-rules';
 
 export type Lang = 'python' | 'perl' | 'ruby' | 'js' | 'php' | 'lua' | 'awk' | 'r';
 
@@ -139,6 +140,8 @@ const HOME_EXPRS: RegExp[] = [
 ];
 const CWD_EXPRS: RegExp[] = [
   /os\.getcwd\(\)/g, /(?:pathlib\.)?Path\.cwd\(\)/g, /process\.cwd\(\)/g, /\bDir\.pwd\b/g, /\bgetcwd\(\)/g, /Deno\.cwd\(\)/g,
+  // The script's own directory: for code given inline or on stdin (node -e, node <<EOF), the working directory.
+  /\b__dirname\b/g, /\b__DIR__\b/g, /\b__dir__\b/g,
   // $PWD and the project directory read from the environment (the hook runs in the project).
   /\$ENV\{\s*(['"]?)(PWD|CLAUDE_PROJECT_DIR)\1\s*\}/g, /process\.env(?:\.(?:PWD|CLAUDE_PROJECT_DIR)\b|\[\s*(['"])(?:PWD|CLAUDE_PROJECT_DIR)\1\s*\])/g,
   /os\.environ(?:\.get\(\s*|\s*\[\s*)(['"])(?:PWD|CLAUDE_PROJECT_DIR)\1\s*[)\]]/g, /os\.getenv\(\s*(['"])(?:PWD|CLAUDE_PROJECT_DIR)\1\s*\)/g,
@@ -489,7 +492,7 @@ function preprocess(code: string, lang: Lang): string {
     .replace(/(?:process\.env\.\w+|process\.env\[\s*['"]\w+['"]\s*\]|ENV\[\s*['"]\w+['"]\s*\]|\$ENV\{\s*['"]?\w+['"]?\s*\})\s*(?:\|\||\?\?|\/\/|\bor\b)\s*("[^"]*"|'[^']*')/g, '$1')
     // A command's output used as a value (rmtree(subprocess.check_output([...]).strip()), rmSync(execSync('…').toString())):
     // "$(CMD)", the call itself kept at the end (it still runs).
-    .replace(/(?<=[(=,]\s*)(?:\bsubprocess\.(?:check_output|getoutput|run)|(?:require\(\s*['"](?:node:)?child_process['"]\s*\)\.)?\bexecSync)\(\s*(\[[^\]]*\]|"[^"]*"|'[^']*'|`[^`]*`)[^)]*\)(?:\.(?:decode|strip|rstrip|stdout|toString|trim)\(?\)?)*(?=\s*[,)])/g, (m, a: string) => {
+    .replace(/(?<=[(=,]\s*)(?:\bsubprocess\.(?:check_output|getoutput|run)|(?:require\(\s*['"](?:node:)?child_process['"]\s*\)\.)?\bexecSync)\(\s*(\[[^\]]*\]|"[^"]*"|'[^']*'|`[^`]*`)[^)]*\)(?:\.(?:decode|strip|rstrip|stdout|toString|trim)\(?\)?|\.split\([^)]*\)\[\s*-?\d+\s*\])*(?=\s*[,)]|[ \t]*(?:;|$))/gm, (m, a: string) => {
       kept.push(m);
       return `"$(${literals(a).map((l) => l.value).join(' ')})"`;
     });
@@ -519,7 +522,7 @@ function preprocess(code: string, lang: Lang): string {
   return c.replace(/\bf(["'])(?:(?!\1)[^\\\n])*\1|`[^`]*`|"[^"\n]*#\{[^"\n]*"/g, (str) =>
     str.replace(/\$?#?\{\s*([A-Za-z_]\w*)\s*\}/g, (m, id: string) => {
       const v = identValues(c, id);
-      return v.length === 1 && /^(?:~|\.|\/)/.test(v[0]) ? v[0] : m;
+      return v.length === 1 && /^(?:~|\.|\/|\$\()/.test(v[0]) ? v[0] : m;
     }),
   );
 }
@@ -765,6 +768,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     return f;
   }
   const code = preprocess(source, lang);
+  f.shell.push(...gitLibraryLines(code, (text) => literals(text).map((l) => l.value)));
 
   for (const m of code.matchAll(SHELL_CALLS[lang])) {
     const end = m.index + m[0].length;
@@ -1026,5 +1030,21 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
   }
   // os.kill(pid, SIGKILL) for every pid in /proc (psutil.process_iter, process.kill over readdirSync('/proc')): kill -9 -1.
   if (/\b(os|process)\.kill\s*\(|\.kill\(\)/.test(code) && /(listdir|readdirSync|scandir|glob)\s*\(\s*['"]\/proc\/?['"]|psutil\.(process_iter|pids)\b/.test(code)) f.shell.push('kill -9 -1');
+  // for t in ['dist', '~']: run(f'rm -rf {t}'): a hole filled from a loop over literals is each value in turn.
+  for (const line of [...f.shell]) {
+    const hole = /(?:\$|#)?\{\s*([A-Za-z_]\w*)\s*\}/.exec(line);
+    const vals = hole ? identValues(code, hole[1]) : [];
+    if (hole && vals.length > 1) for (const v of vals.slice(0, 16)) f.shell.push(line.split(hole[0]).join(v));
+  }
+  // os.walk('/') (or the home) with os.chmod(…, 0o777): every file's mode opened to everyone, as chmod -R 777 would.
+  const walked = /\b(?:os\.walk|glob\.glob|readdirSync|Find\.find|Dir\.glob)\s*\(\s*(['"])(\/|~)(?:\/\*\*[^'"]*)?\1/.exec(code)?.[2];
+  if (walked && /\b(?:os\.chmod|chmodSync|chmod|File\.chmod|FileUtils\.chmod(?:_R)?)\s*\([^\n]*?\b(0o?777|0o?666|511|438|stat\.S_IRWXO)\b/.test(code)) f.shell.push(`chmod -R 777 ${walked}`);
+  // os.chdir(HOME) / process.chdir(os.homedir()) first: the relative paths the code then deletes or runs are there.
+  const chdir = /\b(?:process\.chdir|os\.chdir|Dir\.chdir|chdir)\s*\(?\s*"([^"\n]+)"/.exec(code)?.[1];
+  if (chdir && chdir !== '.') {
+    const dir = /^~(\/|$)/.test(chdir) ? `~${chdir.length > 1 ? shellWord(chdir.slice(1)) : ''}` : shellWord(chdir);
+    f.shell = f.shell.map((l) => `cd ${dir} && ${l}`);
+    f.deletes = f.deletes.map((d) => (/^[~/]/.test(d.path) ? d : { ...d, path: `${chdir.replace(/\/$/, '')}/${d.path}` }));
+  }
   return f;
 }

@@ -49,6 +49,8 @@ export interface SimpleCommand {
   depth: number;
   /** The operator that ends it (`;`, `&&`, `||`, `&`, a newline), when not a pipe. */
   after?: string;
+  /** Inside a `while`, `until`, `for` or `select` loop: it may run many times. */
+  repeats?: boolean;
 }
 
 export interface ParsedScript {
@@ -825,7 +827,7 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
   /** Inside `case … in`: a pattern (`a|b)`, `(x)`) comes before each branch's commands. */
   let casePatternNext = 0;
   /** Where each open while/until/for/if began (its commands feed a pipe after done/fi). */
-  const compoundStarts: number[] = [];
+  const compoundStarts: { from: number; loop: boolean }[] = [];
   let caseBodies = 0;
   for (let k = 0; k < tokens.length; k++) {
     const tok = tokens[k];
@@ -890,9 +892,10 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
         continue;
       }
       // A compound command piped on (while …; done | curl, if …; fi | sh): every command inside it feeds the pipe.
-      if (!cur && !tok.w.quoted && /^(while|until|if)$/.test(tok.w.text)) compoundStarts.push(out.commands.length);
+      if (!cur && !tok.w.quoted && /^(while|until|if)$/.test(tok.w.text)) compoundStarts.push({ from: out.commands.length, loop: tok.w.text !== 'if' });
       if (!cur && !tok.w.quoted && /^(done|fi)$/.test(tok.w.text) && compoundStarts.length > 0) {
-        const from = compoundStarts.pop()!;
+        const { from, loop } = compoundStarts.pop()!;
+        if (loop) for (const c of out.commands.slice(from)) c.repeats = true;
         lastUnit = out.commands.slice(from).filter((c) => c.depth === depth).map((c) => out.commands.indexOf(c));
         continue;
       }
@@ -904,7 +907,7 @@ export function parseShell(script: string, env: ParseEnv, depth = 0): ParsedScri
         continue;
       }
       if (!cur && !tok.w.quoted && (tok.w.text === 'for' || tok.w.text === 'select')) {
-        compoundStarts.push(out.commands.length);
+        compoundStarts.push({ from: out.commands.length, loop: true });
         // Skip the header up to the list (for x in a b c; do ...): its words are not a command.
         while (k + 1 < tokens.length && !(tokens[k + 1].t === 'op' && [';', '\n'].includes((tokens[k + 1] as { op: string }).op))) k++;
         continue;
@@ -1065,7 +1068,10 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
       if (args.length === 0) return null;
       return printfFormat(args[0], args.slice(1)).replace(/\n+$/, '');
     }
-    case 'git':
+    case 'git': {
+      // git submodule foreach 'echo $toplevel': what the command prints, $toplevel being the superproject.
+      const fe = args[0] === 'submodule' ? args.indexOf('foreach') : -1;
+      if (fe > 0 && env.project) return resolveSubstitution(args.slice(fe + 1).filter((a) => !/^--(quiet|recursive)$/.test(a)).join(' ').replace(/\$\{?toplevel\}?/g, env.project), env);
       if (args.includes('rev-parse') && args.includes('--show-toplevel')) return env.project ?? cwd;
       // --show-cdup: the way up to the top ('' there); --git-dir: .git of the top.
       if (args.includes('rev-parse') && args.includes('--show-cdup') && env.project) return posixRelative(cwd, env.project);
@@ -1073,6 +1079,7 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
       // --git-path rebase-merge: that file or directory inside .git.
       if (args.includes('rev-parse') && args[args.length - 2] === '--git-path' && env.project) return `${env.project}/.git/${args[args.length - 1].replace(/^\/+/, '')}`;
       return null;
+    }
     case 'dirname':
       return operands.length === 1 ? posixDirname(operands[0]) : null;
     case 'basename':
