@@ -22,6 +22,8 @@ import { buildScriptCommands, buildScriptSource } from './build-rules';
 import { BACKUP_TOOLS, backupLoss, everyPackageRemoved, PACKAGE_TOOLS, syncedFolder } from './laptop-rules';
 import { accountExports, isPasswordVault, MAC_TOOLS, macFindings, spotlightAsFind } from './mac-rules';
 import { accountLockout, buildOverHost, chipIrreversible, deviceDumpOutputs, isSerialPort, isTargetTool, isUserDeviceNode, KERNEL_CMDLINE_OPT, loopDeviceOfImage, MACHINE_VERB, udevRuleChange } from './device-rules';
+import { codeStoreWipe, sqlSentFiles, storeFindings, storeScope, syncDeleteDestination } from './sql-rules';
+import { destroyFinding } from './destroy-rules';
 import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
   classifyDelete,
@@ -102,7 +104,7 @@ export interface AnalyzeEnv extends PathEnv {
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'ash', 'mksh', 'busybox-sh', 'fish', 'tcsh', 'csh', 'ksh93', 'oksh', 'loksh', 'yash', 'posh', 'rbash', 'xonsh', 'nu', 'elvish']);
 const INTERPRETERS = new Set(['python', 'python2', 'python3', 'perl', 'ruby', 'node', 'php', 'lua']);
 /** Programs that run code they read on stdin when given no script (besides the languages inline-code.ts knows). */
-const OTHER_INTERPRETERS = new Set(['tclsh', 'wish', 'expect', 'julia', 'pwsh', 'powershell', 'osascript', 'jshell', 'groovy', 'scala', 'guile', 'racket', 'sbcl', 'clisp', 'swift', 'elixir', 'iex', 'erl', 'escript', 'ghci', 'runghc', 'ocaml', 'gdb', 'sqlite3', 'octave', 'php-cgi', 'irb', 'pry', 'jruby', 'pypy', 'pypy3', 'ipython', 'bun', 'deno', 'tsx', 'ts-node', 'Rscript', 'R', 'luajit', 'gawk', 'make']);
+const OTHER_INTERPRETERS = new Set(['tclsh', 'wish', 'expect', 'julia', 'pwsh', 'powershell', 'osascript', 'jshell', 'groovy', 'scala', 'spark-shell', 'amm', 'kotlinc', 'guile', 'racket', 'sbcl', 'clisp', 'swift', 'elixir', 'iex', 'erl', 'escript', 'ghci', 'runghc', 'ocaml', 'gdb', 'sqlite3', 'octave', 'php-cgi', 'irb', 'pry', 'jruby', 'pypy', 'pypy3', 'ipython', 'bun', 'deno', 'tsx', 'ts-node', 'Rscript', 'R', 'luajit', 'gawk', 'make']);
 const DOWNLOADERS = new Set(['curl', 'wget', 'wget2', 'fetch', 'http', 'https', 'xh', 'xhs', 'curlie', 'httpie', 'aria2c', 'axel', 'lwp-download', 'lwp-request', 'GET', 'lynx', 'links', 'w3m', 'elinks', 'ftp', 'tftp', 'lftp', 'rclone', 'gsutil', 'scp', 'sftp', 'rsync']);
 const DECODERS = new Set(['base64', 'base32', 'xxd', 'openssl', 'gunzip', 'zcat', 'rev', 'tr']);
 /** Programs that send data over the network. */
@@ -1173,10 +1175,10 @@ const NOT_WRAPPERS = new Set([
 /** Options of unknown wrappers whose value is a command line (`nix-shell --run`, `script -c`, `expect -c`, `entr -s`, `gdb -ex`, `vim -c`, `sqlite3 '.shell …'`). */
 const SCRIPT_OPTS = /^(-c|--run|--command|-x|--exec|-s|--shell|-ex|--eval|-eval|-e|--execute|-cmd|--cmd)$/;
 
-/** A command line inside text: `!cmd` (vim, gdb, less), `.shell cmd`/`.system cmd` (sqlite3), `spawn cmd` (expect), `exec cmd` (tcl), `\\! cmd` (psql, mysql), or a line starting with a command that matters. */
+/** A command line inside text: `!cmd` (vim, gdb, less), `!sh cmd` (beeline), `!system cmd` (snowsql), `.shell cmd`/`.system cmd` (sqlite3), `spawn cmd` (expect), `exec cmd` (tcl), `\\! cmd` (psql, mysql), or a line starting with a command that matters. */
 function embeddedCommand(text: string, anyHead = false): string | null {
   const s = text.replace(/^\s*[:+]*(?=!)/, '');
-  const m = /^(?:!|\\!\s*|\.(?:shell|system)\s+|spawn\s+|exec\s+|system\s+|shell-command\s+|shell\s+|platform\s+shell\s+)(.+)$/s.exec(s);
+  const m = /^(?:!(?:sh|system|shell)\s+|!|\\!\s*|\.(?:shell|system)\s+|spawn\s+|exec\s+|system\s+|shell-command\s+|shell\s+|platform\s+shell\s+)(.+)$/s.exec(s);
   if (m) return m[1];
   if (anyHead) return s;
   const first = /^\s*(?:[A-Za-z_]\w*=\S*\s+)*([\w./-]+)/.exec(s)?.[1];
@@ -1184,7 +1186,7 @@ function embeddedCommand(text: string, anyHead = false): string | null {
 }
 
 /** Interpreters of languages without a table here: their -e/--eval value is code, not a shell line. */
-const CODE_TOOLS = /^(raku|perl6|rakudo|erl|escript|elixir|iex|emacs|racket|guile|sbcl|clisp|clojure|clj|bb|julia|octave|groovy|scala|kotlin|crystal|ghc|ghci|runghc|ocaml|swipl|gst|nim|dart|jshell|hy|fennel|janet|sqlite3|mysql|psql|mongosh|mongo|gdb|lldb)$/;
+const CODE_TOOLS = /^(beeline|snowsql|raku|perl6|rakudo|erl|escript|elixir|iex|emacs|racket|guile|sbcl|clisp|clojure|clj|bb|julia|octave|groovy|scala|spark-shell|amm|kotlinc|kotlin|crystal|ghc|ghci|runghc|ocaml|swipl|gst|nim|dart|jshell|hy|fennel|janet|sqlite3|mysql|psql|mongosh|mongo|gdb|lldb)$/;
 
 /** Text that reads as code of some language rather than a shell line: calls `f(…)`, s-expressions, methods on strings. */
 const CODE_LIKE = /\w\s*\(|^\s*\(|["'`]\s*\.\s*[\w!]/;
@@ -1263,7 +1265,8 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
   const code = [...scripts, ...optScripts, ...(body !== null ? [body] : [])].filter((x) => CODE_LIKE.test(x) || (codeTool && optScripts.includes(x)));
   const texts = [...scripts, ...code.flatMap(stringLiterals)];
   // run "rm", "-rf", %*ENV<HOME> (raku), (system* "rm" "-rf" …): a call given its command as a list of words is that command line.
-  for (const c of code) for (const m of c.replace(/%\*ENV<HOME>|\$\*HOME\b/g, '"~"').matchAll(/\b(?:run|shell|system\*?|exec|spawn|process)\s*\(?\s*((?:"[^"]*"\s*,?\s*){2,})/g)) texts.push(stringLiterals(m[1]).join(' '));
+  // Seq("rm", "-rf", sys.props("user.home")).! (scala), new ProcessBuilder("rm", …), listOf(…): the same, as a list.
+  for (const c of code) for (const m of c.replace(/%\*ENV<HOME>|\$\*HOME\b/g, '"~"').replace(JVM_HOME, '"~"').matchAll(/\b(?:run|shell|system\*?|exec|spawn|process|Process|ProcessBuilder|Seq|List|Array|listOf|arrayOf|asList)\s*\(?\s*((?:"[^"]*"\s*,?\s*){2,})/g)) texts.push(stringLiterals(m[1]).join(' '));
   if (body !== null) texts.push(...body.split('\n').map((l) => l.replace(/^\t/, '')));
   const seen = new Set<string>();
   // An option meant for a command line is one, whatever its first word; elsewhere a line counts when it starts with a command that matters.
@@ -1312,6 +1315,9 @@ function npmScripts(walk: Walk, inv: Invocation, depth: number): void {
 /** Tcl's $env(HOME) / $::env(HOME): the home directory. */
 const TCL_HOME = /\$(?:::)?env\(HOME\)/g;
 
+/** The home directory in JVM languages: System.getProperty("user.home"), scala's sys.props("user.home") and Properties.userHome. */
+const JVM_HOME = /\bSystem\.getProperty\(\s*"user\.home"\s*\)|\bsys\.props\(\s*"user\.home"\s*\)|\bsys\.props\.get\(\s*"user\.home"\s*\)\.get|\b(?:scala\.util\.)?Properties\.userHome\b|\bsys\.env\(\s*"HOME"\s*\)/g;
+
 /**
  * Code in a language without a table (julia, go, java, c#, rust, kotlin, swift, tcl…): a recursive-delete
  * call given the home directory, / or the working directory in the spellings such languages use
@@ -1341,15 +1347,18 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
   if (code.length > 20_000 || !/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|removeItemAtPath|removeItemAtPathError|Delete|rm_rf|deleteDir)\b/.test(code)) return;
   const norm = code
     .replace(/\bhomedir\(\)|os\.Getenv\(\s*"HOME"\s*\)|os\.UserHomeDir\(\)|System\.getProperty\(\s*"user\.home"\s*\)|System\.getenv\(\s*"HOME"\s*\)|Sys\.getenv\(\s*"HOME"\s*\)|ENV\[\s*"HOME"\s*\]|Environment\.GetFolderPath\([^)]*UserProfile\)|std::env::var\(\s*"HOME"\s*\)[^,);]*|dirs::home_dir\(\)[^,);]*|FileManager\.default\.homeDirectoryForCurrentUser[^,);]*|(?:\$\.)?NSHomeDirectory\(\)|\$(?:::)?env\(HOME\)/g, '"~"')
-    .replace(/\bpwd\(\)|os\.Getwd\(\)|System\.getProperty\(\s*"user\.dir"\s*\)|Directory\.GetCurrentDirectory\(\)/g, '"."')
+    .replace(JVM_HOME, '"~"')
+    .replace(/\bpwd\(\)|os\.Getwd\(\)|System\.getProperty\(\s*"user\.dir"\s*\)|sys\.props\(\s*"user\.dir"\s*\)|Directory\.GetCurrentDirectory\(\)/g, '"."')
     // home, _ := os.UserHomeDir(); os.RemoveAll(home): a variable holding the path, put in.
     .replace(/\b(\w+)(?:\s*,\s*_)?\s*:?=\s*"(~|\.|\/[^"]*)"[\s\S]*/, (all, id: string, v: string) => all.replace(new RegExp(`\\(\\s*${id}\\s*\\)`, 'g'), `("${v}")`));
   // (Swift and Objective-C label the argument: removeItem(atPath: NSHomeDirectory()), removeItemAtPathError(…).)
-  for (const m of norm.matchAll(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|removeItemAtPath|removeItemAtPathError|Delete|rm_rf|deleteDir)\s*\(\s*(?:(?:atPath|at|path)\s*:\s*)?(?:new\s+File\()?(["'])([^"']*)\2/g)) {
+  // new Directory(new java.io.File("~")).deleteRecursively(), Paths.get("~").toFile().deleteDir(): the receiver is the path.
+  const receivers = [...norm.matchAll(/\b(?:Directory|File|Path|Paths\.get|Path\.of|file)\s*\(\s*(?:new\s+[\w.]*File\s*\(\s*)?(["'])([^"']*)\1\s*\)+(?:\s*\.\s*(?:toFile|toPath|toAbsolutePath)\s*\(\s*\))*\s*\.\s*(deleteRecursively|deleteDir|delete)\s*\(/g)].map((m) => [m[0], '', m[1], m[2]] as unknown as RegExpMatchArray);
+  for (const m of [...norm.matchAll(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|removeItemAtPath|removeItemAtPathError|Delete|rm_rf|deleteDir)\s*\(\s*(?:(?:atPath|at|path)\s*:\s*)?(?:new\s+[\w.]*File\()?(["'])([^"']*)\2/g), ...receivers]) {
     const p = m[3];
     if (!/^(~|\.)(\/.*)?$|^\//.test(p)) continue;
     const w: Word = { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true };
-    const rec = /RemoveAll|rmtree|recursive|Recursively|remove_dir_all|rm_rf|deleteDirectory|deleteDir|removeItem/.test(m[0] + norm.slice(m.index!, m.index! + 120));
+    const rec = /RemoveAll|rmtree|recursive|Recursively|remove_dir_all|rm_rf|deleteDirectory|deleteDir|removeItem/.test(m.index === undefined ? m[0] : m[0] + norm.slice(m.index, m.index + 120));
     checkDelete(walk, inv, target(inv, w), rec, `${inv.argv[0]} code`);
   }
 }
@@ -1567,6 +1576,9 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
       const next = inv.words[k + 1];
       if (['-out', '-o', '--output'].includes(w.text) && next && !next.dynamic && next.text !== '-') walk.secretFiles.add(resolveFrom(inv.cwd!, next.text));
     });
+    // airflow connections export FILE, doppler secrets download FILE: a tool's secrets exported into the file it is given.
+    const exported = /\b(export|download|dump)\b/.test(inv.argv.slice(1, 4).join(' ')) && printsCredential(inv.argv) !== null ? operands(inv.words).filter((w) => /[/.]/.test(w.text) && !w.dynamic && !w.text.startsWith('/dev/')).pop() : undefined;
+    if (exported) walk.secretFiles.add(resolveFrom(inv.cwd, exported.text));
     // split SECRET PREFIX writes PREFIXaa, PREFIXab...: each piece holds part of it.
     if (name === 'split') walk.secretFiles.add(`${resolveFrom(inv.cwd, operands(inv.words, new Set(['-b', '-l', '-n', '-C', '-a', '-t', '--additional-suffix']))[1]?.text ?? 'x')}*`);
     // gpg -c FILE writes FILE.gpg.
@@ -1723,6 +1735,9 @@ function runNotebook(walk: Walk, inv: Invocation, nb: { file: string; output?: s
   else if (text !== null) checkCode(walk, inv, 'python', notebookSource(text), depth);
 }
 
+/** The call or option just before a string that loads it as credentials or settings (dotenv, a service account's key file). */
+const CREDENTIAL_LOADER = /(load_dotenv|dotenv_values|dotenv\b[^'"]*|from_service_account_\w+|from_json_keyfile_name|keyFilename|key_?file(name)?|credentials_?(file|path)|config_file|\.config|ssh_key|identity_?file|pkey|private_key_path)\s*[(:=]?\s*\(?\s*\{?\s*(path\s*[:=]\s*)?(f|r)?['"`]?$/i;
+
 /** Inline interpreter code: deletes, shell commands, devices, reverse shells, secrets sent away, hidden (base64) code. */
 function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typeof langOf>>, code0: string, depth: number): void {
   if (depth > MAX_DEPTH) return;
@@ -1737,7 +1752,11 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
   if (lang === 'python') for (const sh of pythonShellLines(code)) collect(walk, sh, inv.cwd, depth + 1, true);
   const sent = f.exfil ? null : codeSendsSecret(code, () => talksToNetwork(code));
   if (sent) block(walk, 'dangerous', `${who} reads the secret ${sent} and sends it away (a URL of another service, an upload or an experiment log)`, 'secrets stay on this machine; ask the user to share what is needed');
-  const remote = codeRemoteDelete(code);
+  // Any string of the code that names a secret file (~/.pgpass, keys/etl-sa.json, '/airflow.cfg' joined to a setting), with code that talks to the network.
+  // (A file given to the loader that uses it as credentials or settings, load_dotenv('.env'), keyFilename: …, is used, not sent.)
+  const named = sent || f.exfil || !talksToNetwork(code) ? undefined : stringLiterals(code).find((l) => l.length < 300 && /^[~./]|\//.test(l) && !/^[a-z]+:\/\//i.test(l) && isSecret(walk, resolveFrom(inv.cwd ?? walk.env.cwd, l.replace(/^~(?=\/|$)/, walk.env.home))) && !CREDENTIAL_LOADER.test(code.slice(Math.max(0, code.indexOf(l) - 60), code.indexOf(l))));
+  if (named) block(walk, 'dangerous', `${who} reads the secret ${named} and talks to the network: it can send it away`, 'secrets stay on this machine; ask the user to share what is needed');
+  const remote = codeRemoteDelete(code) ?? codeStoreWipe(code);
   if (remote) block(walk, 'dangerous', `${who} deletes ${remote}: data outside this machine, for good`, 'let the user delete remote data');
   for (const p of lang === 'python' ? codeTruncates(code) : []) {
     const t = target(inv, { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true });
@@ -2159,6 +2178,16 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   const tokenUrl = inv.argv.slice(1).map((a) => /^[a-z+]+:\/\/([^/@\s]*)@([^/:?#\s]+)/i.exec(a)).find((m) => m !== null && varNames(m[1]).some((v) => VAR_HOSTS.some(([re, hosts]) => re.test(v) && !hosts.test(m[2]))));
   if (tokenUrl) block(walk, 'dangerous', `${name} puts ${tokenUrl[1]} in a URL for ${tokenUrl[2]}, a host not of that service: the token is sent there`, 'use the token only with the service that issued it');
   for (const f of [...serviceFindings(withStdinSql(inv), inv.assigned ?? []), ...hostingFindings(inv.argv)]) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
+  const storeInv = { argv: inv.argv, assigned: inv.assigned ?? [], stdin: stdinText(inv), viaXargs: inv.viaXargs, upstream: inv.upstream.map((u) => u.argv) };
+  for (const f of storeFindings(storeInv)) block(walk, 'dangerous', f.reason, 'let the user run it after checking what it removes');
+  // aws s3 sync URL . --delete, rclone sync SRC ./: the local destination loses what the source lacks, as with rsync --delete.
+  const syncDst = syncDeleteDestination(inv.argv);
+  const syncWord = syncDst === null ? undefined : inv.words.find((w) => w.text === syncDst);
+  if (syncWord) checkDelete(walk, inv, { ...target(inv, syncWord), wholeDir: true }, false, `${name} sync with delete`);
+  const destroyed = destroyFinding(inv.argv, inv.upstream.some((u) => u.argv[0] === 'yes' || (/^(echo|printf)$/.test(u.argv[0]) && /^y(es)?(\\n)?$/i.test(u.argv[u.argv.length - 1] ?? ''))));
+  if (destroyed) block(walk, 'dangerous', destroyed, 'let the user run it after checking what it destroys');
+  const sentFile = sqlSentFiles(storeInv).map((f) => resolveFrom(inv.cwd ?? walk.env.cwd, f.replace(/^~(?=\/|$)/, walk.env.home))).find((f) => isSecret(walk, f));
+  if (sentFile) block(walk, 'dangerous', `${name} loads the secret ${sentFile} into a store elsewhere: secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
   checkServesSecrets(walk, inv);
   // Files encrypted with a key drawn at random and kept nowhere ($RANDOM, openssl rand, /dev/urandom), the originals
   // deleted on the same line: ransom-style, the data can never be read again.
@@ -2684,7 +2713,10 @@ function checkRclone(walk: Walk, inv: Invocation): void {
   const [n0, n1] = inv.argv;
   const rec = inv.argv.some((a) => /^(-r|--recursive)$/.test(a));
   const filtered = inv.argv.some((a) => /^--(dry-?run|pattern|include|exclude|older-than|newer-than|if-unmodified-since)\b/.test(a));
+  // A bucket named as throwaway (mc's `local/` server, test-bucket, scratch/$USER) is everyday clean-up: a warning.
+  const throwaway = storeScope(inv.argv.slice(2).filter((a) => !a.startsWith('-'))) === 'throwaway';
   if (!filtered && ((n0 === 's3cmd' && /^(del|rm|rb)$/.test(n1 ?? '') && rec) || (n0 === 'mc' && /^(rm|rb)$/.test(n1 ?? '') && inv.argv.includes('--force') && (rec || n1 === 'rb')) || (n0 === 'az' && n1 === 'storage' && inv.argv.includes('delete-batch')))) {
+    if (throwaway) return warn(walk, 'suspicious', `${inv.argv.slice(0, 3).join(' ')} deletes a test or scratch bucket's objects`);
     block(walk, 'dangerous', `${inv.argv.slice(0, 3).join(' ')} deletes a remote bucket or container and everything in it`, 'delete the objects you mean, after a dry run');
     return;
   }
@@ -3362,6 +3394,8 @@ function checkWrite(walk: Walk, inv: Invocation, t0: Target, verb: string, sourc
   // ~/.kube/config-ci, ~/.aws/ci-profile: a new file beside the tools' own (config, credentials, keys) overwrites nothing of the user's.
   // echo 'localhost:5432:*:app:pw' >> ~/.pgpass: one more host's line in a password file; the others stay.
   else if (/\/\.(pgpass|netrc)$/.test(t.abs) && (verb === 'redirection (>>)' || (verb === 'tee' && inv.argv.some((a) => /^-[a-zA-Z]*a|^--append$/.test(a))))) warn(walk, 'system', `${verb} adds a line to the password file ${t.abs}`);
+  // cp "$GOOGLE_APPLICATION_CREDENTIALS" ~/.config/gcloud/…: a credential put where its tool reads it, from another credential.
+  else if (isSecretPath(t.abs, walk.env) && verb === 'cp' && sources !== null && sources.length > 0 && sources.every((w) => isSecretPath(resolveFrom(inv.cwd ?? walk.env.cwd, w.text.replace(/^~(?=\/)/, walk.env.home)), walk.env))) warn(walk, 'system', `${verb} puts a credential in place at ${t.abs}`);
   else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir' && !(/\/\.(kube|aws)\/[^/]+$/.test(t.abs) && !/\/(config|credentials|sso|cli)$/.test(t.abs) && isUnder(t.abs, walk.env.home))) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
 }
 
@@ -4347,9 +4381,14 @@ function checkServices(walk: Walk, inv: Invocation): void {
       else if (/^(delete-snapshot|delete-db-snapshot|delete-db-cluster-snapshot|delete-recovery-point|delete-backup-vault|delete-backup-plan|schedule-key-deletion|delete-volume|deregister-image|delete-table-replica|delete-vault|delete-archive)$/.test(args[1] ?? '')) say('deletes backups, snapshots or the keys that decrypt the data: nothing brings them back');
       else if (/^(delete-db-instance|delete-db-cluster|delete-table|delete-stack|terminate-instances|delete-bucket|delete-cluster|delete-repository|delete-function|delete-vpc|delete-user|delete-role|delete-secret|delete-hosted-zone|delete-file-system|delete-queue|delete-topic|delete-domain|delete-distribution|delete-log-group|delete-service|delete-account|close-account|delete-organization)$/.test(args[1] ?? '')) say('deletes cloud resources with their data');
       break;
-    case 'gsutil':
-      if (args.includes('rm') && args.some((a) => /^-[a-zA-Z]*r/.test(a)) || args.includes('rb')) say('deletes a bucket or everything in it');
+    case 'gsutil': {
+      // gs://b/a/b or a throwaway prefix (gs://acme-tmp/$USER): a scoped clean-up, as for aws s3 rm; the bucket or a top-level prefix is its data.
+      const urls = args.filter((a) => a.startsWith('gs://'));
+      const scoped = urls.length > 0 && urls.every((u) => { const depth = u.slice(5).split('/').filter((s) => s !== '' && !/^\*+$|^\$/.test(s)).length - 1; return depth >= 2 || (depth >= 1 && storeScope([u]) === 'throwaway'); });
+      if (args.includes('rm') && args.some((a) => /^-[a-zA-Z]*r/.test(a)) && scoped) warn(walk, 'suspicious', `gsutil rm -r deletes everything under ${urls.join(' ')}`);
+      else if (args.includes('rm') && args.some((a) => /^-[a-zA-Z]*r/.test(a)) || args.includes('rb')) say('deletes a bucket or everything in it');
       break;
+    }
     case 'gcloud':
       if (args.includes('delete') && args.some((a) => /^(projects|instances|clusters|sql)$/.test(a))) say('deletes cloud resources with their data');
       break;
@@ -4455,6 +4494,12 @@ function printsCredential(argv: string[]): string | null {
   const a = argv.join(' ');
   if (name === 'secret-tool' && /^(lookup|search)$/.test(a1 ?? '')) return 'the keyring (secret-tool)';
   if (name === 'nmcli' && (/(^|\s)(-s|--show-secrets)(\s|$)/.test(a) || /\bwifi\s+show-password\b/.test(a))) return 'the Wi-Fi and VPN passwords (nmcli --show-secrets)';
+  // Any tool's own secret store read out (databricks secrets get-secret, doppler secrets download, infisical secrets get), a
+  // scheduler's connections and variables exported (airflow connections export, variables export), its connection string asked for.
+  const verbs = argv.slice(1).filter((x) => !x.startsWith('-'));
+  const sv = verbs.findIndex((x) => /^(secrets?|connections|variables)$/.test(x));
+  if (sv >= 0 && sv <= 1 && (/^(get|get-secret|read|show|reveal|access|export|dump|download|pull)$/.test(verbs[sv + 1] ?? '') && (verbs[sv] !== 'variables' || verbs[sv + 1] === 'export'))) return `${name}'s stored ${verbs[sv]} (${verbs.slice(0, sv + 2).join(' ')})`;
+  if (/^config$/.test(a1 ?? '') && a2 === 'get-value' && /conn|password|secret|key|token/i.test(argv.slice(3).join(' '))) return `${name}'s ${argv.slice(3).join(' ')}`;
   const ml = mlCredentialPrinter(argv);
   if (ml) return ml;
   if (name === 'kubectl' && a1 === 'config' && a2 === 'view' && /--raw|--flatten/.test(a)) return 'the cluster credentials (kubectl config view --raw)';
@@ -4834,7 +4879,10 @@ function uploads(argv: string[]): boolean {
 
 /** A network destination among the words: a URL (not file://), user@host:path, an --url/--host/--server option. */
 function networkDestination(argv: string[]): boolean {
-  return argv.some((a, k) => (/^[a-z][a-z0-9+.-]*:\/\/[^/\s]/i.test(a) && !/^file:/i.test(a)) || /^[\w.-]+@[\w.-]+:/.test(a) || /^--(url|endpoint|host|server|webhook)(=|$)/.test(a) || (k > 0 && /^--(url|endpoint|webhook)$/.test(argv[k - 1])));
+  return argv.some((a, k) => (/^[a-z][a-z0-9+.-]*:\/\/[^/\s]/i.test(a) && !/^file:/i.test(a)) || /^[\w.-]+@[\w.-]+:/.test(a) || /^--(url|endpoint|host|server|webhook)(=|$)/.test(a) || (k > 0 && /^--(url|endpoint|webhook)$/.test(argv[k - 1])) ||
+    // A lake or workspace path (dbfs:/FileStore/x, hdfs:/…, abfss:…), a broker on another host (kafka-console-producer --bootstrap-server, kcat -b, rpk --brokers).
+    (k > 0 && /^(dbfs|hdfs|abfss?|wasbs?|adl|s3a?|gs|oss|cos):\/?[^/\s]/i.test(a)) ||
+    (k > 0 && /^(--bootstrap-server|--broker-list|--brokers|-b|-X\s*bootstrap\.servers)$/.test(argv[k - 1]) && /^(kcat|kafkacat|rpk|kafka-[\w-]+(\.sh)?|confluent|kaf|kafkactl)$/.test(argv[0] ?? '') && !/^(localhost|127\.|\[?::1)/.test(a)));
 }
 
 /**
@@ -4869,6 +4917,11 @@ function checkSecretReachesNetwork(walk: Walk, inv: Invocation): void {
   }
   const fedSecret = stdinSecret(walk, inv);
   if (fedSecret) return say(fedSecret, 'in the text given on its input');
+  // python3 - SECRET <<EOF … open(sys.argv[1]) … urlopen: the code's own arguments are what it reads.
+  if (viaCode && /\b(sys\.argv|process\.argv|ARGV|commandArgs|@ARGV|\$argv)\b/.test(code ?? '')) {
+    const arg = inv.words.slice(1).find((w) => w.text !== code && !w.text.startsWith('-') && isSecret(walk, target(inv, { ...w, text: w.text.replace(/^~(?=\/|$)/, walk.env.home) }).abs));
+    if (arg) return say(target(inv, arg).abs!, 'as an argument its code reads');
+  }
   if (viaCode) return;
   for (let k = 1; k < inv.words.length; k++) {
     const w = inv.words[k];

@@ -11,6 +11,7 @@
  */
 import { HOME_DATA_DIRS, isUnder, SHARED_MOUNT, type PathEnv } from './paths-classify';
 import { shellWord } from './shell-parse';
+import { storeScope } from './sql-rules';
 
 /** A path segment that is the user's own name: $USER, ${LOGNAME}, or the home directory's name. */
 function isOwnName(seg: string, env: PathEnv): boolean {
@@ -206,7 +207,8 @@ function objectStoreWipe(argv: string[]): string | null {
   const dry = argv.some((x) => /^(-n|--dry-?run|--dryrun)$/.test(x));
   if (dry) return null;
   const rm = verbs.slice(0, 3).some((v) => /^(rm|del|delete|rb|remove)$/.test(v));
-  if (rm && name !== 'aws' && urls.some((e) => (recursive || e.u.wild) && e.u.depth <= 1)) return `${argv.slice(0, 3).join(' ')} deletes everything in ${urls[0].x}: the bucket's data, for good`;
+  // A top-level prefix of a bucket named as throwaway (gs://acme-tmp/$USER/**) is the user's scratch: not the bucket's data.
+  if (rm && name !== 'aws' && urls.some((e) => (recursive || e.u.wild) && (e.u.depth === 0 || (e.u.depth === 1 && storeScope([e.x]) !== 'throwaway')))) return `${argv.slice(0, 3).join(' ')} deletes everything in ${urls[0].x}: the bucket's data, for good`;
   const sync = verbs.slice(0, 3).some((v) => /^(sync|rsync)$/.test(v));
   const deletes = name === 'rclone' || argv.some((x) => /^(--delete|-d|--delete-unmatched-destination-objects|--delete-destination(=true)?|--delete-dst|-[a-zA-Z]*d[a-zA-Z]*)$/.test(x) && !(name === 'aws' && x === '-d'));
   if (sync && deletes && urls.length === 1 && last.u.depth <= 1 && argv.indexOf(last.x) > argv.findIndex((x) => /^(sync|rsync)$/.test(x)) + 1) {

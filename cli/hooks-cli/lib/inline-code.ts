@@ -44,7 +44,7 @@ export interface CodeFindings {
 
 export function langOf(name: string): Lang | null {
   const n = name.replace(/[\d.]+$/, '');
-  if (n === 'python' || n === 'pypy' || n === 'ipython') return 'python';
+  if (n === 'python' || n === 'pypy' || n === 'ipython' || n === 'pyspark') return 'python';
   if (n === 'perl') return 'perl';
   if (n === 'ruby' || n === 'jruby') return 'ruby';
   if (n === 'node' || n === 'nodejs' || n === 'bun' || n === 'deno' || n === 'tsx' || n === 'ts-node' || n === 'zx') return 'js';
@@ -344,7 +344,7 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
 const UNLINK_CALLS = /(?:\bos\.(?:remove|unlink)|\bunlinkSync|\bfs\.unlink|\bFile\.(?:delete|unlink)|\bFileUtils\.rm(?!_)|(?<![\w$>.])unlink)(?=\s*[("'])/g;
 const DISK = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper\/)/;
 const SECRET_FRAGMENT = /(\.ssh\/|\.aws\/|(^|\/)\.env(\.|$)|\.netrc|\.npmrc|\.git-credentials|\.kube\/config|\.docker\/config|\bid_(rsa|ed25519|ecdsa|dsa)\b|\/etc\/shadow|\.gnupg|\.pgpass|[\w-]*(key|secret)[\w-]*\.(pem|p12|p8|jks)$)/i;
-const NETWORK = /(?:file_get_contents|fopen|readfile|get_headers)\s*\(\s*["']https?:|require\(\s*['"](?:node:)?(?:net|tls|dgram|http2?|dns)['"]\s*\)|\bURI\.open|\bResolv\b|\bWebSocket\b|\b(?:Deno|Bun)\.connect|\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram|serial\.Serial|SerialPort)/;
+const NETWORK = /(?:file_get_contents|fopen|readfile|get_headers)\s*\(\s*["']https?:|require\(\s*['"](?:node:)?(?:net|tls|dgram|http2?|dns)['"]\s*\)|\bURI\.open|\bResolv\b|\bWebSocket\b|\b(?:Deno|Bun)\.connect|\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram|serial\.Serial|SerialPort|\bhttr2?::|\bRCurl\b|\bcurl::|java\.net\.|HttpClient|\bHTTP\.(get|post|request)\b)/;
 
 /**
  * Joins of string literals into one: Path("~") / ".ssh" / "id_rsa" and "~".joinpath(".ssh", "x") in
@@ -439,6 +439,9 @@ function preprocess(code: string, lang: Lang): string {
   if (lang === 'ruby') code = code.replace(/%[wWiI]([[({])([^\])}]*)[\])}]/g, (_m, _o, body: string) => `[${body.trim().split(/\s+/).filter((x) => x).map((x) => `"${x}"`).join(', ')}]`).replace(/(?<![\w\])}])\[((?:\s*"[^"]*"\s*,?)+)\]\s*,/g, '$1,');
   if (lang === 'r') {
     code = code
+      // path.expand("~"), Sys.getenv("HOME"), getwd(): the home and working directories, before list.files reads them.
+      .replace(/\b(?:path\.expand|normalizePath)\(\s*(['"])~\1\s*\)|\bSys\.getenv\(\s*(['"])HOME\2\s*\)/g, '"~"')
+      .replace(/\bgetwd\(\s*\)/g, '"."')
       // do.call("unlink", list(".git", recursive=TRUE)) is unlink(".git", recursive=TRUE).
       .replace(/\bdo\.call\(\s*(['"])([\w.]+)\1\s*,\s*list\(([^()]*)\)\s*\)/g, '$2($3)')
       // system2("rm", c("-rf", x)), args=c(…): the vector's items are the arguments.

@@ -117,6 +117,8 @@ const HOME_SECRETS = [
   '.vercel', '.config/vercel', '.netlify', '.config/netlify', '.fly', '.config/doctl', '.config/heroku', '.wrangler', '.config/.wrangler', '.railway', '.supabase',
   '.config/configstore', '.config/sops', '.config/age', '.age', '.ethereum', '.bitcoin', '.electrum', '.config/Slack', '.config/discord', '.config/Signal', '.config/BraveSoftware',
   '.pki', '.keychain', '.claude/.credentials.json', '.config/anthropic', '.config/openai', '.databrickscfg', '.snowflake', '.my.cnf', '.mylogin.cnf', '.dbt/profiles.yml', '.kaggle', '.huggingface', '.cache/huggingface/token',
+  // Data tools' logins: warehouse and query clients, object-store and broker clients.
+  '.snowsql', '.config/snowflake', '.trino', '.clickhouse-client', '.cassandra', '.mc', '.mcli', '.confluent', '.odbc.ini', '.config/databricks', '.pgservice.conf', '.redshift', '.bigqueryrc',
   '.config/hcloud', '.oci', '.bluemix', '.config/linode-cli', '.ngrok2', '.config/ngrok', '.tailscale', '.sentryclirc', '.terraformrc', '.circleci/cli.yml',
   '.config/glab-cli', '.config/stripe', '.pulumi/credentials.json', '.cloudflared', '.wakatime.cfg', '.config/jira', '.jira.d', '.arduino15/arduino-cli.yaml', '.config/cachix',
   // Package registries' logins.
@@ -145,6 +147,8 @@ export function isSecretName(name: string): boolean {
   if (/^(Login Data|Cookies|key[34]\.db|logins\.json|cookies\.sqlite)$/.test(name)) return true;
   if (/^(credentials(\.(json|ya?ml|toml|ini|csv|txt|xml|enc|yml\.enc|db))?|secrets?\.(json|ya?ml|toml)|.*\.(pem|key|p12|pfx|keystore|jks|kdbx|ppk|tfstate|tfstate\.backup)|\.netrc|\.npmrc|\.pgpass|\.htpasswd|htpasswd|\.my\.cnf|wallet\.dat|secring\..*|.*\.kubeconfig|kubeconfig(\..*)?|service-account.*\.json)$/.test(name)) return true;
   if (/^(service[-_]?account|serviceAccountKey|firebase-adminsdk|.*-adminsdk-|gcp[-_]?(sa[-_]?)?key|sa[-_]key|client[-_]secret)[^/]*\.json$/i.test(name)) return true;
+  // A service account's key by the usual naming (etl-prod-sa.json, loader_sa_key.json), a scheduler's settings with its keys and connections.
+  if (/[-_.]sa([-_.]key)?\.json$|^airflow\.cfg$/i.test(name)) return true;
   // A data file whose name says what it holds (github_token.txt, api-key.json, db_password.env, auth.json, .vault-token):
   // not source code or documentation about such things, and not a template.
   return (
@@ -161,6 +165,8 @@ export function isSecretSource(p: string, env: PathEnv): boolean {
   const rel = homeRel(p, env);
   if (rel !== null && homeSecretsTest(rel)) return true;
   const name = p.slice(p.lastIndexOf('/') + 1);
+  // A key file kept in a keys/ or secrets/ directory (keys/etl-sa.json, secrets/prod.pem): what the directory says it holds.
+  if (/\/(keys|secrets|\.secrets|credentials)\/[^/]+\.(json|pem|p12|key|der|txt|ya?ml|env|cfg)$/i.test(p) && !/\.pub$/.test(p)) return true;
   return isSecretName(name);
 }
 
