@@ -7,7 +7,7 @@ import t from 'tap';
 import { buildScriptCommands, buildScriptSource } from '../../cli/hooks-cli/lib/build-rules';
 import { sharedMountLoss } from '../../cli/hooks-cli/lib/data-rules';
 import { accountLockout, buildOverHost, chipIrreversible, deviceDumpOutputs, isSerialPort, isTargetTool, loopDeviceOfImage, udevRuleChange } from '../../cli/hooks-cli/lib/device-rules';
-import { backupLoss, syncedFolder } from '../../cli/hooks-cli/lib/laptop-rules';
+import { backupLoss, everyPackageRemoved, syncedFolder } from '../../cli/hooks-cli/lib/laptop-rules';
 import { isPasswordVault, macFindings, spotlightAsFind } from '../../cli/hooks-cli/lib/mac-rules';
 import { REMOVABLE_ROOT, SHARED_MOUNT, STORAGE_ROOT, STORAGE_ROOTS } from '../../cli/hooks-cli/lib/paths-classify';
 
@@ -109,6 +109,11 @@ t.test('backups destroyed, and synced folders', async (t) => {
   t.equal(backupLoss(['borg', 'delete', '/home/u/backups/borg::laptop-2024-01-01']), null);
   t.match(backupLoss(['restic', '-r', 'r', 'forget', '--keep-last', '1', '--prune']), /drops every older snapshot/);
   t.equal(backupLoss(['restic', '-r', 'r', 'forget', '--keep-daily', '7', '--prune']), null);
+  t.match(backupLoss(['timeshift', '--delete-all']), /every system snapshot/);
+  t.match(everyPackageRemoved(['pacman', '-Rns'], ['pacman -Qq'], []), /every installed package/);
+  t.equal(everyPackageRemoved(['pacman', '-Rns'], ['pacman -Qdtq'], []), null, 'the orphans -Qdt lists are not every package');
+  t.match(everyPackageRemoved(['apt-get', 'purge', '-y'], [], [['dpkg', '--get-selections'], ['awk', '{print $1}']]), /every installed package/);
+  t.equal(everyPackageRemoved(['dpkg', '--purge'], [], [['dpkg', '-l'], ['grep', '^rc'], ['awk', '{print $2}']]), null, 'a grep narrows the listing');
   t.equal(syncedFolder('/home/u/Dropbox/Public/k', env), 'Dropbox');
   t.equal(syncedFolder('/home/u/Dropbox (Personal)/k', env), 'Dropbox');
   t.equal(syncedFolder('/home/u/code/k', env), null);

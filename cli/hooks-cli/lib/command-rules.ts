@@ -19,7 +19,7 @@ import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
 import { DEFAULT_BRANCH_QUERY, GIT_COMMAND_OPTIONS, hostingFindings, isForgeUrl, isProtected, isReleaseTag, PROTECTED_BRANCHES, readsStdinToSend, repositoryStream } from './git-rules';
 import { buildScriptCommands, buildScriptSource } from './build-rules';
-import { BACKUP_TOOLS, backupLoss, syncedFolder } from './laptop-rules';
+import { BACKUP_TOOLS, backupLoss, everyPackageRemoved, PACKAGE_TOOLS, syncedFolder } from './laptop-rules';
 import { accountExports, isPasswordVault, MAC_TOOLS, macFindings, spotlightAsFind } from './mac-rules';
 import { accountLockout, buildOverHost, chipIrreversible, deviceDumpOutputs, isSerialPort, isTargetTool, isUserDeviceNode, KERNEL_CMDLINE_OPT, loopDeviceOfImage, MACHINE_VERB, udevRuleChange } from './device-rules';
 import { codeStoreWipe, sqlSentFiles, storeFindings, storeScope, syncDeleteDestination } from './sql-rules';
@@ -1248,7 +1248,8 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
       if (u.script !== null) collect(walk, u.script, inv.cwd, depth + 1, true);
       if (u.words.length === 0) continue;
       const name = base(u.words[0].text);
-      void name;
+      // lima sudo reboot, multipass exec vm -- sudo poweroff: the VM's or board's own restart.
+      if (MACHINE_VERB.test(name) && isTargetTool(base(inv.argv[0] ?? ''))) continue;
       const words = deleteAlias(u.words.map((x, k) => (k === 0 ? { ...x, text: x.text.replace(/(?<=.)@[^/]*$/, '') } : x)));
       const child: Invocation = { ...inv, prod: inv.prod || walk.prod, argv: text(words), words, elevated: inv.elevated || u.elevated, upstream: inv.upstream, nested: true };
       child.argv[0] = base(child.argv[0]);
@@ -2566,7 +2567,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkSecretToDevice(walk, inv);
   // esptool read_flash 0x9000 0x6000 nvs.bin: a board's flash read back holds its Wi-Fi passwords and keys.
   for (const f of [...deviceDumpOutputs(inv.argv), ...accountExports(inv.argv)]) walk.secretFiles.add(resolveFrom(inv.cwd ?? walk.env.cwd, f));
-  const lostBackups = BACKUP_TOOLS.test(name) ? backupLoss(inv.argv) : null;
+  const lostBackups = BACKUP_TOOLS.test(name) ? backupLoss(inv.argv) : PACKAGE_TOOLS.test(name) ? everyPackageRemoved(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv)) : null;
   if (lostBackups) block(walk, 'dangerous', lostBackups, 'forget or delete named snapshots, after a --dry-run');
   if (MAC_TOOLS.test(name)) for (const r of macFindings(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv))) block(walk, 'dangerous', r, 'let the user do this themselves');
   if (DATA_TOOLS.test(name) || (name === 'git' && args.includes('lfs')) || (inv.viaXargs && /^(rm|shred|srm|unlink|truncate)$/.test(name))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
@@ -4494,8 +4495,8 @@ function varNames(text: string): string[] {
 
 /** A secret, or a directory that holds the user's keys: the home directory and its ancestors, ~/.config. */
 function holdsSecrets(walk: Walk, abs: string | null): boolean {
-  // keys/, secrets/, private/: a directory whose name says it holds keys (tar czf - certs/ keys/).
-  return abs !== null && (isSecret(walk, abs) || isUnder(walk.env.home, abs) || abs === `${walk.env.home}/.config` || abs === `${walk.env.home}/.local` || /\/(keys|secrets|private|credentials|signing[-_]keys)$/.test(abs));
+  // keys/, secrets/, private/ in the project: a directory whose name says it holds keys (tar czf - certs/ keys/).
+  return abs !== null && (isSecret(walk, abs) || isUnder(walk.env.home, abs) || abs === `${walk.env.home}/.config` || abs === `${walk.env.home}/.local` || (isUnder(abs, walk.env.project) && /\/(keys|secrets|private|credentials|signing[-_]keys)$/.test(abs)));
 }
 
 function isSecret(walk: Walk, abs: string | null): boolean {
@@ -5035,6 +5036,9 @@ function warnWorkTreeDiscard(walk: Walk, sub: string, rest: string[]): void {
 function checkLine(walk: Walk): void {
   const gits = walk.out.filter((i) => i.argv[0] === 'git');
   const made = [...walk.secretFiles];
+  // tar czf ~/Dropbox/keys.tgz ~/.ssh: a file the line filled with secrets, made inside a synced folder.
+  const syncedSecret = made.find((f) => f !== CLIPBOARD && syncedFolder(f, walk.env) !== null);
+  if (syncedSecret) block(walk, 'dangerous', `the line fills ${syncedSecret} with secrets, in ${syncedFolder(syncedSecret, walk.env)}, which a sync service uploads or shares: they leave this machine`, 'keep keys and tokens out of synced folders');
   const added = gits.find((i) => {
     const addAll = i.argv.includes('add') && i.argv.some((a) => a === '-A' || a === '--all' || a === '-u');
     const commitAll = i.argv.includes('commit') && i.argv.some((a) => /^-[a-zA-Z]*a[a-zA-Z]*$/.test(a) || a === '--all');

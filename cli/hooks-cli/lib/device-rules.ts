@@ -19,7 +19,7 @@ export const MACHINE_VERB = /^(shutdown|reboot|halt|poweroff)$/;
  * simulators, emulators and VMs. A machine verb given to them (picotool reboot, adb reboot, xcrun
  * simctl shutdown all, vagrant halt, virsh shutdown vm) stops or restarts that target.
  */
-const TARGET_TOOLS = /^(openocd|(\w+-)*gdb(-multiarch)?|lldb|picotool|pyocd|probe-rs|JLinkExe|JLink|st-flash|st-util|STM32_Programmer_CLI|nrfjprog|nrfutil|esptool(\.py)?|idf\.py|west|pio|platformio|mpremote|ampy|rshell|particle|arduino-cli|dfu-util|teensy_loader_cli|bossac|uuu|xcrun|simctl|xcdevice|devicectl|ios-deploy|idevicediagnostics|cfgutil|adb|fastboot|emulator|avdmanager|vagrant|virsh|VBoxManage|vboxmanage|multipass|limactl|colima|qm|pct|prlctl|utmctl|tart|lxc|incus|balena|docker-machine|minikube|kind|podman-machine)$/;
+const TARGET_TOOLS = /^(openocd|(\w+-)*gdb(-multiarch)?|lldb|picotool|pyocd|probe-rs|JLinkExe|JLink|st-flash|st-util|STM32_Programmer_CLI|nrfjprog|nrfutil|esptool(\.py)?|idf\.py|west|pio|platformio|mpremote|ampy|rshell|particle|arduino-cli|dfu-util|teensy_loader_cli|bossac|uuu|xcrun|simctl|xcdevice|devicectl|ios-deploy|idevicediagnostics|cfgutil|adb|fastboot|emulator|avdmanager|vagrant|virsh|VBoxManage|vboxmanage|multipass|lima|limactl|colima|orb|orbctl|qm|pct|prlctl|utmctl|tart|lxc|incus|balena|docker-machine|minikube|kind|podman-machine)$/;
 
 export function isTargetTool(name: string): boolean {
   return TARGET_TOOLS.test(name);

@@ -10,7 +10,7 @@
 import { isUnder, type PathEnv } from './paths-classify';
 
 /** Commands backupLoss judges: a cheap gate before it. */
-export const BACKUP_TOOLS = /^(borg|borgbackup|restic|kopia)$/;
+export const BACKUP_TOOLS = /^(borg|borgbackup|restic|kopia|timeshift)$/;
 
 /**
  * A backup repository destroyed, or its history cut down to one snapshot: borg delete REPO (not
@@ -22,6 +22,7 @@ export function backupLoss(argv: string[]): string | null {
   const ops = args.filter((a) => !a.startsWith('-'));
   const dry = args.some((a) => /^(-n|--dry-run|--list)$/.test(a));
   if (dry) return null;
+  if (name === 'timeshift' && args.includes('--delete-all')) return 'timeshift --delete-all deletes every system snapshot: the machine can no longer be rolled back';
   if (/^borg(backup)?$/.test(name) && ops[0] === 'delete') {
     const repo = ops[1];
     const picked = args.some((a) => /^(-a|--glob-archives|--match-archives|--first|--last|--prefix)(=|$)/.test(a));
@@ -48,4 +49,23 @@ export function syncedFolder(abs: string, env: PathEnv): string | null {
   if (isUnder(abs, env.project)) return null;
   // (Dropbox (Personal), OneDrive - Acme: the names the clients give a second account's folder.)
   return SYNCED.find((d) => isUnder(abs, `${env.home}/${d}`) || abs.startsWith(`${env.home}/${d} (`) || abs.startsWith(`${env.home}/${d} - `)) ?? null;
+}
+
+/** System package managers whose removal everyPackageRemoved judges: a cheap gate before it. */
+export const PACKAGE_TOOLS = /^(apt|apt-get|aptitude|dpkg|dnf|yum|zypper|pacman|yay|paru|apk|rpm|port)$/;
+
+/**
+ * Every installed package removed: the manager's own full listing fed back to its remove
+ * (pacman -Rns $(pacman -Qq), dnf remove $(rpm -qa), dpkg --get-selections | … | xargs apt-get purge):
+ * the system's essential packages go with the rest. Returns the reason, or null.
+ */
+export function everyPackageRemoved(argv: string[], subs: string[], upstream: string[][]): string | null {
+  const [name, ...args] = argv;
+  const removes = args.some((a) => /^(remove|purge|erase|autoremove|del|uninstall|-R[a-z]*|-e|--erase|-P|-r)$/.test(a));
+  if (!removes) return null;
+  // The whole listing, options only (pacman -Qq, not the orphans of -Qdtq nor dpkg -l 'linux-image*'), narrowed by nothing after it.
+  const full = /^\s*(sudo\s+)?(pacman\s+-Q[qen]*|rpm\s+-qa|dpkg\s+(--get-selections|-l|--list)|apt\s+list\s+--installed|(dnf|yum)\s+list\s+installed|apk\s+info|port\s+(-q\s+)?installed)\s*(\|\s*(awk\s+'\{\s*print\s+\$\d\s*\}'|cut\s+[^|]*|grep\s+-v\s+[^|]*|tr\s+[^|]*|sed\s+'s[^|]*')\s*)*$/;
+  const narrows = (u: string[]) => (/^(grep|rg|egrep)$/.test(u[0]) && !u.some((x) => /^-[a-zA-Z]*v/.test(x))) || (/awk$/.test(u[0]) && u.some((x) => /\/[^/]+\//.test(x))) || (u[0] === 'sed' && u.includes('-n'));
+  const listed = subs.some((s) => full.test(s)) || (upstream.length > 0 && full.test(upstream[0].join(' ')) && !upstream.slice(1).some(narrows));
+  return listed ? `${name} ${args.slice(0, 2).join(' ')} removes every installed package, the system's essential ones among them: it no longer boots or installs anything` : null;
 }
