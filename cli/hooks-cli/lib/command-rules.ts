@@ -17,6 +17,7 @@ import { analyzeCode, exprText, inlineCode, langOf, printedPaths, printedText, s
 import { parseShell, printfFormat, shellWord, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
+import { cmdAsSh, powershellAsSh, windowsAsSh, windowsCommandLine, windowsFindings, windowsProgram } from './windows-rules';
 import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
   classifyDelete,
@@ -34,6 +35,10 @@ import {
   isSystemPath,
   isUnder,
   resolveFrom,
+  windowsDrivePath,
+  homeRelPath,
+  isMachineDisk,
+  windowsView,
   type PathEnv,
 } from './paths-classify';
 
@@ -152,6 +157,9 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
     while (i < words.length && isAssignment(words[i])) u.assigned.push(words[i++]);
     words = words.slice(i);
     if (words.length === 0) break;
+    // git.exe, "/mnt/c/Program Files/Git/cmd/git.exe", curl.exe, npm.cmd, format.com: the Windows build of the same program.
+    const exe = windowsProgram(words);
+    if (exe) words = exe;
     const name = base(words[0].text);
     let next: Word[] | null = null;
     switch (name) {
@@ -221,6 +229,18 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
         }
         if (!next) next = words.slice(j);
         if (next.length === 0) next = null; // bare `env` prints the environment: it is the command
+        break;
+      }
+      case 'wsl': {
+        // wsl [-d DISTRO] [-u USER] [--cd DIR] [-e|--exec|--] CMD…: CMD runs in the distro; wsl --unregister… is wsl's own.
+        let j = 1;
+        while (j < words.length && /^-/.test(words[j].text) && !/^(-e|--exec|--)$/.test(words[j].text)) {
+          if (!/^(-d|--distribution|-u|--user|--cd|--shell-type)$/.test(words[j].text)) break;
+          j += 2;
+        }
+        if (/^(-e|--exec|--)$/.test(words[j]?.text ?? '')) j++;
+        else if (words[j]?.text.startsWith('-')) break;
+        if (j < words.length) next = words.slice(j);
         break;
       }
       case 'command':
@@ -716,6 +736,9 @@ function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth:
   return { remote: walk.remote, prod: walk.prod, submodule: walk.submodule, argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsLines: u.xargsLines, xargsFile: u.xargsFile, upstream: [], nested, assigned: u.assigned.map((w) => (w.subs.length > 0 ? `${w.text} ${w.subs.join(' ')}` : w.text)) };
 }
 
+/** Git for Windows' bash and Windows' own shells where they are installed (npm's documented `script-shell` on Windows). */
+const WINDOWS_SHELL = /^(?:[A-Za-z]:|\/mnt\/[a-z])[\\/]+(?:Program Files[\\/]+Git[\\/]+(?:usr[\\/]+)?bin[\\/]+(?:ba)?sh|Windows[\\/]+System32[\\/]+(?:cmd|WindowsPowerShell[\\/]+v1\.0[\\/]+powershell))(?:\.exe)?$/i;
+
 /** Programs a glob in the command name (/???/[r]m) is checked against, the dangerous first. */
 const GLOB_HEADS = ['rm', 'dd', 'shred', 'mkfs', 'wipefs', 'sh', 'bash', 'zsh', 'dash', 'git', 'curl', 'wget', 'nc', 'ncat', 'chmod', 'chown', 'find', 'xargs', 'sudo', 'mv', 'cp', 'tee', 'perl', 'python3', 'python', 'ruby', 'node', 'kill'];
 
@@ -1042,15 +1065,24 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     for (const m of src.matchAll(/doShellScript\(\s*(['"`])((?:(?!\1)[^\\]|\\.)*)\1/g)) collect(walk, m[2].replace(/\\(.)/g, '$1'), inv.cwd, depth + 1, true);
     if (/make\s+(new\s+)?login\s+item/i.test(src)) block(walk, 'dangerous', 'osascript adds a login item: it starts by itself at every login, a way to stay on the machine');
   } else if (/^(pwsh|powershell)(\.exe)?$/i.test(name)) {
-    const script = powershellScript(inv.argv);
+    // What the script runs stands where PowerShell does in a pipeline (pwsh -c 'gc ~/.ssh/id_rsa' | curl …).
+    const script = powershellScript(walk, inv);
+    const from = walk.out.length;
     if (script !== null) collect(walk, powershellAsSh(script, walk.env.home), inv.cwd, depth + 1, true);
+    if (walk.out.length > from) (inv.inner ??= []).push(...walk.out.slice(from));
+    // pwsh -File x.ps1 after Invoke-WebRequest/curl -o x.ps1 on the same line: downloaded and run.
+    const file = inv.argv.find((_, k) => k > 1 && /^-f(i|il|ile)?$/i.test(inv.argv[k - 1]));
+    const got = file !== undefined && inv.cwd !== null ? walk.files.get(resolveFrom(inv.cwd, file))?.downloaded : undefined;
+    if (got) block(walk, 'dangerous', `${name} runs ${file}, which ${got} downloaded on the same line: unreviewed code`, 'download first, read it, then run it in a separate step');
     // iex (iwr URL), Invoke-Expression (…).DownloadString(URL): PowerShell's download-and-run.
     if (script !== null && /\b(iex|Invoke-Expression)\b/i.test(script) && /\b(iwr|irm|Invoke-WebRequest|Invoke-RestMethod|DownloadString|DownloadData|curl|wget)\b/i.test(script)) block(walk, 'dangerous', `${name} runs code it downloads (Invoke-Expression of a web request): unreviewed code`, 'download it to a file, read it, then run it');
   } else if (/^cmd(\.exe)?$/i.test(name)) {
     // cmd.exe /c "rd /s /q C:\Users" (from WSL): read as the shell command it amounts to, the drives where WSL mounts them.
     const at = inv.argv.findIndex((a) => /^\/[ck]$/i.test(a));
-    if (at > 0) collect(walk, cmdAsSh(inv.argv.slice(at + 1).join(' ')), inv.cwd, depth + 1, true);
-  }
+    const from = walk.out.length;
+    if (at > 0) collect(walk, cmdAsSh(inv.argv.slice(at + 1).join(' '), walk.env.home), inv.cwd, depth + 1, true);
+    if (walk.out.length > from) (inv.inner ??= []).push(...walk.out.slice(from));
+  } else if (windowsAsSh(inv.argv) !== null) collect(walk, windowsAsSh(inv.argv)!, inv.cwd, depth + 1, true);
   else if (name === 'git') gitConfigCommands(walk, inv, depth);
   else if (((/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '')) || (/^(conda|mamba|micromamba|pixi)$/.test(name) && inv.argv[1] === 'run')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name)) npmScripts(walk, inv, depth);
@@ -1447,49 +1479,28 @@ function detachedScript(argv: string[]): string | null {
   return i + 1 < argv.length ? argv.slice(i + 1).join(' ') : null;
 }
 
-/** The script of `pwsh -c|-Command TEXT` or `-EncodedCommand B64` (UTF-16LE, as PowerShell's about_Pwsh documents). */
-function powershellScript(argv: string[]): string | null {
+/**
+ * The script `pwsh`/`powershell` runs: `-Command TEXT` (any prefix: `-c`, `-com`), `-EncodedCommand B64`
+ * (`-e`, `-ec`, `-enc`: UTF-16LE, as about_Pwsh documents), `-Command -` from stdin, `-File F` written
+ * on the line, or (powershell.exe's default) the words after its options.
+ */
+function powershellScript(walk: Walk, inv: Invocation): string | null {
+  const argv = inv.argv;
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i].toLowerCase();
-    if (a === '-c' || a === '-command' || a === '/c') return argv.slice(i + 1).join(' ');
-    if (a === '-e' || a === '-ec' || a === '-encodedcommand') return Buffer.from(argv[i + 1] ?? '', 'base64').toString('utf16le');
+    if (a === '/c' || (/^-c[a-z]*$/.test(a) && 'command'.startsWith(a.slice(1)))) return argv[i + 1] === '-' ? stdinText(inv) : argv.slice(i + 1).join(' ');
+    if (/^-e[a-z]*$/.test(a) && ('encodedcommand'.startsWith(a.slice(1)) || a === '-ec')) return Buffer.from(argv[i + 1] ?? '', 'base64').toString('utf16le');
+    if (/^-f[a-z]*$/.test(a) && 'file'.startsWith(a.slice(1))) {
+      const f = argv[i + 1];
+      if (f === '-') return stdinText(inv);
+      return f !== undefined && inv.cwd !== null ? walk.files.get(resolveFrom(inv.cwd, f))?.content ?? null : null;
+    }
+    if (a === '-') return stdinText(inv);
+    // Options that take a value: -ExecutionPolicy, -WindowStyle, -InputFormat, -OutputFormat, -WorkingDirectory...
+    if (/^-(ex|ep|executionpolicy|w|win|windowstyle|if|inputformat|of|outputformat|wd|workingdirectory|configurationname|version|settingsfile|psconsolefile|custompipename)$/.test(a)) i++;
+    else if (!a.startsWith('-')) return /^powershell$/i.test(base(argv[0])) ? argv.slice(i).join(' ') : null;
   }
   return null;
-}
-
-/**
- * The PowerShell commands that matter here, read as the shell commands they amount to:
- * Remove-Item (rm, ri, del, erase, rd, rmdir) with -Recurse is `rm -r`, $HOME/$env:HOME/~ the
- * home directory, `;` and newlines separate statements; anything else passes through as words.
- */
-function powershellAsSh(script: string, home: string): string {
-  return winPaths(script)
-    .replace(/\$env:(HOME|USERPROFILE)\b|\$HOME\b/gi, home)
-    // Get-ChildItem X | Remove-Item: everything in X removed.
-    .replace(/\b(?:Get-ChildItem|gci|dir|ls)\s+(?:-\w+\s+)*(?:-Path\s+)?(["']?)([^\s|"']+)\1[^|;]*\|\s*(?:Remove-Item|ri|rm|del|erase)\b/gi, (_m, _q, dir: string) => `rm '${dir === '~' ? home : dir}'/*`)
-    .replace(/\b(Remove-Item|ri|del|erase|rd|rmdir)\b/gi, 'rm')
-    .replace(/\s-(Recurse|r)\b/gi, ' -r')
-    .replace(/\s-(Force|fo)\b/gi, ' -f')
-    .replace(/\s-(Path|LiteralPath)\b/gi, ' ')
-    .replace(/\bFormat-Volume\b/gi, 'mkfs')
-    .replace(/\bClear-Disk\b/gi, 'wipefs -a');
-}
-
-/** Windows paths (C:\Users, %USERPROFILE%) as WSL sees them, under /mnt/<drive>. */
-function winPaths(script: string): string {
-  return script
-    .replace(/%(USERPROFILE|HOMEPATH)%/gi, 'C:\\Users\\user')
-    .replace(/%(SystemRoot|windir)%/gi, 'C:\\Windows')
-    .replace(/%(SystemDrive)%/gi, 'C:')
-    .replace(/\b([A-Za-z]):(\\[^\s"']*|(?=[\s"']|$))/g, (_m, d: string, rest: string) => `/mnt/${d.toLowerCase()}${(rest || '/').replace(/\\/g, '/')}`);
-}
-
-/** cmd.exe's deletes and formats read as rm -rf and mkfs: `rd /s`, `rmdir /s`, `del /s`, `format X:`. */
-function cmdAsSh(script: string): string {
-  return winPaths(script)
-    .replace(/\b(rd|rmdir|del|erase)\b((?:\s+\/[a-z]\b)*)/gi, (_m, c: string, opts: string) => (/\/s\b/i.test(opts) || /^(rd|rmdir)$/i.test(c) ? 'rm -rf' : 'rm -f'))
-    .replace(/\bformat\b/gi, 'mkfs')
-    .replace(/\s&&?\s/g, ' ; ');
 }
 
 /** The first operand of a shell or interpreter: the script file it runs. */
@@ -1691,7 +1702,7 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
   if (f.forkBomb) block(walk, 'dangerous', `${who} is a fork bomb: it starts copies of itself without end until the machine stops answering`);
   if (f.runsFetched) block(walk, 'dangerous', `${who} runs code it downloads: unreviewed code`, 'download it to a file, read it, then run it');
   if (f.tooLong) block(walk, 'dangerous', `${who} of ${code.length} characters is too long to check inline`, 'write it to a file, read it, then run the file');
-  for (const sh of f.shell) collect(walk, sh, inv.cwd, depth + 1, true);
+  for (const sh of f.shell) collect(walk, windowsCommandLine(sh), inv.cwd, depth + 1, true);
   // IPython magics and notebook cells, the sh/plumbum/fabric libraries; remote stores deleted through SDKs; files emptied (data-rules.ts).
   if (lang === 'python') for (const sh of pythonShellLines(code)) collect(walk, sh, inv.cwd, depth + 1, true);
   const sent = f.exfil ? null : codeSendsSecret(code, () => talksToNetwork(code));
@@ -2049,7 +2060,8 @@ function globMatches(glob: string, name: string): boolean {
 function target(inv: Invocation, w: Word): Target {
   if (w.text.startsWith('$(…)') || (w.dynamic && /^\$\{?[A-Za-z_0-9@*]/.test(w.text))) return { word: w, abs: null, wholeDir: false };
   // ~/.[s]sh: a bracket holding one character matches only that character.
-  let p = w.glob ? w.text.replace(/\[([^\]!^\\])\]/g, '$1') : w.text;
+  const text = windowsDrivePath(w.text) ?? w.text;
+  let p = w.glob ? text.replace(/\[([^\]!^\\])\]/g, '$1') : text;
   let wholeDir = false;
   if (w.glob && /[*?[]|[!@+]\(/.test(p)) {
     const segs = p.split('/');
@@ -2092,6 +2104,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkOutputSubstitutions(walk, inv);
   checkServices(walk, inv);
   for (const f of serviceFindings(withStdinSql(inv), inv.assigned ?? [])) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
+  for (const f of windowsFindings(inv.argv)) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
   checkServesSecrets(walk, inv);
   // Files encrypted with a key drawn at random and kept nowhere ($RANDOM, openssl rand, /dev/urandom), the originals
   // deleted on the same line: ransom-style, the data can never be read again.
@@ -2441,7 +2454,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkDisks(walk, inv);
   checkCloudDestroy(walk, inv);
   checkKillAll(walk, inv);
-  if (/^(git|hub|dvc|pbcopy|wl-copy|xclip|xsel)$/.test(name)) checkSecretCarried(walk, inv);
+  if (/^(git|hub|dvc|pbcopy|wl-copy|xclip|xsel|clip)$/.test(name)) checkSecretCarried(walk, inv);
   if (DATA_TOOLS.test(name) || (name === 'git' && args.includes('lfs')) || (inv.viaXargs && /^(rm|shred|srm|unlink|truncate)$/.test(name))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
   checkTraversal(walk, inv);
 }
@@ -2723,7 +2736,7 @@ function checkCloudDestroy(walk: Walk, inv: Invocation): void {
     return;
   }
   // npm config set script-shell X / node-options --require X: every npm script (or node run by one) runs X first.
-  if (/^(npm|pnpm|yarn)$/.test(name ?? '') && args[0] === 'config' && args[1] === 'set' && /^(script-shell|node-options|onload-script|shell)$/.test((args[2] ?? '').split('=')[0]) && !/^(\/(usr\/)?bin\/)?(ba|z|da)?sh$|--max-old-space-size=\d+$/.test(args[3] ?? args[2]?.split('=')[1] ?? '')) {
+  if (/^(npm|pnpm|yarn)$/.test(name ?? '') && args[0] === 'config' && args[1] === 'set' && /^(script-shell|node-options|onload-script|shell)$/.test((args[2] ?? '').split('=')[0]) && !/^(\/(usr\/)?bin\/)?(ba|z|da)?sh$|--max-old-space-size=\d+$/.test(args[3] ?? args[2]?.split('=')[1] ?? '') && !WINDOWS_SHELL.test(args[3] ?? args[2]?.split('=')[1] ?? '')) {
     block(walk, 'dangerous', `${name} config set ${args[2]} makes every script ${name} runs start ${args[3] ?? ''} first`, 'leave npm\'s shell and node options alone');
     return;
   }
@@ -3136,6 +3149,10 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
   // One package-source file (/etc/apt/sources.list.d/old.list): removing it is how a repository is dropped.
   // So is a site's config in a web server's enabled list, and a rotated log (/var/log/nginx/*.gz).
   const sourceFile = !recursive && ((!t.word.glob && /^\/etc\/(apt\/(sources\.list\.d|preferences\.d|trusted\.gpg\.d|keyrings)|yum\.repos\.d|zypp\/repos\.d|(nginx|apache2|httpd)\/(sites-enabled|sites-available|conf\.d|conf-enabled|conf-available))\/[^/]+$/.test(t.abs)) || /^\/var\/log\/.+\.(gz|xz|bz2|zst|old|\d+)$/.test(t.word.text.replace(/^~/, '')));
+  if (isMachineDisk(t.abs, env) && verb !== 'mv') {
+    block(walk, 'dangerous', `${verb} destroys ${t.abs}, the disk of a virtual machine or WSL distribution: every file in that machine goes with it`, 'remove a distribution with wsl --unregister, or a VM with its own manager, after an export');
+    return;
+  }
   if (HISTORY_FILE.test(t.abs) && isUnder(t.abs, env.home) && verb !== 'mv') {
     block(walk, 'dangerous', `${verb} deletes ${t.abs}: the shell history is destroyed`);
     return;
@@ -3159,7 +3176,7 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
     block(walk, 'dangerous', `${verb} -r of ${shared}, which no backup of the project covers`, 'delete inside your own area of the mount (/scratch/$USER/...), by name');
     return;
   }
-  if ((recursive || t.wholeDir) && (DATA_DIR.test(t.abs) || STORAGE_ROOT.test(t.abs))) {
+  if ((recursive || t.wholeDir) && (DATA_DIR.test(t.abs) || DATA_DIR.test(windowsView(t.abs, env).p) || STORAGE_ROOT.test(t.abs))) {
     block(walk, 'dangerous', `${verb} -r of ${t.abs}${inv.remote ? ' on another host' : ''}: ${t.abs.startsWith('/opt/') ? 'an installed application' : "a service's data or a mounted disk"}, which no backup of the project covers`, 'name the release, log or cache directory inside it to remove');
     return;
   }
@@ -3260,7 +3277,18 @@ function checkWrite(walk: Walk, inv: Invocation, t0: Target, verb: string, sourc
   // ~/.kube/config-ci, ~/.aws/ci-profile: a new file beside the tools' own (config, credentials, keys) overwrites nothing of the user's.
   // echo 'localhost:5432:*:app:pw' >> ~/.pgpass: one more host's line in a password file; the others stay.
   else if (/\/\.(pgpass|netrc)$/.test(t.abs) && (verb === 'redirection (>>)' || (verb === 'tee' && inv.argv.some((a) => /^-[a-zA-Z]*a|^--append$/.test(a))))) warn(walk, 'system', `${verb} adds a line to the password file ${t.abs}`);
-  else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir' && !(/\/\.(kube|aws)\/[^/]+$/.test(t.abs) && !/\/(config|credentials|sso|cli)$/.test(t.abs) && isUnder(t.abs, walk.env.home))) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
+  else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir' && !(/\/\.(kube|aws)\/[^/]+$/.test(t.abs) && !/\/(config|credentials|sso|cli)$/.test(t.abs) && isUnder(t.abs, walk.env.home)) && !sameStoreLinked(walk, inv, t.abs, verb, sources)) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
+}
+
+/**
+ * ln -s /mnt/c/Users/me/.aws ~/.aws: the same tool's credentials store of another home (the Windows
+ * profile, as the AWS and SSH docs for WSL advise) linked in place of this one: shared, not written.
+ */
+function sameStoreLinked(walk: Walk, inv: Invocation, abs: string, verb: string, sources: Word[] | null): boolean {
+  if (verb !== 'ln' || !sources || sources.length !== 1 || sources[0].dynamic) return false;
+  const from = target(inv, sources[0]).abs;
+  const rel = homeRelPath(abs, walk.env);
+  return from !== null && rel !== null && from !== abs && homeRelPath(from, walk.env) === rel;
 }
 
 /** Hosts that code and packages come from (or go to): a hosts line sending one elsewhere hijacks them. */
@@ -3458,7 +3486,7 @@ const CLIPBOARD = '<clipboard>';
  */
 function checkSecretCarried(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
-  if (/^(pbcopy|wl-copy|xclip|xsel)$/.test(name ?? '') && !args.some((a) => /^(-o|--output|-out)$/.test(a)) && withInner(inv.upstream).some((u) => producesSecret(walk, u))) walk.secretFiles.add(CLIPBOARD);
+  if (/^(pbcopy|wl-copy|xclip|xsel|clip)$/.test(name ?? '') && !args.some((a) => /^(-o|--output|-out)$/.test(a)) && withInner(inv.upstream).some((u) => producesSecret(walk, u))) walk.secretFiles.add(CLIPBOARD);
   if (!/^(git|hub|dvc)$/.test(name ?? '') || !args.includes('push')) return;
   // Where the line's copies of secrets landed: DEST, and DEST/NAME when DEST is a directory.
   const carried: string[] = [];
@@ -4323,7 +4351,7 @@ function secretFilter(name: string, args: string[]): string | null {
 function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null {
   const name = inv0.argv[0] ?? '';
   const args = inv0.argv.slice(1);
-  if (walk.secretFiles.has(CLIPBOARD) && (/^(pbpaste|wl-paste)$/.test(name) || (/^(xclip|xsel)$/.test(name) && args.some((a) => /^(-o|--output|-out)$/.test(a))))) return 'the clipboard, filled with a secret on the line';
+  if (walk.secretFiles.has(CLIPBOARD) && (/^(pbpaste|wl-paste)$/.test(name) || (/^(pwsh|powershell)$/.test(name) && args.some((a) => /^(Get-Clipboard|gcb)$/i.test(a))) || (/^(xclip|xsel)$/.test(name) && args.some((a) => /^(-o|--output|-out)$/.test(a))))) return 'the clipboard, filled with a secret on the line';
   // tar -C /etc/ssh -cf - .: the operands are read from -C's directory.
   const cdir = name === 'tar' && inv0.cwd !== null ? args.find((_, k) => /^(-C|--directory)$/.test(args[k - 1] ?? '')) ?? args.find((a) => a.startsWith('--directory='))?.slice(12) : undefined;
   const inv = cdir ? { ...inv0, cwd: resolveFrom(inv0.cwd!, cdir.replace(/^~(?=\/|$)/, walk.env.home)) } : inv0;
@@ -4551,7 +4579,7 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     // curl --data-urlencode name@FILE reads FILE too.
     const urlencode = prev === '--data-urlencode' || t.startsWith('--data-urlencode=') ? /^(?:--data-urlencode=)?[^=@]*@(.+)$/.exec(t)?.[1] : undefined;
     // httpie: field@FILE and field=@FILE attach FILE.
-    const atFile = urlencode ?? /(?:^|=)[@<]([^;,\s]+)/.exec(t)?.[1] ?? (/^(http|https|xh|xhs|httpie)$/.test(name) ? /^[\w.-]+@([~/.][^\s]*)$/.exec(t)?.[1] : undefined) ?? (/^(aws|gcloud|az)$/.test(name) ? /^fileb?:\/\/(.+)$/.exec(t)?.[1] : undefined);
+    const atFile = urlencode ?? /(?:^|=)[@<]([^;,\s]+(?: [^;,\s@=]+)*)/.exec(t)?.[1] ?? (/^(http|https|xh|xhs|httpie)$/.test(name) ? /^[\w.-]+@([~/.][^\s]*)$/.exec(t)?.[1] : undefined) ?? (/^(aws|gcloud|az)$/.test(name) ? /^fileb?:\/\/(.+)$/.exec(t)?.[1] : undefined);
     const eq = /^--(post-file|body-file|upload-file)=(.+)$/.exec(t)?.[2];
     // -T FILE, also inside a cluster of short options (curl -sT FILE).
     const uploadOpt = prev === '--upload-file' || prev === '--post-file' || prev === '--body-file' || (name === 'curl' && /^-[a-zA-Z]*T$/.test(prev)) || (/^(mutt|mail|mailx|neomutt|s-nail|swaks|sendemail)$/.test(name) && /^(-a|-A|--attach|--attach-type)$/.test(prev));

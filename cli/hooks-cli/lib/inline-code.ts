@@ -20,7 +20,7 @@
  */
 
 import { isSecretSource } from './paths-classify';
-import { shellWord } from './shell-parse';
+import { shellWord, windowsVar } from './shell-parse';
 
 export type Lang = 'python' | 'perl' | 'ruby' | 'js' | 'php' | 'lua' | 'awk' | 'r';
 
@@ -137,6 +137,8 @@ const HOME_EXPRS: RegExp[] = [
   /\bBun\.env\.HOME\b/g,
   /\bhomedir\(\)/g,
 ];
+/** An environment variable read by name, in the languages read here (the name is one of the groups). */
+const WINDOWS_ENV_READ = /process\.env\.(\w+)|process\.env\[\s*['"](\w+)['"]\s*\]|os\.environ\s*\[\s*['"](\w+)['"]\s*\]|os\.(?:environ\.get|getenv)\(\s*['"](\w+)['"]\s*\)|\$ENV\{\s*['"]?(\w+)['"]?\s*\}|\bENV\s*\[\s*['"](\w+)['"]\s*\]|\bgetenv\(\s*['"](\w+)['"]\s*\)/g;
 const CWD_EXPRS: RegExp[] = [
   /os\.getcwd\(\)/g, /(?:pathlib\.)?Path\.cwd\(\)/g, /process\.cwd\(\)/g, /\bDir\.pwd\b/g, /\bgetcwd\(\)/g, /Deno\.cwd\(\)/g,
   // $PWD and the project directory read from the environment (the hook runs in the project).
@@ -161,10 +163,15 @@ function literals(code: string, from = 0, to = code.length): Lit[] {
     if (c === "'" || c === '"' || c === '`') {
       const triple = code.startsWith(c.repeat(3), i);
       const q = triple ? c.repeat(3) : c;
+      // Python's raw strings (r'C:\\Users\\x', rb'…', fr'…') keep their backslashes.
+      const raw = c !== '`' && /(?:^|[^\w])(?:[rR][bBfF]?|[bBfF][rR])$/.test(code.slice(Math.max(0, i - 3), i));
       let j = i + q.length;
       let v = '';
       while (j < code.length && !code.startsWith(q, j)) {
-        if (code[j] === '\\' && j + 1 < code.length) {
+        if (raw && code[j] === '\\' && j + 1 < code.length) {
+          v += code.slice(j, j + 2);
+          j += 2;
+        } else if (code[j] === '\\' && j + 1 < code.length) {
           const e = code[j + 1];
           const hex = e === 'x' ? /^[0-9a-fA-F]{2}/.exec(code.slice(j + 2, j + 4)) : null;
           // "\x72\x6d" is "rm": hex escapes are the characters they stand for.
@@ -465,6 +472,11 @@ function preprocess(code: string, lang: Lang): string {
   let c = code.replace(/(["`])\$(?:ENV\{\s*'?HOME'?\s*\}|\{?HOME\}?(?=\/|\1))/g, '$1~');
   for (const re of HOME_EXPRS) c = c.replace(re, '"~"');
   for (const re of CWD_EXPRS) c = c.replace(re, '"."');
+  // process.env.USERPROFILE, os.environ['LOCALAPPDATA'], $ENV{APPDATA}: Windows' own variables read as their usual places.
+  if (/PROFILE|APPDATA|ONEDRIVE|SYSTEMROOT|WINDIR|HOMEPATH|PROGRAM/i.test(c)) c = c.replace(WINDOWS_ENV_READ, (m, ...names: (string | undefined)[]) => {
+    const v = windowsVar(names.find((n) => typeof n === 'string' && /^\w+$/.test(n)) ?? '');
+    return v === undefined ? m : `"${v}"`;
+  });
   // sprintf("%c%c -rf ~", 114, 109) (awk, perl, php, ruby, C-like): %c of a number is that character.
   c = c.replace(/\b(?:s?printf|format)\(\s*"([^"\n]*%c[^"\n]*)"((?:\s*,\s*(?:\d{1,3}|"[^"\n]*"))+)\s*\)/g, (m, fmt: string, list: string) => {
     const vals = [...list.matchAll(/(\d{1,3})|"([^"\n]*)"/g)].map((x) => (x[1] !== undefined ? Number(x[1]) : x[2]));
@@ -887,7 +899,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       const lits = literals(code, region[0], region[1]);
       const argText = code.slice(region[0], region[1]);
       const recursive = lang === 'r' ? /recursive\s*=\s*T/.test(argText) : lang !== 'js' || /rimraf|removeSync|emptyDir|Deno\.remove|delete(Sync|Async)/.test(m[0]) || /recursive\s*:\s*true/.test(argText);
-      const startsWithLit = lits.length > 0 && code.slice(region[0], lits[0].start).trim() === '';
+      const startsWithLit = lits.length > 0 && /^[rRbBfFuU]{0,2}$/.test(code.slice(region[0], lits[0].start).trim());
       if (!startsWithLit) {
         // rmtree(p) with p a loop variable over literals, or assigned a literal.
         const ident = /^\s*\$?([A-Za-z_]\w*)\s*(?:[,)]|$)/.exec(argText)?.[1];
