@@ -17,6 +17,7 @@ import { analyzeCode, exprText, inlineCode, langOf, printedPaths, printedText, s
 import { parseShell, printfFormat, shellWord, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
+import { codeSecret, devContainerCommand, frameworkCode, frameworkCodeFindings, frameworkFindings, frameworkPaths, frameworkSecretPrinter, projectMounts, remoteWipeFindings } from './framework-rules';
 import { cmdAsSh, powershellAsSh, windowsAsSh, windowsCommandLine, windowsFindings, windowsProgram } from './windows-rules';
 import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
@@ -527,8 +528,8 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
         const before = cwd;
         // cd $UNSET (unquoted, empty) is a bare cd: the home directory.
         if (!target || target.text === '~' || (target.dynamic && !target.quoted && /^\$\{?[A-Za-z_]\w*\}?$/.test(target.text))) cwd = walk.env.home;
-        else if (target.dynamic || target.text === '-' || cwd === null) cwd = null;
-        else cwd = resolveFrom(cwd, target.text);
+        else if (target.dynamic || target.text === '-' || (cwd === null && !target.text.startsWith('/'))) cwd = null;
+        else cwd = resolveFrom(cwd ?? '/', target.text);
         if (cwd !== null && target && !target.dynamic && /^(\/|~\/)/.test(target.text)) {
           const named = resolveFrom(cwd, target.text.replace(/^~(?=\/)/, walk.env.home).replace(/(\/\.\.)+\/?$/, ''));
           walk.workDirs.push({ dir: cwd, named: named !== cwd && isUnder(named, cwd) ? named : null });
@@ -988,6 +989,15 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     }
   } else if (name === 'eval') {
     collect(walk, inv.argv.slice(1).join(' '), inv.cwd, depth + 1, true);
+  } else if (frameworkCode(inv.argv, inv.assigned ?? [], () => stdinText(inv) ?? procSubText(walk, inv)) !== null) {
+    // artisan tinker --execute=CODE, wp eval CODE, rails runner -e production CODE, rake -e CODE: the app's language, where the app runs.
+    const fc = frameworkCode(inv.argv, inv.assigned ?? [], () => stdinText(inv) ?? procSubText(walk, inv))!;
+    const [was, wasProd] = [walk.remote, walk.prod];
+    walk.remote ||= fc.remote;
+    walk.prod ||= fc.prod;
+    collect(walk, `${fc.lang} ${fc.lang === 'php' ? '-r' : '-e'} '${frameworkPaths(fc.lang, fc.code).replace(/'/g, `'\\''`)}'`, fc.remote ? null : inv.cwd, depth + 1, true);
+    [walk.remote, walk.prod] = [was, wasProd];
+    for (const f of frameworkCodeFindings(fc)) block(walk, 'dangerous', `${inv.argv.slice(0, 3).join(' ')}: ${f.reason}`, 'let the user run it after checking what it removes');
   } else if (hostedCode(inv)) {
     // rails runner CODE, manage.py shell -c CODE (or on stdin), mongosh --eval CODE: code of a language run inside an app's console.
     const [lang, code] = hostedCode(inv)!;
@@ -1005,6 +1015,9 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     if (/^(-|\/dev\/(stdin|fd\/0)|\/proc\/self\/fd\/0)$/.test(inv.argv[1] ?? '')) stdinScript(walk, inv, depth);
     procSubScript(walk, inv, depth);
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
+  } else if (devContainerCommand(inv.argv) !== null) {
+    // sail exec, ddev exec, lando ssh -c, docker compose exec|run: in the project's dev container, where it is mounted.
+    collect(walk, projectMounts(devContainerCommand(inv.argv)!, walk.env.project), walk.env.project, depth + 1, true);
   } else if (/^(docker|podman|nerdctl|docker-compose|podman-compose)$/.test(name)) {
     containerRun(walk, inv, depth);
   } else if (/^(singularity|apptainer|enroot)$/.test(name)) {
@@ -1451,6 +1464,20 @@ function makeRecipes(walk: Walk, inv: Invocation, depth: number): boolean {
   return true;
 }
 
+/** The secret an app console's code holds (artisan tinker --execute="echo config('app.key');"), or null. */
+function codeSecretOf(fc: ReturnType<typeof frameworkCode>): string | null {
+  return fc ? codeSecret(fc.code, isSecretName) : null;
+}
+
+/** The text a process substitution operand (<(echo …)) gives, when known. */
+function procSubText(walk: Walk, inv: Invocation): string | null {
+  const w = inv.words.slice(1).find((x) => x.text.startsWith('/dev/fd/') && x.subs.length > 0);
+  if (!w) return null;
+  // <(echo '<?php …'): the quoted text itself, whatever it holds.
+  const echoed = /^\s*(?:echo|printf\s+'%s\\n')\s+'([^']*)'\s*$/.exec(w.subs[0]);
+  return echoed ? echoed[1] : resolveSubstitution(w.subs[0], parseEnv(walk, inv.cwd));
+}
+
 function procSubScript(walk: Walk, inv: Invocation, depth: number): void {
   const w = inv.words.slice(1).find((x) => x.text.startsWith('/dev/fd/') && x.subs.length > 0);
   if (!w) return;
@@ -1705,7 +1732,7 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
   for (const sh of f.shell) collect(walk, windowsCommandLine(sh), inv.cwd, depth + 1, true);
   // IPython magics and notebook cells, the sh/plumbum/fabric libraries; remote stores deleted through SDKs; files emptied (data-rules.ts).
   if (lang === 'python') for (const sh of pythonShellLines(code)) collect(walk, sh, inv.cwd, depth + 1, true);
-  const sent = f.exfil ? null : codeSendsSecret(code, () => talksToNetwork(code));
+  const sent = f.exfil ? null : codeSendsSecret(code, () => talksToNetwork(code)) ?? ((lang === 'php' || lang === 'ruby') && talksToNetwork(code) ? codeSecret(code, isSecretName) : null);
   if (sent) block(walk, 'dangerous', `${who} reads the secret ${sent} and sends it away (a URL of another service, an upload or an experiment log)`, 'secrets stay on this machine; ask the user to share what is needed');
   const remote = codeRemoteDelete(code);
   if (remote) block(walk, 'dangerous', `${who} deletes ${remote}: data outside this machine, for good`, 'let the user delete remote data');
@@ -2064,7 +2091,8 @@ function target(inv: Invocation, w: Word): Target {
   let p = w.glob ? text.replace(/\[([^\]!^\\])\]/g, '$1') : text;
   let wholeDir = false;
   if (w.glob && /[*?[]|[!@+]\(/.test(p)) {
-    const segs = p.split('/');
+    // ~/Sites/*/ is ~/Sites/*: the trailing slash only keeps the directories among the matches.
+    const segs = p.replace(/(.)\/+$/, '$1').split('/');
     const g = segs.findIndex((s) => /[*?[]|[!@+]\(/.test(s));
     // /home/*/.ssh/id_*: a glob in the middle with fixed names after it is that path in any of the matches.
     const fixedAfter = g >= 0 && segs.slice(g + 1).some((x) => x !== '' && !/[*?[]/.test(x));
@@ -2105,6 +2133,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkServices(walk, inv);
   for (const f of serviceFindings(withStdinSql(inv), inv.assigned ?? [])) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
   for (const f of windowsFindings(inv.argv)) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
+  for (const f of [...frameworkFindings(inv.argv, inv.assigned ?? []), ...remoteWipeFindings(inv.argv)]) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
   checkServesSecrets(walk, inv);
   // Files encrypted with a key drawn at random and kept nowhere ($RANDOM, openssl rand, /dev/urandom), the originals
   // deleted on the same line: ransom-style, the data can never be read again.
@@ -2952,6 +2981,10 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   const flang = langOf(f);
   const printed = flang ? printedPaths(flang, inlineCode(flang, feeder.argv).code ?? '') : [];
   if (printed.length > 0) return { items: printed.map((p) => target(feeder!, word(p.replace(/^~(?=\/|$)/, home)))), recursive: !narrowed };
+  // rails runner 'puts Rails.root', wp eval 'echo ABSPATH;': an app console printing the app's directories.
+  const console = !narrowed ? frameworkCode(feeder.argv, feeder.assigned ?? [], () => stdinText(feeder!)) : null;
+  const said = console ? printedText(console.lang, console.code).join('\n') : '';
+  if (said.trim() !== '') return fromText(said, feeder);
   const lister = listerRoots(walk, feeder);
   if (lister) return { items: lister.roots.map((t) => (narrowed || lister.filtered ? { ...t, abs: t.abs === null ? null : `${t.abs}/…` } : t)), recursive: !narrowed && !lister.filtered };
   // A filter of a known text (sed -n 1p <<< "$HOME", cut … <<< …): prints (part of) that text.
@@ -3043,7 +3076,7 @@ function broadRoot(walk: Walk, abs: string | null, finder?: Invocation): boolean
  * /opt/go1.22, /opt/jdk-17) is replaced by the next one. Releases, logs and caches deeper inside
  * (/srv/app/releases/2023-*) are everyday cleanup and stay warnings.
  */
-const DATA_DIR = /^\/(srv|scratch|datasets|shared|nfs|lustre|gpfs|storage|models)\/[^/]+$|^\/(mnt|media|data)\/[^/]+(\/[^/]+)?$|\/var\/(lib\/)?(postgres(ql)?(@[\d.]+)?|mysql|mariadb|mongodb|redis)(\/[^/]+)?$|\/Application Support\/Postgres(\/[^/]+)?$|\/\.local\/share\/(containers|docker)(\/storage(\/volumes)?)?$|^\/opt\/(?![^/]*(\d\.\d|[-_.]v?\d))[^/]+$|^\/var\/lib\/(docker|containerd|mysql|mariadb|postgresql|pgsql|redis|mongodb|elasticsearch|opensearch|etcd|rancher|kubelet|influxdb|clickhouse|cassandra|rabbitmq|minio|grafana|prometheus|jenkins|gitlab|libvirt|lxd|vault|consul)(\/[^/]+){0,2}$/;
+const DATA_DIR = /^\/(srv|scratch|datasets|shared|nfs|lustre|gpfs|storage|models)\/[^/]+$|^\/var\/www\/[^/]+$|^\/usr\/share\/nginx\/html$|^\/(mnt|media|data)\/[^/]+(\/[^/]+)?$|\/var\/(lib\/)?(postgres(ql)?(@[\d.]+)?|mysql|mariadb|mongodb|redis)(\/[^/]+)?$|\/Application Support\/Postgres(\/[^/]+)?$|\/\.local\/share\/(containers|docker)(\/storage(\/volumes)?)?$|^\/opt\/(?![^/]*(\d\.\d|[-_.]v?\d))[^/]+$|^\/var\/lib\/(docker|containerd|mysql|mariadb|postgresql|pgsql|redis|mongodb|elasticsearch|opensearch|etcd|rancher|kubelet|influxdb|clickhouse|cassandra|rabbitmq|minio|grafana|prometheus|jenkins|gitlab|libvirt|lxd|vault|consul)(\/[^/]+){0,2}$/;
 
 /**
  * `cd /home/dev/projects/shop && rm -rf src package.json`, `cd /home/dev/projects/api/.. && rm -rf api`: a line
@@ -3064,6 +3097,9 @@ function workDirDelete(walk: Walk, inv: Invocation, abs: string): string | null 
   return null;
 }
 
+/** A web site's content and roots: WordPress's wp-content (and its uploads), a shared host's public_html/htdocs, Laravel's and Rails' upload stores. */
+const WEB_CONTENT = /(^|\/)(wp-content(\/uploads)?|public_html|htdocs|httpdocs|storage\/app(\/public)?|public\/(uploads|system))\/?$/;
+
 /** Shared storage mounted right under / (cluster scratch, data and model volumes): a whole one deleted is everyone's data. (A bare /app inside a container is not.) */
 const STORAGE_ROOT = /^\/(scratch|data|datasets|shared|nfs|storage|models|backups?|archive|exports?|lustre|gpfs|beegfs|work|space)$/;
 
@@ -3074,7 +3110,8 @@ function homeWorkDir(abs: string, env: PathEnv): string | undefined {
 
 function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean, verb: string): void {
   const env = walk.env;
-  let t = ownHome(walk, t0);
+  // ls -d ~/Sites/*/ | xargs rm -rf, for d in ~/Sites/*/: items spelled X/* are every entry of X, one by one.
+  let t = ownHome(walk, !t0.wholeDir && t0.abs !== null && /\/\*\/?$/.test(t0.abs) && !t0.word.glob ? { ...t0, abs: t0.abs.replace(/\/\*\/?$/, '') || '/', wholeDir: true } : t0);
   // "$d" unknown when the line was parsed but set by the time it runs (eval "d=~"; rm -rf "$d"): its value now.
   const late = t.word.dynamic ? /^\$\{?([A-Za-z_]\w*)\}?(\/.*)?$/.exec(t.word.text) : null;
   const lateVal = late ? walk.vars.get(late[1]) : undefined;
@@ -3093,6 +3130,11 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
     checkDelete(walk, inv, { ...t, abs: was, word: { ...t.word, text: was, glob: false } }, recursive, `${verb} (of what was moved there from ${was})`);
   }
   if (recursive && t.word.dynamic && checkUnknownDelete(walk, inv, t, verb)) return;
+  // A site's own content (wp-content, uploads, a web root such as public_html): not in git, not build output.
+  if (recursive && !t.word.dynamic && WEB_CONTENT.test(t.abs ?? t.word.text) && !(/^\/(tmp|var\/tmp)\//.test(t.abs ?? '') && !isUnder(t.abs!, env.project))) {
+    block(walk, 'dangerous', `${verb} -r of ${t.abs ?? t.word.text}: a site's content (uploads, themes, plugins) or its whole web root, which no commit holds`, 'delete the one cache or upgrade directory meant, by name');
+    return;
+  }
   if (t.abs === null) {
     if (recursive && t.word.dynamic) {
       warn(walk, 'suspicious', `${verb} -r on "${t.word.text}", a path only known at run time: if it is empty or unset this deletes far more than intended`, 'check the variable first: [ -n "$DIR" ] && rm -rf -- "$DIR"');
@@ -3684,6 +3726,11 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
       block(walk, 'dangerous', `${name} ${mode} makes ${t.abs} writable by other users: anyone can put a command there that root or the user then runs`);
       continue;
     }
+    // On a production or shared host, a whole tree opened to every user: any account (or a hacked site) can change the app.
+    if (worldWritable && recursive && inv.prod) {
+      block(walk, 'dangerous', `${name} -R ${mode} makes all of ${f.text} on a production host writable by every user`, 'give write access to the one directory that needs it, to the web server\'s user');
+      continue;
+    }
     if (worldWritable) warn(walk, 'suspicious', `${name} ${mode} makes ${f.text} writable by every user`, 'chmod 755 for directories and programs, chmod 644 for files (u+x to make a script executable)');
     else if (setuid) warn(walk, 'suspicious', `${name} ${mode} sets the setuid/setgid bit on ${f.text}`);
     // chmod -R 000 (a-rwx, a=) of the whole project: nothing in it can be read or run any more.
@@ -3731,6 +3778,11 @@ function checkFind(walk: Walk, inv: Invocation): void {
     if (t.abs === null) continue;
     const c = classifyDelete(t.abs, walk.env);
     const filtered = broadRoot(walk, t.abs, inv) ? nameFiltered : anyFilter;
+    // On a production host, a tree emptied by find as by rm -r (the app's shared files, uploads, releases).
+    if (inv.prod && !nameFiltered && !(/^\/(tmp|var\/tmp)\//.test(t.abs))) {
+      block(walk, 'dangerous', `find ${t.abs} -delete on a production host empties the service's files`, 'let the user run it on production');
+      continue;
+    }
     if (namePattern && isSecretName(namePattern) && (broadRoot(walk, t.abs) || isUnder(t.abs, walk.env.home)) && !isUnder(t.abs, walk.env.project)) {
       block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes keys and credentials`, 'remove the one file meant, by its path');
       continue;
@@ -4126,7 +4178,7 @@ function withStdinSql(inv: Invocation): string[] {
 }
 
 /** Dumps of a database's rows (not its schema alone). */
-const DUMPS = (a: string[]) => /^(pg_dump|pg_dumpall|mysqldump|mariadb-dump|mongodump|mongoexport)$/.test(a[0] ?? '') && !a.some((x) => /^(-s|--schema-only|--no-data|-d|--globals-only|-g|--roles-only)$/.test(x) && !(a[0] === 'pg_dump' && x === '-d'));
+const DUMPS = (a: string[]) => (a[0] === 'wp' && a.includes('db') && a.includes('export')) || /^(pg_dump|pg_dumpall|mysqldump|mariadb-dump|mongodump|mongoexport)$/.test(a[0] ?? '') && !a.some((x) => /^(-s|--schema-only|--no-data|-d|--globals-only|-g|--roles-only)$/.test(x) && !(a[0] === 'pg_dump' && x === '-d'));
 
 function checkServices(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
@@ -4351,6 +4403,8 @@ function secretFilter(name: string, args: string[]): string | null {
 function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null {
   const name = inv0.argv[0] ?? '';
   const args = inv0.argv.slice(1);
+  const framework = frameworkSecretPrinter(inv0.argv) ?? codeSecretOf(frameworkCode(inv0.argv, inv0.assigned ?? [], () => stdinText(inv0)));
+  if (framework) return framework;
   if (walk.secretFiles.has(CLIPBOARD) && (/^(pbpaste|wl-paste)$/.test(name) || (/^(pwsh|powershell)$/.test(name) && args.some((a) => /^(Get-Clipboard|gcb)$/i.test(a))) || (/^(xclip|xsel)$/.test(name) && args.some((a) => /^(-o|--output|-out)$/.test(a))))) return 'the clipboard, filled with a secret on the line';
   // tar -C /etc/ssh -cf - .: the operands are read from -C's directory.
   const cdir = name === 'tar' && inv0.cwd !== null ? args.find((_, k) => /^(-C|--directory)$/.test(args[k - 1] ?? '')) ?? args.find((a) => a.startsWith('--directory='))?.slice(12) : undefined;
@@ -4432,6 +4486,9 @@ function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null 
     const code = inlineCode(lang, inv.argv).code;
     const m = code ? /(["'`])([^"'`]*(?:\.ssh\/|\.aws\/|\.netrc|\.git-credentials|\/\.env\b|^\.env\b|\.npmrc|\.kube\/config|id_rsa|id_ed25519)[^"'`]*)\1/.exec(code) : null;
     if (m) return m[2];
+    // php -r 'echo file_get_contents(".env");', ruby -e 'puts File.read("config/master.key")', an app's credentials printed.
+    const held = code && (lang === 'php' || lang === 'ruby') ? codeSecret(code, isSecretName) : null;
+    if (held) return held;
   }
   if (depth < 3) for (const w of inv.words) for (const sub of w.subs) {
     const found = subProducesSecret(walk, inv, sub, depth + 1);
@@ -4656,7 +4713,7 @@ const CREDENTIAL_OPTS = /^(-i|-k|--identity|--identity-file|--key|--key-file|--k
 function uploads(argv: string[]): boolean {
   const [name, a1, a2] = argv;
   if ((name === 'gh' || name === 'glab') && (/^(gist|snippet)$/.test(a1 ?? '') || (a1 === 'release' && /^(upload|create)$/.test(a2 ?? '')) || (/^(issue|pr|mr)$/.test(a1 ?? '') && /^(create|comment|edit)$/.test(a2 ?? '')) || a1 === 'api')) return true;
-  if (/^(wormhole|croc|pastebinit|pastebin|ffsend|transfer|onionshare|onionshare-cli|magic-wormhole|s3cmd|b2|azcopy|termbin|ix|sprunge|0x0)$/.test(name ?? '')) return true;
+  if (/^(wormhole|croc|pastebinit|pastebin|ffsend|transfer|onionshare|onionshare-cli|magic-wormhole|ncftpput|wput|s3cmd|b2|azcopy|termbin|ix|sprunge|0x0)$/.test(name ?? '')) return true;
   if (name === 'tailscale' && a1 === 'file') return true;
   if (name === 'mc' && /^(cp|mirror|put)$/.test(a1 ?? '')) return true;
   if ((name === 'kubectl' || name === 'oc' || name === 'docker' || name === 'podman') && argv.includes('cp') && argv.some((a) => /^[\w.-]+(\/[\w.-]+)?:/.test(a))) return true;

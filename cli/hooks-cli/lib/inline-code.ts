@@ -20,6 +20,7 @@
  */
 
 import { isSecretSource } from './paths-classify';
+import { frameworkPaths } from './framework-rules';
 import { shellWord, windowsVar } from './shell-parse';
 
 export type Lang = 'python' | 'perl' | 'ruby' | 'js' | 'php' | 'lua' | 'awk' | 'r';
@@ -326,7 +327,8 @@ const SHELL_CALLS: Record<Lang, RegExp> = {
   perl: /(?<![\w$@%>.])(?:system|exec|qx)(?=\s*[("'{@$])/g,
   ruby: /(?<![\w.])(?:system|exec|spawn|IO\.popen|Open3\.\w+|Kernel\.system|Kernel\.exec|Kernel\.spawn|Process\.spawn|Process\.exec|PTY\.spawn)(?=\s*[("'])/g,
   js: /\b(?:execSync|exec|execFileSync|execFile|spawnSync|spawn|fork|Bun\.spawn\w*|execa(?:Sync|Command|CommandSync|Node)?|Deno\.Command|Deno\.run|\$)(?=\s*\()/g,
-  php: /\b(?:system|shell_exec|exec|passthru|popen|proc_open|pcntl_exec)(?=\s*\()/g,
+  // Laravel's Process::run / Symfony's Process::fromShellCommandline run their text through the shell.
+  php: /\b(?:system|shell_exec|exec|passthru|popen|proc_open|pcntl_exec|Process::(?:run|start|pipe)|Process::fromShellCommandline)(?=\s*\()/g,
   lua: /\b(?:os\.execute|io\.popen)(?=\s*[("'])/g,
   awk: /\bsystem(?=\s*\()/g,
   // R: system("…"), system2("cmd", …), shell("…") (base R, ?system).
@@ -338,7 +340,8 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
   perl: /\b(?:rmtree|remove_tree|File::Path::rmtree)(?=\s*[("'$])/g,
   ruby: /\b(?:FileUtils\.)?(?:rm_rf|rm_r|remove_dir|remove_entry|remove_entry_secure|rmtree)(?=\s*[("'])/g,
   js: /(?:\brmSync|\brmdirSync|\.rm|\.rmdir|(?<![\w.$])rm|(?<![\w.$])rmdir|\brimraf(?:\.sync|Sync|\.rimrafSync|\.native(?:Sync)?)?|\bdeleteSync|\bdeleteAsync|\bremoveSync|\bemptyDirSync|Deno\.removeSync|Deno\.remove)(?=\s*\()/g,
-  php: null,
+  // Laravel's File facade and Filesystem (framework-rules.ts reads Symfony's and WordPress's as it): a tree deleted or emptied.
+  php: /\bFile::(?:deleteDirectory|cleanDirectory|deleteDirectories)(?=\s*\()/g,
   lua: null,
   awk: null,
   // R: unlink(x, recursive = TRUE) deletes a tree (base R, ?unlink); file.remove deletes files.
@@ -426,8 +429,33 @@ function formatStrings(code: string): string {
     });
 }
 
+/** The language's own recursive tree delete, which a hand-written one stands for. */
+const TREE_DELETE: Partial<Record<Lang, string>> = { php: 'File::deleteDirectory', python: 'shutil.rmtree', ruby: 'FileUtils.rm_rf', perl: 'rmtree', js: 'rimraf.sync' };
+
+/**
+ * A hand-written recursive delete (function rrmdir($d) { … rrmdir("$d/$f") … unlink … rmdir($d); } rrmdir(X)):
+ * a function that deletes files and calls itself, called on X, deletes the tree X; the call is read as the
+ * language's own tree delete.
+ */
+function recursiveDeleter(code: string, lang: Lang): string {
+  const tree = TREE_DELETE[lang];
+  if (!tree || !/unlink|rmdir|remove|delete/i.test(code)) return code;
+  for (const m of code.matchAll(/\b(?:function|def|sub)\s+&?(\w+)\s*[({]/g)) {
+    const name = m[1];
+    const calls = [...code.matchAll(new RegExp(`(?<![\\w$>.])${name}\\s*\\(`, 'g'))];
+    // The definition, a call inside it, and a call after it.
+    if (calls.length < 3) continue;
+    const last = calls[calls.length - 1];
+    return code.slice(0, last.index) + tree + code.slice(last.index + name.length);
+  }
+  return code;
+}
+
 function preprocess(code: string, lang: Lang): string {
   if (lang === 'python') code = resolveAliases(code);
+  // Laravel's, Symfony's and WordPress's filesystems, Pathname#rmtree, the frameworks' names for the app's directories.
+  if (lang === 'php' || lang === 'ruby') code = frameworkPaths(lang, code);
+  code = recursiveDeleter(code, lang);
   // __import__('os').system(...) is os.system(...).
   code = code.replace(/__import__\(\s*(['"])([\w.]+)\1\s*\)/g, '$2');
   // importlib.import_module('shutil').rmtree(...) too.
@@ -714,7 +742,9 @@ function listingRoots(code0: string): { path: string; glob: string | null }[] {
     const segs = pattern.split('/');
     const g = segs.findIndex((x) => /[*?[]/.test(x));
     if (g < 0) return { path: pattern || '.', glob: null };
-    return { path: segs.slice(0, g).join('/') || (pattern.startsWith('/') ? '/' : '.'), glob: segs.slice(g).join('/') };
+    // {,.}* (GLOB_BRACE, bash's brace): one alternative is *, so every entry, dot files too.
+    const glob = segs.slice(g).join('/').replace(/^\{([^{}]*)\}\*$/, (m, alts: string) => (alts.split(',').includes('') ? '*' : m));
+    return { path: segs.slice(0, g).join('/') || (pattern.startsWith('/') ? '/' : '.'), glob };
   };
   const fn = /(?:\bos\.walk|\bos\.scandir|\bos\.listdir|\bglob\.i?glob|\bDir\.(?:glob|children|each_child|entries|foreach|new)|\bDir(?=\[)|\breaddirSync|\breaddir|\bglob(?:\.sync|Sync)?|\bglobby(?:\.sync)?|\bfg(?:\.sync)?|\bscandir|\bopendir|\bRecursiveDirectoryIterator|\bDirectoryIterator|\bDeno\.readDir(?:Sync)?|\bwalkSync|\bFind::find|\bfinddepth|\bfind)(?=\s*[([\"'])/g;
   for (const m of code.matchAll(fn)) {

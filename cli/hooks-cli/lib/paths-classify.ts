@@ -128,6 +128,8 @@ const HOME_SECRETS = [
   // a Windows profile holds them (AppData/Roaming is .config, AppData/Local .local/share: windowsView).
   '.config/filezilla', '.config/FileZilla', '.filezilla', '.config/WinSCP.ini', '.config/Microsoft/Credentials', '.config/Microsoft/Protect', '.local/share/Microsoft/Credentials',
   '.local/share/Google/Chrome/User Data', '.local/share/Microsoft/Edge/User Data', '.config/Mozilla/Firefox', '.config/Opera Software', '.local/share/BraveSoftware',
+  // Bundler's and Composer's registry logins (BUNDLE_GEMS__HOST, http-basic).
+  '.bundle/config', '.config/composer/auth.json',
   '.config/glab-cli', '.config/stripe', '.pulumi/credentials.json', '.cloudflared', '.wakatime.cfg', '.config/jira', '.jira.d', '.arduino15/arduino-cli.yaml', '.config/cachix',
   // Package registries' logins.
   '.m2/settings.xml', '.m2/settings-security.xml', '.gradle/gradle.properties', '.sbt/credentials', '.ivy2/.credentials', '.pip/pip.conf', '.config/pip/pip.conf',
@@ -208,7 +210,9 @@ export function isPreciousHomeDir(p0: string, env0: PathEnv): boolean {
   return [
     '.ssh', '.gnupg', '.aws', '.config', '.kube', '.docker', '.password-store', '.local', '.local/share', '.mozilla', 'Library', 'Library/Application Support', 'Library/Keychains',
     // The user's own files and other work, beside this project.
-    'Documents', 'Desktop', 'Downloads', 'Pictures', 'Music', 'Videos', 'Movies', 'Public', 'Dropbox', 'OneDrive', 'src', 'code', 'projects', 'Projects', 'workspace', 'repos', 'git', 'dev', 'work',
+    'Documents', 'Desktop', 'Downloads', 'Pictures', 'Music', 'Videos', 'Movies', 'Public', 'Dropbox', 'OneDrive', 'src', 'code',
+    // Every local site at once: Laravel Valet's and macOS's ~/Sites, a shared host's ~/public_html.
+    'Sites', 'public_html', 'projects', 'Projects', 'workspace', 'repos', 'git', 'dev', 'work',
     // Data and models kept in the home, conda's environments (data-rules.ts), the agent's own settings and memory.
     ...HOME_DATA_DIRS, 'miniconda3', 'anaconda3', 'miniforge3', 'mambaforge', 'miniconda', 'anaconda', 'micromamba', '.conda', '.claude',
   ].some((d) => p === `${h}/${d}`);
