@@ -9,14 +9,9 @@
  * Pure functions over paths and argv; command-rules.ts calls them where it judges deletes, writes and
  * invocations, and turns what they return (a reason, or null) into a finding.
  */
-import { HOME_DATA_DIRS, isUnder, type PathEnv, windowsView } from './paths-classify';
+import { HOME_DATA_DIRS, isUnder, SHARED_MOUNT, type PathEnv, windowsView } from './paths-classify';
 import { shellWord } from './shell-parse';
-
-/**
- * Roots of shared data mounts on clusters and GPU boxes: scratch and parallel filesystems, NFS
- * exports, a disk mounted at /mnt/NAME (single letters are Windows drives under WSL, judged apart).
- */
-const SHARED_MOUNT = /^\/(?:scratch|data|datasets|gpfs|lustre|nfs|shared|storage|fsx|beegfs|mnt\/(?![a-z](?:\/|$))[^/]+)(?=\/|$)/;
+import { storeScope } from './sql-rules';
 
 /** A path segment that is the user's own name: $USER, ${LOGNAME}, or the home directory's name. */
 function isOwnName(seg: string, env: PathEnv): boolean {
@@ -37,7 +32,8 @@ export function sharedMountLoss(abs: string, env: PathEnv): string | null {
   const rest = abs.slice(m[0].length).split('/').filter((s) => s !== '');
   if (rest.length === 0) return `the shared data mount ${m[0]}: every user's data on it`;
   // `…` stands for what a filter selected there (find /scratch -name '*.tmp'): not a whole area.
-  if (rest.length === 1 && rest[0] !== '…' && !isOwnName(rest[0], env)) return `${abs}, a whole area of the shared data mount ${m[0]} (another user's, or a dataset the group reads)`;
+  // /mnt/rootfs/tmp/*: a mounted image's temporary or cache directory holds nobody's data.
+  if (rest.length === 1 && rest[0] !== '…' && !isOwnName(rest[0], env) && !/^(tmp|temp|cache|\.cache)$/.test(rest[0])) return `${abs}, a whole area of the shared data mount ${m[0]} (another user's, or a dataset the group reads)`;
   return null;
 }
 
@@ -214,7 +210,8 @@ function objectStoreWipe(argv: string[]): string | null {
   const dry = argv.some((x) => /^(-n|--dry-?run|--dryrun)$/.test(x));
   if (dry) return null;
   const rm = verbs.slice(0, 3).some((v) => /^(rm|del|delete|rb|remove)$/.test(v));
-  if (rm && name !== 'aws' && urls.some((e) => (recursive || e.u.wild) && e.u.depth <= 1)) return `${argv.slice(0, 3).join(' ')} deletes everything in ${urls[0].x}: the bucket's data, for good`;
+  // A top-level prefix of a bucket named as throwaway (gs://acme-tmp/$USER/**) is the user's scratch: not the bucket's data.
+  if (rm && name !== 'aws' && urls.some((e) => (recursive || e.u.wild) && (e.u.depth === 0 || (e.u.depth === 1 && storeScope([e.x]) !== 'throwaway')))) return `${argv.slice(0, 3).join(' ')} deletes everything in ${urls[0].x}: the bucket's data, for good`;
   const sync = verbs.slice(0, 3).some((v) => /^(sync|rsync)$/.test(v));
   const deletes = name === 'rclone' || argv.some((x) => /^(--delete|-d|--delete-unmatched-destination-objects|--delete-destination(=true)?|--delete-dst|-[a-zA-Z]*d[a-zA-Z]*)$/.test(x) && !(name === 'aws' && x === '-d'));
   if (sync && deletes && urls.length === 1 && last.u.depth <= 1 && argv.indexOf(last.x) > argv.findIndex((x) => /^(sync|rsync)$/.test(x)) + 1) {

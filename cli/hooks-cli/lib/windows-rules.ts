@@ -577,7 +577,7 @@ function cmdCommand(text: string, home: string): string {
       return '';
     case 'cmd': {
       // cmd /c TEXT inside cmd: TEXT read the same way.
-      const m = /^\S+\s+(?:\/[a-z]\s+)*?\/[ck]\s+(.*)$/is.exec(t);
+      const m = /^\S+\s+(?:\/[a-z]\s+)*?\/\/?[ck]\s+(.*)$/is.exec(t);
       return m ? cmdAsSh(m[1].replace(/^"(.*)"$/s, '$1'), home) : cmdJoin(w);
     }
     case 'call':
