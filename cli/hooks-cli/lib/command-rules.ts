@@ -18,6 +18,8 @@ import { parseShell, printfFormat, shellWord, resolveSubstitution, unescapePrint
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
 import { DEFAULT_BRANCH_QUERY, GIT_COMMAND_OPTIONS, hostingFindings, isForgeUrl, isProtected, isReleaseTag, PROTECTED_BRANCHES, readsStdinToSend, repositoryStream } from './git-rules';
+import { codeSecret, devContainerCommand, frameworkCode, frameworkCodeFindings, frameworkFindings, frameworkPaths, frameworkSecretPrinter, projectMounts, remoteWipeFindings } from './framework-rules';
+import { cmdAsSh, powershellAsSh, windowsAsSh, windowsCommandLine, windowsFindings, windowsProgram } from './windows-rules';
 import { buildScriptCommands, buildScriptSource } from './build-rules';
 import { BACKUP_TOOLS, backupLoss, everyPackageRemoved, PACKAGE_TOOLS, syncedFolder } from './laptop-rules';
 import { accountExports, isPasswordVault, MAC_TOOLS, macFindings, spotlightAsFind } from './mac-rules';
@@ -42,6 +44,10 @@ import {
   isUnder,
   REMOVABLE_ROOT,
   resolveFrom,
+  windowsDrivePath,
+  homeRelPath,
+  isMachineDisk,
+  windowsView,
   STORAGE_ROOT,
   STORAGE_ROOTS,
   type PathEnv,
@@ -161,6 +167,9 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
     while (i < words.length && isAssignment(words[i])) u.assigned.push(words[i++]);
     words = words.slice(i);
     if (words.length === 0) break;
+    // git.exe, "/mnt/c/Program Files/Git/cmd/git.exe", curl.exe, npm.cmd, format.com: the Windows build of the same program.
+    const exe = windowsProgram(words);
+    if (exe) words = exe;
     const name = base(words[0].text);
     let next: Word[] | null = null;
     switch (name) {
@@ -230,6 +239,18 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
         }
         if (!next) next = words.slice(j);
         if (next.length === 0) next = null; // bare `env` prints the environment: it is the command
+        break;
+      }
+      case 'wsl': {
+        // wsl [-d DISTRO] [-u USER] [--cd DIR] [-e|--exec|--] CMD…: CMD runs in the distro; wsl --unregister… is wsl's own.
+        let j = 1;
+        while (j < words.length && /^-/.test(words[j].text) && !/^(-e|--exec|--)$/.test(words[j].text)) {
+          if (!/^(-d|--distribution|-u|--user|--cd|--shell-type)$/.test(words[j].text)) break;
+          j += 2;
+        }
+        if (/^(-e|--exec|--)$/.test(words[j]?.text ?? '')) j++;
+        else if (words[j]?.text.startsWith('-')) break;
+        if (j < words.length) next = words.slice(j);
         break;
       }
       case 'command':
@@ -733,6 +754,9 @@ function toInvocation(walk: Walk, cmd: SimpleCommand, cwd: string | null, depth:
   return { remote: walk.remote, prod: walk.prod, submodule: walk.submodule, repeats: cmd.repeats, argv, words, redirects: cmd.redirects, cwd: runCwd, elevated: u.elevated, viaXargs: u.viaXargs, xargsReplace: u.xargsReplace, xargsLines: u.xargsLines, xargsFile: u.xargsFile, upstream: [], nested, assigned: u.assigned.map((w) => (w.subs.length > 0 ? `${w.text} ${w.subs.join(' ')}` : w.text)) };
 }
 
+/** Git for Windows' bash and Windows' own shells where they are installed (npm's documented `script-shell` on Windows). */
+const WINDOWS_SHELL = /^(?:[A-Za-z]:|\/mnt\/[a-z])[\\/]+(?:Program Files[\\/]+Git[\\/]+(?:usr[\\/]+)?bin[\\/]+(?:ba)?sh|Windows[\\/]+System32[\\/]+(?:cmd|WindowsPowerShell[\\/]+v1\.0[\\/]+powershell))(?:\.exe)?$/i;
+
 /** Programs a glob in the command name (/???/[r]m) is checked against, the dangerous first. */
 const GLOB_HEADS = ['rm', 'dd', 'shred', 'mkfs', 'wipefs', 'sh', 'bash', 'zsh', 'dash', 'git', 'curl', 'wget', 'nc', 'ncat', 'chmod', 'chown', 'find', 'xargs', 'sudo', 'mv', 'cp', 'tee', 'perl', 'python3', 'python', 'ruby', 'node', 'kill'];
 
@@ -987,6 +1011,15 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     }
   } else if (name === 'eval') {
     collect(walk, inv.argv.slice(1).join(' '), inv.cwd, depth + 1, true);
+  } else if (frameworkCode(inv.argv, inv.assigned ?? [], () => stdinText(inv) ?? procSubText(walk, inv)) !== null) {
+    // artisan tinker --execute=CODE, wp eval CODE, rails runner -e production CODE, rake -e CODE: the app's language, where the app runs.
+    const fc = frameworkCode(inv.argv, inv.assigned ?? [], () => stdinText(inv) ?? procSubText(walk, inv))!;
+    const [was, wasProd] = [walk.remote, walk.prod];
+    walk.remote ||= fc.remote;
+    walk.prod ||= fc.prod;
+    collect(walk, `${fc.lang} ${fc.lang === 'php' ? '-r' : '-e'} '${frameworkPaths(fc.lang, fc.code).replace(/'/g, `'\\''`)}'`, fc.remote ? null : inv.cwd, depth + 1, true);
+    [walk.remote, walk.prod] = [was, wasProd];
+    for (const f of frameworkCodeFindings(fc)) block(walk, 'dangerous', `${inv.argv.slice(0, 3).join(' ')}: ${f.reason}`, 'let the user run it after checking what it removes');
   } else if (hostedCode(inv)) {
     // rails runner CODE, manage.py shell -c CODE (or on stdin), mongosh --eval CODE: code of a language run inside an app's console.
     const [lang, code] = hostedCode(inv)!;
@@ -1004,6 +1037,9 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     if (/^(-|\/dev\/(stdin|fd\/0)|\/proc\/self\/fd\/0)$/.test(inv.argv[1] ?? '')) stdinScript(walk, inv, depth);
     procSubScript(walk, inv, depth);
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
+  } else if (devContainerCommand(inv.argv) !== null) {
+    // sail exec, ddev exec, lando ssh -c, docker compose exec|run: in the project's dev container, where it is mounted.
+    collect(walk, projectMounts(devContainerCommand(inv.argv)!, walk.env.project), walk.env.project, depth + 1, true);
   } else if (/^(docker|podman|nerdctl|docker-compose|podman-compose)$/.test(name)) {
     containerRun(walk, inv, depth);
   } else if (/^(singularity|apptainer|enroot)$/.test(name)) {
@@ -1065,15 +1101,24 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     genericCodeDeletes(walk, inv, src);
     if (/make\s+(new\s+)?login\s+item/i.test(src)) block(walk, 'dangerous', 'osascript adds a login item: it starts by itself at every login, a way to stay on the machine');
   } else if (/^(pwsh|powershell)(\.exe)?$/i.test(name)) {
-    const script = powershellScript(inv.argv);
+    // What the script runs stands where PowerShell does in a pipeline (pwsh -c 'gc ~/.ssh/id_rsa' | curl …).
+    const script = powershellScript(walk, inv);
+    const from = walk.out.length;
     if (script !== null) collect(walk, powershellAsSh(script, walk.env.home), inv.cwd, depth + 1, true);
+    if (walk.out.length > from) (inv.inner ??= []).push(...walk.out.slice(from));
+    // pwsh -File x.ps1 after Invoke-WebRequest/curl -o x.ps1 on the same line: downloaded and run.
+    const file = inv.argv.find((_, k) => k > 1 && /^-f(i|il|ile)?$/i.test(inv.argv[k - 1]));
+    const got = file !== undefined && inv.cwd !== null ? walk.files.get(resolveFrom(inv.cwd, file))?.downloaded : undefined;
+    if (got) block(walk, 'dangerous', `${name} runs ${file}, which ${got} downloaded on the same line: unreviewed code`, 'download first, read it, then run it in a separate step');
     // iex (iwr URL), Invoke-Expression (…).DownloadString(URL): PowerShell's download-and-run.
     if (script !== null && /\b(iex|Invoke-Expression)\b/i.test(script) && /\b(iwr|irm|Invoke-WebRequest|Invoke-RestMethod|DownloadString|DownloadData|curl|wget)\b/i.test(script)) block(walk, 'dangerous', `${name} runs code it downloads (Invoke-Expression of a web request): unreviewed code`, 'download it to a file, read it, then run it');
   } else if (/^cmd(\.exe)?$/i.test(name)) {
     // cmd.exe /c "rd /s /q C:\Users" (from WSL): read as the shell command it amounts to, the drives where WSL mounts them.
-    const at = inv.argv.findIndex((a) => /^\/[ck]$/i.test(a));
-    if (at > 0) collect(walk, cmdAsSh(inv.argv.slice(at + 1).join(' ')), inv.cwd, depth + 1, true);
-  }
+    const at = inv.argv.findIndex((a) => /^\/\/?[ck]$/i.test(a)); // Git Bash spells /c as //c
+    const from = walk.out.length;
+    if (at > 0) collect(walk, cmdAsSh(inv.argv.slice(at + 1).join(' '), walk.env.home), inv.cwd, depth + 1, true);
+    if (walk.out.length > from) (inv.inner ??= []).push(...walk.out.slice(from));
+  } else if (windowsAsSh(inv.argv) !== null) collect(walk, windowsAsSh(inv.argv)!, inv.cwd, depth + 1, true);
   else if (name === 'git') gitConfigCommands(walk, inv, depth);
   else if (((/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '')) || (/^(conda|mamba|micromamba|pixi)$/.test(name) && inv.argv[1] === 'run')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name)) npmScripts(walk, inv, depth);
@@ -1471,6 +1516,20 @@ function makeRecipes(walk: Walk, inv: Invocation, depth: number): boolean {
   return true;
 }
 
+/** The secret an app console's code holds (artisan tinker --execute="echo config('app.key');"), or null. */
+function codeSecretOf(fc: ReturnType<typeof frameworkCode>): string | null {
+  return fc ? codeSecret(fc.code, isSecretName) : null;
+}
+
+/** The text a process substitution operand (<(echo …)) gives, when known. */
+function procSubText(walk: Walk, inv: Invocation): string | null {
+  const w = inv.words.slice(1).find((x) => x.text.startsWith('/dev/fd/') && x.subs.length > 0);
+  if (!w) return null;
+  // <(echo '<?php …'): the quoted text itself, whatever it holds.
+  const echoed = /^\s*(?:echo|printf\s+'%s\\n')\s+'([^']*)'\s*$/.exec(w.subs[0]);
+  return echoed ? echoed[1] : resolveSubstitution(w.subs[0], parseEnv(walk, inv.cwd));
+}
+
 function procSubScript(walk: Walk, inv: Invocation, depth: number): void {
   const w = inv.words.slice(1).find((x) => x.text.startsWith('/dev/fd/') && x.subs.length > 0);
   if (!w) return;
@@ -1499,49 +1558,28 @@ function detachedScript(argv: string[]): string | null {
   return i + 1 < argv.length ? argv.slice(i + 1).join(' ') : null;
 }
 
-/** The script of `pwsh -c|-Command TEXT` or `-EncodedCommand B64` (UTF-16LE, as PowerShell's about_Pwsh documents). */
-function powershellScript(argv: string[]): string | null {
+/**
+ * The script `pwsh`/`powershell` runs: `-Command TEXT` (any prefix: `-c`, `-com`), `-EncodedCommand B64`
+ * (`-e`, `-ec`, `-enc`: UTF-16LE, as about_Pwsh documents), `-Command -` from stdin, `-File F` written
+ * on the line, or (powershell.exe's default) the words after its options.
+ */
+function powershellScript(walk: Walk, inv: Invocation): string | null {
+  const argv = inv.argv;
   for (let i = 1; i < argv.length; i++) {
     const a = argv[i].toLowerCase();
-    if (a === '-c' || a === '-command' || a === '/c') return argv.slice(i + 1).join(' ');
-    if (a === '-e' || a === '-ec' || a === '-encodedcommand') return Buffer.from(argv[i + 1] ?? '', 'base64').toString('utf16le');
+    if (a === '/c' || (/^-c[a-z]*$/.test(a) && 'command'.startsWith(a.slice(1)))) return argv[i + 1] === '-' ? stdinText(inv) : argv.slice(i + 1).join(' ');
+    if (/^-e[a-z]*$/.test(a) && ('encodedcommand'.startsWith(a.slice(1)) || a === '-ec')) return Buffer.from(argv[i + 1] ?? '', 'base64').toString('utf16le');
+    if (/^-f[a-z]*$/.test(a) && 'file'.startsWith(a.slice(1))) {
+      const f = argv[i + 1];
+      if (f === '-') return stdinText(inv);
+      return f !== undefined && inv.cwd !== null ? walk.files.get(resolveFrom(inv.cwd, f))?.content ?? null : null;
+    }
+    if (a === '-') return stdinText(inv);
+    // Options that take a value: -ExecutionPolicy, -WindowStyle, -InputFormat, -OutputFormat, -WorkingDirectory...
+    if (/^-(ex|ep|executionpolicy|w|win|windowstyle|if|inputformat|of|outputformat|wd|workingdirectory|configurationname|version|settingsfile|psconsolefile|custompipename)$/.test(a)) i++;
+    else if (!a.startsWith('-')) return /^powershell$/i.test(base(argv[0])) ? argv.slice(i).join(' ') : null;
   }
   return null;
-}
-
-/**
- * The PowerShell commands that matter here, read as the shell commands they amount to:
- * Remove-Item (rm, ri, del, erase, rd, rmdir) with -Recurse is `rm -r`, $HOME/$env:HOME/~ the
- * home directory, `;` and newlines separate statements; anything else passes through as words.
- */
-function powershellAsSh(script: string, home: string): string {
-  return winPaths(script)
-    .replace(/\$env:(HOME|USERPROFILE)\b|\$HOME\b/gi, home)
-    // Get-ChildItem X | Remove-Item: everything in X removed.
-    .replace(/\b(?:Get-ChildItem|gci|dir|ls)\s+(?:-\w+\s+)*(?:-Path\s+)?(["']?)([^\s|"']+)\1[^|;]*\|\s*(?:Remove-Item|ri|rm|del|erase)\b/gi, (_m, _q, dir: string) => `rm '${dir === '~' ? home : dir}'/*`)
-    .replace(/\b(Remove-Item|ri|del|erase|rd|rmdir)\b/gi, 'rm')
-    .replace(/\s-(Recurse|r)\b/gi, ' -r')
-    .replace(/\s-(Force|fo)\b/gi, ' -f')
-    .replace(/\s-(Path|LiteralPath)\b/gi, ' ')
-    .replace(/\bFormat-Volume\b/gi, 'mkfs')
-    .replace(/\bClear-Disk\b/gi, 'wipefs -a');
-}
-
-/** Windows paths (C:\Users, %USERPROFILE%) as WSL sees them, under /mnt/<drive>. */
-function winPaths(script: string): string {
-  return script
-    .replace(/%(USERPROFILE|HOMEPATH)%/gi, 'C:\\Users\\user')
-    .replace(/%(SystemRoot|windir)%/gi, 'C:\\Windows')
-    .replace(/%(SystemDrive)%/gi, 'C:')
-    .replace(/\b([A-Za-z]):(\\[^\s"']*|(?=[\s"']|$))/g, (_m, d: string, rest: string) => `/mnt/${d.toLowerCase()}${(rest || '/').replace(/\\/g, '/')}`);
-}
-
-/** cmd.exe's deletes and formats read as rm -rf and mkfs: `rd /s`, `rmdir /s`, `del /s`, `format X:`. */
-function cmdAsSh(script: string): string {
-  return winPaths(script)
-    .replace(/\b(rd|rmdir|del|erase)\b((?:\s+\/[a-z]\b)*)/gi, (_m, c: string, opts: string) => (/\/s\b/i.test(opts) || /^(rd|rmdir)$/i.test(c) ? 'rm -rf' : 'rm -f'))
-    .replace(/\bformat\b/gi, 'mkfs')
-    .replace(/\s&&?\s/g, ' ; ');
 }
 
 /** The first operand of a shell or interpreter: the script file it runs. */
@@ -1749,10 +1787,10 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
   if (f.forkBomb) block(walk, 'dangerous', `${who} is a fork bomb: it starts copies of itself without end until the machine stops answering`);
   if (f.runsFetched) block(walk, 'dangerous', `${who} runs code it downloads: unreviewed code`, 'download it to a file, read it, then run it');
   if (f.tooLong) block(walk, 'dangerous', `${who} of ${code.length} characters is too long to check inline`, 'write it to a file, read it, then run the file');
-  for (const sh of f.shell) collect(walk, sh, inv.cwd, depth + 1, true);
+  for (const sh of f.shell) collect(walk, windowsCommandLine(sh), inv.cwd, depth + 1, true);
   // IPython magics and notebook cells, the sh/plumbum/fabric libraries; remote stores deleted through SDKs; files emptied (data-rules.ts).
   if (lang === 'python') for (const sh of pythonShellLines(code)) collect(walk, sh, inv.cwd, depth + 1, true);
-  const sent = f.exfil ? null : codeSendsSecret(code, () => talksToNetwork(code));
+  const sent = f.exfil ? null : codeSendsSecret(code, () => talksToNetwork(code)) ?? ((lang === 'php' || lang === 'ruby') && talksToNetwork(code) ? codeSecret(code, isSecretName) : null);
   if (sent) block(walk, 'dangerous', `${who} reads the secret ${sent} and sends it away (a URL of another service, an upload or an experiment log)`, 'secrets stay on this machine; ask the user to share what is needed');
   // Any string of the code that names a secret file (~/.pgpass, keys/etl-sa.json, '/airflow.cfg' joined to a setting), with code that talks to the network.
   // (A file given to the loader that uses it as credentials or settings, load_dotenv('.env'), keyFilename: …, is used, not sent.)
@@ -2134,10 +2172,12 @@ function globMatches(glob: string, name: string): boolean {
 function target(inv: Invocation, w: Word): Target {
   if (w.text.startsWith('$(…)') || (w.dynamic && /^\$\{?[A-Za-z_0-9@*]/.test(w.text))) return { word: w, abs: null, wholeDir: false };
   // ~/.[s]sh: a bracket holding one character matches only that character.
-  let p = w.glob ? w.text.replace(/\[([^\]!^\\])\]/g, '$1') : w.text;
+  const text = windowsDrivePath(w.text) ?? w.text;
+  let p = w.glob ? text.replace(/\[([^\]!^\\])\]/g, '$1') : text;
   let wholeDir = false;
   if (w.glob && /[*?[]|[!@+]\(/.test(p)) {
-    const segs = p.split('/');
+    // ~/Sites/*/ is ~/Sites/*: the trailing slash only keeps the directories among the matches.
+    const segs = p.replace(/(.)\/+$/, '$1').split('/');
     const g = segs.findIndex((s) => /[*?[]|[!@+]\(/.test(s));
     // /home/*/.ssh/id_*: a glob in the middle with fixed names after it is that path in any of the matches.
     const fixedAfter = g >= 0 && segs.slice(g + 1).some((x) => x !== '' && !/[*?[]/.test(x));
@@ -2196,6 +2236,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (destroyed) block(walk, 'dangerous', destroyed, 'let the user run it after checking what it destroys');
   const sentFile = sqlSentFiles(storeInv).map((f) => resolveFrom(inv.cwd ?? walk.env.cwd, f.replace(/^~(?=\/|$)/, walk.env.home))).find((f) => isSecret(walk, f));
   if (sentFile) block(walk, 'dangerous', `${name} loads the secret ${sentFile} into a store elsewhere: secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
+  for (const f of windowsFindings(inv.argv)) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
+  for (const f of [...frameworkFindings(inv.argv, inv.assigned ?? []), ...remoteWipeFindings(inv.argv)]) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
   checkServesSecrets(walk, inv);
   // Files encrypted with a key drawn at random and kept nowhere ($RANDOM, openssl rand, /dev/urandom), the originals
   // deleted on the same line: ransom-style, the data can never be read again.
@@ -2563,7 +2605,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (chip) block(walk, 'dangerous', chip, 'let the user do this themselves');
   checkCloudDestroy(walk, inv);
   checkKillAll(walk, inv);
-  if (/^(git|hub|dvc|pbcopy|wl-copy|xclip|xsel)$/.test(name)) checkSecretCarried(walk, inv);
+  if (/^(git|hub|dvc|pbcopy|wl-copy|xclip|xsel|clip)$/.test(name)) checkSecretCarried(walk, inv);
   checkSecretToDevice(walk, inv);
   // esptool read_flash 0x9000 0x6000 nvs.bin: a board's flash read back holds its Wi-Fi passwords and keys.
   for (const f of [...deviceDumpOutputs(inv.argv), ...accountExports(inv.argv)]) walk.secretFiles.add(resolveFrom(inv.cwd ?? walk.env.cwd, f));
@@ -2848,7 +2890,7 @@ function checkCloudDestroy(walk: Walk, inv: Invocation): void {
     return;
   }
   // npm config set script-shell X / node-options --require X: every npm script (or node run by one) runs X first.
-  if (/^(npm|pnpm|yarn)$/.test(name ?? '') && args[0] === 'config' && args[1] === 'set' && /^(script-shell|node-options|onload-script|shell)$/.test((args[2] ?? '').split('=')[0]) && !/^(\/(usr\/)?bin\/)?(ba|z|da)?sh$|--max-old-space-size=\d+$/.test(args[3] ?? args[2]?.split('=')[1] ?? '')) {
+  if (/^(npm|pnpm|yarn)$/.test(name ?? '') && args[0] === 'config' && args[1] === 'set' && /^(script-shell|node-options|onload-script|shell)$/.test((args[2] ?? '').split('=')[0]) && !/^(\/(usr\/)?bin\/)?(ba|z|da)?sh$|--max-old-space-size=\d+$/.test(args[3] ?? args[2]?.split('=')[1] ?? '') && !WINDOWS_SHELL.test(args[3] ?? args[2]?.split('=')[1] ?? '')) {
     block(walk, 'dangerous', `${name} config set ${args[2]} makes every script ${name} runs start ${args[3] ?? ''} first`, 'leave npm\'s shell and node options alone');
     return;
   }
@@ -3069,6 +3111,10 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   const flang = langOf(f);
   const printed = flang ? printedPaths(flang, inlineCode(flang, feeder.argv).code ?? '') : [];
   if (printed.length > 0) return { items: printed.map((p) => target(feeder!, word(p.replace(/^~(?=\/|$)/, home)))), recursive: !narrowed };
+  // rails runner 'puts Rails.root', wp eval 'echo ABSPATH;': an app console printing the app's directories.
+  const console = !narrowed ? frameworkCode(feeder.argv, feeder.assigned ?? [], () => stdinText(feeder!)) : null;
+  const said = console ? printedText(console.lang, console.code).join('\n') : '';
+  if (said.trim() !== '') return fromText(said, feeder);
   const lister = listerRoots(walk, feeder);
   if (lister) return { items: lister.roots.map((t) => (narrowed || lister.filtered ? { ...t, abs: t.abs === null ? null : `${t.abs}/…` } : t)), recursive: !narrowed && !lister.filtered };
   // A filter of a known text (sed -n 1p <<< "$HOME", cut … <<< …): prints (part of) that text.
@@ -3160,7 +3206,7 @@ function broadRoot(walk: Walk, abs: string | null, finder?: Invocation): boolean
  * /opt/go1.22, /opt/jdk-17) is replaced by the next one. Releases, logs and caches deeper inside
  * (/srv/app/releases/2023-*) are everyday cleanup and stay warnings.
  */
-const DATA_DIR = new RegExp(`^/(srv|${STORAGE_ROOTS.filter((r) => r !== 'data').join('|')})/[^/]+$|^/Volumes/[^/]+$|^/(run/)?(mnt|media|data)/[^/]+(/(?!(tmp|temp|cache|\\.cache)$)[^/]+)?$|${/\/var\/(lib\/)?(postgres(ql)?(@[\d.]+)?|mysql|mariadb|mongodb|redis)(\/[^/]+)?$|\/Application Support\/Postgres(\/[^/]+)?$|\/\.local\/share\/(containers|docker)(\/storage(\/volumes)?)?$|^\/(opt|tools|eda|cad|apps|sw|software)\/(?![^/]*(\d\.\d|[-_.]v?\d))[^/]+$|^\/Applications\/\*(\.app)?$|^\/var\/lib\/(docker|containerd|mysql|mariadb|postgresql|pgsql|redis|mongodb|elasticsearch|opensearch|etcd|rancher|kubelet|influxdb|clickhouse|cassandra|rabbitmq|minio|grafana|prometheus|jenkins|gitlab|libvirt|lxd|vault|consul)(\/[^/]+){0,2}$/.source}`);
+const DATA_DIR = new RegExp(`^/var/www/[^/]+$|^/usr/share/nginx/html$|^/(srv|${STORAGE_ROOTS.filter((r) => r !== 'data').join('|')})/[^/]+$|^/Volumes/[^/]+$|^/(run/)?(mnt|media|data)/[^/]+(/(?!(tmp|temp|cache|\\.cache)$)[^/]+)?$|${/\/var\/(lib\/)?(postgres(ql)?(@[\d.]+)?|mysql|mariadb|mongodb|redis)(\/[^/]+)?$|\/Application Support\/Postgres(\/[^/]+)?$|\/\.local\/share\/(containers|docker)(\/storage(\/volumes)?)?$|^\/(opt|tools|eda|cad|apps|sw|software)\/(?![^/]*(\d\.\d|[-_.]v?\d))[^/]+$|^\/Applications\/\*(\.app)?$|^\/var\/lib\/(docker|containerd|mysql|mariadb|postgresql|pgsql|redis|mongodb|elasticsearch|opensearch|etcd|rancher|kubelet|influxdb|clickhouse|cassandra|rabbitmq|minio|grafana|prometheus|jenkins|gitlab|libvirt|lxd|vault|consul)(\/[^/]+){0,2}$/.source}`);
 
 /**
  * `cd /home/dev/projects/shop && rm -rf src package.json`, `cd /home/dev/projects/api/.. && rm -rf api`: a line
@@ -3181,6 +3227,9 @@ function workDirDelete(walk: Walk, inv: Invocation, abs: string): string | null 
   return null;
 }
 
+/** A web site's content and roots: WordPress's wp-content (and its uploads), a shared host's public_html/htdocs, Laravel's and Rails' upload stores. */
+const WEB_CONTENT = /(^|\/)(wp-content(\/uploads)?|public_html|htdocs|httpdocs|storage\/app(\/public)?|public\/(uploads|system))\/?$/;
+
 
 function homeWorkDir(abs: string, env: PathEnv): string | undefined {
   const h = /^\/(?:home|Users)\/[^/]+(?=\/[^/]+$)/.exec(abs)?.[0];
@@ -3189,7 +3238,8 @@ function homeWorkDir(abs: string, env: PathEnv): string | undefined {
 
 function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean, verb: string): void {
   const env = walk.env;
-  let t = ownHome(walk, t0);
+  // ls -d ~/Sites/*/ | xargs rm -rf, for d in ~/Sites/*/: items spelled X/* are every entry of X, one by one.
+  let t = ownHome(walk, !t0.wholeDir && t0.abs !== null && /\/\*\/?$/.test(t0.abs) && !t0.word.glob ? { ...t0, abs: t0.abs.replace(/\/\*\/?$/, '') || '/', wholeDir: true } : t0);
   // "$d" unknown when the line was parsed but set by the time it runs (eval "d=~"; rm -rf "$d"): its value now.
   const late = t.word.dynamic ? /^\$\{?([A-Za-z_]\w*)\}?(\/.*)?$/.exec(t.word.text) : null;
   const lateVal = late ? walk.vars.get(late[1]) : undefined;
@@ -3208,6 +3258,11 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
     checkDelete(walk, inv, { ...t, abs: was, word: { ...t.word, text: was, glob: false } }, recursive, `${verb} (of what was moved there from ${was})`);
   }
   if (recursive && t.word.dynamic && checkUnknownDelete(walk, inv, t, verb)) return;
+  // A site's own content (wp-content, uploads, a web root such as public_html): not in git, not build output.
+  if (recursive && !t.word.dynamic && WEB_CONTENT.test(t.abs ?? t.word.text) && !(/^\/(tmp|var\/tmp)\//.test(t.abs ?? '') && !isUnder(t.abs!, env.project))) {
+    block(walk, 'dangerous', `${verb} -r of ${t.abs ?? t.word.text}: a site's content (uploads, themes, plugins) or its whole web root, which no commit holds`, 'delete the one cache or upgrade directory meant, by name');
+    return;
+  }
   if (t.abs === null) {
     if (recursive && t.word.dynamic) {
       warn(walk, 'suspicious', `${verb} -r on "${t.word.text}", a path only known at run time: if it is empty or unset this deletes far more than intended`, 'check the variable first: [ -n "$DIR" ] && rm -rf -- "$DIR"');
@@ -3284,6 +3339,10 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
   // One package-source file (/etc/apt/sources.list.d/old.list): removing it is how a repository is dropped.
   // So is a site's config in a web server's enabled list, and a rotated log (/var/log/nginx/*.gz).
   const sourceFile = !recursive && ((!t.word.glob && /^\/etc\/(apt\/(sources\.list\.d|preferences\.d|trusted\.gpg\.d|keyrings)|yum\.repos\.d|zypp\/repos\.d|(nginx|apache2|httpd)\/(sites-enabled|sites-available|conf\.d|conf-enabled|conf-available)|udev\/rules\.d)\/[^/]+$/.test(t.abs)) || /^\/var\/log\/.+\.(gz|xz|bz2|zst|old|\d+)$/.test(t.word.text.replace(/^~/, '')));
+  if (isMachineDisk(t.abs, env) && verb !== 'mv') {
+    block(walk, 'dangerous', `${verb} destroys ${t.abs}, the disk of a virtual machine or WSL distribution: every file in that machine goes with it`, 'remove a distribution with wsl --unregister, or a VM with its own manager, after an export');
+    return;
+  }
   if (HISTORY_FILE.test(t.abs) && isUnder(t.abs, env.home) && verb !== 'mv') {
     block(walk, 'dangerous', `${verb} deletes ${t.abs}: the shell history is destroyed`);
     return;
@@ -3307,7 +3366,7 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
     block(walk, 'dangerous', `${verb} -r of ${shared}, which no backup of the project covers`, 'delete inside your own area of the mount (/scratch/$USER/...), by name');
     return;
   }
-  if ((recursive || t.wholeDir) && (DATA_DIR.test(t.abs) || STORAGE_ROOT.test(t.abs))) {
+  if ((recursive || t.wholeDir) && (DATA_DIR.test(t.abs) || DATA_DIR.test(windowsView(t.abs, env).p) || STORAGE_ROOT.test(t.abs))) {
     block(walk, 'dangerous', `${verb} -r of ${t.abs}${inv.remote ? ' on another host' : ''}: ${t.abs.startsWith('/opt/') ? 'an installed application' : "a service's data or a mounted disk"}, which no backup of the project covers`, 'name the release, log or cache directory inside it to remove');
     return;
   }
@@ -3418,7 +3477,18 @@ function checkWrite(walk: Walk, inv: Invocation, t0: Target, verb: string, sourc
   else if (/\/\.(pgpass|netrc)$/.test(t.abs) && (verb === 'redirection (>>)' || (verb === 'tee' && inv.argv.some((a) => /^-[a-zA-Z]*a|^--append$/.test(a))))) warn(walk, 'system', `${verb} adds a line to the password file ${t.abs}`);
   // cp "$GOOGLE_APPLICATION_CREDENTIALS" ~/.config/gcloud/…: a credential put where its tool reads it, from another credential.
   else if (isSecretPath(t.abs, walk.env) && verb === 'cp' && sources !== null && sources.length > 0 && sources.every((w) => isSecretPath(resolveFrom(inv.cwd ?? walk.env.cwd, w.text.replace(/^~(?=\/)/, walk.env.home)), walk.env))) warn(walk, 'system', `${verb} puts a credential in place at ${t.abs}`);
-  else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir' && !(/\/\.(kube|aws)\/[^/]+$/.test(t.abs) && !/\/(config|credentials|sso|cli)$/.test(t.abs) && isUnder(t.abs, walk.env.home))) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
+  else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir' && !(/\/\.(kube|aws)\/[^/]+$/.test(t.abs) && !/\/(config|credentials|sso|cli)$/.test(t.abs) && isUnder(t.abs, walk.env.home)) && !sameStoreLinked(walk, inv, t.abs, verb, sources)) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
+}
+
+/**
+ * ln -s /mnt/c/Users/me/.aws ~/.aws: the same tool's credentials store of another home (the Windows
+ * profile, as the AWS and SSH docs for WSL advise) linked in place of this one: shared, not written.
+ */
+function sameStoreLinked(walk: Walk, inv: Invocation, abs: string, verb: string, sources: Word[] | null): boolean {
+  if (verb !== 'ln' || !sources || sources.length !== 1 || sources[0].dynamic) return false;
+  const from = target(inv, sources[0]).abs;
+  const rel = homeRelPath(abs, walk.env);
+  return from !== null && rel !== null && from !== abs && homeRelPath(from, walk.env) === rel;
 }
 
 /** Hosts that code and packages come from (or go to): a hosts line sending one elsewhere hijacks them. */
@@ -3634,7 +3704,7 @@ const CLIPBOARD = '<clipboard>';
  */
 function checkSecretCarried(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
-  if (/^(pbcopy|wl-copy|xclip|xsel)$/.test(name ?? '') && !args.some((a) => /^(-o|--output|-out)$/.test(a)) && withInner(inv.upstream).some((u) => producesSecret(walk, u))) walk.secretFiles.add(CLIPBOARD);
+  if (/^(pbcopy|wl-copy|xclip|xsel|clip)$/.test(name ?? '') && !args.some((a) => /^(-o|--output|-out)$/.test(a)) && withInner(inv.upstream).some((u) => producesSecret(walk, u))) walk.secretFiles.add(CLIPBOARD);
   if (!/^(git|hub|dvc)$/.test(name ?? '') || !args.includes('push')) return;
   // Where the line's copies of secrets landed: DEST, and DEST/NAME when DEST is a directory.
   const carried: string[] = [];
@@ -3856,6 +3926,11 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
       block(walk, 'dangerous', `${name} ${mode} makes ${t.abs} writable by other users: anyone can put a command there that root or the user then runs`);
       continue;
     }
+    // On a production or shared host, a whole tree opened to every user: any account (or a hacked site) can change the app.
+    if (worldWritable && recursive && inv.prod) {
+      block(walk, 'dangerous', `${name} -R ${mode} makes all of ${f.text} on a production host writable by every user`, 'give write access to the one directory that needs it, to the web server\'s user');
+      continue;
+    }
     if (worldWritable) warn(walk, 'suspicious', `${name} ${mode} makes ${f.text} writable by every user`, 'chmod 755 for directories and programs, chmod 644 for files (u+x to make a script executable)');
     else if (setuid) warn(walk, 'suspicious', `${name} ${mode} sets the setuid/setgid bit on ${f.text}`);
     // chmod -R 000 (a-rwx, a=) of the whole project: nothing in it can be read or run any more.
@@ -3903,6 +3978,11 @@ function checkFind(walk: Walk, inv: Invocation): void {
     if (t.abs === null) continue;
     const c = classifyDelete(t.abs, walk.env);
     const filtered = broadRoot(walk, t.abs, inv) ? nameFiltered : anyFilter;
+    // On a production host, a tree emptied by find as by rm -r (the app's shared files, uploads, releases).
+    if (inv.prod && !nameFiltered && !(/^\/(tmp|var\/tmp)\//.test(t.abs))) {
+      block(walk, 'dangerous', `find ${t.abs} -delete on a production host empties the service's files`, 'let the user run it on production');
+      continue;
+    }
     if (namePattern && isSecretName(namePattern) && (broadRoot(walk, t.abs) || isUnder(t.abs, walk.env.home)) && !isUnder(t.abs, walk.env.project)) {
       block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes keys and credentials`, 'remove the one file meant, by its path');
       continue;
@@ -4338,7 +4418,7 @@ function withStdinSql(inv: Invocation): string[] {
 }
 
 /** Dumps of a database's rows (not its schema alone). */
-const DUMPS = (a: string[]) => /^(pg_dump|pg_dumpall|mysqldump|mariadb-dump|mongodump|mongoexport)$/.test(a[0] ?? '') && !a.some((x) => /^(-s|--schema-only|--no-data|-d|--globals-only|-g|--roles-only)$/.test(x) && !(a[0] === 'pg_dump' && x === '-d'));
+const DUMPS = (a: string[]) => (a[0] === 'wp' && a.includes('db') && a.includes('export')) || /^(pg_dump|pg_dumpall|mysqldump|mariadb-dump|mongodump|mongoexport)$/.test(a[0] ?? '') && !a.some((x) => /^(-s|--schema-only|--no-data|-d|--globals-only|-g|--roles-only)$/.test(x) && !(a[0] === 'pg_dump' && x === '-d'));
 
 function checkServices(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
@@ -4573,7 +4653,9 @@ function secretFilter(name: string, args: string[]): string | null {
 function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null {
   const name = inv0.argv[0] ?? '';
   const args = inv0.argv.slice(1);
-  if (walk.secretFiles.has(CLIPBOARD) && (/^(pbpaste|wl-paste)$/.test(name) || (/^(xclip|xsel)$/.test(name) && args.some((a) => /^(-o|--output|-out)$/.test(a))))) return 'the clipboard, filled with a secret on the line';
+  const framework = frameworkSecretPrinter(inv0.argv) ?? codeSecretOf(frameworkCode(inv0.argv, inv0.assigned ?? [], () => stdinText(inv0)));
+  if (framework) return framework;
+  if (walk.secretFiles.has(CLIPBOARD) && (/^(pbpaste|wl-paste)$/.test(name) || (/^(pwsh|powershell)$/.test(name) && args.some((a) => /^(Get-Clipboard|gcb)$/i.test(a))) || (/^(xclip|xsel)$/.test(name) && args.some((a) => /^(-o|--output|-out)$/.test(a))))) return 'the clipboard, filled with a secret on the line';
   // tar -C /etc/ssh -cf - .: the operands are read from -C's directory.
   const cdir = name === 'tar' && inv0.cwd !== null ? args.find((_, k) => /^(-C|--directory)$/.test(args[k - 1] ?? '')) ?? args.find((a) => a.startsWith('--directory='))?.slice(12) : undefined;
   const inv = cdir ? { ...inv0, cwd: resolveFrom(inv0.cwd!, cdir.replace(/^~(?=\/|$)/, walk.env.home)) } : inv0;
@@ -4657,6 +4739,9 @@ function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null 
     const code = inlineCode(lang, inv.argv).code;
     const m = code ? /(["'`])([^"'`]*(?:\.ssh\/|\.aws\/|\.netrc|\.git-credentials|\/\.env\b|^\.env\b|\.npmrc|\.kube\/config|id_rsa|id_ed25519)[^"'`]*)\1/.exec(code) : null;
     if (m) return m[2];
+    // php -r 'echo file_get_contents(".env");', ruby -e 'puts File.read("config/master.key")', an app's credentials printed.
+    const held = code && (lang === 'php' || lang === 'ruby') ? codeSecret(code, isSecretName) : null;
+    if (held) return held;
   }
   if (depth < 3) for (const w of inv.words) for (const sub of w.subs) {
     const found = subProducesSecret(walk, inv, sub, depth + 1);
@@ -4893,7 +4978,7 @@ const CREDENTIAL_OPTS = /^(-i|-k|--identity|--identity-file|--key|--key-file|--k
 function uploads(argv: string[]): boolean {
   const [name, a1, a2] = argv;
   if ((name === 'gh' || name === 'glab') && (/^(gist|snippet)$/.test(a1 ?? '') || (a1 === 'release' && /^(upload|create)$/.test(a2 ?? '')) || (/^(issue|pr|mr)$/.test(a1 ?? '') && /^(create|comment|edit)$/.test(a2 ?? '')) || a1 === 'api')) return true;
-  if (/^(wormhole|croc|pastebinit|pastebin|wgetpaste|fpaste|haste|gist|ffsend|transfer|onionshare|onionshare-cli|magic-wormhole|s3cmd|b2|azcopy|termbin|ix|sprunge|0x0)$/.test(name ?? '')) return true;
+  if (/^(wormhole|croc|pastebinit|pastebin|wgetpaste|fpaste|haste|gist|ffsend|transfer|onionshare|onionshare-cli|magic-wormhole|ncftpput|wput|s3cmd|b2|azcopy|termbin|ix|sprunge|0x0)$/.test(name ?? '')) return true;
   if (name === 'tailscale' && a1 === 'file') return true;
   if (name === 'mc' && /^(cp|mirror|put)$/.test(a1 ?? '')) return true;
   if ((name === 'kubectl' || name === 'oc' || name === 'docker' || name === 'podman') && argv.includes('cp') && argv.some((a) => /^[\w.-]+(\/[\w.-]+)?:/.test(a))) return true;

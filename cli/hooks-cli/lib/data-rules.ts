@@ -9,7 +9,7 @@
  * Pure functions over paths and argv; command-rules.ts calls them where it judges deletes, writes and
  * invocations, and turns what they return (a reason, or null) into a finding.
  */
-import { HOME_DATA_DIRS, isUnder, SHARED_MOUNT, type PathEnv } from './paths-classify';
+import { HOME_DATA_DIRS, isUnder, SHARED_MOUNT, type PathEnv, windowsView } from './paths-classify';
 import { shellWord } from './shell-parse';
 import { storeScope } from './sql-rules';
 
@@ -53,8 +53,11 @@ function inSharedData(abs: string, env: PathEnv): boolean {
 export function dataFileEmptied(abs: string, env: PathEnv): string | null {
   if (/\.(log|out|err)$/.test(abs)) return null;
   if (inSharedData(abs, env)) return `${abs}, data on a shared mount`;
-  const rel = isUnder(abs, env.home) && !isUnder(abs, env.project) ? abs.slice(env.home.length + 1) : '';
-  return HOME_DATA_DIRS.includes(rel.split('/')[0]) ? `${abs}, the user's data kept in the home directory` : null;
+  // In the home, or a Windows profile read as one (its Documents, OneDrive: the user's own files too).
+  const { p, env: e } = windowsView(abs, env);
+  const rel = isUnder(p, e.home) && !isUnder(p, env.project) ? p.slice(e.home.length + 1) : '';
+  const top = rel.split('/')[0];
+  return HOME_DATA_DIRS.includes(top) || (e.home !== env.home && /^(Documents|Desktop|Pictures|Videos|Music|OneDrive)$/.test(top)) ? `${abs}, the user's data kept in the home directory` : null;
 }
 
 /** The root of a shared data mount, where only names (or the user's own files, -user $USER) narrow a listing. */

@@ -20,8 +20,9 @@
  */
 
 import { isSecretSource } from './paths-classify';
-import { shellWord } from './shell-parse';
+import { frameworkPaths } from './framework-rules';
 import { gitLibraryLines } from './git-rules';
+import { shellWord, windowsVar } from './shell-parse';
 
 export type Lang = 'python' | 'perl' | 'ruby' | 'js' | 'php' | 'lua' | 'awk' | 'r';
 
@@ -138,6 +139,8 @@ const HOME_EXPRS: RegExp[] = [
   /\bBun\.env\.HOME\b/g,
   /\bhomedir\(\)/g,
 ];
+/** An environment variable read by name, in the languages read here (the name is one of the groups). */
+const WINDOWS_ENV_READ = /process\.env\.(\w+)|process\.env\[\s*['"](\w+)['"]\s*\]|os\.environ\s*\[\s*['"](\w+)['"]\s*\]|os\.(?:environ\.get|getenv)\(\s*['"](\w+)['"]\s*\)|\$ENV\{\s*['"]?(\w+)['"]?\s*\}|\bENV\s*\[\s*['"](\w+)['"]\s*\]|\bgetenv\(\s*['"](\w+)['"]\s*\)/g;
 const CWD_EXPRS: RegExp[] = [
   /os\.getcwd\(\)/g, /(?:pathlib\.)?Path\.cwd\(\)/g, /process\.cwd\(\)/g, /\bDir\.pwd\b/g, /\bgetcwd\(\)/g, /Deno\.cwd\(\)/g,
   // The script's own directory: for code given inline or on stdin (node -e, node <<EOF), the working directory.
@@ -164,10 +167,15 @@ function literals(code: string, from = 0, to = code.length): Lit[] {
     if (c === "'" || c === '"' || c === '`') {
       const triple = code.startsWith(c.repeat(3), i);
       const q = triple ? c.repeat(3) : c;
+      // Python's raw strings (r'C:\\Users\\x', rb'…', fr'…') keep their backslashes.
+      const raw = c !== '`' && /(?:^|[^\w])(?:[rR][bBfF]?|[bBfF][rR])$/.test(code.slice(Math.max(0, i - 3), i));
       let j = i + q.length;
       let v = '';
       while (j < code.length && !code.startsWith(q, j)) {
-        if (code[j] === '\\' && j + 1 < code.length) {
+        if (raw && code[j] === '\\' && j + 1 < code.length) {
+          v += code.slice(j, j + 2);
+          j += 2;
+        } else if (code[j] === '\\' && j + 1 < code.length) {
           const e = code[j + 1];
           const hex = e === 'x' ? /^[0-9a-fA-F]{2}/.exec(code.slice(j + 2, j + 4)) : null;
           // "\x72\x6d" is "rm": hex escapes are the characters they stand for.
@@ -322,7 +330,8 @@ const SHELL_CALLS: Record<Lang, RegExp> = {
   perl: /(?<![\w$@%>.])(?:system|exec|qx)(?=\s*[("'{@$])/g,
   ruby: /(?<![\w.])(?:system|exec|spawn|IO\.popen|Open3\.\w+|Kernel\.system|Kernel\.exec|Kernel\.spawn|Process\.spawn|Process\.exec|PTY\.spawn)(?=\s*[("'])/g,
   js: /\b(?:execSync|exec|execFileSync|execFile|spawnSync|spawn|fork|Bun\.spawn\w*|execa(?:Sync|Command|CommandSync|Node)?|Deno\.Command|Deno\.run|\$)(?=\s*\()/g,
-  php: /\b(?:system|shell_exec|exec|passthru|popen|proc_open|pcntl_exec)(?=\s*\()/g,
+  // Laravel's Process::run / Symfony's Process::fromShellCommandline run their text through the shell.
+  php: /\b(?:system|shell_exec|exec|passthru|popen|proc_open|pcntl_exec|Process::(?:run|start|pipe)|Process::fromShellCommandline)(?=\s*\()/g,
   lua: /\b(?:os\.execute|io\.popen)(?=\s*[("'])/g,
   awk: /\bsystem(?=\s*\()/g,
   // R: system("…"), system2("cmd", …), shell("…") (base R, ?system).
@@ -334,7 +343,8 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
   perl: /\b(?:rmtree|remove_tree|File::Path::rmtree)(?=\s*[("'$])/g,
   ruby: /\b(?:FileUtils\.)?(?:rm_rf|rm_r|remove_dir|remove_entry|remove_entry_secure|rmtree)(?=\s*[("'])/g,
   js: /(?:\brmSync|\brmdirSync|\.rm|\.rmdir|(?<![\w.$])rm|(?<![\w.$])rmdir|\brimraf(?:\.sync|Sync|\.rimrafSync|\.native(?:Sync)?)?|\bdeleteSync|\bdeleteAsync|\bremoveSync|\bemptyDirSync|Deno\.removeSync|Deno\.remove)(?=\s*\()/g,
-  php: null,
+  // Laravel's File facade and Filesystem (framework-rules.ts reads Symfony's and WordPress's as it): a tree deleted or emptied.
+  php: /\bFile::(?:deleteDirectory|cleanDirectory|deleteDirectories)(?=\s*\()/g,
   lua: null,
   awk: null,
   // R: unlink(x, recursive = TRUE) deletes a tree (base R, ?unlink); file.remove deletes files.
@@ -422,8 +432,33 @@ function formatStrings(code: string): string {
     });
 }
 
+/** The language's own recursive tree delete, which a hand-written one stands for. */
+const TREE_DELETE: Partial<Record<Lang, string>> = { php: 'File::deleteDirectory', python: 'shutil.rmtree', ruby: 'FileUtils.rm_rf', perl: 'rmtree', js: 'rimraf.sync' };
+
+/**
+ * A hand-written recursive delete (function rrmdir($d) { … rrmdir("$d/$f") … unlink … rmdir($d); } rrmdir(X)):
+ * a function that deletes files and calls itself, called on X, deletes the tree X; the call is read as the
+ * language's own tree delete.
+ */
+function recursiveDeleter(code: string, lang: Lang): string {
+  const tree = TREE_DELETE[lang];
+  if (!tree || !/unlink|rmdir|remove|delete/i.test(code)) return code;
+  for (const m of code.matchAll(/\b(?:function|def|sub)\s+&?(\w+)\s*[({]/g)) {
+    const name = m[1];
+    const calls = [...code.matchAll(new RegExp(`(?<![\\w$>.])${name}\\s*\\(`, 'g'))];
+    // The definition, a call inside it, and a call after it.
+    if (calls.length < 3) continue;
+    const last = calls[calls.length - 1];
+    return code.slice(0, last.index) + tree + code.slice(last.index + name.length);
+  }
+  return code;
+}
+
 function preprocess(code: string, lang: Lang): string {
   if (lang === 'python') code = resolveAliases(code);
+  // Laravel's, Symfony's and WordPress's filesystems, Pathname#rmtree, the frameworks' names for the app's directories.
+  if (lang === 'php' || lang === 'ruby') code = frameworkPaths(lang, code);
+  code = recursiveDeleter(code, lang);
   // __import__('os').system(...) is os.system(...).
   code = code.replace(/__import__\(\s*(['"])([\w.]+)\1\s*\)/g, '$2');
   // importlib.import_module('shutil').rmtree(...) too.
@@ -472,6 +507,11 @@ function preprocess(code: string, lang: Lang): string {
   let c = code.replace(/(?<!\\)(["`])\$(?:ENV\{\s*'?HOME'?\s*\}|\{?HOME\}?(?=\/|\1))/g, '$1~');
   for (const re of HOME_EXPRS) c = c.replace(re, '"~"');
   for (const re of CWD_EXPRS) c = c.replace(re, '"."');
+  // process.env.USERPROFILE, os.environ['LOCALAPPDATA'], $ENV{APPDATA}: Windows' own variables read as their usual places.
+  if (/PROFILE|APPDATA|ONEDRIVE|SYSTEMROOT|WINDIR|HOMEPATH|PROGRAM/i.test(c)) c = c.replace(WINDOWS_ENV_READ, (m, ...names: (string | undefined)[]) => {
+    const v = windowsVar(names.find((n) => typeof n === 'string' && /^\w+$/.test(n)) ?? '');
+    return v === undefined ? m : `"${v}"`;
+  });
   // sprintf("%c%c -rf ~", 114, 109) (awk, perl, php, ruby, C-like): %c of a number is that character.
   c = c.replace(/\b(?:s?printf|format)\(\s*"([^"\n]*%c[^"\n]*)"((?:\s*,\s*(?:\d{1,3}|"[^"\n]*"))+)\s*\)/g, (m, fmt: string, list: string) => {
     const vals = [...list.matchAll(/(\d{1,3})|"([^"\n]*)"/g)].map((x) => (x[1] !== undefined ? Number(x[1]) : x[2]));
@@ -711,7 +751,9 @@ function listingRoots(code0: string): { path: string; glob: string | null }[] {
     const segs = pattern.split('/');
     const g = segs.findIndex((x) => /[*?[]/.test(x));
     if (g < 0) return { path: pattern || '.', glob: null };
-    return { path: segs.slice(0, g).join('/') || (pattern.startsWith('/') ? '/' : '.'), glob: segs.slice(g).join('/') };
+    // {,.}* (GLOB_BRACE, bash's brace): one alternative is *, so every entry, dot files too.
+    const glob = segs.slice(g).join('/').replace(/^\{([^{}]*)\}\*$/, (m, alts: string) => (alts.split(',').includes('') ? '*' : m));
+    return { path: segs.slice(0, g).join('/') || (pattern.startsWith('/') ? '/' : '.'), glob };
   };
   const fn = /(?:\bos\.walk|\bos\.scandir|\bos\.listdir|\bglob\.i?glob|\bDir\.(?:glob|children|each_child|entries|foreach|new)|\bDir(?=\[)|\breaddirSync|\breaddir|\bglob(?:\.sync|Sync)?|\bglobby(?:\.sync)?|\bfg(?:\.sync)?|\bscandir|\bopendir|\bRecursiveDirectoryIterator|\bDirectoryIterator|\bDeno\.readDir(?:Sync)?|\bwalkSync|\bFind::find|\bfinddepth|\bfind)(?=\s*[([\"'])/g;
   for (const m of code.matchAll(fn)) {
@@ -897,7 +939,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       const lits = literals(code, region[0], region[1]);
       const argText = code.slice(region[0], region[1]);
       const recursive = lang === 'r' ? /recursive\s*=\s*T/.test(argText) : lang !== 'js' || /rimraf|removeSync|emptyDir|Deno\.remove|delete(Sync|Async)/.test(m[0]) || /recursive\s*:\s*true/.test(argText);
-      const startsWithLit = lits.length > 0 && code.slice(region[0], lits[0].start).trim() === '';
+      const startsWithLit = lits.length > 0 && /^[rRbBfFuU]{0,2}$/.test(code.slice(region[0], lits[0].start).trim());
       if (!startsWithLit) {
         // rmtree(p) with p a loop variable over literals, or assigned a literal.
         const ident = /^\s*\$?([A-Za-z_]\w*)\s*(?:[,)]|$)/.exec(argText)?.[1];

@@ -29,7 +29,7 @@ export function isUnder(p: string, dir: string): boolean {
 }
 
 export function resolveFrom(cwd: string, p: string): string {
-  const r = path.posix.resolve(cwd, p);
+  const r = path.posix.resolve(cwd, windowsDrivePath(p) ?? p);
   return r.length > 1 ? r.replace(/\/+$/, '') : r;
 }
 
@@ -54,15 +54,21 @@ export function isSecretPath(p: string, env: PathEnv): boolean {
 }
 
 /** The path relative to the home directory it lies in (homeOf), or null when it is not below one. */
-function homeRel(p: string, env: PathEnv): string | null {
+function homeRel(p0: string, env: PathEnv): string | null {
+  const { p } = windowsView(p0, env);
   const h = homeOf(p, env);
   return p.length > h.length + 1 && p.startsWith(h) && p[h.length] === '/' ? p.slice(h.length + 1) : null;
+}
+
+/** The path relative to the home it lies in (the user's, another's, a Windows profile read as its POSIX kin), or null. */
+export function homeRelPath(p: string, env: PathEnv): string | null {
+  return homeRel(p, env);
 }
 
 /** The home directory a path lies in: the user's, or another user's (/home/NAME, /Users/NAME, /root, also as a glob /home/*), whose keys are as secret. */
 export function homeOf(p: string, env: PathEnv): string {
   if (isUnder(p, env.home)) return env.home;
-  return /^\/(?:home\/[^/]+|Users\/[^/]+|root|var\/root)(?=\/)/.exec(p)?.[0] ?? env.home;
+  return /^\/(?:home\/[^/]+|Users\/[^/]+|root|var\/root)(?=\/)/.exec(p)?.[0] ?? (p.startsWith('/mnt/') ? WIN_PROFILE.exec(p)?.[0] : undefined) ?? env.home;
 }
 
 export type DeleteClass = 'root' | 'home' | 'project' | 'ancestor' | 'top-level' | 'system' | null;
@@ -120,6 +126,12 @@ const HOME_SECRETS = [
   // Data tools' logins: warehouse and query clients, object-store and broker clients.
   '.snowsql', '.config/snowflake', '.trino', '.clickhouse-client', '.cassandra', '.mc', '.mcli', '.confluent', '.odbc.ini', '.config/databricks', '.pgservice.conf', '.redshift', '.bigqueryrc',
   '.config/hcloud', '.oci', '.bluemix', '.config/linode-cli', '.ngrok2', '.config/ngrok', '.tailscale', '.sentryclirc', '.terraformrc', '.circleci/cli.yml',
+  // FileZilla's saved sites, WinSCP's sessions, the Windows credential store and DPAPI keys, Chromium and Firefox profiles as
+  // a Windows profile holds them (AppData/Roaming is .config, AppData/Local .local/share: windowsView).
+  '.config/filezilla', '.config/FileZilla', '.filezilla', '.config/WinSCP.ini', '.config/Microsoft/Credentials', '.config/Microsoft/Protect', '.local/share/Microsoft/Credentials',
+  '.local/share/Google/Chrome/User Data', '.local/share/Microsoft/Edge/User Data', '.config/Mozilla/Firefox', '.config/Opera Software', '.local/share/BraveSoftware',
+  // Bundler's and Composer's registry logins (BUNDLE_GEMS__HOST, http-basic).
+  '.bundle/config', '.config/composer/auth.json',
   '.config/glab-cli', '.config/stripe', '.pulumi/credentials.json', '.cloudflared', '.wakatime.cfg', '.config/jira', '.jira.d', '.arduino15/arduino-cli.yaml', '.config/cachix',
   // Package registries' logins.
   '.m2/settings.xml', '.m2/settings-security.xml', '.gradle/gradle.properties', '.sbt/credentials', '.ivy2/.credentials', '.pip/pip.conf', '.config/pip/pip.conf',
@@ -171,7 +183,8 @@ export function isSecretSource(p: string, env: PathEnv): boolean {
 }
 
 /** Shell start-up files: a line written there runs in every future shell of the user. */
-export function isStartupFile(p: string, env: PathEnv): boolean {
+export function isStartupFile(p0: string, env0: PathEnv): boolean {
+  const { p, env } = windowsView(p0, env0);
   const h = env.home;
   const names = ['.bashrc', '.bash_aliases', '.bash_profile', '.bash_login', '.bash_logout', '.profile', '.zshrc', '.zprofile', '.zshenv', '.zlogin', '.zlogout', '.kshrc', '.mkshrc', '.cshrc', '.tcshrc', '.inputrc', '.xprofile', '.xinitrc'];
   if (names.some((n) => p === `${h}/${n}`)) return true;
@@ -184,7 +197,8 @@ export function isStartupFile(p: string, env: PathEnv): boolean {
 }
 
 /** Well-known caches under the home directory: deleting them only costs a download. */
-export function isHomeCache(p: string, env: PathEnv): boolean {
+export function isHomeCache(p0: string, env0: PathEnv): boolean {
+  const { p, env } = windowsView(p0, env0);
   const h = env.home;
   // Inside a repository's .git (logs are its reflogs) nothing is a cache.
   if (/\/\.git(\/|$)/.test(p)) return false;
@@ -221,12 +235,15 @@ export const REMOVABLE_ROOT = /^\/(media\/[^/]+|run\/media\/[^/]+)(\/[^/]+)?$|^\
 export const HOME_DATA_DIRS = ['data', 'datasets', 'checkpoints', 'experiments', 'models', 'notebooks'];
 
 /** Directories of the home whose loss is not a cache's: keys, configuration. */
-export function isPreciousHomeDir(p: string, env: PathEnv): boolean {
+export function isPreciousHomeDir(p0: string, env0: PathEnv): boolean {
+  const { p, env } = windowsView(p0, env0);
   const h = env.home;
   return [
     '.ssh', '.gnupg', '.aws', '.config', '.kube', '.docker', '.password-store', '.local', '.local/share', '.mozilla', 'Library', 'Library/Application Support', 'Library/Keychains',
     // The user's own files and other work, beside this project.
-    'Documents', 'Desktop', 'Downloads', 'Pictures', 'Music', 'Videos', 'Movies', 'Public', 'Dropbox', 'OneDrive', 'src', 'code', 'projects', 'Projects', 'workspace', 'repos', 'git', 'dev', 'work',
+    'Documents', 'Desktop', 'Downloads', 'Pictures', 'Music', 'Videos', 'Movies', 'Public', 'Dropbox', 'OneDrive', 'src', 'code',
+    // Every local site at once: Laravel Valet's and macOS's ~/Sites, a shared host's ~/public_html.
+    'Sites', 'public_html', 'projects', 'Projects', 'workspace', 'repos', 'git', 'dev', 'work',
     // Data and models kept in the home, conda's environments (data-rules.ts), the agent's own settings and memory.
     ...HOME_DATA_DIRS, 'miniconda3', 'anaconda3', 'miniforge3', 'mambaforge', 'miniconda', 'anaconda', 'micromamba', '.conda', '.claude',
     // Board and SDK work trees that take hours to set up and hold local layers and patches (Yocto, Buildroot, crosstool-NG,
@@ -247,13 +264,16 @@ export function isPreciousHomeDir(p: string, env: PathEnv): boolean {
  * launchd agents and daemons, XDG autostart entries, environment.d. A file put there runs at
  * the next login or boot without anyone typing it (persistence).
  */
-export function isAutostartPath(p: string, env: PathEnv): boolean {
+export function isAutostartPath(p0: string, env0: PathEnv): boolean {
+  const { p, env } = windowsView(p0, env0);
   const h = env.home;
   const homeDirs = ['.config/systemd/user', '.local/share/systemd/user', 'Library/LaunchAgents', '.config/autostart', '.config/autostart-scripts', '.kde/Autostart', '.kde4/Autostart', '.config/plasma-workspace/env', '.config/plasma-workspace/shutdown', '.config/environment.d', '.config/upstart', '.config/openbox/autostart', '.config/lxsession'];
   if (homeDirs.some((d) => isUnder(p, `${h}/${d}`))) return true;
   if (p === `${h}/.pam_environment` || p === `${h}/.xsessionrc` || p === `${h}/.xsession`) return true;
   // Python's start-up hooks: usercustomize/sitecustomize modules and .pth files in a site directory run in every interpreter.
   if (/\/(usercustomize|sitecustomize)\.py$|\/(site|dist)-packages\/[^/]+\.pth$/.test(p)) return true;
+  // Windows' Startup folder for all users (a profile's own is .config/autostart through windowsView).
+  if (/^\/mnt\/[a-z]\/ProgramData\/Microsoft\/Windows\/Start Menu\/Programs\/Startup(\/|$)/i.test(p)) return true;
   return /^\/(Library\/(LaunchAgents|LaunchDaemons|StartupItems)|etc\/(systemd|xdg\/autostart|init\.d|rc\.local|cron\.|anacrontab|crontab|environment\.d|ld\.so\.preload)|usr\/lib\/systemd|lib\/systemd)(\/|$)/.test(p);
 }
 
@@ -282,4 +302,57 @@ const CORE_COMMANDS = new Set([
 /** The name (`git`, `python3.12`) is one of those core commands. */
 export function isCoreCommand(name: string): boolean {
   return CORE_COMMANDS.has(name) || CORE_COMMANDS.has(name.replace(/[\d.]+$/, ''));
+}
+
+/*
+ * Windows paths, as WSL and Git Bash spell them, read as their POSIX kin. A drive (`C:\x`, `C:/x`,
+ * Git Bash's `/c/x` and `//c/x`) is where WSL mounts it (`/mnt/c/x`); `\\wsl$\Distro\x` is the
+ * distro's `/x`. A Windows user profile (`/mnt/c/Users/NAME`) is a home directory whose own names
+ * stand for the POSIX home's: AppData/Roaming is ~/.config, AppData/Local ~/.local/share (its
+ * caches ~/.cache), source/repos ~/repos, `OneDrive - Org` ~/OneDrive, PowerShell's profile
+ * scripts ~/.bashrc, the Start Menu's Startup folder ~/.config/autostart.
+ */
+
+/** The Windows profile a path lies in (WSL's spelling): its secrets, start-up files and own files are judged as a home's. */
+export const WIN_PROFILE = /^\/mnt\/[a-z]\/Users\/[^/]+/i;
+
+/** The WSL spelling of a Windows path (`C:\Users\x`, `C:/x`, `/c/x`, `//c/x`, `\\wsl$\Ubuntu\x`), or null when it is not one. */
+export function windowsDrivePath(p: string): string | null {
+  // Cheap first: a drive letter's colon, a one-letter top directory, or a UNC start.
+  if (p[1] !== ':' && !(p[0] === '/' && (p[2] === '/' || p.length === 2 || (p[1] === '/' && (p[3] === '/' || p.length === 3 || p[2] === 'w')))) && !p.startsWith('\\\\')) return null;
+  const unc = /^(?:\\\\|\/\/)wsl(?:\$|\.localhost)[\\/][^\\/]+([\\/].*)?$/i.exec(p);
+  if (unc) return (unc[1] ?? '/').replace(/\\/g, '/');
+  const m = /^([A-Za-z]):([\\/].*)?$/.exec(p) ?? /^\/\/?([a-z])(\/.*)?$/.exec(p);
+  return m ? `/mnt/${m[1].toLowerCase()}${(m[2] ?? '').replace(/\\/g, '/')}` : null;
+}
+
+/** A Windows profile's own names and the POSIX home's names they stand for (relative to the profile). */
+const WIN_KIN: [RegExp, string][] = [
+  [/^AppData\/Roaming\/Microsoft\/Windows\/Start Menu\/Programs\/Startup(?=\/|$)/i, '.config/autostart'],
+  [/^(?:OneDrive[^/]*\/)?Documents\/(?:Windows)?PowerShell\/[^/]*profile\.ps1$/i, '.bashrc'],
+  [/^AppData\/Roaming\/GitHub CLI(?=\/|$)/i, '.config/gh'],
+  [/^AppData\/Roaming(?=\/|$)/i, '.config'],
+  // Docker Desktop's disks and the WSL distros' own (their ext4.vhdx): the containers' and the distros' data.
+  [/^AppData\/Local\/Docker(\/wsl)?(?=\/|$)/i, '.local/share/containers'],
+  [/^AppData\/Local\/Packages\/[^/]*(Canonical|Ubuntu|Debian|SUSE|Kali|Fedora|Alpine|Arch|Oracle|Linux|WSL)[^/]*(\/LocalState)?(?=\/|$)/i, '.local/share/containers'],
+  [/^AppData\/Local\/(Temp|[^/]*cache[^/]*)(?=\/|$)/i, '.cache/$1'],
+  [/^AppData\/Local(?:Low)?(?=\/|$)/i, '.local/share'],
+  [/^AppData$/i, '.local'],
+  [/^source\/repos(?=\/|$)/i, 'repos'],
+  [/^source$/i, 'src'],
+  [/^OneDrive[^/]*(?=\/|$)/i, 'OneDrive'],
+];
+
+/** A path in a Windows profile seen as its POSIX kin, with that profile as the home; any other path as it is. */
+export function windowsView(p: string, env: PathEnv): { p: string; env: PathEnv } {
+  const m = p.startsWith('/mnt/') ? WIN_PROFILE.exec(p) : null;
+  if (!m) return { p, env };
+  const rel = p.slice(m[0].length + 1);
+  const kin = WIN_KIN.find(([re]) => re.test(rel));
+  return { p: kin ? `${m[0]}/${rel.replace(kin[0], kin[1])}` : p, env: { ...env, home: m[0] } };
+}
+
+/** A virtual machine's or WSL distro's disk (ext4.vhdx, .vdi, .vmdk, .qcow2): deleting it deletes the machine. */
+export function isMachineDisk(p: string, env: PathEnv): boolean {
+  return /\.(vhdx?|vdi|vmdk|qcow2)$/i.test(p) && !isUnder(p, env.project) && !/^\/(tmp|var\/tmp)\//.test(p);
 }

@@ -13,6 +13,7 @@
  * `sh`) and its nesting depth. Unknown expansions (`$VAR` other than HOME
  * and PWD) stay in the text and are flagged, so callers can be cautious.
  */
+import { windowsDrivePath } from './paths-classify';
 
 export interface Word {
   /** The word after quote removal and the expansions known statically. */
@@ -153,6 +154,32 @@ const CREDENTIAL_FILE_VARS: Record<string, string> = {
   PGPASSFILE: '.pgpass',
 };
 
+/**
+ * Windows' own variables (Git Bash has them all, WSL those WSLENV passes), read as their usual
+ * places in WSL's spelling; their names are case-insensitive, as on Windows.
+ */
+const WINDOWS_VARS: Record<string, string> = {
+  USERPROFILE: '/mnt/c/Users/user',
+  HOMEDRIVE: 'C:',
+  HOMEPATH: '\\Users\\user',
+  APPDATA: '/mnt/c/Users/user/AppData/Roaming',
+  LOCALAPPDATA: '/mnt/c/Users/user/AppData/Local',
+  ONEDRIVE: '/mnt/c/Users/user/OneDrive',
+  ONEDRIVECOMMERCIAL: '/mnt/c/Users/user/OneDrive',
+  ONEDRIVECONSUMER: '/mnt/c/Users/user/OneDrive',
+  SYSTEMROOT: '/mnt/c/Windows',
+  WINDIR: '/mnt/c/Windows',
+  SYSTEMDRIVE: 'C:',
+  PROGRAMFILES: '/mnt/c/Program Files',
+  PROGRAMDATA: '/mnt/c/ProgramData',
+  PUBLIC: '/mnt/c/Users/Public',
+};
+
+/** The usual value of a Windows variable (`USERPROFILE`, `LocalAppData`...), or undefined. */
+export function windowsVar(name: string): string | undefined {
+  return WINDOWS_VARS[name.toUpperCase()];
+}
+
 function expandVar(name: string, env: ParseEnv): VarValue | null {
   const known = env.vars?.get(name);
   if (known) return known;
@@ -168,6 +195,8 @@ function expandVar(name: string, env: ParseEnv): VarValue | null {
   if (name === '0') return { text: 'bash', dynamic: false, subs: [] };
   if (name === 'PWD') return { text: env.cwd, dynamic: false, subs: [] };
   if (name === 'CLAUDE_PROJECT_DIR' && env.project) return { text: env.project, dynamic: false, subs: [] };
+  const win = windowsVar(name);
+  if (win !== undefined) return { text: win, dynamic: false, subs: [] };
   return null;
 }
 
@@ -1096,6 +1125,10 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
     case 'readlink':
       if (argv[0] === 'readlink' && !args.some((a) => /^-[a-zA-Z]*[fem]/.test(a))) return null;
       return operands.length === 1 ? posixResolve(cwd, operands[0]) : operands.length === 0 && argv[0] === 'realpath' ? null : null;
+    case 'wslpath':
+    case 'cygpath':
+      // The same place in the other spelling (C:\\Users\\x, /mnt/c/Users/x): the validator reads both as /mnt/c/Users/x.
+      return operands.length === 1 ? posixResolve(cwd, windowsDrivePath(operands[0]) ?? operands[0]) : null;
     case 'mktemp':
       return '/tmp/tmp.XXXXXXXXXX';
     case 'ls':
