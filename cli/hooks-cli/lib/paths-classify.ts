@@ -327,7 +327,9 @@ export function windowsDrivePath(p: string): string | null {
 }
 
 /** A Windows profile's own names and the POSIX home's names they stand for (relative to the profile). */
-const WIN_KIN: [RegExp, string][] = [
+let winKin: [RegExp, string][] | null = null;
+/** Built on first use: only paths under /mnt/<d>/Users need them. */
+const WIN_KIN = (): [RegExp, string][] => (winKin ??= [
   [/^AppData\/Roaming\/Microsoft\/Windows\/Start Menu\/Programs\/Startup(?=\/|$)/i, '.config/autostart'],
   [/^(?:OneDrive[^/]*\/)?Documents\/(?:Windows)?PowerShell\/[^/]*profile\.ps1$/i, '.bashrc'],
   [/^AppData\/Roaming\/GitHub CLI(?=\/|$)/i, '.config/gh'],
@@ -341,14 +343,14 @@ const WIN_KIN: [RegExp, string][] = [
   [/^source\/repos(?=\/|$)/i, 'repos'],
   [/^source$/i, 'src'],
   [/^OneDrive[^/]*(?=\/|$)/i, 'OneDrive'],
-];
+]);
 
 /** A path in a Windows profile seen as its POSIX kin, with that profile as the home; any other path as it is. */
 export function windowsView(p: string, env: PathEnv): { p: string; env: PathEnv } {
   const m = p.startsWith('/mnt/') ? WIN_PROFILE.exec(p) : null;
   if (!m) return { p, env };
   const rel = p.slice(m[0].length + 1);
-  const kin = WIN_KIN.find(([re]) => re.test(rel));
+  const kin = WIN_KIN().find(([re]) => re.test(rel));
   return { p: kin ? `${m[0]}/${rel.replace(kin[0], kin[1])}` : p, env: { ...env, home: m[0] } };
 }
 

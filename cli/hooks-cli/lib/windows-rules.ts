@@ -631,17 +631,16 @@ export function windowsAsSh(argv: string[]): string | null {
   return null;
 }
 
-/** Registry keys whose values run programs at log-on or with every cmd: Run, RunOnce, Winlogon, cmd's AutoRun, IFEO debuggers. */
-const AUTORUN_KEY = /\\(CurrentVersion\\(Run|RunOnce|RunServices|RunServicesOnce|Policies\\Explorer\\Run)|Windows NT\\CurrentVersion\\(Winlogon|Image File Execution Options|Windows)|Command Processor|Environment)(\\|$)/i;
-/** Registry keys whose loss breaks the user's or the machine's set-up: a hive's top, Software, SYSTEM, a service, WSL's own. */
-const VITAL_KEY = /^(HK(CU|LM|U|CR|EY_[A-Z_]+)|Registry::[^\\]+)(\\(Software|SYSTEM|SAM|SECURITY|Software\\Microsoft|Software\\Classes|Software\\Microsoft\\Windows(\\CurrentVersion)?|SYSTEM\\CurrentControlSet(\\Services(\\[^\\]+)?)?|Software\\Microsoft\\Windows\\CurrentVersion\\Lxss))?\\?$/i;
-
 /** Windows tools that destroy, persist or open up, as findings (argv already has the program's own name). */
 export function windowsFindings(argv: string[]): WindowsFinding[] {
   const [name0, ...args] = argv;
   const name = (name0 ?? '').toLowerCase();
   const out: WindowsFinding[] = [];
   if (!WINDOWS_TOOLS.test(name)) return out;
+  /** Registry keys whose values run programs at log-on or with every cmd: Run, RunOnce, Winlogon, cmd's AutoRun, IFEO debuggers. */
+  const AUTORUN_KEY = /\\(CurrentVersion\\(Run|RunOnce|RunServices|RunServicesOnce|Policies\\Explorer\\Run)|Windows NT\\CurrentVersion\\(Winlogon|Image File Execution Options|Windows)|Command Processor|Environment)(\\|$)/i;
+  /** Registry keys whose loss breaks the user's or the machine's set-up: a hive's top, Software, SYSTEM, a service, WSL's own. */
+  const VITAL_KEY = /^(HK(CU|LM|U|CR|EY_[A-Z_]+)|Registry::[^\\]+)(\\(Software|SYSTEM|SAM|SECURITY|Software\\Microsoft|Software\\Classes|Software\\Microsoft\\Windows(\\CurrentVersion)?|SYSTEM\\CurrentControlSet(\\Services(\\[^\\]+)?)?|Software\\Microsoft\\Windows\\CurrentVersion\\Lxss))?\\?$/i;
   const low = args.map((a) => a.toLowerCase());
   const all = low.join(' ');
   const say = (level: 'block' | 'warn', what: string) => out.push({ level, reason: `${name0} ${args.slice(0, 3).join(' ')}: ${what}` });
