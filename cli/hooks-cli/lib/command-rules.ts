@@ -2238,6 +2238,13 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
           if (sAbs) checkWrite(walk, inv, { ...d, abs: `${d.abs}/${path.posix.basename(sAbs)}` }, name, [w]);
         }
       }
+      // rsync -a dotfiles/ ~/ --include='.bashrc', cp -r dotfiles/. ~: a directory's contents land in the home; the names its
+      // filters let through, and the start-up files a dotfiles directory holds, are written there.
+      if (d?.abs === walk.env.home && (name === 'rsync' || name === 'cp')) {
+        const included = inv.argv.map((a, k) => /^--include=(.+)$/.exec(a)?.[1] ?? (inv.argv[k - 1] === '--include' ? a : undefined)).filter((x): x is string => x !== undefined && /^\.?[\w.-]+$/.test(x));
+        const dotfiles = srcs.some((w) => /(^|\/)\.?dotfiles(\/\.?)?$/.test(w.text));
+        for (const n of [...included, ...(dotfiles ? ['.bashrc'] : [])]) checkWrite(walk, inv, { ...d, abs: `${d.abs}/${n}` }, name, srcs);
+      }
       for (const src of srcs) checkRead(walk, inv, target(inv, src), name);
       if (d?.abs && srcs.length === 1 && (name === 'cp' || name === 'install')) walk.copiedFrom.set(d.abs, base(srcs[0].text));
       if (name === 'rsync' && args.some((a) => a.startsWith('--delete') || a === '--del')) {
@@ -2876,7 +2883,9 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   const here = inv.redirects.find((r) => r.body !== undefined);
   const word = (t: string): Word => ({ text: t, dynamic: false, glob: /[*?]/.test(t), subs: [], quoted: false });
   // -I, -0, -d: an item is a line (or all the text up to a NUL); otherwise every word is one.
-  const fromText = (t: string, at: Invocation) => ({ items: t.split(inv.xargsLines ? /\n+|\0+/ : /[\s\0]+/).map((x) => (inv.xargsLines ? x.trim() : x)).filter((x) => x !== '').map((x) => target(at, word(x))), recursive: false });
+  // tr ' ' '\n' upstream puts each word on a line of its own: -I then takes words, not the whole line.
+  const lines = inv.xargsLines && !inv.upstream.some((u) => u.argv[0] === 'tr' && u.argv.slice(1).some((a) => a === ' ' || a === '[:space:]' || a === '[:blank:]'));
+  const fromText = (t: string, at: Invocation) => ({ items: t.split(lines ? /\n+|\0+/ : /[\s\0]+/).map((x) => (lines ? x.trim() : x)).filter((x) => x !== '').map((x) => target(at, word(x))), recursive: false });
   if (here) return fromText(here.body!, inv);
   // xargs -a <(echo ~) / -a FILE-the-line-wrote: the argument file's text.
   const listFile = (w: Word | undefined) => (w && inv.cwd !== null && !w.dynamic ? walk.listFiles.get(resolveFrom(inv.cwd, w.text)) : undefined);
@@ -2919,7 +2928,10 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
     break;
   }
   let feeder: Invocation | undefined = inv.upstream[k];
-  const procSub = inv.redirects.find((r) => r.op === '<' && r.target.subs.length > 0);
+  // cat <(echo ~) | xargs …: the substitution cat reads is the list.
+  const catSub = feeder?.argv[0] === 'cat' ? operands(feeder.words).find((w) => w.text.startsWith('/dev/fd/') && w.subs.length > 0) : undefined;
+  const procSub = catSub ? { target: catSub } : inv.redirects.find((r) => r.op === '<' && r.target.subs.length > 0);
+  if (catSub) feeder = undefined;
   if (!feeder && procSub) {
     // xargs rm < <(find / -print0): the substitution's last command feeds it.
     const cmds = parseShell(procSub.target.subs[0], parseEnv(walk, inv.cwd)).commands;
@@ -2951,7 +2963,9 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   if (f === 'echo' || f === 'printf') {
     const args = operands(feeder.words).filter((w, k) => !(k === 0 && /^-[neE]+$/.test(w.text)));
     const texts = f === 'printf' ? printfFormat(args[0]?.text ?? '', args.slice(1).map((w) => w.text)) : args.map((w) => w.text).join(' ');
-    if (args.some((w) => w.dynamic && !/^[/~]/.test(w.text))) return null;
+    // echo "$HOME" "$AIRFLOW_HOME": the words that are known are deleted whatever the others hold.
+    const known = args.filter((w) => !w.dynamic || /^[/~]/.test(w.text));
+    if (known.length < args.length) return known.length > 0 && f === 'echo' ? fromText(known.map((w) => w.text).join(' '), feeder) : null;
     return fromText(texts, feeder);
   }
   if (f === 'ls') {
@@ -3690,7 +3704,12 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
       block(walk, 'dangerous', `${name} ${mode} makes ${t.abs} writable by other users: anyone can put a command there that root or the user then runs`);
       continue;
     }
-    if (worldWritable) warn(walk, 'suspicious', `${name} ${mode} makes ${f.text} writable by every user`, 'chmod 755 for directories and programs, chmod 644 for files (u+x to make a script executable)');
+    // chmod -R 777 /data: every user of a shared data mount (or a whole area of it) may now change or delete everyone's data there.
+    const sharedOpen = recursive && worldWritable ? sharedMountLoss(t.abs, walk.env) : null;
+    if (sharedOpen) block(walk, 'dangerous', `chmod -R ${mode} on ${sharedOpen}: any user can now change or delete that data`, 'open only the directory meant, to the group that needs it (chmod -R g+rwX DIR)');
+    // chmod -R 000 /opt/airflow, /srv/app: an installed service's tree made unreadable, outside the project, the home and temp space.
+    else if (recursive && name === 'chmod' && /^(0?000|a-rwx|ugo-rwx|a=|ugo=|u=,g=,o=)$/.test(mode) && c !== 'project' && !isUnder(t.abs, walk.env.home) && !isUnder(t.abs, walk.env.project) && !/^\/(tmp|var\/tmp|dev\/shm)(\/|$)/.test(t.abs)) block(walk, 'dangerous', `chmod -R ${mode} on ${t.abs}: nothing in it can be read or run any more, by the service or its users`);
+    else if (worldWritable) warn(walk, 'suspicious', `${name} ${mode} makes ${f.text} writable by every user`, 'chmod 755 for directories and programs, chmod 644 for files (u+x to make a script executable)');
     else if (setuid) warn(walk, 'suspicious', `${name} ${mode} sets the setuid/setgid bit on ${f.text}`);
     // chmod -R 000 (a-rwx, a=) of the whole project: nothing in it can be read or run any more.
     else if (recursive && name === 'chmod' && c === 'project' && /^(0?000|a-rwx|ugo-rwx|a=|ugo=|u=,g=,o=)$/.test(mode)) block(walk, 'dangerous', `chmod -R ${mode} on the whole project ${t.abs}: nothing in it can be read or run any more`);

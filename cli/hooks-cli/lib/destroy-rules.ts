@@ -58,6 +58,8 @@ export function destroyFinding(argv: string[], confirmed: boolean): string | nul
   if (flag === undefined || argv.some((a) => /^--(dry-?run|dryrun|what-?if|plan|preview)(=true)?$|^-n$/i.test(a))) return null;
   const d = destroyVerb(argv);
   if (d === null) return null;
+  // firejail --quiet rm -rf build, faketime … rm -f x: a wrapper running rm, judged as that rm (rm's own flags, or the flag before the verb).
+  if (/^(rm|rmdir|unlink|shred)$/.test(d.verb) && (d.targets.some((t) => /^-[rRfvidI]+$/.test(t)) || argv.indexOf(flag) < argv.indexOf(d.verb))) return null;
   // A named target: a word after the verb that is not a flag (an option's value counts: --app NAME).
   const named = d.targets.filter((t) => !t.startsWith('-') || /^--[\w-]+=./.test(t)).map((t) => t.replace(/^--[\w-]+=/, ''));
   if (named.length === 0) return null;
