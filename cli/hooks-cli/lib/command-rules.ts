@@ -2753,8 +2753,18 @@ function checkCloudDestroy(walk: Walk, inv: Invocation): void {
     block(walk, 'system', 'journalctl vacuums away (nearly) every archived system log');
     return;
   }
+  // A keychain a CI job made for the build (build.keychain, ci-signing.keychain-db, $TMPDIR/x.keychain) is that job's own.
+  if (name === 'security' && /^delete-keychain$/.test(args[0] ?? '') && args.slice(1).some((a) => /(^|[^a-z])(build|ci|signing-tmp)([^a-z]|$)/i.test(a) || storeScope([a]) === 'throwaway')) {
+    warn(walk, 'suspicious', `security delete-keychain ${args.slice(1).join(' ')}: a build's keychain`);
+    return;
+  }
   if (name === 'security' && /^delete-keychain$/.test(args[0] ?? '')) {
     block(walk, 'dangerous', 'security delete-keychain deletes a keychain with every password and key in it');
+    return;
+  }
+  // security delete-identity / delete-certificate, keytool -delete / -delete-entry: a signing identity or key removed from its store.
+  if ((name === 'security' && /^(delete-identity|delete-certificate)$/.test(args[0] ?? '')) || (name === 'keytool' && args.some((a) => /^-delete(entry)?$/.test(a)) && storeScope(args) !== 'throwaway')) {
+    block(walk, 'dangerous', `${name} ${args[0]} removes a signing identity or key from its store: what it signs cannot be signed again`, 'let the user remove signing identities themselves');
     return;
   }
   if (/^gpg2?$/.test(name ?? '') && args.some((a) => /^--delete-secret(-and-public)?-keys?$/.test(a))) {
@@ -3172,6 +3182,14 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
       block(walk, 'dangerous', `${verb} would delete ${t.abs}: the user's own files, keys or settings, which nothing can bring back`, 'remove only the single file that is wrong, after a backup');
       return;
     }
+  }
+  // A private key or signing keystore (release.jks, AuthKey_X.p8, id_ed25519, store.p12) deleted anywhere: no one can make it again,
+  // and what it signed (an app in a store, a server's trust) can no longer be updated. (Test certificates are .pem/.key: not these.)
+  if (isKeyMaterial(t.abs) && !/\.pub$/.test(t.abs)) {
+    block(walk, 'dangerous', `${verb} would delete the private key or keystore ${t.abs}: it cannot be made again, and what it signed can no longer be updated`, 'move it aside to a backup the user keeps, or let the user delete it');
+    return;
+  }
+  if (recursive || t.wholeDir) {
     // A throwaway clone (cd "$(mktemp -d)" && git clone … . && rm -rf .git) keeps nothing of the user's.
     const throwaway = (/^\/(tmp|var\/tmp)\//.test(t.abs) && !isUnder(t.abs, env.project) && !isUnder(t.abs, env.home)) || walk.unpacked.some((d) => isUnder(t.abs!, d) && !isUnder(walk.env.project, d));
     if (verb !== 'mv' && !throwaway && /(^|\/)\.git(\/(objects|refs|logs|packed-refs|HEAD)(\/.*)?)?$/.test(t.abs)) {
@@ -3715,6 +3733,11 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
     else if (recursive && name === 'chmod' && c === 'project' && /^(0?000|a-rwx|ugo-rwx|a=|ugo=|u=,g=,o=)$/.test(mode)) block(walk, 'dangerous', `chmod -R ${mode} on the whole project ${t.abs}: nothing in it can be read or run any more`);
     else if (recursive && (c === 'project' || t.wholeDir)) warn(walk, 'suspicious', `${name} -R ${mode} on the whole project`);
   }
+}
+
+/** Private keys and signing keystores by name: Java/Android keystores, PKCS#12, App Store Connect keys, PuTTY and OpenSSH keys. */
+function isKeyMaterial(abs: string): boolean {
+  return /(\.(jks|keystore|p12|pfx|p8|ppk|kdbx)|\/id_(rsa|dsa|ecdsa|ed25519)|\/AuthKey_[\w*]+\.p8)$/.test(abs);
 }
 
 /** Files of ~/.ssh meant to be readable by others (ssh itself accepts 644 for them): public keys, known_hosts, authorized_keys, config. */

@@ -118,6 +118,8 @@ const HOME_SECRETS = [
   '.config/configstore', '.config/sops', '.config/age', '.age', '.ethereum', '.bitcoin', '.electrum', '.config/Slack', '.config/discord', '.config/Signal', '.config/BraveSoftware',
   '.pki', '.keychain', '.claude/.credentials.json', '.config/anthropic', '.config/openai', '.databrickscfg', '.snowflake', '.my.cnf', '.mylogin.cnf', '.dbt/profiles.yml', '.kaggle', '.huggingface', '.cache/huggingface/token',
   // Data tools' logins: warehouse and query clients, object-store and broker clients.
+  // Mobile signing and store logins: adb's key, App Store Connect API keys, fastlane's session cookies.
+  '.android/adbkey', '.appstoreconnect', '.private_keys', '.fastlane/spaceship', '.config/fastlane',
   '.snowsql', '.config/snowflake', '.trino', '.clickhouse-client', '.cassandra', '.mc', '.mcli', '.confluent', '.odbc.ini', '.config/databricks', '.pgservice.conf', '.redshift', '.bigqueryrc',
   '.config/hcloud', '.oci', '.bluemix', '.config/linode-cli', '.ngrok2', '.config/ngrok', '.tailscale', '.sentryclirc', '.terraformrc', '.circleci/cli.yml',
   '.config/glab-cli', '.config/stripe', '.pulumi/credentials.json', '.cloudflared', '.wakatime.cfg', '.config/jira', '.jira.d', '.arduino15/arduino-cli.yaml', '.config/cachix',
@@ -145,11 +147,13 @@ export function isSecretName(name: string): boolean {
   if (/^(service[-_]?account|serviceAccountKey|firebase-adminsdk|.*-adminsdk-|gcp[-_]?(sa[-_]?)?key|sa[-_]key|client[-_]secret)[^/]*\.json$/i.test(name)) return true;
   // A service account's key by the usual naming (etl-prod-sa.json, loader_sa_key.json), a scheduler's settings with its keys and connections.
   if (/[-_.]sa([-_.]key)?\.json$|^airflow\.cfg$/i.test(name)) return true;
+  // Android signing settings (key.properties holds the keystore's passwords), a service account's key by any prefix (google-play-service-account.json).
+  if (/^(key|keystore|signing|release-signing)\.properties$|service[-_]?account[^/]*\.json$/i.test(name)) return true;
   // A data file whose name says what it holds (github_token.txt, api-key.json, db_password.env, auth.json, .vault-token):
   // not source code or documentation about such things, and not a template.
   return (
     /(^|[._-])(tokens?|secrets?|credentials?|creds|passwords?|passwd|api[_-]?keys?|auth)([._-]|$)/i.test(name) &&
-    /^\.|\.(txt|json|ya?ml|toml|env|ini|cfg|conf|key|pem|enc|dat|db|gpg|asc)$/i.test(name) &&
+    /^\.|\.(txt|json|ya?ml|toml|env|ini|cfg|conf|key|pem|enc|dat|db|gpg|asc|xml|plist)$/i.test(name) &&
     !/\.(example|sample|template|dist|defaults?|schema\.json|d\.ts)$|(^|[._-])(example|sample|template|test|spec|mock|fixture)s?([._-]|$)/i.test(name)
   );
 }
