@@ -18,7 +18,7 @@ import { parseShell, printfFormat, shellWord, resolveSubstitution, unescapePrint
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
 import { codeStoreWipe, sqlSentFiles, storeFindings, storeScope, syncDeleteDestination } from './sql-rules';
-import { destroyFinding } from './destroy-rules';
+import { destroyFinding, deviceWipe } from './destroy-rules';
 import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
   classifyDelete,
@@ -37,6 +37,7 @@ import {
   isUnder,
   resolveFrom,
   type PathEnv,
+  holdsHomeSecret,
 } from './paths-classify';
 
 export type Check = 'dangerous' | 'suspicious' | 'traversal' | 'system';
@@ -1161,7 +1162,7 @@ function embeddedCommand(text: string, anyHead = false): string | null {
 }
 
 /** Interpreters of languages without a table here: their -e/--eval value is code, not a shell line. */
-const CODE_TOOLS = /^(beeline|snowsql|raku|perl6|rakudo|erl|escript|elixir|iex|emacs|racket|guile|sbcl|clisp|clojure|clj|bb|julia|octave|groovy|scala|spark-shell|amm|kotlinc|kotlin|crystal|ghc|ghci|runghc|ocaml|swipl|gst|nim|dart|jshell|hy|fennel|janet|sqlite3|mysql|psql|mongosh|mongo|gdb|lldb)$/;
+const CODE_TOOLS = /^(beeline|snowsql|swift|raku|perl6|rakudo|erl|escript|elixir|iex|emacs|racket|guile|sbcl|clisp|clojure|clj|bb|julia|octave|groovy|scala|spark-shell|amm|kotlinc|kotlin|crystal|ghc|ghci|runghc|ocaml|swipl|gst|nim|dart|jshell|hy|fennel|janet|sqlite3|mysql|psql|mongosh|mongo|gdb|lldb)$/;
 
 /** Text that reads as code of some language rather than a shell line: calls `f(…)`, s-expressions, methods on strings. */
 const CODE_LIKE = /\w\s*\(|^\s*\(|["'`]\s*\.\s*[\w!]/;
@@ -1180,12 +1181,18 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
   const scripts: string[] = [];
   const optScripts: string[] = [];
   let from = -1;
+  // fastlane run sh command:"…", a task's script:…: a key:value argument whose key says it is a command line.
+  for (const x of w.slice(1)) {
+    const kv = /^(command|cmd|script|shell_command):(.+)$/s.exec(x.text);
+    if (kv) optScripts.push(kv[2]);
+  }
   for (let k = 1; k < w.length; k++) {
     const t = w[k].text;
     if (t === '--') {
       from = k + 1;
       break;
     }
+    if (/^(command|cmd|script|shell_command):./s.test(t)) continue;
     if (t.startsWith('-') && t.length > 1) {
       const eq = t.indexOf('=');
       const opt = eq > 0 ? t.slice(0, eq) : t;
@@ -1240,6 +1247,12 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
   // run "rm", "-rf", %*ENV<HOME> (raku), (system* "rm" "-rf" …): a call given its command as a list of words is that command line.
   // Seq("rm", "-rf", sys.props("user.home")).! (scala), new ProcessBuilder("rm", …), listOf(…): the same, as a list.
   for (const c of code) for (const m of c.replace(/%\*ENV<HOME>|\$\*HOME\b/g, '"~"').replace(JVM_HOME, '"~"').matchAll(/\b(?:run|shell|system\*?|exec|spawn|process|Process|ProcessBuilder|Seq|List|Array|listOf|arrayOf|asList)\s*\(?\s*((?:"[^"]*"\s*,?\s*){2,})/g)) texts.push(stringLiterals(m[1]).join(' '));
+  // ['rm', '-rf', home].execute() (groovy), p.launchPath = "/bin/rm"; p.arguments = ["-rf", home] (swift Process): a program and its arguments.
+  for (const c of code) {
+    const jc = c.replace(JVM_HOME, '"~"');
+    for (const m of jc.matchAll(/\[((?:\s*(['"])[^'"]*\2\s*,?)+)\]\s*\.\s*execute\s*\(/g)) texts.push(stringLiterals(m[1]).join(' '));
+    for (const m of jc.matchAll(/(?:launchPath\s*=\s*|executableURL\s*=\s*URL\(\s*fileURLWithPath:\s*)"([^"]+)"[\s\S]{0,200}?arguments\s*=\s*\[([^\]]*)\]/g)) texts.push([base(m[1]), ...stringLiterals(m[2])].join(' '));
+  }
   if (body !== null) texts.push(...body.split('\n').map((l) => l.replace(/^\t/, '')));
   const seen = new Set<string>();
   // An option meant for a command line is one, whatever its first word; elsewhere a line counts when it starts with a command that matters.
@@ -1286,7 +1299,7 @@ function npmScripts(walk: Walk, inv: Invocation, depth: number): void {
 const TCL_HOME = /\$(?:::)?env\(HOME\)/g;
 
 /** The home directory in JVM languages: System.getProperty("user.home"), scala's sys.props("user.home") and Properties.userHome. */
-const JVM_HOME = /\bSystem\.getProperty\(\s*"user\.home"\s*\)|\bsys\.props\(\s*"user\.home"\s*\)|\bsys\.props\.get\(\s*"user\.home"\s*\)\.get|\b(?:scala\.util\.)?Properties\.userHome\b|\bsys\.env\(\s*"HOME"\s*\)/g;
+const JVM_HOME = /\bSystem\.getProperty\(\s*['"]user\.home['"]\s*\)|\bNSHomeDirectory\(\)|\bsys\.props\(\s*"user\.home"\s*\)|\bsys\.props\.get\(\s*"user\.home"\s*\)\.get|\b(?:scala\.util\.)?Properties\.userHome\b|\bsys\.env\(\s*"HOME"\s*\)/g;
 
 /**
  * Code in a language without a table (julia, go, java, c#, rust, kotlin, swift, tcl…): a recursive-delete
@@ -1314,18 +1327,19 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
   }
   if (code.length > 20_000 || !/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\b/.test(code)) return;
   const norm = code
-    .replace(/\bhomedir\(\)|os\.Getenv\(\s*"HOME"\s*\)|os\.UserHomeDir\(\)|System\.getProperty\(\s*"user\.home"\s*\)|System\.getenv\(\s*"HOME"\s*\)|Sys\.getenv\(\s*"HOME"\s*\)|ENV\[\s*"HOME"\s*\]|Environment\.GetFolderPath\([^)]*UserProfile\)|std::env::var\(\s*"HOME"\s*\)[^,);]*|dirs::home_dir\(\)[^,);]*|FileManager\.default\.homeDirectoryForCurrentUser[^,);]*|\$(?:::)?env\(HOME\)/g, '"~"')
+    .replace(/\bNSHomeDirectory\(\)|\bhomedir\(\)|os\.Getenv\(\s*"HOME"\s*\)|os\.UserHomeDir\(\)|System\.getProperty\(\s*"user\.home"\s*\)|System\.getenv\(\s*"HOME"\s*\)|Sys\.getenv\(\s*"HOME"\s*\)|ENV\[\s*"HOME"\s*\]|Environment\.GetFolderPath\([^)]*UserProfile\)|std::env::var\(\s*"HOME"\s*\)[^,);]*|dirs::home_dir\(\)[^,);]*|FileManager\.default\.homeDirectoryForCurrentUser[^,);]*|\$(?:::)?env\(HOME\)/g, '"~"')
     .replace(JVM_HOME, '"~"')
     .replace(/\bpwd\(\)|os\.Getwd\(\)|System\.getProperty\(\s*"user\.dir"\s*\)|sys\.props\(\s*"user\.dir"\s*\)|Directory\.GetCurrentDirectory\(\)/g, '"."')
     // home, _ := os.UserHomeDir(); os.RemoveAll(home): a variable holding the path, put in.
     .replace(/\b(\w+)(?:\s*,\s*_)?\s*:?=\s*"(~|\.|\/[^"]*)"[\s\S]*/, (all, id: string, v: string) => all.replace(new RegExp(`\\(\\s*${id}\\s*\\)`, 'g'), `("${v}")`));
   // new Directory(new java.io.File("~")).deleteRecursively(), Paths.get("~").toFile().deleteDir(): the receiver is the path.
   const receivers = [...norm.matchAll(/\b(?:Directory|File|Path|Paths\.get|Path\.of|file)\s*\(\s*(?:new\s+[\w.]*File\s*\(\s*)?(["'])([^"']*)\1\s*\)+(?:\s*\.\s*(?:toFile|toPath|toAbsolutePath)\s*\(\s*\))*\s*\.\s*(deleteRecursively|deleteDir|delete)\s*\(/g)].map((m) => [m[0], '', m[1], m[2]] as unknown as RegExpMatchArray);
-  for (const m of [...norm.matchAll(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\s*\(\s*(?:new\s+[\w.]*File\()?(["'])([^"']*)\2/g), ...receivers]) {
+  for (const m of [...norm.matchAll(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\s*\(\s*(?:atPath:\s*|at:\s*(?:URL\(\s*fileURLWithPath:\s*)?)?(?:new\s+[\w.]*File\()?(["'])([^"']*)\2/g), ...receivers]) {
     const p = m[3];
     if (!/^(~|\.)(\/.*)?$|^\//.test(p)) continue;
     const w: Word = { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true };
-    const rec = /RemoveAll|rmtree|recursive|Recursively|remove_dir_all|rm_rf|deleteDirectory|deleteDir/.test(m.index === undefined ? m[0] : m[0] + norm.slice(m.index, m.index + 120));
+    // (FileManager's removeItem removes a directory with everything in it.)
+    const rec = /RemoveAll|rmtree|recursive|Recursively|remove_dir_all|rm_rf|deleteDirectory|deleteDir|removeItem/.test(m.index === undefined ? m[0] : m[0] + norm.slice(m.index, m.index + 120));
     checkDelete(walk, inv, target(inv, w), rec, `${inv.argv[0]} code`);
   }
 }
@@ -2119,6 +2133,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (syncWord) checkDelete(walk, inv, { ...target(inv, syncWord), wholeDir: true }, false, `${name} sync with delete`);
   const destroyed = destroyFinding(inv.argv, inv.upstream.some((u) => u.argv[0] === 'yes' || (/^(echo|printf)$/.test(u.argv[0]) && /^y(es)?(\\n)?$/i.test(u.argv[u.argv.length - 1] ?? ''))));
   if (destroyed) block(walk, 'dangerous', destroyed, 'let the user run it after checking what it destroys');
+  const wiped = deviceWipe(inv.argv);
+  if (wiped) block(walk, 'dangerous', wiped, 'let the user wipe their device themselves');
   const sentFile = sqlSentFiles(storeInv).map((f) => resolveFrom(inv.cwd ?? walk.env.cwd, f.replace(/^~(?=\/|$)/, walk.env.home))).find((f) => isSecret(walk, f));
   if (sentFile) block(walk, 'dangerous', `${name} loads the secret ${sentFile} into a store elsewhere: secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
   checkServesSecrets(walk, inv);
@@ -2193,7 +2209,10 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const d = dest ? target(inv, dest) : null;
       // mv ~/.kube/config ~/.kube/config.old: a secret renamed beside itself stays where it was kept.
       const beside = d !== null && sources.length > 0 && sources.every((s) => besideItself(walk, target(inv, s).abs, d.abs));
-      if (!beside) for (const s of sources) checkDelete(walk, inv, target(inv, s), true, 'mv');
+      // mv ~/Downloads/AuthKey_X.p8 ~/.appstoreconnect/private_keys/: a key put where its tool looks for it is kept, not lost
+      // (moved to a temp directory it is on its way out: judged as a delete).
+      const keptKey = (s: Word) => { const a = target(inv, s).abs; return a !== null && d?.abs != null && (isKeyMaterial(a) || isSecretSource(a, walk.env)) && (isUnder(d.abs, walk.env.home) || isUnder(d.abs, walk.env.project)) && (holdsHomeSecret(d.abs, walk.env) || isSecretSource(d.abs, walk.env) || isSecretSource(path.posix.dirname(d.abs), walk.env)); };
+      if (!beside) for (const s of sources) if (!keptKey(s)) checkDelete(walk, inv, target(inv, s), true, 'mv');
       // Remember what moved where: a later delete of the new path deletes what was moved there.
       if (d?.abs) for (const src of sources) {
         const abs = target(inv, src).abs;
@@ -2963,6 +2982,12 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
       recursive: !(narrowed || roots.every((r) => (broadRoot(walk, target(feeder!, r).abs, feeder) ? nameFiltered : filtered))),
     };
   }
+  // mdfind -onlyin DIR 'kMDItemFSName == "*.p12"' (Spotlight): the files of that name under DIR.
+  if (f === 'mdfind') {
+    const dir = feeder.argv.find((_, j) => feeder!.argv[j - 1] === '-onlyin') ?? '/';
+    const pat = /kMDItemFSName\s*==\s*"?([^"')\s]+)/.exec(feeder.argv.join(' '))?.[1] ?? feeder.argv.slice(1).find((a, j) => !a.startsWith('-') && feeder!.argv[j] !== '-onlyin' && !/\s/.test(a));
+    if (pat) return { items: [target(feeder, { ...word(`${dir.replace(/\/$/, '')}/${pat}`), glob: true })], recursive: false };
+  }
   if (/^(locate|mlocate|plocate|slocate)$/.test(f)) {
     // locate PATH lists everything under PATH (its argument is a substring of the paths).
     const pat = operands(feeder.words, new Set(['-d', '--database', '-n', '-l', '--limit'])).find((w) => /^[/~]/.test(w.text) || w.dynamic);
@@ -3324,6 +3349,9 @@ function checkWrite(walk: Walk, inv: Invocation, t0: Target, verb: string, sourc
   // ~/.kube/config-ci, ~/.aws/ci-profile: a new file beside the tools' own (config, credentials, keys) overwrites nothing of the user's.
   // echo 'localhost:5432:*:app:pw' >> ~/.pgpass: one more host's line in a password file; the others stay.
   else if (/\/\.(pgpass|netrc)$/.test(t.abs) && (verb === 'redirection (>>)' || (verb === 'tee' && inv.argv.some((a) => /^-[a-zA-Z]*a|^--append$/.test(a))))) warn(walk, 'system', `${verb} adds a line to the password file ${t.abs}`);
+  // cp debug.keystore android/app/release.jks: one key written over another of a different name, which is then lost
+  // (a backup under the same name, cp -n, or a key restored from a secret are not that).
+  else if (isKeyMaterial(t.abs) && /^(cp|mv|install)$/.test(verb) && !inv.argv.some((a) => /^(-n|--no-clobber|--update=none)$/.test(a)) && (sources ?? []).some((w) => { const a = target(inv, w).abs; return a !== null && isKeyMaterial(a) && path.posix.basename(a) !== path.posix.basename(t.abs!); })) block(walk, 'dangerous', `${verb} writes another key over the private key or keystore ${t.abs}: the key in it cannot be made again`, 'write to a new file name and let the user replace the key');
   // cp "$GOOGLE_APPLICATION_CREDENTIALS" ~/.config/gcloud/…: a credential put where its tool reads it, from another credential.
   else if (isSecretPath(t.abs, walk.env) && verb === 'cp' && sources !== null && sources.length > 0 && sources.every((w) => isSecretPath(resolveFrom(inv.cwd ?? walk.env.cwd, w.text.replace(/^~(?=\/)/, walk.env.home)), walk.env))) warn(walk, 'system', `${verb} puts a credential in place at ${t.abs}`);
   else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir' && !(/\/\.(kube|aws)\/[^/]+$/.test(t.abs) && !/\/(config|credentials|sso|cli)$/.test(t.abs) && isUnder(t.abs, walk.env.home))) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
@@ -4341,7 +4369,7 @@ function varNames(text: string): string[] {
 
 /** A secret, or a directory that holds the user's keys: the home directory and its ancestors, ~/.config. */
 function holdsSecrets(walk: Walk, abs: string | null): boolean {
-  return abs !== null && (isSecret(walk, abs) || isUnder(walk.env.home, abs) || abs === `${walk.env.home}/.config` || abs === `${walk.env.home}/.local`);
+  return abs !== null && (isSecret(walk, abs) || isUnder(walk.env.home, abs) || abs === `${walk.env.home}/.config` || abs === `${walk.env.home}/.local` || holdsHomeSecret(abs, walk.env));
 }
 
 function isSecret(walk: Walk, abs: string | null): boolean {
@@ -4366,6 +4394,8 @@ function printsCredential(argv: string[]): string | null {
   const verbs = argv.slice(1).filter((x) => !x.startsWith('-'));
   const sv = verbs.findIndex((x) => /^(secrets?|connections|variables)$/.test(x));
   if (sv >= 0 && sv <= 1 && (/^(get|get-secret|read|show|reveal|access|export|dump|download|pull)$/.test(verbs[sv + 1] ?? '') && (verbs[sv] !== 'variables' || verbs[sv + 1] === 'export'))) return `${name}'s stored ${verbs[sv]} (${verbs.slice(0, sv + 2).join(' ')})`;
+  // firebase auth:export users.json: every user's account (emails, password hashes) exported.
+  if (argv.slice(1, 4).some((x) => /^(auth|users|accounts):(export|download|dump)$/.test(x))) return `the accounts of ${name}'s users (${argv.slice(1, 3).join(' ')})`;
   if (/^config$/.test(a1 ?? '') && a2 === 'get-value' && /conn|password|secret|key|token/i.test(argv.slice(3).join(' '))) return `${name}'s ${argv.slice(3).join(' ')}`;
   const ml = mlCredentialPrinter(argv);
   if (ml) return ml;
@@ -4441,6 +4471,12 @@ function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null 
   if (name === 'find' && inv.argv.some((a, k) => /^-(exec|execdir)$/.test(inv.argv[k - 1] ?? '') && READERS.has(base(a)))) {
     const pat = findRoots(inv).namePattern;
     if (pat && isSecretName(pat)) return `every ${pat} file the find lists`;
+  }
+  // adb shell run-as PKG cat shared_prefs/auth.xml, kubectl exec P -- cat /app/.env: a reader run elsewhere prints the secret it names.
+  if (!READERS.has(name)) {
+    const k = args.findIndex((a, j) => j > 0 && /^(cat|head|tail|base64|xxd|strings)$/.test(a));
+    const named = k > 0 ? args.slice(k + 1).find((a) => !a.startsWith('-') && isSecretName(a.slice(a.lastIndexOf('/') + 1))) : undefined;
+    if (named) return `${named} (read by ${name})`;
   }
   // journalctl -u vault | grep -i 'root token' | curl -d @-: a filter that picks out the lines naming a secret prints secrets.
   const picked = secretFilter(name, args);
@@ -4583,7 +4619,9 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
   if (name === 'socat' && inv.cwd !== null) {
     // socat FILE:~/.ssh/id_rsa TCP:h:p (also OPEN:, GOPEN:, SYSTEM:cat F): one address reads the secret, the other is the network.
     for (const a of args) {
-      const m = /^(?:file|open|gopen|create|pipe)?:?([~/.][^,]*)/i.exec(a.replace(/^(?:file|open|gopen):/i, ''));
+      // (An address type names a file whatever its spelling: FILE:android/app/release.keystore is relative to here.)
+      const typed = /^(?:file|open|gopen):([^,]+)/i.exec(a);
+      const m = typed ?? /^(?:file|open|gopen|create|pipe)?:?([~/.][^,]*)/i.exec(a);
       const abs = m ? resolveFrom(inv.cwd, m[1].replace(/^~(?=\/|$)/, walk.env.home)) : null;
       if (abs && isSecret(walk, abs)) return say(abs, 'as a socat address');
     }
@@ -4638,7 +4676,7 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     // curl --data-urlencode name@FILE reads FILE too.
     const urlencode = prev === '--data-urlencode' || t.startsWith('--data-urlencode=') ? /^(?:--data-urlencode=)?[^=@]*@(.+)$/.exec(t)?.[1] : undefined;
     // httpie: field@FILE and field=@FILE attach FILE.
-    const atFile = urlencode ?? /(?:^|=)[@<]([^;,\s]+)/.exec(t)?.[1] ?? (/^(http|https|xh|xhs|httpie)$/.test(name) ? /^[\w.-]+@([~/.][^\s]*)$/.exec(t)?.[1] : undefined) ?? (/^(aws|gcloud|az)$/.test(name) ? /^fileb?:\/\/(.+)$/.exec(t)?.[1] : undefined);
+    const atFile = urlencode ?? /(?:^|=)[@<]([^;,\s]+)/.exec(t)?.[1] ?? (/^(http|https|xh|xhs|httpie)$/.test(name) ? /^[\w.-]+@([~/.\w][^\s]*)$/.exec(t)?.[1] : undefined) ?? (/^(aws|gcloud|az)$/.test(name) ? /^fileb?:\/\/(.+)$/.exec(t)?.[1] : undefined);
     const eq = /^--(post-file|body-file|upload-file)=(.+)$/.exec(t)?.[2];
     // -T FILE, also inside a cluster of short options (curl -sT FILE).
     const uploadOpt = prev === '--upload-file' || prev === '--post-file' || prev === '--body-file' || (name === 'curl' && /^-[a-zA-Z]*T$/.test(prev)) || (/^(mutt|mail|mailx|neomutt|s-nail|swaks|sendemail)$/.test(name) && /^(-a|-A|--attach|--attach-type)$/.test(prev));
@@ -4771,9 +4809,10 @@ function checkSecretReachesNetwork(walk: Walk, inv: Invocation): void {
   for (let k = 1; k < inv.words.length; k++) {
     const w = inv.words[k];
     if (CREDENTIAL_OPTS.test(inv.words[k - 1].text) || w.text.startsWith('-') && !w.text.includes('=')) continue;
-    const file = /(?:^|=)@?([~/.][^\s,;]*)$/.exec(w.text)?.[1] ?? w.text;
+    // -d @f, name=@f, and httpie's field@path (a form file): the file named.
+    const file = /(?:^|=)@?([~/.][^\s,;]*)$/.exec(w.text)?.[1] ?? /^[\w-]+@([\w.~/-][^\s,;@:]*)$/.exec(w.text)?.[1] ?? w.text;
     const t = target(inv, { ...w, text: file.replace(/^~(?=\/|$)/, walk.env.home) });
-    if (isSecret(walk, t.abs)) return say(t.abs!, 'as a file argument');
+    if (isSecret(walk, t.abs) || (t.abs !== null && holdsHomeSecret(t.abs, walk.env))) return say(t.abs!, 'as a file argument');
     for (const sub of w.subs) {
       const found = subProducesSecret(walk, inv, sub, 1);
       if (found) return say(found, 'inside a command substitution');

@@ -169,6 +169,12 @@ export function isSecretSource(p: string, env: PathEnv): boolean {
   return isSecretName(name);
 }
 
+/** A directory of the home that holds one of the credential stores above (~/.android holds adbkey): a copy of it carries the secret. */
+export function holdsHomeSecret(p: string, env: PathEnv): boolean {
+  const rel = homeRel(p, env);
+  return rel !== null && rel !== '.cache' && HOME_SECRETS.some((x) => x.startsWith(`${rel}/`));
+}
+
 /** Shell start-up files: a line written there runs in every future shell of the user. */
 export function isStartupFile(p: string, env: PathEnv): boolean {
   const h = env.home;
@@ -206,6 +212,8 @@ export function isPreciousHomeDir(p: string, env: PathEnv): boolean {
     '.ssh', '.gnupg', '.aws', '.config', '.kube', '.docker', '.password-store', '.local', '.local/share', '.mozilla', 'Library', 'Library/Application Support', 'Library/Keychains',
     // The user's own files and other work, beside this project.
     'Documents', 'Desktop', 'Downloads', 'Pictures', 'Music', 'Videos', 'Movies', 'Public', 'Dropbox', 'OneDrive', 'src', 'code', 'projects', 'Projects', 'workspace', 'repos', 'git', 'dev', 'work',
+    // Mobile and Apple developers' project folders, macOS preferences and iCloud Drive.
+    'AndroidStudioProjects', 'StudioProjects', 'Developer', 'XcodeProjects', 'Library/Preferences', 'Library/Mobile Documents',
     // Data and models kept in the home, conda's environments (data-rules.ts), the agent's own settings and memory.
     ...HOME_DATA_DIRS, 'miniconda3', 'anaconda3', 'miniforge3', 'mambaforge', 'miniconda', 'anaconda', 'micromamba', '.conda', '.claude',
   ].some((d) => p === `${h}/${d}`);

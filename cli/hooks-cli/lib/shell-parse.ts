@@ -1066,7 +1066,11 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
     case 'git':
       if (args.includes('rev-parse') && args.includes('--show-toplevel')) return env.project ?? cwd;
       // --show-cdup: the way up to the top ('' there); --git-dir: .git of the top.
-      if (args.includes('rev-parse') && args.includes('--show-cdup') && env.project) return posixRelative(cwd, env.project);
+      if (args.includes('rev-parse') && args.includes('--show-cdup') && env.project) {
+        // git prints the way up with a trailing slash (../), nothing at the top.
+        const up = posixRelative(cwd, env.project);
+        return up === '.' ? '' : `${up}/`;
+      }
       if (args.includes('rev-parse') && /^--((absolute-)?git-dir|git-common-dir)$/.test(args[args.length - 1] ?? '') && env.project) return `${env.project}/.git`;
       return null;
     case 'dirname':
@@ -1079,6 +1083,9 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
       return operands.length === 1 ? posixResolve(cwd, operands[0]) : operands.length === 0 && argv[0] === 'realpath' ? null : null;
     case 'mktemp':
       return '/tmp/tmp.XXXXXXXXXX';
+    // brew --cache (no formula): Homebrew's download cache.
+    case 'brew':
+      return args.length === 1 && args[0] === '--cache' ? `${env.home}/Library/Caches/Homebrew` : null;
     case 'ls':
       return args.includes('-d') && operands.length > 0 ? operands.join(' ') : null;
     case 'find': {
