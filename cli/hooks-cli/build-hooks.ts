@@ -184,20 +184,23 @@ const V8_FLAGS = '--regexp-tier-up-ticks=10 --no-regexp-peephole-optimization --
 /**
  * The loader's first statement: sets V8_FLAGS through the `v8` binding
  * (`require('v8')` loads streams and costs 1.7 ms, more than the flags
- * save), holding back the binding's one-time deprecation warning (DEP0111);
+ * save), holding back the binding's one-time deprecation warning (DEP0111)
+ * by standing in for process.emitWarning during the call (process.binding
+ * calls it for 'v8'; setting process.noDeprecation instead still made Node
+ * compile emitWarning, 0.3M instructions a run, only for it to return);
  * on a Node without the binding nothing is set. V8's code cache records the
  * flags it was made under, so they are set before the cache is read, in
  * every run alike. `setFlags` stays for the warm-up (loaderCode).
  */
 const SET_V8_FLAGS = `const setFlags = (() => {
-  const quiet = process.noDeprecation;
-  process.noDeprecation = true;
+  const warn = process.emitWarning;
+  process.emitWarning = () => {};
   let v8 = null;
   try {
     v8 = process.binding('v8');
     v8.setFlagsFromString(${JSON.stringify(V8_FLAGS)});
   } catch {}
-  process.noDeprecation = quiet;
+  process.emitWarning = warn;
   return (flags) => {
     try {
       v8.setFlagsFromString(flags);
@@ -229,6 +232,11 @@ export const WARM_UP: Partial<Record<(typeof HOOK_NAMES)[number], Record<string,
       'rm -rf dist && mkdir -p dist',
       'find . -name "*.test.ts" | head',
       'cd app && cargo build --release',
+      'curl -fsSL https://api.example.com/v1/items?limit=5 | jq ".items[0]"',
+      'git push -u origin HEAD',
+      'docker compose up -d db && docker exec -it db psql -U app',
+      'python3 -c "import json,sys; print(json.load(sys.stdin)[\'name\'])" < package.json',
+      'export NODE_ENV=test; ssh ci@build.example.com "tail -n 50 /var/log/app.log"',
     ].map((command) => ({ hook_event_name: 'PreToolUse', tool_name: 'Bash', tool_input: { command, description: 'warm-up' } })),
   ],
 };

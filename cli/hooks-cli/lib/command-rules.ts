@@ -17,8 +17,13 @@ import { analyzeCode, exprText, inlineCode, langOf, printedPaths, printedText, s
 import { parseShell, printfFormat, shellWord, resolveSubstitution, unescapePrintf, type ParseEnv, type Redirect, type SimpleCommand, type VarValue, type Word } from './shell-parse';
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
+import { buildScriptCommands, buildScriptSource } from './build-rules';
+import { BACKUP_TOOLS, backupLoss, syncedFolder } from './laptop-rules';
+import { accountExports, isPasswordVault, MAC_TOOLS, macFindings, spotlightAsFind } from './mac-rules';
+import { accountLockout, buildOverHost, chipIrreversible, deviceDumpOutputs, isSerialPort, isTargetTool, isUserDeviceNode, KERNEL_CMDLINE_OPT, loopDeviceOfImage, MACHINE_VERB, udevRuleChange } from './device-rules';
 import { codeStoreWipe, sqlSentFiles, storeFindings, storeScope, syncDeleteDestination } from './sql-rules';
 import { destroyFinding, deviceWipe } from './destroy-rules';
+import { hostingFindings, isProtected, isReleaseTag, PROTECTED_BRANCHES } from './git-rules';
 import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
   classifyDelete,
@@ -35,7 +40,10 @@ import {
   isStartupFile,
   isSystemPath,
   isUnder,
+  REMOVABLE_ROOT,
   resolveFrom,
+  STORAGE_ROOT,
+  STORAGE_ROOTS,
   type PathEnv,
   holdsHomeSecret,
 } from './paths-classify';
@@ -98,9 +106,6 @@ const INTERPRETERS = new Set(['python', 'python2', 'python3', 'perl', 'ruby', 'n
 const OTHER_INTERPRETERS = new Set(['tclsh', 'wish', 'expect', 'julia', 'pwsh', 'powershell', 'osascript', 'jshell', 'groovy', 'scala', 'spark-shell', 'amm', 'kotlinc', 'guile', 'racket', 'sbcl', 'clisp', 'swift', 'elixir', 'iex', 'erl', 'escript', 'ghci', 'runghc', 'ocaml', 'gdb', 'sqlite3', 'octave', 'php-cgi', 'irb', 'pry', 'jruby', 'pypy', 'pypy3', 'ipython', 'bun', 'deno', 'tsx', 'ts-node', 'Rscript', 'R', 'luajit', 'gawk', 'make']);
 const DOWNLOADERS = new Set(['curl', 'wget', 'wget2', 'fetch', 'http', 'https', 'xh', 'xhs', 'curlie', 'httpie', 'aria2c', 'axel', 'lwp-download', 'lwp-request', 'GET', 'lynx', 'links', 'w3m', 'elinks', 'ftp', 'tftp', 'lftp', 'rclone', 'gsutil', 'scp', 'sftp', 'rsync']);
 const DECODERS = new Set(['base64', 'base32', 'xxd', 'openssl', 'gunzip', 'zcat', 'rev', 'tr']);
-const PROTECTED_BRANCHES = new Set(['main', 'master', 'trunk', 'develop', 'development', 'production', 'prod', 'release', 'stable', 'live', 'default', 'gh-pages']);
-/** A default or shared branch: the names above, and the families teams protect (release/2.4, hotfix/x, production/eu). */
-const isProtected = (b: string) => PROTECTED_BRANCHES.has(b.replace(/^refs\/heads\//, '')) || /^(refs\/heads\/)?(release|releases|hotfix|production|prod|stable|main|master|support|maintenance)\/./.test(b);
 /** Programs that send data over the network. */
 const SENDERS = new Set(['curl', 'wget', 'nc', 'ncat', 'netcat', 'socat', 'telnet', 'scp', 'sftp', 'rsync', 'ssh', 'ftp', 'lftp', 'openssl', 'aws', 'gsutil', 'gcloud', 'az', 'rclone', 'dig', 'nslookup', 'host', 'http', 'https', 'xh', 'httpie', 'smbclient', 'mail', 'mailx', 'sendmail', 'mutt', 'ping', 'whois', 'swaks']);
 /** Programs that print what they read: a secret operand ends up on their output. */
@@ -510,6 +515,11 @@ function collect(walk: Walk, script: string, startCwd: string | null, depth: num
         const before = cwd;
         // cd $UNSET (unquoted, empty) is a bare cd: the home directory.
         if (!target || target.text === '~' || (target.dynamic && !target.quoted && /^\$\{?[A-Za-z_]\w*\}?$/.test(target.text))) cwd = walk.env.home;
+        // cd ~/old-projects/$NAME: with NAME empty the shell lands in ~/old-projects (the cautious reading).
+        else if (target.dynamic && cwd !== null && /^[^$`]*[^/$`]\/\$\{?[A-Za-z_]\w*\}?$/.test(target.text)) {
+          cwd = resolveFrom(cwd, target.text.replace(/\/\$\{?[A-Za-z_]\w*\}?$/, '').replace(/^~(?=\/|$)/, walk.env.home));
+          if (/^(\/|~\/)/.test(target.text)) walk.workDirs.push({ dir: cwd, named: null });
+        }
         else if (target.dynamic || target.text === '-' || cwd === null) cwd = null;
         else cwd = resolveFrom(cwd, target.text);
         if (cwd !== null && target && !target.dynamic && /^(\/|~\/)/.test(target.text)) {
@@ -782,6 +792,11 @@ function deleteAlias(words: Word[]): Word[] {
   if (n0 === 'cmake' && words[1]?.text === '-E' && /^(rm|remove|remove_directory|rm_rf)$/.test(words[2]?.text ?? '')) {
     return [{ ...words[0], text: 'rm' }, { ...words[0], text: /remove_directory|rm_rf/.test(words[2].text) || words.some((w) => /^-[a-zA-Z]*r/i.test(w.text)) ? '-rf' : '-f' }, ...words.slice(3).filter((w) => !/^-[a-zA-Z]+$/.test(w.text))];
   }
+  // cmake -E copy env/bashrc ~/.bashrc, cmake -E rename A B: the copy or move they stand for.
+  if (n0 === 'cmake' && words[1]?.text === '-E' && /^(copy|copy_if_different|copy_directory|rename|create_symlink)$/.test(words[2]?.text ?? '')) {
+    const verb = words[2].text === 'rename' ? 'mv' : words[2].text === 'create_symlink' ? 'ln' : 'cp';
+    return [{ ...words[0], text: verb }, ...(verb === 'ln' ? [{ ...words[0], text: '-s' }] : verb === 'cp' && words[2].text === 'copy_directory' ? [{ ...words[0], text: '-r' }] : []), ...words.slice(3)];
+  }
   if (n0 === 'coreutils' && /^--coreutils-prog=/.test(words[1]?.text ?? '')) return deleteAlias([{ ...words[1], text: words[1].text.slice(17) }, ...words.slice(2)]);
   const name = base(words[0]?.text ?? '');
   if (!/^(rimraf|rm-rf|del-cli|del|wipe|trash-rm)$/.test(name)) return words;
@@ -1043,6 +1058,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     for (const m of src.matchAll(/do\s+shell\s+script\s+"((?:[^"\\]|\\.)*)"/gi)) collect(walk, m[1].replace(/\\(.)/g, '$1'), inv.cwd, depth + 1, true);
     // JavaScript for Automation (osascript -l JavaScript): app.doShellScript("…").
     for (const m of src.matchAll(/doShellScript\(\s*(['"`])((?:(?!\1)[^\\]|\\.)*)\1/g)) collect(walk, m[2].replace(/\\(.)/g, '$1'), inv.cwd, depth + 1, true);
+    genericCodeDeletes(walk, inv, src);
     if (/make\s+(new\s+)?login\s+item/i.test(src)) block(walk, 'dangerous', 'osascript adds a login item: it starts by itself at every login, a way to stay on the machine');
   } else if (/^(pwsh|powershell)(\.exe)?$/i.test(name)) {
     const script = powershellScript(inv.argv);
@@ -1057,7 +1073,13 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
   else if (name === 'git') gitConfigCommands(walk, inv, depth);
   else if (((/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '')) || (/^(conda|mamba|micromamba|pixi)$/.test(name) && inv.argv[1] === 'run')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name)) npmScripts(walk, inv, depth);
-  else if (name === 'make' && depth < MAX_DEPTH && makeRecipes(walk, inv, depth)) genericNested(walk, { ...inv, words: inv.words.slice(0, 1), argv: inv.argv.slice(0, 1) }, depth);
+  else if (/^(cmake|ninja|samu|scons)$/.test(name) && depth < MAX_DEPTH && buildScriptSource(inv.argv) === 'stdin') {
+    // cmake -P /dev/stdin <<< 'file(REMOVE_RECURSE …)', ninja -f /dev/stdin, scons -f /dev/stdin: the build script is code (build-rules.ts).
+    const text = stdinText(inv);
+    const run = text === null ? null : buildScriptCommands(name, text);
+    for (const sh of run?.shell ?? []) collect(walk, sh, inv.cwd, depth + 1, true);
+    if (run?.python) checkCode(walk, inv, 'python', run.python, depth + 1);
+  } else if (name === 'make' && depth < MAX_DEPTH && makeRecipes(walk, inv, depth)) genericNested(walk, { ...inv, words: inv.words.slice(0, 1), argv: inv.argv.slice(0, 1) }, depth);
   else if (!NOT_WRAPPERS.has(name) && !langOf(name ?? '') && depth < MAX_DEPTH) {
     // kubectl exec -n prod …, ansible -i inventory/prod …: what they run, runs in production.
     const wasProd = walk.prod;
@@ -1129,7 +1151,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
  * Commands that matter when they are what a wrapper finally runs: deletes, disks, permissions,
  * git, downloads and network tools, shells and interpreters, services, the machine.
  */
-const HEADS = /^(rm|srm|rmdir|unlink|shred|truncate|dd|mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|parted|blkdiscard|chmod|chown|chgrp|chattr|setfacl|find|fd|xargs|git|curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|mv|cp|tee|install|ln|sh|bash|zsh|dash|ksh|fish|sudo|su|doas|env|python[\d.]*|perl|ruby|node|zx|tsx|ts-node|deno|bun|php[\d.]*|lua[\d.]*|kill|pkill|killall|shutdown|reboot|halt|poweroff|systemctl|launchctl|crontab|docker|podman|kubectl|terraform|aws|gcloud|gh|rimraf|del-cli|rm-rf|trash|trash-put|base64|openssl|iptables|usermod|passwd|userdel|chpasswd|visudo|mount|umount|flashrom|ddrescue|npm|pnpm|yarn|journalctl|gpg|security|etcdctl|redis-cli|psql|mysql|sqlite3|mongosh)$/;
+const HEADS = /^(rm|srm|rmdir|unlink|shred|truncate|dd|mkfs(\..+)?|mke2fs|mkswap|wipefs|fdisk|sfdisk|parted|blkdiscard|chmod|chown|chgrp|chattr|setfacl|find|fd|xargs|git|curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|mv|cp|tee|install|ln|sh|bash|zsh|dash|ksh|fish|sudo|su|doas|env|python[\d.]*|perl|ruby|node|zx|tsx|ts-node|deno|bun|php[\d.]*|lua[\d.]*|kill|pkill|killall|shutdown|reboot|halt|poweroff|systemctl|launchctl|crontab|docker|podman|kubectl|terraform|aws|gcloud|gh|rimraf|del-cli|rm-rf|trash|trash-put|base64|openssl|iptables|usermod|passwd|userdel|chpasswd|visudo|mount|umount|flashrom|ddrescue|npm|pnpm|yarn|journalctl|gpg|security|etcdctl|redis-cli|psql|mysql|sqlite3|mongosh|fastlane|tmutil|defaults|brew|snap|flatpak|firebase|netlify|espefuse(\.py)?|idf\.py|avrdude|STM32_Programmer_CLI)$/;
 
 /**
  * Commands whose arguments are data (text, package names, paths), never a command they run:
@@ -1204,7 +1226,8 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
       continue;
     }
     // npx rimraf@3 …: a package named with its version is the package.
-    if (HEADS.test(base(t).replace(/(?<=.)@[^/]*$/, ''))) {
+    // picotool reboot, xcrun simctl shutdown all, vagrant halt: the tool's target restarts, not the machine.
+    if (HEADS.test(base(t).replace(/(?<=.)@[^/]*$/, '')) && !(MACHINE_VERB.test(t) && isTargetTool(base(inv.argv[0] ?? '')))) {
       from = k;
       break;
     }
@@ -1241,7 +1264,7 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
   const body = body0 === null ? null : body0.replace(TCL_HOME, walk.env.home);
   for (const c of [...optScripts, ...scripts, ...(body !== null ? [body] : [])]) genericCodeDeletes(walk, inv, c);
   // The option of a tool whose language has no table here (raku -e 'shell "…"') is code whatever it looks like.
-  const codeTool = CODE_TOOLS.test(base(inv.argv[0] ?? ''));
+  const codeTool = CODE_TOOLS.test(base(inv.argv[0] ?? '')) || isTargetTool(base(inv.argv[0] ?? ''));
   const code = [...scripts, ...optScripts, ...(body !== null ? [body] : [])].filter((x) => CODE_LIKE.test(x) || (codeTool && optScripts.includes(x)));
   const texts = [...scripts, ...code.flatMap(stringLiterals)];
   // run "rm", "-rf", %*ENV<HOME> (raku), (system* "rm" "-rf" …): a call given its command as a list of words is that command line.
@@ -1264,8 +1287,11 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
     // A value in another language (erl's halt(), elisp) is read for the command lines in it, not run as one.
     // Tools whose option is code of their own language (erl -eval, emacs --eval, julia -e…): read for the command lines in it,
     // not run as one (erl's halt() is not /sbin/halt); elsewhere (nix-shell --run, script -c) the value is a shell line.
-    const c = CODE_TOOLS.test(base(inv.argv[0] ?? '')) ? embeddedCommand(x) : embeddedCommand(x, true);
-    if (c !== null) collect(walk, c, inv.cwd, depth + 1, true);
+    // openocd -c 'reset halt', gdb -ex 'monitor reset halt': commands of a debug probe or its target; gdb -ex 'python …' is Python.
+    const py = /^(\w+-)*gdb(-multiarch)?$/.test(base(inv.argv[0] ?? '')) ? /^\s*(?:python|py|python-interactive|pi)\s+([\s\S]+)$/.exec(x) : null;
+    if (py) checkCode(walk, inv, 'python', py[1], depth + 1);
+    const c = codeTool ? embeddedCommand(x) : embeddedCommand(x, true);
+    if (c !== null && !(isTargetTool(base(inv.argv[0] ?? '')) && MACHINE_VERB.test(/^\s*([\w-]+)/.exec(c)?.[1] ?? ''))) collect(walk, c, inv.cwd, depth + 1, true);
   }
   for (const x of texts) {
     const c = embeddedCommand(x);
@@ -1325,16 +1351,19 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
     const line = [m[1], ...[...m[2].matchAll(/"([^"]*)"/g)].map((x) => x[1])].join(' ');
     collect(walk, line, inv.cwd, 1, true);
   }
-  if (code.length > 20_000 || !/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\b/.test(code)) return;
+  // Finder told to delete the home folder (or every item of it) through AppleScript.
+  if (/\bdelete\s+(every\s+item\s+of\s+)?\(?\s*path\s+to\s+home\s+folder\b/i.test(code)) checkDelete(walk, inv, target(inv, { text: walk.env.home, dynamic: false, glob: false, subs: [], quoted: true }), true, `${inv.argv[0]} code (Finder)`);
+  if (code.length > 20_000 || !/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|removeItemAtPath|removeItemAtPathError|Delete|rm_rf|deleteDir)\b/.test(code)) return;
   const norm = code
-    .replace(/\bNSHomeDirectory\(\)|\bhomedir\(\)|os\.Getenv\(\s*"HOME"\s*\)|os\.UserHomeDir\(\)|System\.getProperty\(\s*"user\.home"\s*\)|System\.getenv\(\s*"HOME"\s*\)|Sys\.getenv\(\s*"HOME"\s*\)|ENV\[\s*"HOME"\s*\]|Environment\.GetFolderPath\([^)]*UserProfile\)|std::env::var\(\s*"HOME"\s*\)[^,);]*|dirs::home_dir\(\)[^,);]*|FileManager\.default\.homeDirectoryForCurrentUser[^,);]*|\$(?:::)?env\(HOME\)/g, '"~"')
+    .replace(/\bNSHomeDirectory\(\)|\bhomedir\(\)|os\.Getenv\(\s*"HOME"\s*\)|os\.UserHomeDir\(\)|System\.getProperty\(\s*"user\.home"\s*\)|System\.getenv\(\s*"HOME"\s*\)|Sys\.getenv\(\s*"HOME"\s*\)|ENV\[\s*"HOME"\s*\]|Environment\.GetFolderPath\([^)]*UserProfile\)|std::env::var\(\s*"HOME"\s*\)[^,);]*|dirs::home_dir\(\)[^,);]*|FileManager\.default\.homeDirectoryForCurrentUser[^,);]*|(?:\$\.)?NSHomeDirectory\(\)|\$(?:::)?env\(HOME\)/g, '"~"')
     .replace(JVM_HOME, '"~"')
     .replace(/\bpwd\(\)|os\.Getwd\(\)|System\.getProperty\(\s*"user\.dir"\s*\)|sys\.props\(\s*"user\.dir"\s*\)|Directory\.GetCurrentDirectory\(\)/g, '"."')
     // home, _ := os.UserHomeDir(); os.RemoveAll(home): a variable holding the path, put in.
     .replace(/\b(\w+)(?:\s*,\s*_)?\s*:?=\s*"(~|\.|\/[^"]*)"[\s\S]*/, (all, id: string, v: string) => all.replace(new RegExp(`\\(\\s*${id}\\s*\\)`, 'g'), `("${v}")`));
+  // (Swift and Objective-C label the argument: removeItem(atPath: NSHomeDirectory()), removeItemAtPathError(…).)
   // new Directory(new java.io.File("~")).deleteRecursively(), Paths.get("~").toFile().deleteDir(): the receiver is the path.
   const receivers = [...norm.matchAll(/\b(?:Directory|File|Path|Paths\.get|Path\.of|file)\s*\(\s*(?:new\s+[\w.]*File\s*\(\s*)?(["'])([^"']*)\1\s*\)+(?:\s*\.\s*(?:toFile|toPath|toAbsolutePath)\s*\(\s*\))*\s*\.\s*(deleteRecursively|deleteDir|delete)\s*\(/g)].map((m) => [m[0], '', m[1], m[2]] as unknown as RegExpMatchArray);
-  for (const m of [...norm.matchAll(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|Delete|rm_rf|deleteDir)\s*\(\s*(?:atPath:\s*|at:\s*(?:URL\(\s*fileURLWithPath:\s*)?)?(?:new\s+[\w.]*File\()?(["'])([^"']*)\2/g), ...receivers]) {
+  for (const m of [...norm.matchAll(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|removeItemAtPath|removeItemAtPathError|Delete|rm_rf|deleteDir)\s*\(\s*(?:(?:atPath|at|path)\s*:\s*(?:URL\(\s*fileURLWithPath:\s*)?)?(?:new\s+[\w.]*File\()?(["'])([^"']*)\2/g), ...receivers]) {
     const p = m[3];
     if (!/^(~|\.)(\/.*)?$|^\//.test(p)) continue;
     const w: Word = { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true };
@@ -1879,7 +1908,9 @@ function findRoots(inv: Invocation): { roots: Word[]; filtered: boolean; nameFil
   // find / -path /proc -prune -o -delete: what follows the last -o applies to everything else.
   const all = inv.argv.slice(i);
   const lastOr = Math.max(all.lastIndexOf('-o'), all.lastIndexOf('-or'));
-  const tests = lastOr >= 0 && all.slice(lastOr).some((a) => a === '-delete' || /^-(exec|execdir|ok|okdir|print0?|printf|fprint0?|ls|fls)$/.test(a)) ? all.slice(lastOr + 1) : all;
+  const tests0 = lastOr >= 0 && all.slice(lastOr).some((a) => a === '-delete' || /^-(exec|execdir|ok|okdir|print0?|printf|fprint0?|ls|fls)$/.test(a)) ? all.slice(lastOr + 1) : all;
+  // find ~ -delete -name '*.tmp': find acts left to right, so a test after -delete narrows nothing it deletes.
+  const tests = tests0.includes('-delete') ? tests0.slice(0, tests0.indexOf('-delete')) : tests0;
   // A test that matches everything (-name '*', -regex '.*') is no filter; -mindepth, -type, -maxdepth are none either.
   // A negated test (! -name '.', -not -name x) excludes a few files and keeps the rest: no filter either.
   // -newermt 2000-01-01, -mtime -99999: an age filter reaching back decades selects everything.
@@ -1930,13 +1961,30 @@ function fdAsFind(inv: Invocation): Invocation | null {
   const pattern = pos[0]?.text ?? '';
   if (!['', '.', '^', '.*', '^.*$'].includes(pattern)) {
     filtered = true;
-    nameFilter = `*${pattern}*`;
+    // '^\.venv$', '^node_modules$': an anchored regex of a plain name is that name.
+    const exact = /^\^((?:[\w-]|\\\.)+)\$$/.exec(pattern);
+    nameFilter = exact ? exact[1].replace(/\\\./g, '.') : `*${pattern}*`;
   }
   const roots = pos.length > 1 ? pos.slice(1) : [{ ...w[0], text: '.', dynamic: false, glob: false, subs: [], quoted: false }];
   const mk = (t: string): Word => ({ ...w[0], text: t, dynamic: false, glob: false, subs: [], quoted: false });
   const cmd = exec.some((x) => x.text.includes('{}')) ? exec : [...exec, mk('{}')];
   const words = [mk('find'), ...roots, ...(filtered ? [mk('-name'), mk(nameFilter)] : []), mk('-exec'), ...cmd, mk('+')];
   return { ...inv, argv: words.map((x) => x.text), words };
+}
+
+/**
+ * A lister read as the find it stands for: Spotlight's mdfind (mac-rules.ts), and locate NAME (a name
+ * anywhere on the disk; locate PATH is read below as the tree under PATH).
+ */
+function listerAsFind(walk: Walk, u: Invocation): Invocation {
+  let argv = spotlightAsFind(u.argv, walk.env.home);
+  if (argv === null && /^(locate|mlocate|plocate|slocate)$/.test(u.argv[0] ?? '')) {
+    const pat = operands(u.words, new Set(['-d', '--database', '-n', '-l', '--limit'])).map((w) => w.text);
+    argv = pat.length === 1 && !/^[/~$]/.test(pat[0]) ? ['find', '/', walk.env.home, '-name', pat[0]] : null;
+  }
+  if (argv === null) return u;
+  const mk = (t: string): Word => ({ ...u.words[0], text: t, dynamic: false, glob: false, subs: [], quoted: true });
+  return { ...u, argv, words: argv.map(mk) };
 }
 
 /** Patterns of -name/-path/-regex that every file matches. */
@@ -2124,7 +2172,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   else checkSecretReachesNetwork(walk, inv);
   checkOutputSubstitutions(walk, inv);
   checkServices(walk, inv);
-  for (const f of serviceFindings(withStdinSql(inv), inv.assigned ?? [])) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
+  for (const f of [...serviceFindings(withStdinSql(inv), inv.assigned ?? []), ...hostingFindings(inv.argv)]) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
   const storeInv = { argv: inv.argv, assigned: inv.assigned ?? [], stdin: stdinText(inv), viaXargs: inv.viaXargs, upstream: inv.upstream.map((u) => u.argv) };
   for (const f of storeFindings(storeInv)) block(walk, 'dangerous', f.reason, 'let the user run it after checking what it removes');
   // aws s3 sync URL . --delete, rclone sync SRC ./: the local destination loses what the source lacks, as with rsync --delete.
@@ -2152,7 +2200,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       if (args.includes('--no-preserve-root')) block(walk, 'dangerous', 'rm --no-preserve-root removes the safeguard against deleting /');
       const viaX = xargsTargets(walk, inv);
       // find ~ -name "*.lock*" -print0 | xargs -0 rm: what the find lists, spread across the home or /.
-      const finder = inv.viaXargs ? inv.upstream.find((u) => u.argv[0] === 'find') : undefined;
+      const finder = inv.viaXargs ? inv.upstream.map((u) => listerAsFind(walk, u)).find((u) => u.argv[0] === 'find') : undefined;
       const spread = finder ? findRoots(finder).roots.map((r) => spreadDelete(walk, target(finder, r).abs, findRoots(finder).namePattern, finder.argv)).find((x) => x !== null) : null;
       if (spread) block(walk, 'dangerous', `rm of what find lists deletes ${spread}`, 'delete inside one project, or name the exact files');
       const targets = viaX?.targets ?? operands(inv.words).map((w) => target(inv, w));
@@ -2208,7 +2256,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       const sources = tIdx > 0 ? ops.filter((w) => w !== dest) : ops.slice(0, -1);
       const d = dest ? target(inv, dest) : null;
       // mv ~/.kube/config ~/.kube/config.old: a secret renamed beside itself stays where it was kept.
-      const beside = d !== null && sources.length > 0 && sources.every((s) => besideItself(walk, target(inv, s).abs, d.abs));
+      // mv ~/.ssh/id_rsa ~/.ssh/retired/: keys put away in a directory of their own store are kept, not deleted.
+      const beside = d !== null && sources.length > 0 && sources.every((s) => besideItself(walk, target(inv, s).abs, d.abs) || keptInStore(walk, target(inv, s).abs, d.abs));
       // mv ~/Downloads/AuthKey_X.p8 ~/.appstoreconnect/private_keys/: a key put where its tool looks for it is kept, not lost
       // (moved to a temp directory it is on its way out: judged as a delete).
       const keptKey = (s: Word) => { const a = target(inv, s).abs; return a !== null && d?.abs != null && (isKeyMaterial(a) || isSecretSource(a, walk.env)) && (isUnder(d.abs, walk.env.home) || isUnder(d.abs, walk.env.project)) && (holdsHomeSecret(d.abs, walk.env) || isSecretSource(d.abs, walk.env) || isSecretSource(path.posix.dirname(d.abs), walk.env)); };
@@ -2223,7 +2272,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       if (dest && d) {
         if (d.abs === '/dev/null' && sources.length > 0) block(walk, 'dangerous', `mv onto /dev/null destroys ${sources.map((s) => s.text).join(' ')}`);
         else if (!beside) checkWrite(walk, inv, d, 'mv', sources);
-        if (d.abs && (tIdx > 0 || dest.text.endsWith('/') || d.abs === walk.env.home || sources.length > 1)) {
+        if (d.abs && !beside && (tIdx > 0 || dest.text.endsWith('/') || d.abs === walk.env.home || sources.length > 1)) {
           for (const w of sources) {
             const sAbs = target(inv, w).abs;
             if (sAbs) checkWrite(walk, inv, { ...d, abs: `${d.abs}/${path.posix.basename(sAbs)}` }, 'mv', [w]);
@@ -2322,7 +2371,9 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     case 'poweroff':
       // shutdown -c cancels a pending shutdown; --help/--version only print.
       if (args.some((a) => a === '-c' || a === '--help' || a === '--version')) break;
-      block(walk, 'dangerous', `${name} stops or restarts the machine`);
+      // ssh root@192.168.7.2 reboot: a board or another host restarts, not this machine (production stays refused).
+      if (inv.remote && !inv.prod) warn(walk, 'suspicious', `${name} restarts or stops the remote host`);
+      else block(walk, 'dangerous', `${name} stops or restarts the machine`);
       break;
     case 'init':
     case 'telinit':
@@ -2432,7 +2483,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
         if (c && recursive && c !== 'project') block(walk, 'dangerous', `setfacl -R on ${t.abs} changes the permissions of a tree the system or the user depends on`);
         // setfacl -m u:deploy:rx /var/log/nginx: read access to logs for one account.
         else if (isSystemPath(t.abs, walk.env.home) && !recursive && /^\/var\/log\//.test(t.abs) && specs.length > 0 && specs.every((x) => /^(d:)?[ug]:[\w.-]+:[rxX-]*$/.test(x))) warn(walk, 'system', `setfacl ${specs.join(' ')} lets one account read ${t.abs}`);
-        else if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `setfacl on the system path ${t.abs}`);
+        else if (isSystemPath(t.abs, walk.env.home) && !(isUserDeviceNode(t.abs) && !recursive)) block(walk, 'system', `setfacl on the system path ${t.abs}`);
         else if (grants && isSecret(walk, t.abs) && !isSharedSshFile(t.abs)) block(walk, 'dangerous', `setfacl ${specs.join(' ')} on ${t.abs} opens a secret to other users`, 'keys and credentials stay readable by their owner only');
         else if (grants && recursive && isPreciousHomeDir(t.abs, walk.env)) block(walk, 'dangerous', `setfacl -R on ${t.abs} opens the user's keys, settings or files to others`);
       }
@@ -2472,7 +2523,9 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
         // Any word naming a device counts, also one an option seemed to take (mkfs.vfat -I /dev/mmcblk0: -I takes none there).
         const devs = [...ops, ...inv.words.slice(1).filter((w) => !ops.includes(w) && /^\/dev\//.test(w.text))]
           .map((w) => ({ w, t: target(inv, w) }))
-          .filter(({ w, t }) => (w.dynamic && ops.includes(w) && !/^[/.~]/.test(w.text.replace(/^\$\{?(TMPDIR|HOME|PWD)\}?/, '/'))) || (t.abs !== null && t.abs.startsWith('/dev/') && !['/dev/null', '/dev/zero'].includes(t.abs)));
+          .filter(({ w, t }) => (w.dynamic && ops.includes(w) && !/^[/.~]/.test(w.text.replace(/^\$\{?(TMPDIR|HOME|PWD)\}?/, '/'))) || (t.abs !== null && t.abs.startsWith('/dev/') && !['/dev/null', '/dev/zero'].includes(t.abs)))
+          // ${LOOP}p1 where LOOP=$(losetup -fP --show sdcard.img): a partition of the image the line itself attached.
+          .filter(({ w }) => !(w.subs.length > 0 && w.subs.every(loopDeviceOfImage)));
         if (devs.length > 0) block(walk, 'dangerous', `${name} formats a filesystem on ${devs.map((d) => d.w.text).join(' ')}, erasing what was on it`, 'format an image file instead (truncate -s 1G disk.img && mkfs.ext4 disk.img), or let the user do it');
         else if (!args.some((a) => /\.(img|iso|raw|bin|qcow2|vhd|swap)$|swapfile/.test(a)) && name !== 'mkswap' && !args.some((a) => /\//.test(a) || /\./.test(a))) warn(walk, 'suspicious', `${name} with no device named`);
       } else if (['fdisk', 'sfdisk', 'cfdisk', 'parted', 'sgdisk', 'gdisk'].includes(name)) {
@@ -2494,9 +2547,17 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
     block(walk, 'dangerous', 'BFG rewrites every commit of the repository (like git filter-repo): every commit id changes', 'ask the user first; for one file committed by mistake use git rm --cached FILE and a new commit');
   }
   checkDisks(walk, inv);
+  const chip = chipIrreversible(inv.argv, stdinText(inv)) ?? buildOverHost(inv.argv);
+  if (chip) block(walk, 'dangerous', chip, 'let the user do this themselves');
   checkCloudDestroy(walk, inv);
   checkKillAll(walk, inv);
   if (/^(git|hub|dvc|pbcopy|wl-copy|xclip|xsel)$/.test(name)) checkSecretCarried(walk, inv);
+  checkSecretToDevice(walk, inv);
+  // esptool read_flash 0x9000 0x6000 nvs.bin: a board's flash read back holds its Wi-Fi passwords and keys.
+  for (const f of [...deviceDumpOutputs(inv.argv), ...accountExports(inv.argv)]) walk.secretFiles.add(resolveFrom(inv.cwd ?? walk.env.cwd, f));
+  const lostBackups = BACKUP_TOOLS.test(name) ? backupLoss(inv.argv) : null;
+  if (lostBackups) block(walk, 'dangerous', lostBackups, 'forget or delete named snapshots, after a --dry-run');
+  if (MAC_TOOLS.test(name)) for (const r of macFindings(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv))) block(walk, 'dangerous', r, 'let the user do this themselves');
   if (DATA_TOOLS.test(name) || (name === 'git' && args.includes('lfs')) || (inv.viaXargs && /^(rm|shred|srm|unlink|truncate)$/.test(name))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
   checkTraversal(walk, inv);
 }
@@ -2624,6 +2685,7 @@ function checkMachine(walk: Walk, inv: Invocation): void {
   else if (name === 'systemctl' && /\b(stop|disable|mask|kill)\b/.test(a) && /\b(sshd?|sshd\.service|ssh\.service|ssh\.socket|networking|NetworkManager|systemd-networkd|network)\b/.test(a)) say('stops remote access or the network of the machine');
   else if (/^(iptables|ip6tables)$/.test(name) && /(^|\s)(-P|--policy)\s+(INPUT|OUTPUT)\s+(DROP|REJECT)\b/.test(a)) say('drops all traffic by default: the machine is cut off');
   else if (/^(useradd|adduser|usermod)$/.test(name) && (/(^|\s)(-u|--uid)\s*0(\s|$)/.test(a) || (args.includes('-o') && /(-u|--uid)\s*0\b/.test(a)))) say('gives an account uid 0: a second root');
+  else if (accountLockout(inv.argv)) say(accountLockout(inv.argv)!);
   else if (name === 'setcap' && /cap_(setuid|setgid|sys_admin|dac_override|dac_read_search|sys_ptrace|sys_module|chown|fowner)/i.test(a)) say('gives a program root powers (capabilities): a way to become root');
   else if (name === 'efibootmgr' && /(^|\s)(-B|--delete-bootnum|-o|--bootorder)\b/.test(a)) say('changes how the machine boots');
   else if ((name === 'insmod' || (name === 'modprobe' && !args.some((x) => /^-(r|-remove|n|-dry-run|c|-show)/.test(x)))) && args.some((x) => /\.ko(\.[gx]z|\.zst)?$/.test(x) && (/^\/(tmp|var\/tmp|dev\/shm)\//.test(x) || walk.files.get(resolveFrom(inv.cwd ?? '/', x))?.downloaded))) say('loads a kernel module from outside the system: code with every power over the machine');
@@ -2681,7 +2743,7 @@ function checkKeyOverwrite(walk: Walk, inv: Invocation): void {
 const PACKAGED_USER_UNITS = /^(syncthing|pipewire|pipewire-pulse|wireplumber|pulseaudio|gpg-agent|gpg-agent-ssh|ssh-agent|gcr-ssh-agent|podman|podman-restart|docker|emacs|mpd|mpris-proxy|redshift|dunst|gnome-keyring-daemon|xdg-desktop-portal|onedrive|dropbox|keybase|kbfs|spotifyd|ollama|rclone@.*|vdirsyncer|offlineimap|mbsync|goimapnotify|foot-server|waybar|kanshi|mako|swayidle|geoclue-agent|obex|tracker-miner-fs-3|gvfs-daemon|at-spi-dbus-bus|pueued)$/;
 
 /** Tools that only read or list a disk device, or are judged by the checks above (mkfs, dd, partitioning). */
-const DEVICE_SAFE = /^(lsblk|blkid|file|stat|smartctl|mount|umount|eject|udevadm|partprobe|df|du|cat|head|tail|hexdump|xxd|od|less|more|strings|dd|e2fsck|fsck(\..*)?|tune2fs|dumpe2fs|xfs_info|blockdev|ls|readlink|realpath|cryptsetup|mkfs(\..*)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs|mkexfatfs|blkdiscard|sfdisk|fdisk|cfdisk|parted|sgdisk|gdisk|losetup|swapon|swapoff|growpart|resize2fs|iostat|pv|ddrescue|shred|truncate|cp|tee|echo|printf|sudo|findmnt|lsof|fuser|sync|fstrim|hdparm|nvme|wc|sha256sum|md5sum|cmp)$/;
+const DEVICE_SAFE = /^(lsblk|blkid|file|stat|smartctl|mount|umount|eject|udisksctl|pmount|pumount|gio|udevadm|partprobe|df|du|cat|head|tail|hexdump|xxd|od|less|more|strings|dd|e2fsck|fsck(\..*)?|tune2fs|dumpe2fs|xfs_info|blockdev|ls|readlink|realpath|cryptsetup|mkfs(\..*)?|mke2fs|mkswap|wipefs|mkdosfs|mkntfs|mkexfatfs|blkdiscard|sfdisk|fdisk|cfdisk|parted|sgdisk|gdisk|losetup|swapon|swapoff|growpart|resize2fs|iostat|pv|ddrescue|shred|truncate|cp|tee|echo|printf|sudo|findmnt|lsof|fuser|sync|fstrim|hdparm|nvme|wc|sha256sum|md5sum|cmp)$/;
 
 /**
  * Any other tool pointed at a disk device (nvme format, badblocks -w, mdadm --zero-superblock,
@@ -2706,7 +2768,9 @@ function checkDisks(walk: Walk, inv: Invocation): void {
   else if (name === 'flashrom' && /(^|\s)(-w|--write|-E|--erase)(\s|=|$)/.test(a)) what = 'rewrites the firmware chip (BIOS/UEFI): a bad image leaves the machine unable to start';
   else if (name === 'btrfs' && /subvolume delete|device delete/.test(a) && /\s\/(\s|$)/.test(` ${a} `)) what = 'deletes the root subvolume';
   else if (!DEVICE_SAFE.test(name ?? '') && !NOT_WRAPPERS.has(name) && !langOf(name ?? '')) {
-    const dev = inv.words.slice(1).find((w) => {
+    const dev = inv.words.slice(1).find((w, k) => {
+      // qemu … -append "root=/dev/vda console=ttyAMA0": the guest's disk, named in its kernel command line.
+      if (KERNEL_CMDLINE_OPT.test(inv.words[k]?.text ?? '')) return false;
       const t = target(inv, { ...w, text: w.text.replace(/^[\w-]*=/, '') });
       return t.abs !== null && isDiskDevice(t.abs);
     });
@@ -2745,15 +2809,6 @@ const CLOUD_CLIS = /^(aws|gcloud|az|doctl|heroku|fly|flyctl|vercel|netlify|fireb
  */
 function checkCloudDestroy(walk: Walk, inv: Invocation): void {
   const [name, ...args] = inv.argv;
-  // curl -X DELETE …/git/refs/heads/release/2.4, glab api -X DELETE …/repository/branches/release%2F3.0: a protected branch deleted through a hosting API.
-  const method = args.find((a, k) => /^(-[a-zA-Z]*X|--request|--method)$/.test(args[k - 1] ?? '')) ?? /^(?:-X|--request=|--method=)(\w+)$/.exec(args.find((a) => /^(-X\w+|--request=|--method=)/.test(a)) ?? '')?.[1] ?? (/^(http|https|xh)$/.test(name ?? '') ? args.find((a) => /^[A-Z]+$/.test(a)) : undefined);
-  if (/^delete$/i.test(method ?? '') && /^(curl|wget|http|https|xh|gh|glab)$/.test(name ?? '')) {
-    const ref = args.map((a) => /\/git\/refs\/heads\/(.+)$|\/(?:repository\/)?branches\/([^?]+?)(?:\/protection)?$/.exec(decodeURIComponent(a.replace(/%(?![0-9a-f]{2})/gi, '%25')))).find((m) => m !== null);
-    if (ref && isProtected(ref[1] ?? ref[2])) {
-      block(walk, 'dangerous', `${name} DELETE removes the branch ${ref[1] ?? ref[2]} on the hosting service`, 'let the user delete protected branches');
-      return;
-    }
-  }
   // A private repository or bucket made public: everything in it leaks.
   if ((name === 'gh' && args[0] === 'api' && args.some((a) => /^private=false$|^visibility=public$/.test(a))) || (name === 'gh' && args[0] === 'repo' && args[1] === 'edit' && args.some((a) => /^--visibility(=public)?$/.test(a)) && args.includes('public')) || (name === 'gsutil' && args.some((a) => /^(allUsers|allAuthenticatedUsers):/.test(a))) || (name === 'aws' && ((args.includes('put-bucket-acl') && args.some((a) => /^public-read(-write)?$/.test(a))) || args.includes('public-read-write')))) {
     block(walk, 'dangerous', `${name} ${args.slice(0, 3).join(' ')} makes a private repository or bucket public: everything in it leaks`, 'let the user change visibility themselves');
@@ -2801,6 +2856,8 @@ function checkCloudDestroy(walk: Walk, inv: Invocation): void {
     return;
   }
   if (!CLOUD_CLIS.test(name ?? '')) return;
+  // firebase --project demo-*: a project that exists only in the local emulator.
+  if (name === 'firebase' && args.some((a, k) => /^demo-/.test(a) && /^(--project|-P)$/.test(args[k - 1] ?? '')) || args.some((a) => /^--project=demo-/.test(a))) return;
   const verbs = args.filter((x) => !x.startsWith('-'));
   const always =
     (name === 'az' && verbs[0] === 'group' && verbs[1] === 'delete') ||
@@ -2808,7 +2865,8 @@ function checkCloudDestroy(walk: Walk, inv: Invocation): void {
     (/^(fly|flyctl)$/.test(name) && verbs[0] === 'apps' && /^(destroy|delete)$/.test(verbs[1] ?? '')) ||
     ((name === 'cdk' || name === 'sls' || name === 'serverless') && /^(destroy|remove)$/.test(verbs[0] ?? '')) ||
     (name === 'firebase' && /^(projects:delete|hosting:disable|database:remove|firestore:delete)$/.test(verbs[0] ?? '') && args.some((x) => /^(--force|-f|--all-collections|-r|--recursive)$/.test(x)));
-  const destroy = verbs.some((v) => /^(destroy|delete|remove|rm|rb|purge|terminate|drop|nuke|apps:destroy|delete-.+|terminate-.+|destroy-.+)$/.test(v));
+  // (also TOPIC:VERB, as netlify sites:delete and firebase hosting:channel:delete spell it)
+  const destroy = verbs.some((v) => /^([\w-]+:)*(destroy|delete|remove|rm|rb|purge|terminate|drop|nuke|delete-.+|terminate-.+|destroy-.+)$/.test(v));
   const unattended = args.some((x) => /^(--yes|-y|--force|-f|--quiet|-q|--confirm(=.*)?|--auto-approve|-auto-approve|--no-prompt|--no-confirm|--skip-confirmation|--non-interactive)$/.test(x));
   // kubectl, helm, gh, glab and aws are judged by checkServices (a single pod or object is ordinary work).
   if (always || (destroy && unattended && !/^(kubectl|helm|gh|glab|aws|gsutil|rclone|mc|s3cmd|b2|terraform|tofu|pulumi)$/.test(name))) {
@@ -2856,7 +2914,8 @@ function checkKillAll(walk: Walk, inv: Invocation): void {
   // (-HUP, -USR1: the reload a daemon's own docs give, nothing is stopped.)
   const reload = inv.argv.some((a, k) => /^-(HUP|SIGHUP|USR[12]|SIGUSR[12]|1|10|12)$/.test(a) || (/^(-s|--signal)$/.test(inv.argv[k - 1] ?? '') && /^(HUP|USR[12])$/.test(a)));
   if (inv.elevated && !reload && (/^(pkill|killall|scancel|skill|slay)$/.test(name) && users.some(other) || (name === 'kill' || name === 'scancel') && everyUser)) block(walk, 'dangerous', `${name} as root of other users' processes or jobs`, 'let the owner or the admin stop them');
-  if (name === 'fuser' && inv.argv.some((a) => /^-[a-zA-Z]*k/.test(a)) && inv.argv.some((a) => /^\/dev\//.test(a))) block(walk, 'dangerous', `fuser -k kills every process using ${inv.argv.find((a) => a.startsWith('/dev/'))}, other users' included`, 'kill the one process meant, by its PID');
+  // (fuser -k /dev/ttyUSB0 without sudo: only the user's own processes holding their board's port.)
+  if (name === 'fuser' && inv.argv.some((a) => /^-[a-zA-Z]*k/.test(a)) && inv.argv.some((a) => /^\/dev\//.test(a) && (inv.elevated || !isUserDeviceNode(a)))) block(walk, 'dangerous', `fuser -k kills every process using ${inv.argv.find((a) => a.startsWith('/dev/'))}, other users' included`, 'kill the one process meant, by its PID');
   // lsof -t | xargs kill, pgrep -u "$(id -u)" | xargs kill: every process with a file open, every process of the user.
   if (name === 'kill' && inv.viaXargs && inv.upstream.length > 0 && ((inv.upstream[0].argv[0] === 'lsof' && inv.upstream[0].argv.slice(1).every((a) => /^-[a-zA-Z]*t[a-zA-Z]*$/.test(a))) || (inv.upstream[0].argv[0] === 'pgrep' && pattern(inv.upstream[0].argv).length === 0))) block(walk, 'dangerous', `kill of every process \`${inv.upstream[0].argv.join(' ')}\` lists: the user's whole session`, 'kill the one process meant, by its PID');
   const psAll = /^\s*ps\s+(-[a-zA-Z]*[eA][a-zA-Z]*|a?u?x|-ax|aux|-[uU]\s+\S+|x)\b[^|]*(\|\s*(tr|xargs|paste|sort|uniq)\b[^|]*)*$/;
@@ -2968,6 +3027,7 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
     if (last) feeder = { ...inv, argv: text(last.words), words: last.words, redirects: last.redirects, viaXargs: false, upstream: [] };
   }
   if (!feeder) return null;
+  feeder = listerAsFind(walk, feeder);
   const f = feeder.argv[0];
   if (f === 'find') {
     const { roots, filtered, nameFiltered, namePattern } = findRoots(feeder);
@@ -3111,7 +3171,7 @@ function broadRoot(walk: Walk, abs: string | null, finder?: Invocation): boolean
  * /opt/go1.22, /opt/jdk-17) is replaced by the next one. Releases, logs and caches deeper inside
  * (/srv/app/releases/2023-*) are everyday cleanup and stay warnings.
  */
-const DATA_DIR = /^\/(srv|scratch|datasets|shared|nfs|lustre|gpfs|storage|models)\/[^/]+$|^\/(mnt|media|data)\/[^/]+(\/[^/]+)?$|\/var\/(lib\/)?(postgres(ql)?(@[\d.]+)?|mysql|mariadb|mongodb|redis)(\/[^/]+)?$|\/Application Support\/Postgres(\/[^/]+)?$|\/\.local\/share\/(containers|docker)(\/storage(\/volumes)?)?$|^\/opt\/(?![^/]*(\d\.\d|[-_.]v?\d))[^/]+$|^\/var\/lib\/(docker|containerd|mysql|mariadb|postgresql|pgsql|redis|mongodb|elasticsearch|opensearch|etcd|rancher|kubelet|influxdb|clickhouse|cassandra|rabbitmq|minio|grafana|prometheus|jenkins|gitlab|libvirt|lxd|vault|consul)(\/[^/]+){0,2}$/;
+const DATA_DIR = new RegExp(`^/(srv|${STORAGE_ROOTS.filter((r) => r !== 'data').join('|')})/[^/]+$|^/Volumes/[^/]+$|^/(run/)?(mnt|media|data)/[^/]+(/(?!(tmp|temp|cache|\\.cache)$)[^/]+)?$|${/\/var\/(lib\/)?(postgres(ql)?(@[\d.]+)?|mysql|mariadb|mongodb|redis)(\/[^/]+)?$|\/Application Support\/Postgres(\/[^/]+)?$|\/\.local\/share\/(containers|docker)(\/storage(\/volumes)?)?$|^\/(opt|tools|eda|cad|apps|sw|software)\/(?![^/]*(\d\.\d|[-_.]v?\d))[^/]+$|^\/Applications\/\*(\.app)?$|^\/var\/lib\/(docker|containerd|mysql|mariadb|postgresql|pgsql|redis|mongodb|elasticsearch|opensearch|etcd|rancher|kubelet|influxdb|clickhouse|cassandra|rabbitmq|minio|grafana|prometheus|jenkins|gitlab|libvirt|lxd|vault|consul)(\/[^/]+){0,2}$/.source}`);
 
 /**
  * `cd /home/dev/projects/shop && rm -rf src package.json`, `cd /home/dev/projects/api/.. && rm -rf api`: a line
@@ -3132,8 +3192,6 @@ function workDirDelete(walk: Walk, inv: Invocation, abs: string): string | null 
   return null;
 }
 
-/** Shared storage mounted right under / (cluster scratch, data and model volumes): a whole one deleted is everyone's data. (A bare /app inside a container is not.) */
-const STORAGE_ROOT = /^\/(scratch|data|datasets|shared|nfs|storage|models|backups?|archive|exports?|lustre|gpfs|beegfs|work|space)$/;
 
 function homeWorkDir(abs: string, env: PathEnv): string | undefined {
   const h = /^\/(?:home|Users)\/[^/]+(?=\/[^/]+$)/.exec(abs)?.[0];
@@ -3224,12 +3282,12 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
   }
   // One package-source file (/etc/apt/sources.list.d/old.list): removing it is how a repository is dropped.
   // So is a site's config in a web server's enabled list, and a rotated log (/var/log/nginx/*.gz).
-  const sourceFile = !recursive && ((!t.word.glob && /^\/etc\/(apt\/(sources\.list\.d|preferences\.d|trusted\.gpg\.d|keyrings)|yum\.repos\.d|zypp\/repos\.d|(nginx|apache2|httpd)\/(sites-enabled|sites-available|conf\.d|conf-enabled|conf-available))\/[^/]+$/.test(t.abs)) || /^\/var\/log\/.+\.(gz|xz|bz2|zst|old|\d+)$/.test(t.word.text.replace(/^~/, '')));
+  const sourceFile = !recursive && ((!t.word.glob && /^\/etc\/(apt\/(sources\.list\.d|preferences\.d|trusted\.gpg\.d|keyrings)|yum\.repos\.d|zypp\/repos\.d|(nginx|apache2|httpd)\/(sites-enabled|sites-available|conf\.d|conf-enabled|conf-available)|udev\/rules\.d)\/[^/]+$/.test(t.abs)) || /^\/var\/log\/.+\.(gz|xz|bz2|zst|old|\d+)$/.test(t.word.text.replace(/^~/, '')));
   if (HISTORY_FILE.test(t.abs) && isUnder(t.abs, env.home) && verb !== 'mv') {
     block(walk, 'dangerous', `${verb} deletes ${t.abs}: the shell history is destroyed`);
     return;
   }
-  if (!sourceFile && (isSystemPath(t.abs, env.home) || isSecretPath(t.abs, env)) || (t.word.glob && isSecretName(path.posix.basename(t.abs)) && isUnder(t.abs, env.home) && !isUnder(t.abs, env.project))) {
+  if (!sourceFile && (isSystemPath(t.abs, env.home) || isSecretPath(t.abs, env) || isPasswordVault(t.abs)) || (t.word.glob && isSecretName(path.posix.basename(t.abs)) && isUnder(t.abs, env.home) && !isUnder(t.abs, env.project))) {
     block(walk, 'system', `${verb} would delete the system or secret file ${t.abs}`);
     return;
   }
@@ -3341,6 +3399,14 @@ function checkWrite(walk: Walk, inv: Invocation, t0: Target, verb: string, sourc
     block(walk, 'dangerous', `${verb} writes to ${t.abs}, where the system starts programs by itself (at login, boot or on a timer): a way to stay on the machine`, 'show the user the unit or agent and let them install it');
     return;
   }
+  // cp ~/.ssh/id_ed25519 ~/Dropbox/Public/: a secret put where a sync service uploads or shares it.
+  const synced = syncedFolder(t.abs, walk.env);
+  if (synced && (sources ? sources.some((w) => isSecret(walk, target(inv, w).abs)) : producesSecret(walk, inv) !== null)) {
+    block(walk, 'dangerous', `${verb} puts a secret into ${t.abs}, in ${synced}, which a sync service uploads or shares: it leaves this machine`, 'keep keys and tokens out of synced folders');
+    return;
+  }
+  // echo 'AT+GMR' > /dev/ttyUSB0: text sent to a board or a modem over its serial port.
+  if (isSerialPort(t.abs)) return;
   if (!isSystemPath(t.abs, walk.env.home) && checkShadow(walk, inv, t, verb, sources)) return;
   if (isSystemPath(t.abs, walk.env.home) && routineAdminWrite(walk, inv, t.abs, verb, sources)) return;
   if (isSystemPath(t.abs, walk.env.home)) block(walk, 'system', `${verb} writes to the system path ${t.abs}`, 'system files are changed through the package manager or a reviewed config change, not by the assistant');
@@ -3351,7 +3417,7 @@ function checkWrite(walk: Walk, inv: Invocation, t0: Target, verb: string, sourc
   else if (/\/\.(pgpass|netrc)$/.test(t.abs) && (verb === 'redirection (>>)' || (verb === 'tee' && inv.argv.some((a) => /^-[a-zA-Z]*a|^--append$/.test(a))))) warn(walk, 'system', `${verb} adds a line to the password file ${t.abs}`);
   // cp debug.keystore android/app/release.jks: one key written over another of a different name, which is then lost
   // (a backup under the same name, cp -n, or a key restored from a secret are not that).
-  else if (isKeyMaterial(t.abs) && /^(cp|mv|install)$/.test(verb) && !inv.argv.some((a) => /^(-n|--no-clobber|--update=none)$/.test(a)) && (sources ?? []).some((w) => { const a = target(inv, w).abs; return a !== null && isKeyMaterial(a) && path.posix.basename(a) !== path.posix.basename(t.abs!); })) block(walk, 'dangerous', `${verb} writes another key over the private key or keystore ${t.abs}: the key in it cannot be made again`, 'write to a new file name and let the user replace the key');
+  else if (isKeyMaterial(t.abs) && /^(cp|mv|install)$/.test(verb) && !inv.argv.some((a) => /^(-n|--no-clobber|--update=none)$/.test(a)) && (sources ?? []).some((w) => { const a = target(inv, w).abs; return a !== null && /\.(jks|keystore|p12|pfx|p8)$/.test(a) && path.posix.basename(a) !== path.posix.basename(t.abs!); })) block(walk, 'dangerous', `${verb} writes another key over the private key or keystore ${t.abs}: the key in it cannot be made again`, 'write to a new file name and let the user replace the key');
   // cp "$GOOGLE_APPLICATION_CREDENTIALS" ~/.config/gcloud/…: a credential put where its tool reads it, from another credential.
   else if (isSecretPath(t.abs, walk.env) && verb === 'cp' && sources !== null && sources.length > 0 && sources.every((w) => isSecretPath(resolveFrom(inv.cwd ?? walk.env.cwd, w.text.replace(/^~(?=\/)/, walk.env.home)), walk.env))) warn(walk, 'system', `${verb} puts a credential in place at ${t.abs}`);
   else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir' && !(/\/\.(kube|aws)\/[^/]+$/.test(t.abs) && !/\/(config|credentials|sso|cli)$/.test(t.abs) && isUnder(t.abs, walk.env.home))) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
@@ -3371,6 +3437,16 @@ const WEAK_SYSCTL = /\b(randomize_va_space|ptrace_scope|kptr_restrict|dmesg_rest
  * next install), and a sysctl line that weakens the kernel's defences. True when decided here.
  */
 function routineAdminWrite(walk: Walk, inv: Invocation, abs: string, verb: string, sources: Word[] | null): boolean {
+  // A udev rule for a programmer or a serial adapter: a warning; one whose text runs a program as root at every plug is refused.
+  const udev = /^(cp|install|tee|redirection \(>>?\|?\))$/.test(verb) ? udevRuleChange(abs, verb === 'tee' || verb.startsWith('redirection') ? stdinText(inv) ?? (/^(echo|printf)$/.test(inv.argv[0] ?? '') ? inv.argv.slice(1).join(' ') : null) : null) : null;
+  if (udev === 'warn') {
+    warn(walk, 'system', `${verb} installs the udev rule ${abs}: it takes effect at the next plug or udevadm trigger`);
+    return true;
+  }
+  if (udev === 'block') {
+    block(walk, 'system', `${verb} installs a udev rule that runs a program as root at every plug (${abs})`);
+    return true;
+  }
   if (verb === 'ln') {
     const m = /^\/etc\/(nginx|apache2|httpd)\/(sites|conf|mods)-enabled(\/[^/]+)?$/.exec(abs);
     const from = sources ?? [];
@@ -3420,6 +3496,14 @@ function routineAdminWrite(walk: Walk, inv: Invocation, abs: string, verb: strin
   }
   warn(walk, 'system', `${verb} appends to the system file ${abs}`, 'check the line; remove it the same way when it is no longer needed');
   return true;
+}
+
+/** A secret moved into a subdirectory of the directory it is kept in (~/.ssh/id_rsa into ~/.ssh/retired/). */
+function keptInStore(walk: Walk, a: string | null, b: string | null): boolean {
+  if (a === null || b === null) return false;
+  const dir = path.posix.dirname(a);
+  if (!isSecret(walk, a) && !isSecret(walk, dir)) return false;
+  return dir !== walk.env.home && isUnder(b, dir) && b !== dir && !isUnder(b, a);
 }
 
 /** Two paths in one directory whose names extend each other (config / config.bak, id_rsa / id_rsa.2024): a backup and its original. */
@@ -3573,6 +3657,20 @@ function checkSecretCarried(walk: Walk, inv: Invocation): void {
   }
 }
 
+/**
+ * A secret sent to a board, a phone or a modem: written to a serial port (cat KEY > /dev/ttyUSB0,
+ * sx KEY > /dev/ttyUSB0) or copied by the target's own tool (mpremote fs cp ~/.ssh/id_ed25519 :,
+ * adb push): it leaves the machine as surely as over the network.
+ */
+function checkSecretToDevice(walk: Walk, inv: Invocation): void {
+  const serial = inv.redirects.some((r) => /^(>|>>|>\||&>|<>)$/.test(r.op) && inv.cwd !== null && !r.target.dynamic && isSerialPort(resolveFrom(inv.cwd, r.target.text))) || (inv.viaXargs === false && inv.argv.some(isSerialPort) && /^(tee|dd|cp|cat)$/.test(inv.argv[0] ?? ''));
+  if (!serial && !isTargetTool(inv.argv[0] ?? '')) return;
+  // (A key in the project given to the board's tool, espefuse burn_key BLOCK_KEY0 keys/flash_key.bin, is meant for the chip.)
+  // (A key given to the option meant for it, xcrun notarytool --key AuthKey.p8, is used to log in, not sent.)
+  const secret = producesSecret(walk, inv) ?? operands(inv.words).filter((w) => !CREDENTIAL_OPTS.test(inv.words[inv.words.indexOf(w) - 1]?.text ?? '')).map((w) => target(inv, w).abs).find((p) => isSecret(walk, p) && (serial || !isUnder(p!, walk.env.project))) ?? (serial ? withInner(inv.upstream).map((u) => producesSecret(walk, u)).find((x) => x !== null) : undefined);
+  if (secret) block(walk, 'dangerous', `${inv.argv[0]} sends the secret ${secret} to a board or device${serial ? ' over its serial port' : ''}: it leaves this machine`, 'keep keys and tokens on this machine; flash a key made for the device');
+}
+
 /** Pipeline stages with what unknown wrappers among them run. */
 function withInner(ups: Invocation[]): Invocation[] {
   return ups.some((u) => u.inner) ? ups.flatMap((u) => [u, ...(u.inner ?? [])]) : ups;
@@ -3675,10 +3773,12 @@ function checkServesSecrets(walk: Walk, inv: Invocation): void {
   else if (name === 'ruby' && a.includes('httpd')) dir = a.slice(a.indexOf('httpd') + 1).find((x) => !x.startsWith('-')) ?? '.';
   else if ((name === 'busybox' && a[1] === 'httpd') || name === 'httpd' && a.includes('-h')) dir = after('-h') ?? '.';
   // ngrok http file:///DIR, cloudflared/localtunnel pointed at files: the directory goes on the internet.
+  // in.tftpd -s DIR, atftpd DIR: TFTP has no authentication, anyone on the network fetches any file by name.
+  else if (/^(in\.tftpd|tftpd|atftpd|tftpd-hpa)$/.test(name)) dir = a.slice(1).filter((x, k, all) => !x.startsWith('-') && !/^(-[uabBmprPTUvw]|--(user|address|blocksize|port-range|mapfile|refuse|timeout|umask|verbosity|retransmit))$/.test(all[k - 1] ?? '')).pop() ?? '/srv/tftp';
   else if (/^(ngrok|cloudflared|lt|localtunnel)$/.test(name)) dir = a.map((x) => /^file:\/\/(\/.*|~.*)$/.exec(x)?.[1]).find((x) => x !== undefined);
   if (dir === undefined || dir === null || inv.cwd === null) return;
   const abs = resolveFrom(inv.cwd, dir.replace(/^~(?=\/|$)/, walk.env.home));
-  if (abs === walk.env.home || abs === '/' || isSecret(walk, abs)) {
+  if (abs === walk.env.home || abs === '/' || classifyDelete(abs, walk.env) === 'home' || isSecret(walk, abs)) {
     block(walk, 'dangerous', `${name} serves ${abs} over the network: ${abs === walk.env.home || abs === '/' ? 'the keys and credentials in it' : 'its secrets'} can be fetched by anyone who reaches the port`, 'serve only the build output, e.g. python3 -m http.server --directory dist');
   }
 }
@@ -3718,7 +3818,7 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
     // chown root:root /etc/cron.d/job): how such files are installed.
     const serviceConf = !recursive && !worldWritable && !setuid && !t.word.glob && /^\/etc\/(nginx|apache2|httpd|php|mysql|postgresql|redis|haproxy|caddy|cron\.d|logrotate\.d|default|supervisor|letsencrypt\/renewal|prometheus|grafana)\/([^/]+\/)?[^/]+$/.test(t.abs) && (name === 'chmod' ? /^0?[0-7][0-5][0-5]$|^[ugoa]*[+=-][rwxX]+$/.test(mode) && !/[ao][+=][rwxX]*w/.test(mode) : /^root([:.](root|wheel|adm|www-data|nginx|syslog))?$/.test(mode));
     // chmod 666 /dev/ttyACM0: a serial, USB, video or input node for the user's own hardware, made again at the next plug or boot.
-    const devNode = !recursive && /^\/dev\/(tty(USB|ACM|AMA|THS|S)\d+|bus\/usb\/\d+\/\d+|video\d+|media\d+|i2c-\d+|spidev[\d.]+|gpiochip\d+|gpiomem|hidraw\d+|input\/event\d+|snd\/[\w-]+|kvm|uinput|dri\/[\w-]+|serial\/by-id\/[^/]+)$/.test(t.abs);
+    const devNode = !recursive && isUserDeviceNode(t.abs);
     if (isSystemPath(t.abs, walk.env.home) && !serviceConf && !devNode) {
       block(walk, 'system', `${name} on the system path ${t.abs}`);
       continue;
@@ -3765,7 +3865,8 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
 
 /** Private keys and signing keystores by name: Java/Android keystores, PKCS#12, App Store Connect keys, PuTTY and OpenSSH keys. */
 function isKeyMaterial(abs: string): boolean {
-  return /(\.(jks|keystore|p12|pfx|p8|ppk|kdbx)|\/id_(rsa|dsa|ecdsa|ed25519)|\/AuthKey_[\w*]+\.p8)$/.test(abs);
+  // (Android's debug.keystore is made again by the build tools whenever it is missing.)
+  return /(\.(jks|keystore|p12|pfx|p8|ppk|kdbx)|\/id_(rsa|dsa|ecdsa|ed25519)|\/AuthKey_[\w*]+\.p8)$/.test(abs) && !/\/debug[^/]*\.(keystore|jks)$/.test(abs);
 }
 
 /** Files of ~/.ssh meant to be readable by others (ssh itself accepts 644 for them): public keys, known_hosts, authorized_keys, config. */
@@ -3855,6 +3956,10 @@ function checkFind(walk: Walk, inv: Invocation): void {
       block(walk, 'dangerous', `find ${t.abs} … -delete with no filter on names: every file of ${t.abs}, which nothing can bring back`, 'name the files to delete (-name PATTERN) and run it first without -delete');
       continue;
     }
+    if (!nameFiltered && REMOVABLE_ROOT.test(t.abs)) {
+      block(walk, 'dangerous', `find ${t.abs} … -delete with no filter on names empties the removable drives mounted there: often the only copy (camera cards, backup disks)`, 'name the files to delete (-name PATTERN) and run it first without -delete');
+      continue;
+    }
     const shared = filtered ? null : sharedMountLoss(t.abs, walk.env);
     if (shared) {
       block(walk, 'dangerous', `find ${t.abs} … -delete with no filter on names deletes ${shared}`, 'delete inside your own area of the mount (/scratch/$USER/...), by name');
@@ -3863,6 +3968,22 @@ function checkFind(walk: Walk, inv: Invocation): void {
     if (c && !filtered) block(walk, c === 'system' ? 'system' : 'dangerous', `find -delete with no filter: ${describeDelete(c, t.abs)}`, 'add a filter (-name, -type, -mtime) and run it first without -delete to see the list');
     else if (c && c !== 'project') warn(walk, 'suspicious', `find ${t.abs} ... -delete deletes matching files across ${t.abs}`, 'run it first without -delete to see the list');
   }
+}
+
+/**
+ * git --git-dir=~/.cfg --work-tree=$HOME clean -ffd (or reset --hard, checkout -f -- .): a dotfiles
+ * repository whose work tree is the home directory itself (or /). A discard there is not the
+ * project's work-tree discard that the lead's policy warns about: it reaches every file of the home,
+ * and no backup of the project covers it. True when blocked.
+ */
+function homeWorkTreeDiscard(walk: Walk, inv: Invocation, globals: string[], sub: string | undefined, rest: string[]): boolean {
+  const wt = globals.map((a, k) => (globals[k - 1] === '--work-tree' ? a : /^--work-tree=(.*)$/.exec(a)?.[1])).find((x) => x !== undefined) ?? (inv.assigned ?? []).map((a) => /^GIT_WORK_TREE=(.*)$/.exec(a)?.[1]).find((x) => x !== undefined);
+  if (wt === undefined || inv.cwd === null) return false;
+  const c = classifyDelete(resolveFrom(inv.cwd, wt.replace(/^~(?=\/|$)/, walk.env.home).replace(/\/+$/, '') || '/'), walk.env);
+  if (c !== 'home' && c !== 'root' && c !== 'ancestor') return false;
+  const discard = (sub === 'clean' && rest.some((a) => /^-[a-zA-Z]*f/.test(a) || a === '--force') && !rest.some((a) => /^-[a-zA-Z]*n|^--dry-run$/.test(a))) || (sub === 'reset' && rest.includes('--hard')) || (sub === 'checkout' && (rest.some((a) => /^-[a-zA-Z]*f$|^--force$/.test(a)) || (rest.includes('--') && rest.includes('.')))) || (sub === 'restore' && rest.includes('.') && !rest.every((a) => a === '.' || /^(-S|--staged)$/.test(a))) || (sub === 'switch' && rest.some((a) => /^(-f|--force|--discard-changes)$/.test(a)));
+  if (discard) block(walk, 'dangerous', `git ${sub} ${rest.join(' ')} on a work tree that is ${wt} (the home directory or above it): the user's files there are overwritten or deleted, and no backup covers them`, 'check git status first and restore single files by name');
+  return discard;
 }
 
 /** xargs given the repository's branches (git branch -r | … | xargs git push --delete): main among them unless filtered out. */
@@ -3930,6 +4051,7 @@ function checkGit(walk: Walk, inv: Invocation): void {
     sub = words[0];
     rest = [...words.slice(1), ...rest];
   }
+  if (homeWorkTreeDiscard(walk, inv, argv.slice(1, i), sub, rest)) return;
   const has = (...flags: string[]) => rest.some((a) => flags.includes(a));
   // git SUB --help / -h / git help SUB only print the manual; --dry-run (-n for push) changes nothing.
   if (sub === 'help' || has('--help', '-h')) return;
@@ -3985,7 +4107,9 @@ function checkGit(walk: Walk, inv: Invocation): void {
       // $(git branch --format='+%(refname:short)'), $(git for-each-ref …): every branch, main among them; a + forces them.
       const listed = inv.words.some((w) => w.subs.some((sub) => /\bgit\s+(branch|for-each-ref|show-ref)\b/.test(sub) && !/--show-current|grep\s+-v.*\b(main|master)\b/.test(sub))) || xargsBranches(inv);
       // $(git branch -r | sed 's#origin/#:#'): each listed name as :NAME, a deletion.
-      const listDeletes = inv.words.some((w) => w.subs.some((sub) => /sed\s+['"]?s(.)[^'"]*\1:\1|sed\s+['"]?s\/\^\/:\/|--format[= ]['"]?:/.test(sub)));
+      // … | awk '{print ":"$2}' | xargs git push origin, for b in $(git branch -r); do git push origin ":$b": the same, one name at a time.
+      const colonLines = inv.viaXargs && inv.upstream.some((u) => (/^[gm]?awk$/.test(u.argv[0]) && u.argv.some((a) => /print[^}]*":"/.test(a))) || (u.argv[0] === 'sed' && u.argv.some((a) => /^s(.).*\1:\1|^s\/\^\/:\//.test(a))));
+      const listDeletes = colonLines || (listed && refspecs.some((r) => r.startsWith(':'))) || inv.words.some((w) => w.subs.some((sub) => /sed\s+['"]?s(.)[^'"]*\1:\1|sed\s+['"]?s\/\^\/:\/|--format[= ]['"]?:/.test(sub)));
       // git -c remote.origin.mirror=true push / remote.origin.push '+refs/heads/*:…' set on the line: a forced push of every branch.
       const conf = [...inv.argv.filter((a, k) => inv.argv[k - 1] === '-c'), ...walk.gitConfig];
       if (conf.some((c) => /remote\.[^.]+\.mirror[= ]true/.test(c) || /remote\.[^.]+\.push[= ]\+refs\/heads\/\*/.test(c))) {
@@ -4007,13 +4131,19 @@ function checkGit(walk: Walk, inv: Invocation): void {
       const tagFilter = inv.upstream.some((u) => /^(grep|rg|head|tail)$/.test(u.argv[0]) || (/^[gm]?awk$/.test(u.argv[0]) && u.argv.some((a) => /^\s*(!\s*)?\/[^/]+\//.test(a))) || (u.argv[0] === 'sed' && u.argv.includes('-n')));
       const tagsListed = (inv.viaXargs && inv.upstream.some(allTags) && !tagFilter) || inv.words.some((w) => w.subs.some((x) => /^\s*git\s+tag(\s+(-l|--list))?\s*$/.test(x)));
       if (tagsListed && (deleting || listDeletes || inv.upstream.some((u) => u.argv[0] === 'sed' && u.argv.some((a) => /^s.*:/.test(a))))) {
-        block(walk, 'dangerous', 'git push deletes every tag on the remote: releases and whatever resolves them by tag break', 'delete the one tag you mean: git push origin --delete v1.2.3');
+        block(walk, 'dangerous', 'git push deletes every tag on the remote: releases and whatever resolves them by tag break', 'delete the one tag you mean: git push origin --delete v1.2.3-rc1');
         break;
       }
       const isProt = (d: { branch: string }) => isProtected(d.branch) || d.branch.includes('*');
       const protectedDest = dests.find((d) => d.del && isProt(d)) ?? dests.find(isProt);
       if (protectedDest?.del) {
         block(walk, 'dangerous', `git push deletes the protected branch ${protectedDest.branch} on the remote`);
+        break;
+      }
+      // git push -f origin v1.2.0, git push origin :refs/tags/v1.0.0: a published release tag moved or deleted (git-rules.ts isReleaseTag).
+      const release = dests.find((d) => isReleaseTag(d.branch) && (d.del || force || plusForce));
+      if (release) {
+        block(walk, 'dangerous', `git push ${release.del ? 'deletes' : 'moves'} the release tag ${release.branch} on the remote: everything that pins that release breaks or gets other code`, 'publish a new version instead of changing a released one');
         break;
       }
       if (force || plusForce) {
@@ -4257,10 +4387,6 @@ function checkServices(walk: Walk, inv: Invocation): void {
     case 'az':
       if (/^(group|storage|sql|cosmosdb|keyvault|postgres|mysql|redis|backup)$/.test(args[0] ?? '') && args.includes('delete')) say('deletes cloud resources with their data');
       break;
-    case 'glab':
-      // glab api -X DELETE projects/GROUP%2FREPO: the REST call that deletes the project.
-      if (args[0] === 'api' && args.some((a, k) => (/^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a)) || /^(-XDELETE|--method=DELETE)$/i.test(a)) && args.some((a) => /^\/?(projects|groups)\/[^/\s]+\/?$/.test(a))) say('deletes the project (or group) on GitLab through the API');
-      break;
     case 'aws':
       // s3://bucket/tmp/run-41/: a prefix two levels down is a scoped clean-up (a warning); the bucket or a top-level prefix is its data.
       if (args[0] === 's3' && args[1] === 'rm' && args.includes('--recursive') && args.some((a) => /^s3:\/\/[^/]+\/[^/]+\/[^/]+/.test(a) && !/[$*]/.test(a))) warn(walk, 'suspicious', `aws s3 rm --recursive deletes everything under ${args.find((a) => a.startsWith('s3://'))}`);
@@ -4284,15 +4410,9 @@ function checkServices(walk: Walk, inv: Invocation): void {
       if (args.includes('delete') && args.some((a) => /^(projects|instances|clusters|sql)$/.test(a))) say('deletes cloud resources with their data');
       break;
     case 'gh':
-      if (args[0] === 'repo' && args[1] === 'delete') say('deletes the repository on GitHub with its issues and pull requests', 'archive it instead: gh repo archive');
-      else if (args[0] === 'repo' && args[1] === 'edit' && args.some((a, k) => (a === '--visibility' && args[k + 1] === 'public') || a === '--visibility=public')) say('makes the repository public: its code and history, secrets committed in it included, go to everyone');
-      // gh api -X DELETE repos/OWNER/REPO (or orgs/ORG): the REST call behind gh repo delete.
-      else if (args[0] === 'api' && args.some((a, k) => /^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a) || /^(-XDELETE|--method=DELETE)$/i.test(a)) && args.some((a) => /^\/?(repos\/[^/\s]+\/[^/\s]+|orgs\/[^/\s]+|repos\/\$[^/]*)\/?$/.test(a))) {
-        say('deletes the repository (or organization) on GitHub through the API', 'archive it instead: gh repo archive');
-      } else if (args[0] === 'api' && args.some((a, k) => (/^(-X|--method)$/.test(args[k - 1] ?? '') && /^delete$/i.test(a)) || /^(-XDELETE|--method=DELETE)$/i.test(a))) {
-        const ref = args.map((a) => /\/git\/refs\/heads\/(.+)$|\/branches\/([^/]+)\/protection/.exec(a)).find((m) => m !== null);
-        if (ref && isProtected(ref[1] ?? ref[2])) say(`deletes the branch ${ref[1] ?? ref[2]} (or its protection) on GitHub through the API`);
-      } else if (args[0] === 'api' && args.some((a, k) => (/^(-X|--method)$/.test(args[k - 1] ?? '') && /^(patch|post|put)$/i.test(a)) || /^(-X(PATCH|PUT|POST)|--method=(PATCH|PUT|POST))$/i.test(a)) && args.some((a) => /^force=true$/.test(a))) {
+      if (args[0] === 'repo' && args[1] === 'edit' && args.some((a, k) => (a === '--visibility' && args[k + 1] === 'public') || a === '--visibility=public')) say('makes the repository public: its code and history, secrets committed in it included, go to everyone');
+      // (Repositories, protected branches and release tags deleted through gh are git-rules.ts hostingFindings.)
+      else if (args[0] === 'api' && args.some((a, k) => (/^(-X|--method)$/.test(args[k - 1] ?? '') && /^(patch|post|put)$/i.test(a)) || /^(-X(PATCH|PUT|POST)|--method=(PATCH|PUT|POST))$/i.test(a)) && args.some((a) => /^force=true$/.test(a))) {
         // PATCH …/git/refs/heads/main -F force=true: a force-push done through the API.
         const ref = args.map((a) => /\/git\/refs\/heads\/(.+)$/.exec(a)).find((m) => m !== null);
         if (ref && isProtected(ref[1])) say(`force-moves the branch ${ref[1]} on GitHub through the API: a force-push over it`);
@@ -4369,7 +4489,8 @@ function varNames(text: string): string[] {
 
 /** A secret, or a directory that holds the user's keys: the home directory and its ancestors, ~/.config. */
 function holdsSecrets(walk: Walk, abs: string | null): boolean {
-  return abs !== null && (isSecret(walk, abs) || isUnder(walk.env.home, abs) || abs === `${walk.env.home}/.config` || abs === `${walk.env.home}/.local` || holdsHomeSecret(abs, walk.env));
+  // keys/, secrets/, private/: a directory whose name says it holds keys (tar czf - certs/ keys/); a home directory holding a credential store (~/.android).
+  return abs !== null && (isSecret(walk, abs) || isUnder(walk.env.home, abs) || abs === `${walk.env.home}/.config` || abs === `${walk.env.home}/.local` || /\/(keys|secrets|private|credentials|signing[-_]keys)$/.test(abs) || holdsHomeSecret(abs, walk.env));
 }
 
 function isSecret(walk: Walk, abs: string | null): boolean {
@@ -4389,6 +4510,7 @@ function printsCredential(argv: string[]): string | null {
   const [name, a1, a2] = argv;
   const a = argv.join(' ');
   if (name === 'secret-tool' && /^(lookup|search)$/.test(a1 ?? '')) return 'the keyring (secret-tool)';
+  if (name === 'nmcli' && (/(^|\s)(-s|--show-secrets)(\s|$)/.test(a) || /\bwifi\s+show-password\b/.test(a))) return 'the Wi-Fi and VPN passwords (nmcli --show-secrets)';
   // Any tool's own secret store read out (databricks secrets get-secret, doppler secrets download, infisical secrets get), a
   // scheduler's connections and variables exported (airflow connections export, variables export), its connection string asked for.
   const verbs = argv.slice(1).filter((x) => !x.startsWith('-'));
@@ -4424,12 +4546,17 @@ function printsCredential(argv: string[]): string | null {
 const SECRET_WORD = /(^|[^a-z])(tokens?|secrets?|passwords?|passwd|pass(phrase)?|api[_ -]?keys?|private[_ -]keys?|credentials?|bearer|authorization|access[_ -]keys?)([^a-z]|$)/i;
 
 /** grep/rg PATTERN, awk '/PAT/', sed -n '/PAT/p' whose pattern names a secret (not -v, which leaves those lines out): what it prints is the secrets. */
+/** Prefixes that issued tokens and keys start with (GitHub, GitLab, AWS, Slack, Stripe, OpenAI/Anthropic, Google, npm, PEM keys). */
+const TOKEN_SHAPE = /(^|[^a-z])(gh[pousr]_|github_pat_|glpat-|AKIA|ASIA|xox[abpr]-|sk_live_|rk_live_|sk-(ant-|proj-)?|AIza|npm_|BEGIN[ A-Z]*PRIVATE KEY)/;
+
 function secretFilter(name: string, args: string[]): string | null {
   if (/^(grep|egrep|fgrep|zgrep|rg|ag|ack)$/.test(name)) {
     if (args.some((a) => /^-[a-zA-Z]*v[a-zA-Z]*$|^--invert-match$|^-[a-zA-Z]*[lLc][a-zA-Z]*$|^--(count|files-with(out)?-matches)$/.test(a))) return null;
     const e = args.findIndex((a) => a === '-e' || a === '--regexp');
     const pat = e >= 0 ? args[e + 1] : args.find((a, k) => !a.startsWith('-') && !/^-[efmABC]$|^--(file|max-count|context)$/.test(args[k - 1] ?? ''));
     // api[_-]?key, pass(word)?: read past the regular expression's classes and operators.
+    // ghp_[A-Za-z0-9]{36}, AKIA[0-9A-Z]{16}, xox[bp]-, sk-…, -----BEGIN … PRIVATE KEY: the shape of a token is a secret word too.
+    if (pat !== undefined && TOKEN_SHAPE.test(pat)) return `the lines matching "${pat}" (tokens picked out by their shape)`;
     return pat !== undefined && SECRET_WORD.test(pat.replace(/\[[^\]]*\][?*+]?|\\[a-z]|[\\^$.*+?(){}]/gi, ' ')) ? `the lines matching "${pat}" (secrets picked out)` : null;
   }
   const script = name === 'awk' || name === 'gawk' || (name === 'sed' && args.includes('-n')) ? args.find((a) => !a.startsWith('-')) : undefined;
@@ -4509,7 +4636,7 @@ function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null 
   if ((name === 'heroku' && /^config(:get)?$/.test(args[0] ?? '')) || (name === 'vault' && args[0] === 'token' && args[1] === 'lookup') || (/^(docker|podman)$/.test(name) && /^(inspect|container inspect)$/.test(args.slice(0, 2).filter((a) => !a.startsWith('-')).join(' ').replace(/ \S+$/, '')) ) || (name === 'vercel' && args[0] === 'env' && args[1] === 'pull')) return `the settings and secrets ${name} ${args[0]} prints`;
   // find / -name id_rsa | xargs cat: the files a find names as keys, printed.
   if (inv.viaXargs && READERS.has(name)) {
-    const f = inv.upstream.find((u) => u.argv[0] === 'find');
+    const f = inv.upstream.map((u) => listerAsFind(walk, u)).find((u) => u.argv[0] === 'find');
     const pat = f ? findRoots(f).namePattern : null;
     if (pat && isSecretName(pat)) return `files named ${pat}`;
   }
@@ -4676,7 +4803,8 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     // curl --data-urlencode name@FILE reads FILE too.
     const urlencode = prev === '--data-urlencode' || t.startsWith('--data-urlencode=') ? /^(?:--data-urlencode=)?[^=@]*@(.+)$/.exec(t)?.[1] : undefined;
     // httpie: field@FILE and field=@FILE attach FILE.
-    const atFile = urlencode ?? /(?:^|=)[@<]([^;,\s]+)/.exec(t)?.[1] ?? (/^(http|https|xh|xhs|httpie)$/.test(name) ? /^[\w.-]+@([~/.\w][^\s]*)$/.exec(t)?.[1] : undefined) ?? (/^(aws|gcloud|az)$/.test(name) ? /^fileb?:\/\/(.+)$/.exec(t)?.[1] : undefined);
+    // (A file name may hold spaces: -F "c=@$HOME/Library/Application Support/…/Cookies".)
+    const atFile = urlencode ?? /(?:^|=)[@<]([^;,\s](?:[^;,]*[^;,\s])?)/.exec(t)?.[1] ?? (/^(http|https|xh|xhs|httpie)$/.test(name) ? /^[\w.-]+@([~/.\w][^\s]*)$/.exec(t)?.[1] : undefined) ?? (/^(aws|gcloud|az)$/.test(name) ? /^fileb?:\/\/(.+)$/.exec(t)?.[1] : undefined);
     const eq = /^--(post-file|body-file|upload-file)=(.+)$/.exec(t)?.[2];
     // -T FILE, also inside a cluster of short options (curl -sT FILE).
     const uploadOpt = prev === '--upload-file' || prev === '--post-file' || prev === '--body-file' || (name === 'curl' && /^-[a-zA-Z]*T$/.test(prev)) || (/^(mutt|mail|mailx|neomutt|s-nail|swaks|sendemail)$/.test(name) && /^(-a|-A|--attach|--attach-type)$/.test(prev));
@@ -4704,7 +4832,9 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     const foreign = (sub: string) => host !== null && TOKEN_HOSTS.some(([cmd, hosts]) => cmd.test(sub) && !hosts.test(host));
     // A service's key in a variable ($ANTHROPIC_API_KEY, $GITHUB_TOKEN) sent in a header to a host not of that service.
     const foreignVar = host !== null && varNames(t).some((v) => VAR_HOSTS.some(([re, hosts]) => re.test(v) && !hosts.test(host)));
-    const authHeader = authHeader0 && !foreignVar && !w.subs.some((sub) => /^\//.test(subProducesSecret(walk, inv, sub, 1) ?? '') || foreign(sub));
+    // A password from the keychain or a password manager, as a login to a bare public IP address: no service of its own lives there.
+    const bareIp = host !== null && /^\d{1,3}(\.\d{1,3}){3}$/.test(host) && !/^(127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.)/.test(host);
+    const authHeader = authHeader0 && !foreignVar && !w.subs.some((sub) => /^\//.test(subProducesSecret(walk, inv, sub, 1) ?? '') || foreign(sub) || (bareIp && /^\s*(security\s+find-(generic|internet)-password|op\s+read|pass\s+show|bw\s+get|secret-tool\s+lookup)\b/.test(sub)));
     // A credential in the header meant for it (-H "Authorization: Bearer $(gh auth token)") is the credential used, not sent away.
     if (!authHeader) {
       for (const sub of w.subs) {

@@ -9,15 +9,9 @@
  * Pure functions over paths and argv; command-rules.ts calls them where it judges deletes, writes and
  * invocations, and turns what they return (a reason, or null) into a finding.
  */
-import { HOME_DATA_DIRS, isUnder, type PathEnv } from './paths-classify';
+import { HOME_DATA_DIRS, isUnder, SHARED_MOUNT, type PathEnv } from './paths-classify';
 import { shellWord } from './shell-parse';
 import { storeScope } from './sql-rules';
-
-/**
- * Roots of shared data mounts on clusters and GPU boxes: scratch and parallel filesystems, NFS
- * exports, a disk mounted at /mnt/NAME (single letters are Windows drives under WSL, judged apart).
- */
-const SHARED_MOUNT = /^\/(?:scratch|data|datasets|gpfs|lustre|nfs|shared|storage|fsx|beegfs|mnt\/(?![a-z](?:\/|$))[^/]+)(?=\/|$)/;
 
 /** A path segment that is the user's own name: $USER, ${LOGNAME}, or the home directory's name. */
 function isOwnName(seg: string, env: PathEnv): boolean {
@@ -38,7 +32,8 @@ export function sharedMountLoss(abs: string, env: PathEnv): string | null {
   const rest = abs.slice(m[0].length).split('/').filter((s) => s !== '');
   if (rest.length === 0) return `the shared data mount ${m[0]}: every user's data on it`;
   // `…` stands for what a filter selected there (find /scratch -name '*.tmp'): not a whole area.
-  if (rest.length === 1 && rest[0] !== '…' && !isOwnName(rest[0], env)) return `${abs}, a whole area of the shared data mount ${m[0]} (another user's, or a dataset the group reads)`;
+  // /mnt/rootfs/tmp/*: a mounted image's temporary or cache directory holds nobody's data.
+  if (rest.length === 1 && rest[0] !== '…' && !isOwnName(rest[0], env) && !/^(tmp|temp|cache|\.cache)$/.test(rest[0])) return `${abs}, a whole area of the shared data mount ${m[0]} (another user's, or a dataset the group reads)`;
   return null;
 }
 

@@ -68,7 +68,9 @@ export function runHook(name: string, defaultEvent: string, hookFile: string, ha
   const warm = globalThis.__hooksCliWarmUp;
   if (warm !== undefined) {
     if (!warm.readStdin) return warmUp(name, defaultEvent, hookFile, handler, warm.inputs);
-    readStdin().then(
+    const text = readStdin();
+    if (typeof text === 'string') return warmUp(name, defaultEvent, hookFile, handler, warm.inputs);
+    text.then(
       () => warmUp(name, defaultEvent, hookFile, handler, warm.inputs),
       () => warmUp(name, defaultEvent, hookFile, handler, warm.inputs),
     );
@@ -81,10 +83,14 @@ export function runHook(name: string, defaultEvent: string, hookFile: string, ha
   // projectDir() gives the variable precedence over the input, so these are the settings used below: loaded once.
   const installRoot = installRootOf(hookFile);
   const early = earlySettings(installRoot);
+  const text = readStdin();
+  // The whole input was there (the usual case): the run is synchronous from here to its exit, so no timer could
+  // fire before it ends and none is armed.
+  if (typeof text === 'string') return deliver(answerInput(name, defaultEvent, hookFile, handler, installRoot, early, started, text));
   const timer = setTimeout(() => timeout(name), early ? early.settings.performance.max_hook_execution_time : 5000);
   timer.unref();
-  readStdin().then(
-    (text) => deliver(answerInput(name, defaultEvent, hookFile, handler, installRoot, early, started, text)),
+  text.then(
+    (input) => deliver(answerInput(name, defaultEvent, hookFile, handler, installRoot, early, started, input)),
     (err: Error) => deliver({ exitCode: 0, stderr: `hooks-cli ${name}: ${err.message}\n` }),
   );
 }

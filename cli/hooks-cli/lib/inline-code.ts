@@ -340,8 +340,8 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
 
 const UNLINK_CALLS = /(?:\bos\.(?:remove|unlink)|\bunlinkSync|\bfs\.unlink|\bFile\.(?:delete|unlink)|\bFileUtils\.rm(?!_)|(?<![\w$>.])unlink)(?=\s*[("'])/g;
 const DISK = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper\/)/;
-const SECRET_FRAGMENT = /(\.ssh\/|\.aws\/|(^|\/)\.env(\.|$)|\.netrc|\.npmrc|\.git-credentials|\.kube\/config|\.docker\/config|\bid_(rsa|ed25519|ecdsa|dsa)\b|\/etc\/shadow|\.gnupg|\.pgpass)/;
-const NETWORK = /(?:file_get_contents|fopen|readfile|get_headers)\s*\(\s*["']https?:|require\(\s*['"](?:node:)?(?:net|tls|dgram|http2?|dns)['"]\s*\)|\bURI\.open|\bResolv\b|\bWebSocket\b|\b(?:Deno|Bun)\.connect|\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram|\bhttr2?::|\bRCurl\b|\bcurl::|java\.net\.|HttpClient|\bHTTP\.(get|post|request)\b)/;
+const SECRET_FRAGMENT = /(\.ssh\/|\.aws\/|(^|\/)\.env(\.|$)|\.netrc|\.npmrc|\.git-credentials|\.kube\/config|\.docker\/config|\bid_(rsa|ed25519|ecdsa|dsa)\b|\/etc\/shadow|\.gnupg|\.pgpass|[\w-]*(key|secret)[\w-]*\.(pem|p12|p8|jks)$)/i;
+const NETWORK = /(?:file_get_contents|fopen|readfile|get_headers)\s*\(\s*["']https?:|require\(\s*['"](?:node:)?(?:net|tls|dgram|http2?|dns)['"]\s*\)|\bURI\.open|\bResolv\b|\bWebSocket\b|\b(?:Deno|Bun)\.connect|\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram|serial\.Serial|SerialPort|\bhttr2?::|\bRCurl\b|\bcurl::|java\.net\.|HttpClient|\bHTTP\.(get|post|request)\b)/;
 
 /**
  * Joins of string literals into one: Path("~") / ".ssh" / "id_rsa" and "~".joinpath(".ssh", "x") in
@@ -465,7 +465,8 @@ function preprocess(code: string, lang: Lang): string {
   // Anywhere inside a double-quoted string ("rm -rf $ENV{HOME}"), perl's $ENV{HOME} is the text ~.
   code = code.replace(/"(?:[^"\\\n]|\\.)*"/g, (str) => str.replace(/\$ENV\{\s*'?HOME'?\s*\}/g, '~'));
   // Inside a string ("$ENV{HOME}/.bashrc", "$HOME/x"), the home directory is the text ~.
-  let c = code.replace(/(["`])\$(?:ENV\{\s*'?HOME'?\s*\}|\{?HOME\}?(?=\/|\1))/g, '$1~');
+  // (Not after an escaped quote: execSync("rm -rf \"$HOME/x\"") hands the shell "$HOME/x", which it expands.)
+  let c = code.replace(/(?<!\\)(["`])\$(?:ENV\{\s*'?HOME'?\s*\}|\{?HOME\}?(?=\/|\1))/g, '$1~');
   for (const re of HOME_EXPRS) c = c.replace(re, '"~"');
   for (const re of CWD_EXPRS) c = c.replace(re, '"."');
   // sprintf("%c%c -rf ~", 114, 109) (awk, perl, php, ruby, C-like): %c of a number is that character.
@@ -481,7 +482,9 @@ function preprocess(code: string, lang: Lang): string {
   // File.join("~", ".profile"), os.path.join("~", ".ssh"): literals joined are one path.
   c = c.replace(/\b(?:File|path|os\.path|posixpath)\.join\(\s*((?:"[^"\n]*"|'[^'\n]*')(?:\s*,\s*(?:"[^"\n]*"|'[^'\n]*'))+)\s*\)/g, (_m, list: string) => JSON.stringify(literals(list).map((l) => l.value).join('/').replace(/\/{2,}/g, '/')));
   // The user's login name ("/home/" + getpass.getuser()): some user, "/home/user" their home.
-  c = c.replace(/\bgetpass\.getuser\(\)|\bos\.getlogin\(\)|\bos\.environ(?:\.get\(\s*|\s*\[\s*)(['"])(?:USER|LOGNAME)\1\s*[)\]]|\bprocess\.env\.(?:USER|LOGNAME)\b|(?:\bos|require\(\s*['"](?:node:)?os['"]\s*\))\.userInfo\(\)\.username|\bEtc\.getlogin\b|\bENV\[\s*(['"])USER\2\s*\]|\$ENV\{\s*['"]?USER['"]?\s*\}|\bgetlogin\(\)/g, '"user"');
+  c = c.replace(/\bgetpass\.getuser\(\)|\bos\.getlogin\(\)|\bos\.getenv\(\s*['"](?:USER|LOGNAME)['"]\s*\)|\bos\.environ(?:\.get\(\s*|\s*\[\s*)(['"])(?:USER|LOGNAME)\1\s*[)\]]|\bprocess\.env\.(?:USER|LOGNAME)\b|(?:\bos|require\(\s*['"](?:node:)?os['"]\s*\))\.userInfo\(\)\.username|\bEtc\.getlogin\b|\bENV\[\s*(['"])USER\2\s*\]|\$ENV\{\s*['"]?USER['"]?\s*\}|\bgetlogin\(\)/g, '"user"');
+  // "/home/" .. os.getenv("USER"): the user's own home, the same as ~.
+  c = c.replace(/(["'])\/(?:home|Users)\/\1\s*(?:\.\.|\+|\.)\s*"user"/g, '"~"');
   const kept: string[] = [];
   // An environment variable read with a default (os.environ.get("OUT", "~"), process.env.OUT || "~"): unset, it is the default.
   c = c
@@ -489,7 +492,7 @@ function preprocess(code: string, lang: Lang): string {
     .replace(/(?:process\.env\.\w+|process\.env\[\s*['"]\w+['"]\s*\]|ENV\[\s*['"]\w+['"]\s*\]|\$ENV\{\s*['"]?\w+['"]?\s*\})\s*(?:\|\||\?\?|\/\/|\bor\b)\s*("[^"]*"|'[^']*')/g, '$1')
     // A command's output used as a value (rmtree(subprocess.check_output([...]).strip()), rmSync(execSync('…').toString())):
     // "$(CMD)", the call itself kept at the end (it still runs).
-    .replace(/(?<=[(=,]\s*)(?:\bsubprocess\.(?:check_output|getoutput|run)|\bexecSync)\(\s*(\[[^\]]*\]|"[^"]*"|'[^']*'|`[^`]*`)[^)]*\)(?:\.(?:decode|strip|rstrip|stdout|toString|trim)\(?\)?)*(?=\s*[,)])/g, (m, a: string) => {
+    .replace(/(?<=[(=,]\s*)(?:\bsubprocess\.(?:check_output|getoutput|run)|(?:require\(\s*['"](?:node:)?child_process['"]\s*\)\.)?\bexecSync)\(\s*(\[[^\]]*\]|"[^"]*"|'[^']*'|`[^`]*`)[^)]*\)(?:\.(?:decode|strip|rstrip|stdout|toString|trim)\(?\)?)*(?=\s*[,)])/g, (m, a: string) => {
       kept.push(m);
       return `"$(${literals(a).map((l) => l.value).join(' ')})"`;
     });
@@ -976,7 +979,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
 
   const lits = literals(code);
   for (const l of lits) {
-    if (DISK.test(l.value) && /(['"])(w|wb|r\+b?|a|ab|w\+b?)\1|O_WRONLY|O_RDWR|\bwrite|writeFileSync|File\.write|open\([^)]*>/.test(code)) f.devices.push(l.value);
+    if (DISK.test(l.value) && /(['"])(w|wb|r\+b?|a|ab|w\+b?)\1|O_WRONLY|O_RDWR|\bwrite|writeFileSync|File\.write|open\([^)]*>|\bopen\s*\(?\s*(my\s+)?[$\w]+\s*,\s*['"]\+?>/.test(code)) f.devices.push(l.value);
     if (/^[A-Za-z0-9+/]{8,}={0,2}$/.test(l.value) && l.value.length % 4 === 0 && /b64|base64|decode|atob|unpack1?\(\s*['"]m/i.test(code)) {
       const raw = Buffer.from(l.value, 'base64');
       const text = raw.toString('utf8');

@@ -126,6 +126,8 @@ const HOME_SECRETS = [
   // Package registries' logins.
   '.m2/settings.xml', '.m2/settings-security.xml', '.gradle/gradle.properties', '.sbt/credentials', '.ivy2/.credentials', '.pip/pip.conf', '.config/pip/pip.conf',
   '.config/github-copilot', '.config/gh-copilot', '.codeium', '.config/Cursor/User/globalStorage', '.continue/config.json', '.config/sourcegraph',
+  // Boards' and apps' cloud logins, a Mac's private stores (App Store Connect keys, Messages, Mail, cookies), adb's key.
+  '.platformio/appstate.json', '.particle', '.config/particle', '.balena', '.appstoreconnect', 'Library/Messages', 'Library/Mail', 'Library/Cookies', '.android/adbkey', '.expo/state.json', '.fastlane',
   '.yarnrc', '.yarnrc.yml', '.nuget/NuGet/NuGet.Config', '.subversion/auth', '.config/git/credentials', '.composer/auth.json', '.config/composer/auth.json',
 ];
 
@@ -141,6 +143,8 @@ export function isSecretName(name: string): boolean {
   if (/^\.env(\..*)?$/.test(name)) return !/\.(example|sample|template|dist|defaults?)$/.test(name);
   if (/^id_(rsa|dsa|ecdsa|ed25519)[^.]*$/.test(name) || /^id_\*$/.test(name) || /^[\w.-]+_(rsa|dsa|ecdsa|ed25519)(_key)?$/.test(name)) return true;
   if (/\.(ovpn|p8|keytab|kdb|age-key|asc\.key)$|^wp-config\.php$|^\.my\.cnf$/.test(name)) return true;
+  // Android's signing passwords (key.properties, keystore.properties) beside the keystore they open.
+  if (/^(key|keystore|signing|release-signing)\.properties$/.test(name)) return true;
   if (/^\.(ssh|aws|gnupg|kube|password-store|netrc|git-credentials|pgpass)$/.test(name)) return true;
   if (/^(Login Data|Cookies|key[34]\.db|logins\.json|cookies\.sqlite)$/.test(name)) return true;
   if (/^(credentials(\.(json|ya?ml|toml|ini|csv|txt|xml|enc|yml\.enc|db))?|secrets?\.(json|ya?ml|toml)|.*\.(pem|key|p12|pfx|keystore|jks|kdbx|ppk|tfstate|tfstate\.backup)|\.netrc|\.npmrc|\.pgpass|\.htpasswd|htpasswd|\.my\.cnf|wallet\.dat|secring\..*|.*\.kubeconfig|kubeconfig(\..*)?|service-account.*\.json)$/.test(name)) return true;
@@ -153,7 +157,8 @@ export function isSecretName(name: string): boolean {
   // not source code or documentation about such things, and not a template.
   return (
     /(^|[._-])(tokens?|secrets?|credentials?|creds|passwords?|passwd|api[_-]?keys?|auth)([._-]|$)/i.test(name) &&
-    /^\.|\.(txt|json|ya?ml|toml|env|ini|cfg|conf|key|pem|enc|dat|db|gpg|asc|xml|plist)$/i.test(name) &&
+    // (secrets.h, arduino_secrets.h: the header firmware keeps its Wi-Fi password and keys in.)
+    /^\.|\.(txt|json|ya?ml|toml|env|ini|cfg|conf|key|pem|enc|dat|db|gpg|asc|h|xml|plist)$/i.test(name) &&
     !/\.(example|sample|template|dist|defaults?|schema\.json|d\.ts)$|(^|[._-])(example|sample|template|test|spec|mock|fixture)s?([._-]|$)/i.test(name)
   );
 }
@@ -203,6 +208,26 @@ export function isHomeCache(p: string, env: PathEnv): boolean {
 }
 
 /** Data and models kept in the home directory (data-rules.ts also protects the files in them). */
+/**
+ * Storage roots right under / that hold shared or bulk data: cluster scratch and parallel filesystems
+ * (Lustre, GPFS, BeeGFS, FSx), NFS exports, data, dataset, model, backup and archive volumes, shared
+ * work areas. The one list behind STORAGE_ROOT (a whole root deleted) and SHARED_MOUNT (a root, or a
+ * disk mounted at /mnt/NAME, and the areas in it: data-rules.ts).
+ */
+export const STORAGE_ROOTS = ['scratch', 'data', 'datasets', 'shared', 'nfs', 'storage', 'models', 'backup', 'backups', 'archive', 'export', 'exports', 'lustre', 'gpfs', 'beegfs', 'fsx', 'work', 'space'];
+
+/** A storage root itself: /scratch, /data, /lustre... (a bare /app inside a container is not one). */
+export const STORAGE_ROOT = new RegExp(`^/(${STORAGE_ROOTS.join('|')})$`);
+
+/** The shared mount a path is on: a storage root, or a disk mounted at /mnt/NAME (single letters are Windows drives under WSL, judged apart). */
+export const SHARED_MOUNT = new RegExp(`^/(?:${STORAGE_ROOTS.join('|')}|mnt/(?![a-z](?:/|$))[^/]+)(?=/|$)`);
+
+/**
+ * Removable media: /media/USER (every drive plugged in), /run/media/USER, and one drive there or at
+ * /Volumes/NAME (macOS). Their contents are often the only copy (camera cards, backup disks).
+ */
+export const REMOVABLE_ROOT = /^\/(media\/[^/]+|run\/media\/[^/]+)(\/[^/]+)?$|^\/Volumes\/[^/]+$/;
+
 export const HOME_DATA_DIRS = ['data', 'datasets', 'checkpoints', 'experiments', 'models', 'notebooks'];
 
 /** Directories of the home whose loss is not a cache's: keys, configuration. */
@@ -216,6 +241,16 @@ export function isPreciousHomeDir(p: string, env: PathEnv): boolean {
     'AndroidStudioProjects', 'StudioProjects', 'Developer', 'XcodeProjects', 'Library/Preferences', 'Library/Mobile Documents',
     // Data and models kept in the home, conda's environments (data-rules.ts), the agent's own settings and memory.
     ...HOME_DATA_DIRS, 'miniconda3', 'anaconda3', 'miniforge3', 'mambaforge', 'miniconda', 'anaconda', 'micromamba', '.conda', '.claude',
+    // Board and SDK work trees that take hours to set up and hold local layers and patches (Yocto, Buildroot, crosstool-NG,
+    // ESP-IDF, Zephyr, nRF Connect, the Pico SDK, vendor FPGA and MCU suites, the Android SDK).
+    'yocto', 'poky', 'buildroot', 'x-tools', 'esp', 'zephyrproject', 'ncs', 'pico', 'Android', 'Android/Sdk', 'Xilinx', 'intelFPGA', 'intelFPGA_lite', 'ti', 'STM32Cube', 'STM32CubeIDE',
+    // What a Mac or a desktop keeps only there: iCloud Drive, the Photos library, Messages and Mail, signed app archives,
+    // the editor's own settings, App Store Connect keys, snap and flatpak applications' data.
+    'Library/Mobile Documents', 'Library/Mobile Documents/com~apple~CloudDocs', 'Pictures/Photos Library.photoslibrary', 'Library/Photos', 'Library/Messages', 'Library/Mail',
+    'Library/Developer/Xcode/Archives', 'Library/Application Support/Code/User', '.config/Code/User', 'Library/Group Containers', 'Library/Containers', '.appstoreconnect', '.appstoreconnect/private_keys',
+    'snap', '.var', '.var/app',
+    // Notes, papers and backups kept in the home (Org, Obsidian, Zotero), and synced folders.
+    'org', 'notes', 'Notes', 'Obsidian', 'Zotero', 'backups', 'Backups', 'Sync', 'Nextcloud', 'Google Drive',
   ].some((d) => p === `${h}/${d}`);
 }
 

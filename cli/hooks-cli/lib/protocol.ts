@@ -112,48 +112,63 @@ export function hostBlockAnswer(reason: string): HookAnswer {
 /**
  * Reads all of stdin (nothing when it is a terminal), without ever making
  * the process unable to exit: the caller's deadline must be able to end a
- * hook whose stdin never closes.
+ * hook whose stdin never closes. Returns the text itself when the whole input
+ * could be read without waiting, which is the usual case: a host writes the
+ * input and closes stdin as it starts the hook, long before Node has started.
+ * The caller then answers at once, with no deadline timer to arm (the first
+ * `setTimeout` of a process compiles Node's timers: 1.3M instructions) and no
+ * turn of the event loop. A Promise when the input is not all there yet.
  *
+ * - A socket (what Node-based hosts such as Claude Code give a child):
+ *   opened as a libuv pipe handle (Node's own `pipe_wrap` binding, as
+ *   `net.Socket` uses it), which makes the descriptor non-blocking, then read
+ *   with fs.readSync until EOF; at EAGAIN (input still coming) the handle
+ *   reads the rest in the event loop (`stream_wrap`). This skips loading net
+ *   and streams (about 5% of a hook's start-up); process.stdin when those
+ *   bindings are not there. Never a blocking read: on the main thread it
+ *   would stop the deadline, on the thread pool it would keep process.exit()
+ *   from returning.
  * - A pipe (FIFO, as in `echo '{}' | node hook.js`): reopened through
- *   /proc/self/fd/0 with O_NONBLOCK and polled. Cheaper than process.stdin,
- *   whose net/stream machinery costs a hook start-up about 10-25 ms.
- * - A socket (what Node-based hosts such as Claude Code give a child): read
- *   through libuv's pipe handle directly (Node's own `pipe_wrap` and
- *   `stream_wrap` bindings, as `net.Socket` uses them), which skips loading
- *   net and streams (about 5% of a hook's start-up); process.stdin when those
- *   bindings are not there. Never a blocking fs.read: it would park a
- *   thread-pool thread that process.exit() then waits for forever.
+ *   /proc/self/fd/0 with O_NONBLOCK and read the same way, polled while
+ *   empty. Cheaper than process.stdin, whose net/stream machinery costs a
+ *   hook start-up about 10-25 ms.
  * - A file or /dev/null: read at once.
+ *
+ * Which of these stdin is, is read from its /proc link (`socket:[…]`,
+ * `pipe:[…]`): fs.fstatSync builds a Stats object, whose code Node compiles
+ * on first use (1.3M instructions, as much as the whole read). Any other
+ * link, or no /proc, goes through fs.fstatSync.
  */
-export function readStdin(): Promise<string> {
+export function readStdin(): string | Promise<string> {
+  let link = '';
+  try {
+    link = fs.readlinkSync('/proc/self/fd/0');
+  } catch {
+    /* no /proc (or no stdin): fstat below */
+  }
+  if (link.startsWith('socket:[')) return readSocket();
+  if (link.startsWith('pipe:[')) return readFifo() ?? viaProcessStdin();
   let st: fs.Stats | null = null;
   try {
     st = fs.fstatSync(0);
   } catch {
-    return Promise.resolve(''); // no stdin at all
+    return ''; // no stdin at all
   }
   // A terminal: no input is coming. (Not tty.isatty: loading node:tty loads net and streams.)
-  if (st.isCharacterDevice() && !isNullDevice()) return Promise.resolve('');
+  if (st.isCharacterDevice() && !isNullDevice()) return '';
   if (st.isFile() || st.isCharacterDevice()) {
     try {
-      return Promise.resolve(fs.readFileSync(0, 'utf8'));
+      return fs.readFileSync(0, 'utf8');
     } catch {
-      return Promise.resolve('');
+      return '';
     }
   }
-  if (st.isFIFO()) {
-    let fd: number | null = null;
-    try {
-      fd = fs.openSync('/proc/self/fd/0', fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-    } catch {
-      fd = null;
-    }
-    if (fd !== null) return pollRead(fd);
-  }
-  if (st.isSocket()) {
-    const viaHandle = socketRead();
-    if (viaHandle) return viaHandle;
-  }
+  if (st.isFIFO()) return readFifo() ?? viaProcessStdin();
+  if (st.isSocket()) return readSocket();
+  return viaProcessStdin();
+}
+
+function viaProcessStdin(): Promise<string> {
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     const finish = () => resolve(Buffer.concat(chunks).toString('utf8'));
@@ -161,6 +176,46 @@ export function readStdin(): Promise<string> {
     process.stdin.on('end', finish);
     process.stdin.on('error', finish);
   });
+}
+
+const CHUNK_BYTES = 64 * 1024;
+
+/** What has been read so far: whole buffers, and the byte count of each. */
+interface Chunks {
+  bufs: Buffer[];
+  lens: number[];
+}
+
+function chunksText(c: Chunks): string {
+  if (c.bufs.length === 0) return '';
+  // One read (the usual input is a few hundred bytes): decoded in place; more: joined first, so a character split
+  // between two reads is decoded whole.
+  // (utf8Slice is what toString('utf8', …) calls; called directly, Node does not compile its encoding lookup: 0.4M
+  // instructions.)
+  if (c.bufs.length === 1) {
+    const b = c.bufs[0] as Buffer & { utf8Slice?: (start: number, end: number) => string };
+    return typeof b.utf8Slice === 'function' ? b.utf8Slice(0, c.lens[0]) : b.toString('utf8', 0, c.lens[0]);
+  }
+  return Buffer.concat(c.bufs.map((b, i) => b.subarray(0, c.lens[i]))).toString('utf8');
+}
+
+/**
+ * Reads the non-blocking `fd` into `c` until EOF (true) or until nothing more is there yet (false, EAGAIN);
+ * any other error ends the input as EOF does.
+ */
+function drainNonBlocking(fd: number, c: Chunks): boolean {
+  for (;;) {
+    const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+    let n: number;
+    try {
+      n = fs.readSync(fd, buf, 0, CHUNK_BYTES, null);
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code !== 'EAGAIN';
+    }
+    if (n === 0) return true;
+    c.bufs.push(buf);
+    c.lens.push(n);
+  }
 }
 
 interface PipeHandle {
@@ -177,40 +232,46 @@ interface PipeHandle {
  * underneath (Node's lib/net.js `Socket` with `new Pipe(PipeConstants.SOCKET)`
  * and lib/internal/stream_base_commons.js `onStreamRead`, where the byte count
  * of each read is in `streamBaseState[kReadBytesOrError]`, negative at EOF or
- * on error). null when the bindings are not available (another Node), so the
- * caller falls back to process.stdin.
+ * on error). Opening the handle makes fd 0 non-blocking (libuv's
+ * uv_pipe_open), so what is already there is read at once with fs.readSync;
+ * the handle reads the rest, if any. process.stdin when the bindings are not
+ * there (another Node).
  */
-function socketRead(): Promise<string> | null {
-  let pipe: { Pipe: new (type: number) => PipeHandle; constants: { SOCKET: number } };
-  let sw: { streamBaseState: Int32Array; kReadBytesOrError: number; kArrayBufferOffset: number };
+function readSocket(): string | Promise<string> {
   let handle: PipeHandle;
   try {
-    const binding = (process as unknown as { binding(name: string): unknown }).binding;
-    pipe = binding('pipe_wrap') as typeof pipe;
-    sw = binding('stream_wrap') as typeof sw;
-    if (!sw.streamBaseState || typeof sw.kReadBytesOrError !== 'number' || typeof sw.kArrayBufferOffset !== 'number') return null;
+    const pipe = (process as unknown as { binding(name: string): unknown }).binding('pipe_wrap') as { Pipe: new (type: number) => PipeHandle; constants: { SOCKET: number } };
     handle = new pipe.Pipe(pipe.constants.SOCKET);
-    if (handle.open(0) !== 0) return null;
+    if (handle.open(0) !== 0) return viaProcessStdin();
   } catch {
-    return null;
+    return viaProcessStdin();
   }
+  const c: Chunks = { bufs: [], lens: [] };
+  if (drainNonBlocking(0, c)) return chunksText(c);
+  let sw: { streamBaseState: Int32Array; kReadBytesOrError: number; kArrayBufferOffset: number };
+  try {
+    sw = (process as unknown as { binding(name: string): unknown }).binding('stream_wrap') as typeof sw;
+  } catch {
+    return viaProcessStdin();
+  }
+  if (!sw.streamBaseState || typeof sw.kReadBytesOrError !== 'number' || typeof sw.kArrayBufferOffset !== 'number') return viaProcessStdin();
   return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
     handle.onread = (buf) => {
       const n = sw.streamBaseState[sw.kReadBytesOrError];
       if (n > 0 && buf) {
-        chunks.push(Buffer.from(Buffer.from(buf, sw.streamBaseState[sw.kArrayBufferOffset], n))); // copy: the buffer is reused
+        c.bufs.push(Buffer.from(Buffer.from(buf, sw.streamBaseState[sw.kArrayBufferOffset], n))); // copy: the buffer is reused
+        c.lens.push(n);
         return;
       }
       if (n < 0) {
         handle.readStop();
         handle.onread = () => undefined;
-        resolve(Buffer.concat(chunks).toString('utf8'));
+        resolve(chunksText(c));
       }
     };
     if (handle.readStart() !== 0) {
       handle.onread = () => undefined;
-      resolve(Buffer.concat(chunks).toString('utf8'));
+      resolve(chunksText(c));
     }
   });
 }
@@ -223,28 +284,28 @@ function isNullDevice(): boolean {
   }
 }
 
-function pollRead(fd: number): Promise<string> {
-  return new Promise((resolve) => {
-    const chunks: Buffer[] = [];
-    const buf = Buffer.alloc(64 * 1024);
-    let idle = 0;
-    for (;;) {
-      let n: number;
-      try {
-        n = fs.readSync(fd, buf, 0, buf.length, null);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'EAGAIN') {
-          // Nothing yet: try again shortly (the deadline timer can still fire).
-          setTimeout(() => pollRead(fd).then((rest) => resolve(Buffer.concat(chunks).toString('utf8') + rest)), Math.min(++idle, 5));
-          return;
-        }
-        break;
-      }
-      if (n === 0) break;
-      chunks.push(Buffer.from(buf.subarray(0, n)));
-    }
+/** A FIFO on fd 0, reopened non-blocking and read; null when it cannot be reopened (no /proc). */
+function readFifo(): string | Promise<string> | null {
+  let fd: number;
+  try {
+    fd = fs.openSync('/proc/self/fd/0', fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  const c: Chunks = { bufs: [], lens: [] };
+  if (drainNonBlocking(fd, c)) {
     fs.closeSync(fd);
-    resolve(Buffer.concat(chunks).toString('utf8'));
+    return chunksText(c);
+  }
+  return new Promise((resolve) => {
+    let idle = 0;
+    const poll = () => {
+      if (drainNonBlocking(fd, c)) {
+        fs.closeSync(fd);
+        resolve(chunksText(c));
+      } else setTimeout(poll, Math.min(++idle, 5)); // nothing yet: try again shortly (the deadline timer can still fire)
+    };
+    setTimeout(poll, Math.min(++idle, 5));
   });
 }
 

@@ -120,7 +120,7 @@ function normalise(raw: Record<string, unknown>, now: Date): SessionState {
 /** The file of a host session: `sessions/<id>.json`, the id made safe for a file name. */
 export function sessionFile(paths: DataPaths, sessionId: string): string {
   const safe = sessionId.replace(/[^\w.-]/g, '_').replace(/^\.+/, '_').slice(0, 120) || '_';
-  return path.join(paths.sessions, `${safe}.json`);
+  return paths.sessions + path.sep + safe + '.json'; // path.join's result: `safe` has no separator and no leading dot
 }
 
 function readStateFile(file: string, now: Date): SessionState | null {
@@ -195,7 +195,9 @@ export function updateState<T>(paths: DataPaths, now: Date, hostSessionId: strin
  * cannot be made.
  */
 function pointMirror(paths: DataPaths, file: string, s: SessionState): void {
-  const target = path.relative(paths.root, file);
+  // The link is relative to the data folder. Not path.relative: Node compiles it on first use (about 0.45M
+  // instructions a run) for what is a prefix cut for every file under the data folder.
+  const target = file.startsWith(paths.root + path.sep) ? file.slice(paths.root.length + 1) : path.relative(paths.root, file);
   let current: string | null = null;
   try {
     current = fs.readlinkSync(paths.sessionState);

