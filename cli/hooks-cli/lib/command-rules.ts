@@ -3268,7 +3268,8 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
   }
   // A private key or signing keystore (release.jks, AuthKey_X.p8, id_ed25519, store.p12) deleted anywhere: no one can make it again,
   // and what it signed (an app in a store, a server's trust) can no longer be updated. (Test certificates are .pem/.key: not these.)
-  if (isKeyMaterial(t.abs) && !/\.pub$/.test(t.abs)) {
+  // (Keys among the system and secret files, ~/.ssh/id_*, are refused by that check below, with its reason.)
+  if (isKeyMaterial(t.abs) && !/\.pub$/.test(t.abs) && !isSecretPath(t.abs, env)) {
     block(walk, 'dangerous', `${verb} would delete the private key or keystore ${t.abs}: it cannot be made again, and what it signed can no longer be updated`, 'move it aside to a backup the user keeps, or let the user delete it');
     return;
   }
