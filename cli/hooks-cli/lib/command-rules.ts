@@ -25,7 +25,7 @@ import { BACKUP_TOOLS, backupLoss, everyPackageRemoved, PACKAGE_TOOLS, syncedFol
 import { accountExports, isPasswordVault, MAC_TOOLS, macFindings, spotlightAsFind } from './mac-rules';
 import { accountLockout, buildOverHost, chipIrreversible, deviceDumpOutputs, isSerialPort, isTargetTool, isUserDeviceNode, KERNEL_CMDLINE_OPT, loopDeviceOfImage, MACHINE_VERB, udevRuleChange } from './device-rules';
 import { codeStoreWipe, sqlSentFiles, storeFindings, storeScope, syncDeleteDestination } from './sql-rules';
-import { destroyFinding } from './destroy-rules';
+import { destroyFinding, deviceWipe } from './destroy-rules';
 import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
   classifyDelete,
@@ -51,6 +51,7 @@ import {
   STORAGE_ROOT,
   STORAGE_ROOTS,
   type PathEnv,
+  holdsHomeSecret,
 } from './paths-classify';
 
 export type Check = 'dangerous' | 'suspicious' | 'traversal' | 'system';
@@ -1233,7 +1234,7 @@ function embeddedCommand(text: string, anyHead = false): string | null {
 }
 
 /** Interpreters of languages without a table here: their -e/--eval value is code, not a shell line. */
-const CODE_TOOLS = /^(beeline|snowsql|raku|perl6|rakudo|erl|escript|elixir|iex|emacs|racket|guile|sbcl|clisp|clojure|clj|bb|julia|octave|groovy|scala|spark-shell|amm|kotlinc|kotlin|crystal|ghc|ghci|runghc|ocaml|swipl|gst|nim|dart|jshell|hy|fennel|janet|sqlite3|mysql|psql|mongosh|mongo|gdb|lldb)$/;
+const CODE_TOOLS = /^(beeline|snowsql|swift|raku|perl6|rakudo|erl|escript|elixir|iex|emacs|racket|guile|sbcl|clisp|clojure|clj|bb|julia|octave|groovy|scala|spark-shell|amm|kotlinc|kotlin|crystal|ghc|ghci|runghc|ocaml|swipl|gst|nim|dart|jshell|hy|fennel|janet|sqlite3|mysql|psql|mongosh|mongo|gdb|lldb)$/;
 
 /** Text that reads as code of some language rather than a shell line: calls `f(…)`, s-expressions, methods on strings. */
 const CODE_LIKE = /\w\s*\(|^\s*\(|["'`]\s*\.\s*[\w!]/;
@@ -1252,12 +1253,18 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
   const scripts: string[] = [];
   const optScripts: string[] = [];
   let from = -1;
+  // fastlane run sh command:"…", a task's script:…: a key:value argument whose key says it is a command line.
+  for (const x of w.slice(1)) {
+    const kv = /^(command|cmd|script|shell_command):(.+)$/s.exec(x.text);
+    if (kv) optScripts.push(kv[2]);
+  }
   for (let k = 1; k < w.length; k++) {
     const t = w[k].text;
     if (t === '--') {
       from = k + 1;
       break;
     }
+    if (/^(command|cmd|script|shell_command):./s.test(t)) continue;
     if (t.startsWith('-') && t.length > 1) {
       const eq = t.indexOf('=');
       const opt = eq > 0 ? t.slice(0, eq) : t;
@@ -1314,6 +1321,12 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
   // run "rm", "-rf", %*ENV<HOME> (raku), (system* "rm" "-rf" …): a call given its command as a list of words is that command line.
   // Seq("rm", "-rf", sys.props("user.home")).! (scala), new ProcessBuilder("rm", …), listOf(…): the same, as a list.
   for (const c of code) for (const m of c.replace(/%\*ENV<HOME>|\$\*HOME\b/g, '"~"').replace(JVM_HOME, '"~"').matchAll(/\b(?:run|shell|system\*?|exec|spawn|process|Process|ProcessBuilder|Seq|List|Array|listOf|arrayOf|asList)\s*\(?\s*((?:"[^"]*"\s*,?\s*){2,})/g)) texts.push(stringLiterals(m[1]).join(' '));
+  // ['rm', '-rf', home].execute() (groovy), p.launchPath = "/bin/rm"; p.arguments = ["-rf", home] (swift Process): a program and its arguments.
+  for (const c of code) {
+    const jc = c.replace(JVM_HOME, '"~"');
+    for (const m of jc.matchAll(/\[((?:\s*(['"])[^'"]*\2\s*,?)+)\]\s*\.\s*execute\s*\(/g)) texts.push(stringLiterals(m[1]).join(' '));
+    for (const m of jc.matchAll(/(?:launchPath\s*=\s*|executableURL\s*=\s*URL\(\s*fileURLWithPath:\s*)"([^"]+)"[\s\S]{0,200}?arguments\s*=\s*\[([^\]]*)\]/g)) texts.push([base(m[1]), ...stringLiterals(m[2])].join(' '));
+  }
   if (body !== null) texts.push(...body.split('\n').map((l) => l.replace(/^\t/, '')));
   const seen = new Set<string>();
   // An option meant for a command line is one, whatever its first word; elsewhere a line counts when it starts with a command that matters.
@@ -1363,7 +1376,7 @@ function npmScripts(walk: Walk, inv: Invocation, depth: number): void {
 const TCL_HOME = /\$(?:::)?env\(HOME\)/g;
 
 /** The home directory in JVM languages: System.getProperty("user.home"), scala's sys.props("user.home") and Properties.userHome. */
-const JVM_HOME = /\bSystem\.getProperty\(\s*"user\.home"\s*\)|\bsys\.props\(\s*"user\.home"\s*\)|\bsys\.props\.get\(\s*"user\.home"\s*\)\.get|\b(?:scala\.util\.)?Properties\.userHome\b|\bsys\.env\(\s*"HOME"\s*\)/g;
+const JVM_HOME = /\bSystem\.getProperty\(\s*['"]user\.home['"]\s*\)|\bNSHomeDirectory\(\)|\bsys\.props\(\s*"user\.home"\s*\)|\bsys\.props\.get\(\s*"user\.home"\s*\)\.get|\b(?:scala\.util\.)?Properties\.userHome\b|\bsys\.env\(\s*"HOME"\s*\)/g;
 
 /**
  * Code in a language without a table (julia, go, java, c#, rust, kotlin, swift, tcl…): a recursive-delete
@@ -1393,7 +1406,7 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
   if (/\bdelete\s+(every\s+item\s+of\s+)?\(?\s*path\s+to\s+home\s+folder\b/i.test(code)) checkDelete(walk, inv, target(inv, { text: walk.env.home, dynamic: false, glob: false, subs: [], quoted: true }), true, `${inv.argv[0]} code (Finder)`);
   if (code.length > 20_000 || !/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|removeItemAtPath|removeItemAtPathError|Delete|rm_rf|deleteDir)\b/.test(code)) return;
   const norm = code
-    .replace(/\bhomedir\(\)|os\.Getenv\(\s*"HOME"\s*\)|os\.UserHomeDir\(\)|System\.getProperty\(\s*"user\.home"\s*\)|System\.getenv\(\s*"HOME"\s*\)|Sys\.getenv\(\s*"HOME"\s*\)|ENV\[\s*"HOME"\s*\]|Environment\.GetFolderPath\([^)]*UserProfile\)|std::env::var\(\s*"HOME"\s*\)[^,);]*|dirs::home_dir\(\)[^,);]*|FileManager\.default\.homeDirectoryForCurrentUser[^,);]*|(?:\$\.)?NSHomeDirectory\(\)|\$(?:::)?env\(HOME\)/g, '"~"')
+    .replace(/\bNSHomeDirectory\(\)|\bhomedir\(\)|os\.Getenv\(\s*"HOME"\s*\)|os\.UserHomeDir\(\)|System\.getProperty\(\s*"user\.home"\s*\)|System\.getenv\(\s*"HOME"\s*\)|Sys\.getenv\(\s*"HOME"\s*\)|ENV\[\s*"HOME"\s*\]|Environment\.GetFolderPath\([^)]*UserProfile\)|std::env::var\(\s*"HOME"\s*\)[^,);]*|dirs::home_dir\(\)[^,);]*|FileManager\.default\.homeDirectoryForCurrentUser[^,);]*|(?:\$\.)?NSHomeDirectory\(\)|\$(?:::)?env\(HOME\)/g, '"~"')
     .replace(JVM_HOME, '"~"')
     .replace(/\bpwd\(\)|os\.Getwd\(\)|System\.getProperty\(\s*"user\.dir"\s*\)|sys\.props\(\s*"user\.dir"\s*\)|Directory\.GetCurrentDirectory\(\)/g, '"."')
     // home, _ := os.UserHomeDir(); os.RemoveAll(home): a variable holding the path, put in.
@@ -1401,10 +1414,11 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
   // (Swift and Objective-C label the argument: removeItem(atPath: NSHomeDirectory()), removeItemAtPathError(…).)
   // new Directory(new java.io.File("~")).deleteRecursively(), Paths.get("~").toFile().deleteDir(): the receiver is the path.
   const receivers = [...norm.matchAll(/\b(?:Directory|File|Path|Paths\.get|Path\.of|file)\s*\(\s*(?:new\s+[\w.]*File\s*\(\s*)?(["'])([^"']*)\1\s*\)+(?:\s*\.\s*(?:toFile|toPath|toAbsolutePath)\s*\(\s*\))*\s*\.\s*(deleteRecursively|deleteDir|delete)\s*\(/g)].map((m) => [m[0], '', m[1], m[2]] as unknown as RegExpMatchArray);
-  for (const m of [...norm.matchAll(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|removeItemAtPath|removeItemAtPathError|Delete|rm_rf|deleteDir)\s*\(\s*(?:(?:atPath|at|path)\s*:\s*)?(?:new\s+[\w.]*File\()?(["'])([^"']*)\2/g), ...receivers]) {
+  for (const m of [...norm.matchAll(/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|removeItemAtPath|removeItemAtPathError|Delete|rm_rf|deleteDir)\s*\(\s*(?:(?:atPath|at|path)\s*:\s*(?:URL\(\s*fileURLWithPath:\s*)?)?(?:new\s+[\w.]*File\()?(["'])([^"']*)\2/g), ...receivers]) {
     const p = m[3];
     if (!/^(~|\.)(\/.*)?$|^\//.test(p)) continue;
     const w: Word = { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true };
+    // (FileManager's removeItem removes a directory with everything in it.)
     const rec = /RemoveAll|rmtree|recursive|Recursively|remove_dir_all|rm_rf|deleteDirectory|deleteDir|removeItem/.test(m.index === undefined ? m[0] : m[0] + norm.slice(m.index, m.index + 120));
     checkDelete(walk, inv, target(inv, w), rec, `${inv.argv[0]} code`);
   }
@@ -2234,6 +2248,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (syncWord) checkDelete(walk, inv, { ...target(inv, syncWord), wholeDir: true }, false, `${name} sync with delete`);
   const destroyed = destroyFinding(inv.argv, inv.upstream.some((u) => u.argv[0] === 'yes' || (/^(echo|printf)$/.test(u.argv[0]) && /^y(es)?(\\n)?$/i.test(u.argv[u.argv.length - 1] ?? ''))));
   if (destroyed) block(walk, 'dangerous', destroyed, 'let the user run it after checking what it destroys');
+  const wiped = deviceWipe(inv.argv);
+  if (wiped) block(walk, 'dangerous', wiped, 'let the user wipe their device themselves');
   const sentFile = sqlSentFiles(storeInv).map((f) => resolveFrom(inv.cwd ?? walk.env.cwd, f.replace(/^~(?=\/|$)/, walk.env.home))).find((f) => isSecret(walk, f));
   if (sentFile) block(walk, 'dangerous', `${name} loads the secret ${sentFile} into a store elsewhere: secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
   for (const f of windowsFindings(inv.argv)) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
@@ -2322,7 +2338,10 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       // mv ~/.kube/config ~/.kube/config.old: a secret renamed beside itself stays where it was kept.
       // mv ~/.ssh/id_rsa ~/.ssh/retired/: keys put away in a directory of their own store are kept, not deleted.
       const beside = d !== null && sources.length > 0 && sources.every((s) => besideItself(walk, target(inv, s).abs, d.abs) || keptInStore(walk, target(inv, s).abs, d.abs));
-      if (!beside) for (const s of sources) checkDelete(walk, inv, target(inv, s), true, 'mv');
+      // mv ~/Downloads/AuthKey_X.p8 ~/.appstoreconnect/private_keys/: a key put where its tool looks for it is kept, not lost
+      // (moved to a temp directory it is on its way out: judged as a delete).
+      const keptKey = (s: Word) => { const a = target(inv, s).abs; return a !== null && d?.abs != null && (isKeyMaterial(a) || isSecretSource(a, walk.env)) && (isUnder(d.abs, walk.env.home) || isUnder(d.abs, walk.env.project)) && (holdsHomeSecret(d.abs, walk.env) || isSecretSource(d.abs, walk.env) || isSecretSource(path.posix.dirname(d.abs), walk.env)); };
+      if (!beside) for (const s of sources) if (!keptKey(s)) checkDelete(walk, inv, target(inv, s), true, 'mv');
       // Remember what moved where: a later delete of the new path deletes what was moved there.
       if (d?.abs) for (const src of sources) {
         const abs = target(inv, src).abs;
@@ -2366,6 +2385,13 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
           const sAbs = target(inv, w).abs;
           if (sAbs) checkWrite(walk, inv, { ...d, abs: `${d.abs}/${path.posix.basename(sAbs)}` }, name, [w]);
         }
+      }
+      // rsync -a dotfiles/ ~/ --include='.bashrc', cp -r dotfiles/. ~: a directory's contents land in the home; the names its
+      // filters let through, and the start-up files a dotfiles directory holds, are written there.
+      if (d?.abs === walk.env.home && (name === 'rsync' || name === 'cp')) {
+        const included = inv.argv.map((a, k) => /^--include=(.+)$/.exec(a)?.[1] ?? (inv.argv[k - 1] === '--include' ? a : undefined)).filter((x): x is string => x !== undefined && /^\.?[\w.-]+$/.test(x));
+        const dotfiles = srcs.some((w) => /(^|\/)\.?dotfiles(\/\.?)?$/.test(w.text));
+        for (const n of [...included, ...(dotfiles ? ['.bashrc'] : [])]) checkWrite(walk, inv, { ...d, abs: `${d.abs}/${n}` }, name, srcs);
       }
       for (const src of srcs) checkRead(walk, inv, target(inv, src), name);
       if (d?.abs && srcs.length === 1 && (name === 'cp' || name === 'install')) walk.copiedFrom.set(d.abs, base(srcs[0].text));
@@ -2881,8 +2907,18 @@ function checkCloudDestroy(walk: Walk, inv: Invocation): void {
     block(walk, 'system', 'journalctl vacuums away (nearly) every archived system log');
     return;
   }
+  // A keychain a CI job made for the build (build.keychain, ci-signing.keychain-db, $TMPDIR/x.keychain) is that job's own.
+  if (name === 'security' && /^delete-keychain$/.test(args[0] ?? '') && args.slice(1).some((a) => /(^|[^a-z])(build|ci|signing-tmp)([^a-z]|$)/i.test(a) || storeScope([a]) === 'throwaway')) {
+    warn(walk, 'suspicious', `security delete-keychain ${args.slice(1).join(' ')}: a build's keychain`);
+    return;
+  }
   if (name === 'security' && /^delete-keychain$/.test(args[0] ?? '')) {
     block(walk, 'dangerous', 'security delete-keychain deletes a keychain with every password and key in it');
+    return;
+  }
+  // security delete-identity / delete-certificate, keytool -delete / -delete-entry: a signing identity or key removed from its store.
+  if ((name === 'security' && /^(delete-identity|delete-certificate)$/.test(args[0] ?? '')) || (name === 'keytool' && args.some((a) => /^-delete(entry)?$/.test(a)) && storeScope(args) !== 'throwaway')) {
+    block(walk, 'dangerous', `${name} ${args[0]} removes a signing identity or key from its store: what it signs cannot be signed again`, 'let the user remove signing identities themselves');
     return;
   }
   if (/^gpg2?$/.test(name ?? '') && args.some((a) => /^--delete-secret(-and-public)?-keys?$/.test(a))) {
@@ -3015,7 +3051,9 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   const here = inv.redirects.find((r) => r.body !== undefined);
   const word = (t: string): Word => ({ text: t, dynamic: false, glob: /[*?]/.test(t), subs: [], quoted: false });
   // -I, -0, -d: an item is a line (or all the text up to a NUL); otherwise every word is one.
-  const fromText = (t: string, at: Invocation) => ({ items: t.split(inv.xargsLines ? /\n+|\0+/ : /[\s\0]+/).map((x) => (inv.xargsLines ? x.trim() : x)).filter((x) => x !== '').map((x) => target(at, word(x))), recursive: false });
+  // tr ' ' '\n' upstream puts each word on a line of its own: -I then takes words, not the whole line.
+  const lines = inv.xargsLines && !inv.upstream.some((u) => u.argv[0] === 'tr' && u.argv.slice(1).some((a) => a === ' ' || a === '[:space:]' || a === '[:blank:]'));
+  const fromText = (t: string, at: Invocation) => ({ items: t.split(lines ? /\n+|\0+/ : /[\s\0]+/).map((x) => (lines ? x.trim() : x)).filter((x) => x !== '').map((x) => target(at, word(x))), recursive: false });
   if (here) return fromText(here.body!, inv);
   // xargs -a <(echo ~) / -a FILE-the-line-wrote: the argument file's text.
   const listFile = (w: Word | undefined) => (w && inv.cwd !== null && !w.dynamic ? walk.listFiles.get(resolveFrom(inv.cwd, w.text)) : undefined);
@@ -3058,7 +3096,10 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
     break;
   }
   let feeder: Invocation | undefined = inv.upstream[k];
-  const procSub = inv.redirects.find((r) => r.op === '<' && r.target.subs.length > 0);
+  // cat <(echo ~) | xargs …: the substitution cat reads is the list.
+  const catSub = feeder?.argv[0] === 'cat' ? operands(feeder.words).find((w) => w.text.startsWith('/dev/fd/') && w.subs.length > 0) : undefined;
+  const procSub = catSub ? { target: catSub } : inv.redirects.find((r) => r.op === '<' && r.target.subs.length > 0);
+  if (catSub) feeder = undefined;
   if (!feeder && procSub) {
     // xargs rm < <(find / -print0): the substitution's last command feeds it.
     const cmds = parseShell(procSub.target.subs[0], parseEnv(walk, inv.cwd)).commands;
@@ -3081,6 +3122,12 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
       recursive: !(narrowed || roots.every((r) => (broadRoot(walk, target(feeder!, r).abs, feeder) ? nameFiltered : filtered))),
     };
   }
+  // mdfind -onlyin DIR 'kMDItemFSName == "*.p12"' (Spotlight): the files of that name under DIR.
+  if (f === 'mdfind') {
+    const dir = feeder.argv.find((_, j) => feeder!.argv[j - 1] === '-onlyin') ?? '/';
+    const pat = /kMDItemFSName\s*==\s*"?([^"')\s]+)/.exec(feeder.argv.join(' '))?.[1] ?? feeder.argv.slice(1).find((a, j) => !a.startsWith('-') && feeder!.argv[j] !== '-onlyin' && !/\s/.test(a));
+    if (pat) return { items: [target(feeder, { ...word(`${dir.replace(/\/$/, '')}/${pat}`), glob: true })], recursive: false };
+  }
   if (/^(locate|mlocate|plocate|slocate)$/.test(f)) {
     // locate PATH lists everything under PATH (its argument is a substring of the paths).
     const pat = operands(feeder.words, new Set(['-d', '--database', '-n', '-l', '--limit'])).find((w) => /^[/~]/.test(w.text) || w.dynamic);
@@ -3091,7 +3138,9 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   if (f === 'echo' || f === 'printf') {
     const args = operands(feeder.words).filter((w, k) => !(k === 0 && /^-[neE]+$/.test(w.text)));
     const texts = f === 'printf' ? printfFormat(args[0]?.text ?? '', args.slice(1).map((w) => w.text)) : args.map((w) => w.text).join(' ');
-    if (args.some((w) => w.dynamic && !/^[/~]/.test(w.text))) return null;
+    // echo "$HOME" "$AIRFLOW_HOME": the words that are known are deleted whatever the others hold.
+    const known = args.filter((w) => !w.dynamic || /^[/~]/.test(w.text));
+    if (known.length < args.length) return known.length > 0 && f === 'echo' ? fromText(known.map((w) => w.text).join(' '), feeder) : null;
     return fromText(texts, feeder);
   }
   if (f === 'ls') {
@@ -3328,6 +3377,15 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
       block(walk, 'dangerous', `${verb} would delete ${t.abs}: the user's own files, keys or settings, which nothing can bring back`, 'remove only the single file that is wrong, after a backup');
       return;
     }
+  }
+  // A private key or signing keystore (release.jks, AuthKey_X.p8, id_ed25519, store.p12) deleted anywhere: no one can make it again,
+  // and what it signed (an app in a store, a server's trust) can no longer be updated. (Test certificates are .pem/.key: not these.)
+  // (Keys among the system and secret files, ~/.ssh/id_*, are refused by that check below, with its reason.)
+  if (isKeyMaterial(t.abs) && !/\.pub$/.test(t.abs) && !isSecretPath(t.abs, env)) {
+    block(walk, 'dangerous', `${verb} would delete the private key or keystore ${t.abs}: it cannot be made again, and what it signed can no longer be updated`, 'move it aside to a backup the user keeps, or let the user delete it');
+    return;
+  }
+  if (recursive || t.wholeDir) {
     // A throwaway clone (cd "$(mktemp -d)" && git clone … . && rm -rf .git) keeps nothing of the user's.
     const throwaway = (/^\/(tmp|var\/tmp)\//.test(t.abs) && !isUnder(t.abs, env.project) && !isUnder(t.abs, env.home)) || walk.unpacked.some((d) => isUnder(t.abs!, d) && !isUnder(walk.env.project, d));
     // (.git/modules: every submodule's own repository; one of them, .git/modules/NAME, goes when a submodule is removed.)
@@ -3475,6 +3533,9 @@ function checkWrite(walk: Walk, inv: Invocation, t0: Target, verb: string, sourc
   // ~/.kube/config-ci, ~/.aws/ci-profile: a new file beside the tools' own (config, credentials, keys) overwrites nothing of the user's.
   // echo 'localhost:5432:*:app:pw' >> ~/.pgpass: one more host's line in a password file; the others stay.
   else if (/\/\.(pgpass|netrc)$/.test(t.abs) && (verb === 'redirection (>>)' || (verb === 'tee' && inv.argv.some((a) => /^-[a-zA-Z]*a|^--append$/.test(a))))) warn(walk, 'system', `${verb} adds a line to the password file ${t.abs}`);
+  // cp debug.keystore android/app/release.jks: one key written over another of a different name, which is then lost
+  // (a backup under the same name, cp -n, or a key restored from a secret are not that).
+  else if (isKeyMaterial(t.abs) && /^(cp|mv|install)$/.test(verb) && !inv.argv.some((a) => /^(-n|--no-clobber|--update=none)$/.test(a)) && (sources ?? []).some((w) => { const a = target(inv, w).abs; return a !== null && /\.(jks|keystore|p12|pfx|p8)$/.test(a) && path.posix.basename(a) !== path.posix.basename(t.abs!); })) block(walk, 'dangerous', `${verb} writes another key over the private key or keystore ${t.abs}: the key in it cannot be made again`, 'write to a new file name and let the user replace the key');
   // cp "$GOOGLE_APPLICATION_CREDENTIALS" ~/.config/gcloud/…: a credential put where its tool reads it, from another credential.
   else if (isSecretPath(t.abs, walk.env) && verb === 'cp' && sources !== null && sources.length > 0 && sources.every((w) => isSecretPath(resolveFrom(inv.cwd ?? walk.env.cwd, w.text.replace(/^~(?=\/)/, walk.env.home)), walk.env))) warn(walk, 'system', `${verb} puts a credential in place at ${t.abs}`);
   else if (isSecretPath(t.abs, walk.env) && verb !== 'mkdir' && !(/\/\.(kube|aws)\/[^/]+$/.test(t.abs) && !/\/(config|credentials|sso|cli)$/.test(t.abs) && isUnder(t.abs, walk.env.home)) && !sameStoreLinked(walk, inv, t.abs, verb, sources)) block(walk, 'system', `${verb} writes to the credentials file ${t.abs}`);
@@ -3734,7 +3795,8 @@ function checkSecretToDevice(walk: Walk, inv: Invocation): void {
   const serial = inv.redirects.some((r) => /^(>|>>|>\||&>|<>)$/.test(r.op) && inv.cwd !== null && !r.target.dynamic && isSerialPort(resolveFrom(inv.cwd, r.target.text))) || (!inv.viaXargs && inv.argv.some((a) => isSerialPort(a.replace(/^of=/, ''))) && /^(tee|dd|cp|cat|sx|sz|sb|lsz)$/.test(inv.argv[0] ?? ''));
   if (!serial && !isTargetTool(inv.argv[0] ?? '')) return;
   // (A key in the project given to the board's tool, espefuse burn_key BLOCK_KEY0 keys/flash_key.bin, is meant for the chip.)
-  const secret = producesSecret(walk, inv) ?? operands(inv.words).map((w) => target(inv, { ...w, text: w.text.replace(/^if=/, '') }).abs).find((p) => isSecret(walk, p) && (serial || !isUnder(p!, walk.env.project))) ?? (serial ? withInner(inv.upstream).map((u) => producesSecret(walk, u)).find((x) => x !== null) : undefined);
+  // (A key given to the option meant for it, xcrun notarytool --key AuthKey.p8, is used to log in, not sent.)
+  const secret = producesSecret(walk, inv) ?? operands(inv.words).filter((w) => !CREDENTIAL_OPTS.test(inv.words[inv.words.indexOf(w) - 1]?.text ?? '')).map((w) => target(inv, { ...w, text: w.text.replace(/^if=/, '') }).abs).find((p) => isSecret(walk, p) && (serial || !isUnder(p!, walk.env.project))) ?? (serial ? withInner(inv.upstream).map((u) => producesSecret(walk, u)).find((x) => x !== null) : undefined);
   if (secret) block(walk, 'dangerous', `${inv.argv[0]} sends the secret ${secret} to a board or device${serial ? ' over its serial port' : ''}: it leaves this machine`, 'keep keys and tokens on this machine; flash a key made for the device');
 }
 
@@ -3931,12 +3993,23 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
       block(walk, 'dangerous', `${name} -R ${mode} makes all of ${f.text} on a production host writable by every user`, 'give write access to the one directory that needs it, to the web server\'s user');
       continue;
     }
-    if (worldWritable) warn(walk, 'suspicious', `${name} ${mode} makes ${f.text} writable by every user`, 'chmod 755 for directories and programs, chmod 644 for files (u+x to make a script executable)');
+    // chmod -R 777 /data: every user of a shared data mount (or a whole area of it) may now change or delete everyone's data there.
+    const sharedOpen = recursive && worldWritable ? sharedMountLoss(t.abs, walk.env) : null;
+    if (sharedOpen) block(walk, 'dangerous', `chmod -R ${mode} on ${sharedOpen}: any user can now change or delete that data`, 'open only the directory meant, to the group that needs it (chmod -R g+rwX DIR)');
+    // chmod -R 000 /opt/airflow, /srv/app: an installed service's tree made unreadable, outside the project, the home and temp space.
+    else if (recursive && name === 'chmod' && /^(0?000|a-rwx|ugo-rwx|a=|ugo=|u=,g=,o=)$/.test(mode) && c !== 'project' && !isUnder(t.abs, walk.env.home) && !isUnder(t.abs, walk.env.project) && !/^\/(tmp|var\/tmp|dev\/shm)(\/|$)/.test(t.abs)) block(walk, 'dangerous', `chmod -R ${mode} on ${t.abs}: nothing in it can be read or run any more, by the service or its users`);
+    else if (worldWritable) warn(walk, 'suspicious', `${name} ${mode} makes ${f.text} writable by every user`, 'chmod 755 for directories and programs, chmod 644 for files (u+x to make a script executable)');
     else if (setuid) warn(walk, 'suspicious', `${name} ${mode} sets the setuid/setgid bit on ${f.text}`);
     // chmod -R 000 (a-rwx, a=) of the whole project: nothing in it can be read or run any more.
     else if (recursive && name === 'chmod' && c === 'project' && /^(0?000|a-rwx|ugo-rwx|a=|ugo=|u=,g=,o=)$/.test(mode)) block(walk, 'dangerous', `chmod -R ${mode} on the whole project ${t.abs}: nothing in it can be read or run any more`);
     else if (recursive && (c === 'project' || t.wholeDir)) warn(walk, 'suspicious', `${name} -R ${mode} on the whole project`);
   }
+}
+
+/** Private keys and signing keystores by name: Java/Android keystores, PKCS#12, App Store Connect keys, PuTTY and OpenSSH keys. */
+function isKeyMaterial(abs: string): boolean {
+  // (Android's debug.keystore is made again by the build tools whenever it is missing.)
+  return /(\.(jks|keystore|p12|pfx|p8|ppk|kdbx)|\/id_(rsa|dsa|ecdsa|ed25519)|\/AuthKey_[\w*]+\.p8)$/.test(abs) && !/\/debug[^/]*\.(keystore|jks)$/.test(abs);
 }
 
 /** Files of ~/.ssh meant to be readable by others (ssh itself accepts 644 for them): public keys, known_hosts, authorized_keys, config. */
@@ -4575,8 +4648,9 @@ function varNames(text: string): string[] {
 
 /** A secret, or a directory that holds the user's keys: the home directory and its ancestors, ~/.config. */
 function holdsSecrets(walk: Walk, abs: string | null): boolean {
-  // keys/, secrets/, private/ in the project: a directory whose name says it holds keys (tar czf - certs/ keys/).
-  return abs !== null && (isSecret(walk, abs) || isUnder(walk.env.home, abs) || abs === `${walk.env.home}/.config` || abs === `${walk.env.home}/.local` || (isUnder(abs, walk.env.project) && /\/(keys|secrets|private|credentials|signing[-_]keys)$/.test(abs)));
+  // keys/, secrets/, private/ in the project: a directory whose name says it holds keys (tar czf - certs/ keys/); a home directory
+  // holding a credential store (~/.android).
+  return abs !== null && (isSecret(walk, abs) || isUnder(walk.env.home, abs) || abs === `${walk.env.home}/.config` || abs === `${walk.env.home}/.local` || (isUnder(abs, walk.env.project) && /\/(keys|secrets|private|credentials|signing[-_]keys)$/.test(abs)) || holdsHomeSecret(abs, walk.env));
 }
 
 function isSecret(walk: Walk, abs: string | null): boolean {
@@ -4602,6 +4676,8 @@ function printsCredential(argv: string[]): string | null {
   const verbs = argv.slice(1).filter((x) => !x.startsWith('-'));
   const sv = verbs.findIndex((x) => /^(secrets?|connections|variables)$/.test(x));
   if (sv >= 0 && sv <= 1 && (/^(get|get-secret|read|show|reveal|access|export|dump|download|pull)$/.test(verbs[sv + 1] ?? '') && (verbs[sv] !== 'variables' || verbs[sv + 1] === 'export'))) return `${name}'s stored ${verbs[sv]} (${verbs.slice(0, sv + 2).join(' ')})`;
+  // firebase auth:export users.json: every user's account (emails, password hashes) exported.
+  if (argv.slice(1, 4).some((x) => /^(auth|users|accounts):(export|download|dump)$/.test(x))) return `the accounts of ${name}'s users (${argv.slice(1, 3).join(' ')})`;
   if (/^config$/.test(a1 ?? '') && a2 === 'get-value' && /conn|password|secret|key|token/i.test(argv.slice(3).join(' '))) return `${name}'s ${argv.slice(3).join(' ')}`;
   const ml = mlCredentialPrinter(argv);
   if (ml) return ml;
@@ -4686,6 +4762,12 @@ function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null 
   if (name === 'find' && inv.argv.some((a, k) => /^-(exec|execdir)$/.test(inv.argv[k - 1] ?? '') && READERS.has(base(a)))) {
     const pat = findRoots(inv).namePattern;
     if (pat && isSecretName(pat)) return `every ${pat} file the find lists`;
+  }
+  // adb shell run-as PKG cat shared_prefs/auth.xml, kubectl exec P -- cat /app/.env: a reader run elsewhere prints the secret it names.
+  if (!READERS.has(name)) {
+    const k = args.findIndex((a, j) => j > 0 && /^(cat|head|tail|base64|xxd|strings)$/.test(a));
+    const named = k > 0 ? args.slice(k + 1).find((a) => !a.startsWith('-') && isSecretName(a.slice(a.lastIndexOf('/') + 1))) : undefined;
+    if (named) return `${named} (read by ${name})`;
   }
   // journalctl -u vault | grep -i 'root token' | curl -d @-: a filter that picks out the lines naming a secret prints secrets.
   const picked = secretFilter(name, args);
@@ -4841,7 +4923,9 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
   if (name === 'socat' && inv.cwd !== null) {
     // socat FILE:~/.ssh/id_rsa TCP:h:p (also OPEN:, GOPEN:, SYSTEM:cat F): one address reads the secret, the other is the network.
     for (const a of args) {
-      const m = /^(?:file|open|gopen|create|pipe)?:?([~/.][^,]*)/i.exec(a.replace(/^(?:file|open|gopen):/i, ''));
+      // (An address type names a file whatever its spelling: FILE:android/app/release.keystore is relative to here.)
+      const typed = /^(?:file|open|gopen):([^,]+)/i.exec(a);
+      const m = typed ?? /^(?:file|open|gopen|create|pipe)?:?([~/.][^,]*)/i.exec(a);
       const abs = m ? resolveFrom(inv.cwd, m[1].replace(/^~(?=\/|$)/, walk.env.home)) : null;
       if (abs && isSecret(walk, abs)) return say(abs, 'as a socat address');
     }
@@ -4897,7 +4981,7 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     const urlencode = prev === '--data-urlencode' || t.startsWith('--data-urlencode=') ? /^(?:--data-urlencode=)?[^=@]*@(.+)$/.exec(t)?.[1] : undefined;
     // httpie: field@FILE and field=@FILE attach FILE.
     // (A file name may hold spaces: -F "c=@$HOME/Library/Application Support/…/Cookies".)
-    const atFile = urlencode ?? /(?:^|=)[@<]([^;,\s](?:[^;,]*[^;,\s])?)/.exec(t)?.[1] ?? (/^(http|https|xh|xhs|httpie)$/.test(name) ? /^[\w.-]+@([~/.][^\s]*)$/.exec(t)?.[1] : undefined) ?? (/^(aws|gcloud|az)$/.test(name) ? /^fileb?:\/\/(.+)$/.exec(t)?.[1] : undefined);
+    const atFile = urlencode ?? /(?:^|=)[@<]([^;,\s](?:[^;,]*[^;,\s])?)/.exec(t)?.[1] ?? (/^(http|https|xh|xhs|httpie)$/.test(name) ? /^[\w.-]+@([~/.\w][^\s]*)$/.exec(t)?.[1] : undefined) ?? (/^(aws|gcloud|az)$/.test(name) ? /^fileb?:\/\/(.+)$/.exec(t)?.[1] : undefined);
     const eq = /^--(post-file|body-file|upload-file)=(.+)$/.exec(t)?.[2];
     // -T FILE, also inside a cluster of short options (curl -sT FILE).
     const uploadOpt = prev === '--upload-file' || prev === '--post-file' || prev === '--body-file' || (name === 'curl' && /^-[a-zA-Z]*T$/.test(prev)) || (/^(mutt|mail|mailx|neomutt|s-nail|swaks|sendemail)$/.test(name) && /^(-a|-A|--attach|--attach-type)$/.test(prev));
@@ -5035,9 +5119,10 @@ function checkSecretReachesNetwork(walk: Walk, inv: Invocation): void {
     const w = inv.words[k];
     // (pastebinit -i FILE, wgetpaste -i: for a paste client -i is the text to paste, not a key.)
     if ((CREDENTIAL_OPTS.test(inv.words[k - 1].text) && !/paste|^(termbin|ix|sprunge|0x0)$/.test(name)) || (w.text.startsWith('-') && !w.text.includes('='))) continue;
-    const file = /(?:^|=)@?([~/.][^\s,;]*)$/.exec(w.text)?.[1] ?? w.text;
+    // -d @f, name=@f, and httpie's field@path (a form file): the file named.
+    const file = /(?:^|=)@?([~/.][^\s,;]*)$/.exec(w.text)?.[1] ?? /^[\w-]+@([\w.~/-][^\s,;@:]*)$/.exec(w.text)?.[1] ?? w.text;
     const t = target(inv, { ...w, text: file.replace(/^~(?=\/|$)/, walk.env.home) });
-    if (isSecret(walk, t.abs)) return say(t.abs!, 'as a file argument');
+    if (isSecret(walk, t.abs) || (t.abs !== null && holdsHomeSecret(t.abs, walk.env))) return say(t.abs!, 'as a file argument');
     for (const sub of w.subs) {
       const found = subProducesSecret(walk, inv, sub, 1);
       if (found) return say(found, 'inside a command substitution');

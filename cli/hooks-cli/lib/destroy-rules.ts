@@ -17,7 +17,9 @@ import { storeScope } from './sql-rules';
 
 const VERB = /^(delete|destroy|rm|remove|obliterate|nuke|purge|drop|wipe|erase|unregister|terminate|deprovision|teardown|tear-down|delete-all|destroy-all|remove-all|purge-all)$/i;
 /** Flags that answer the tool's prompt in advance. */
-const NO_PROMPT = /^(--force|-f|--yes|-y|--confirm(=.*)?|--cascade|-recurse|--recurse|-skipTrash|-auto-approve|--auto-approve|--quiet|-q|--no-prompt|--non-interactive|--noinput|--no-input|--assume-yes|--force-delete|--permanent|--permanently|--hard|--skip-confirmation|--no-confirm|--yes-i-really-mean-it|--really|--i-am-sure|-Force|-Confirm:\$false)$/;
+const NO_PROMPT = /^(--force|-f|--yes|-y|--confirm(=.*)?|--cascade|-recurse|--recurse|-skipTrash|-auto-approve|--auto-approve|--quiet|-q|--no-prompt|--non-interactive|--noinput|--no-input|--assume-yes|--force-delete|--permanent|--permanently|--hard|--no-confirm|--yes-i-really-mean-it|--really|--i-am-sure|-Force|-Confirm:\$false|--?skip[-_]confirm(ation)?(=true)?|--force[-_]yes|skip_confirmation:true|force:true)$/i;
+/** Verbs that say the destruction is total and meant: no prompt needs to be turned off (fastlane match nuke, p4 obliterate). */
+const TOTAL = /^(nuke|obliterate)$/i;
 /**
  * Programs judged elsewhere or that only remove what they installed: the filesystem and git, containers
  * and clusters, infrastructure and cloud CLIs with their own tables, SQL and store clients, package,
@@ -38,11 +40,12 @@ function destroyVerb(argv: string[]): { verb: string; targets: string[] } | null
     const w = words[k];
     if (w.startsWith('-')) continue;
     seen++;
-    const verb = w.includes(':') ? w.slice(w.lastIndexOf(':') + 1) : w;
-    if (!VERB.test(verb)) continue;
-    const nouns = [...words.slice(0, k).filter((x) => !x.startsWith('-')), ...(w.includes(':') ? w.split(':').slice(0, -1) : [])];
-    if (nouns.some((n) => EPHEMERAL.test(n))) return null;
-    return { verb: w, targets: argv.slice(k + 2) };
+    // apps:destroy (heroku), match_nuke (a fastlane action run by name).
+    const verb = /[:_]/.test(w) ? w.slice(Math.max(w.lastIndexOf(':'), w.lastIndexOf('_')) + 1) : w;
+    if (!VERB.test(verb) && !TOTAL.test(verb)) continue;
+    const nouns = [...words.slice(0, k).filter((x) => !x.startsWith('-')), ...(/[:_]/.test(w) ? w.split(/[:_]/).slice(0, -1) : [])];
+    if (!TOTAL.test(verb) && nouns.some((n) => EPHEMERAL.test(n))) return null;
+    return { verb: TOTAL.test(verb) ? verb : w, targets: argv.slice(k + 2) };
   }
   return null;
 }
@@ -51,18 +54,43 @@ function destroyVerb(argv: string[]): { verb: string; targets: string[] } | null
  * Why the invocation destroys a named durable resource past its prompt, or null. `confirmed`: its
  * stdin answers yes (yes |, echo y |).
  */
-export function destroyFinding(argv: string[], confirmed: boolean): string | null {
+export function destroyFinding(argv0: string[], confirmed: boolean): string | null {
+  // bundle exec fastlane …, npx supabase …, poetry run x …: the tool the runner starts.
+  const runner = /^(bundle|poetry|pipenv|uv|pnpm|yarn|npm|pdm|hatch|rye)$/.test(argv0[0] ?? '') && /^(exec|run|x)$/.test(argv0[1] ?? '') ? 2 : /^(npx|bunx|pnpx)$/.test(argv0[0] ?? '') ? 1 : 0;
+  const argv = argv0.slice(runner).filter((a, k) => !(runner > 0 && k === 0 && a.startsWith('-')));
   const name = argv[0];
   if (name === undefined || OTHERS.test(name) || /^(python|node|ruby|perl|php|bash|sh|zsh)/.test(name)) return null;
-  const flag = argv.find((a) => NO_PROMPT.test(a)) ?? (confirmed ? 'yes |' : undefined);
+  const total = argv.slice(1, 6).some((a) => TOTAL.test(a.slice(Math.max(a.lastIndexOf(':'), a.lastIndexOf('_')) + 1)));
+  const flag = argv.find((a) => NO_PROMPT.test(a)) ?? (confirmed ? 'yes |' : total ? 'a verb that asks nothing' : undefined);
   if (flag === undefined || argv.some((a) => /^--(dry-?run|dryrun|what-?if|plan|preview)(=true)?$|^-n$/i.test(a))) return null;
   const d = destroyVerb(argv);
   if (d === null) return null;
+  // firejail --quiet rm -rf build, faketime … rm -f x: a wrapper running rm, judged as that rm (rm's own flags, or the flag before the verb).
+  if (/^(rm|rmdir|unlink|shred)$/.test(d.verb) && (d.targets.some((t) => /^-[rRfvidI]+$/.test(t)) || argv.indexOf(flag) < argv.indexOf(d.verb))) return null;
   // A named target: a word after the verb that is not a flag (an option's value counts: --app NAME).
   const named = d.targets.filter((t) => !t.startsWith('-') || /^--[\w-]+=./.test(t)).map((t) => t.replace(/^--[\w-]+=/, ''));
-  if (named.length === 0) return null;
+  if (named.length === 0 && !(total && d.targets.length === 0 && argv.length > 2)) return null;
   // Paths are deletes of files, judged as such (build output, caches).
   if (named.every((t) => /^(\.{1,2}\/|~|\/(?!\/))/.test(t) || /\.(json|ya?ml|toml|txt|lock|log)$/.test(t))) return null;
-  if (storeScope(named) === 'throwaway' || named.some((t) => SHORT_LIVED.test(t))) return null;
+  // (A total verb, match nuke development, names a kind of thing, not a throwaway target.)
+  if (!total && (storeScope(named) === 'throwaway' || named.some((t) => SHORT_LIVED.test(t)))) return null;
   return `${argv.slice(0, 3).join(' ')} destroys ${named.slice(0, 2).join(' ')} with the tool's confirmation turned off (${flag}): what it held is gone for good`;
+}
+
+/**
+ * A connected phone or tablet wiped: `adb shell rm -r` of the user's storage (/sdcard, /storage/emulated/0,
+ * /data/media) or of /, `fastboot erase|format userdata` or `fastboot -w`. The photos, files and app data
+ * on the device are gone; what the device runs is not the host's, so the host's delete rules do not see it.
+ */
+export function deviceWipe(argv: string[]): string | null {
+  const [name, ...args] = argv;
+  if (name === 'fastboot' && (args.includes('-w') || (/^(erase|format(:\w+)?)$/.test(args.find((a) => !a.startsWith('-')) ?? '') && args.some((a) => /^(userdata|data|metadata|cache|super)$/.test(a))))) return `fastboot ${args.join(' ')} wipes the device's user data: its photos, files and apps`;
+  if (name !== 'adb') return null;
+  const sh = args.indexOf('shell');
+  if (sh < 0) return null;
+  const line = args.slice(sh + 1).join(' ');
+  const m = /(?:^|[;&|]\s*|su\s+\S+\s+|run-as\s+\S+\s+)rm\s+((?:-\S+\s+)*)([^;&|]+)/.exec(line);
+  if (!m || !/-[a-zA-Z]*[rR]/.test(m[1])) return null;
+  const hit = m[2].trim().split(/\s+/).find((p) => /^\/(sdcard|storage\/(emulated\/0|self\/primary)|data\/media(\/0)?|data\/data|data)?\/?(\*|[^/]+\/?\*?)?$/.test(p.replace(/^['"]|['"]$/g, '')));
+  return hit ? `adb shell rm -r ${hit} deletes the device's own files (photos, downloads, app data)` : null;
 }

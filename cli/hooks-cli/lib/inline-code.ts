@@ -564,8 +564,10 @@ function preprocess(code: string, lang: Lang): string {
   // inside f-strings, template literals and "#{}" strings only.
   return c.replace(/\bf(["'])(?:(?!\1)[^\\\n])*\1|`[^`]*`|"[^"\n]*#\{[^"\n]*"/g, (str) =>
     str.replace(/\$?#?\{\s*([A-Za-z_]\w*)\s*\}/g, (m, id: string) => {
+      // A loop over several literals (for p in ('~', '/data')): the home, /, or . among them, else the first path, stands for them.
       const v = identValues(c, id);
-      return v.length === 1 && /^(?:~|\.|\/|\$\()/.test(v[0]) ? v[0] : m;
+      const pick = v.length === 1 ? v[0] : v.find((x) => /^(~|\.|\/)$/.test(x)) ?? v.find((x) => /^(~|\/)/.test(x));
+      return pick !== undefined && /^(?:~|\.|\/|\$\()/.test(pick) ? pick : m;
     }),
   );
 }

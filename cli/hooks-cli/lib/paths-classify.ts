@@ -124,6 +124,8 @@ const HOME_SECRETS = [
   '.config/configstore', '.config/sops', '.config/age', '.age', '.ethereum', '.bitcoin', '.electrum', '.config/Slack', '.config/discord', '.config/Signal', '.config/BraveSoftware',
   '.pki', '.keychain', '.claude/.credentials.json', '.config/anthropic', '.config/openai', '.databrickscfg', '.snowflake', '.my.cnf', '.mylogin.cnf', '.dbt/profiles.yml', '.kaggle', '.huggingface', '.cache/huggingface/token',
   // Data tools' logins: warehouse and query clients, object-store and broker clients.
+  // Mobile signing and store logins: adb's key, App Store Connect API keys, fastlane's session cookies.
+  '.android/adbkey', '.appstoreconnect', '.private_keys', '.fastlane/spaceship', '.config/fastlane',
   '.snowsql', '.config/snowflake', '.trino', '.clickhouse-client', '.cassandra', '.mc', '.mcli', '.confluent', '.odbc.ini', '.config/databricks', '.pgservice.conf', '.redshift', '.bigqueryrc',
   '.config/hcloud', '.oci', '.bluemix', '.config/linode-cli', '.ngrok2', '.config/ngrok', '.tailscale', '.sentryclirc', '.terraformrc', '.circleci/cli.yml',
   // FileZilla's saved sites, WinSCP's sessions, the Windows credential store and DPAPI keys, Chromium and Firefox profiles as
@@ -161,12 +163,14 @@ export function isSecretName(name: string): boolean {
   if (/^(service[-_]?account|serviceAccountKey|firebase-adminsdk|.*-adminsdk-|gcp[-_]?(sa[-_]?)?key|sa[-_]key|client[-_]secret)[^/]*\.json$/i.test(name)) return true;
   // A service account's key by the usual naming (etl-prod-sa.json, loader_sa_key.json), a scheduler's settings with its keys and connections.
   if (/[-_.]sa([-_.]key)?\.json$|^airflow\.cfg$/i.test(name)) return true;
+  // Android signing settings (key.properties holds the keystore's passwords), a service account's key by any prefix (google-play-service-account.json).
+  if (/^(key|keystore|signing|release-signing)\.properties$|service[-_]?account[^/]*\.json$/i.test(name)) return true;
   // A data file whose name says what it holds (github_token.txt, api-key.json, db_password.env, auth.json, .vault-token):
   // not source code or documentation about such things, and not a template.
   return (
     /(^|[._-])(tokens?|secrets?|credentials?|creds|passwords?|passwd|api[_-]?keys?|auth)([._-]|$)/i.test(name) &&
     // (secrets.h, arduino_secrets.h: the header firmware keeps its Wi-Fi password and keys in.)
-    /^\.|\.(txt|json|ya?ml|toml|env|ini|cfg|conf|key|pem|enc|dat|db|gpg|asc|h)$/i.test(name) &&
+    /^\.|\.(txt|json|ya?ml|toml|env|ini|cfg|conf|key|pem|enc|dat|db|gpg|asc|h|xml|plist)$/i.test(name) &&
     !/\.(example|sample|template|dist|defaults?|schema\.json|d\.ts)$|(^|[._-])(example|sample|template|test|spec|mock|fixture)s?([._-]|$)/i.test(name)
   );
 }
@@ -180,6 +184,12 @@ export function isSecretSource(p: string, env: PathEnv): boolean {
   // A key file kept in a keys/ or secrets/ directory (keys/etl-sa.json, secrets/prod.pem): what the directory says it holds.
   if (/\/(keys|secrets|\.secrets|credentials)\/[^/]+\.(json|pem|p12|key|der|txt|ya?ml|env|cfg)$/i.test(p) && !/\.pub$/.test(p)) return true;
   return isSecretName(name);
+}
+
+/** A directory of the home that holds one of the credential stores above (~/.android holds adbkey): a copy of it carries the secret. */
+export function holdsHomeSecret(p: string, env: PathEnv): boolean {
+  const rel = homeRel(p, env);
+  return rel !== null && rel !== '.cache' && HOME_SECRETS.some((x) => x.startsWith(`${rel}/`));
 }
 
 /** Shell start-up files: a line written there runs in every future shell of the user. */
@@ -244,6 +254,8 @@ export function isPreciousHomeDir(p0: string, env0: PathEnv): boolean {
     'Documents', 'Desktop', 'Downloads', 'Pictures', 'Music', 'Videos', 'Movies', 'Public', 'Dropbox', 'OneDrive', 'src', 'code',
     // Every local site at once: Laravel Valet's and macOS's ~/Sites, a shared host's ~/public_html.
     'Sites', 'public_html', 'projects', 'Projects', 'workspace', 'repos', 'git', 'dev', 'work',
+    // Mobile and Apple developers' project folders, macOS preferences and iCloud Drive.
+    'AndroidStudioProjects', 'StudioProjects', 'Developer', 'XcodeProjects', 'Library/Preferences', 'Library/Mobile Documents',
     // Data and models kept in the home, conda's environments (data-rules.ts), the agent's own settings and memory.
     ...HOME_DATA_DIRS, 'miniconda3', 'anaconda3', 'miniforge3', 'mambaforge', 'miniconda', 'anaconda', 'micromamba', '.conda', '.claude',
     // Board and SDK work trees that take hours to set up and hold local layers and patches (Yocto, Buildroot, crosstool-NG,

@@ -1111,7 +1111,11 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
       if (fe > 0 && env.project) return resolveSubstitution(args.slice(fe + 1).filter((a) => !/^--(quiet|recursive)$/.test(a)).join(' ').replace(/\$\{?toplevel\}?/g, env.project), env);
       if (args.includes('rev-parse') && args.includes('--show-toplevel')) return env.project ?? cwd;
       // --show-cdup: the way up to the top ('' there); --git-dir: .git of the top.
-      if (args.includes('rev-parse') && args.includes('--show-cdup') && env.project) return posixRelative(cwd, env.project);
+      if (args.includes('rev-parse') && args.includes('--show-cdup') && env.project) {
+        // git prints the way up with a trailing slash (../), nothing at the top.
+        const up = posixRelative(cwd, env.project);
+        return up === '.' ? '' : `${up}/`;
+      }
       if (args.includes('rev-parse') && /^--((absolute-)?git-dir|git-common-dir)$/.test(args[args.length - 1] ?? '') && env.project) return `${env.project}/.git`;
       // --git-path rebase-merge: that file or directory inside .git.
       if (args.includes('rev-parse') && args[args.length - 2] === '--git-path' && env.project) return `${env.project}/.git/${args[args.length - 1].replace(/^\/+/, '')}`;
@@ -1131,6 +1135,9 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
       return operands.length === 1 ? posixResolve(cwd, windowsDrivePath(operands[0]) ?? operands[0]) : null;
     case 'mktemp':
       return '/tmp/tmp.XXXXXXXXXX';
+    // brew --cache (no formula): Homebrew's download cache.
+    case 'brew':
+      return args.length === 1 && args[0] === '--cache' ? `${env.home}/Library/Caches/Homebrew` : null;
     case 'ls':
       return args.includes('-d') && operands.length > 0 ? operands.join(' ') : null;
     case 'find': {
