@@ -16,6 +16,10 @@ import { buildInstall, hostInput, tempProject, type Project } from '../helpers/h
 import { readCorpus } from '../helpers/hooks-corpus';
 import { loadHookInProcess, type InProcessHook } from './validator-harness';
 
+// About 27,000 commands, each run twice through the hook (alone on 2 cores: 190 s); beside the
+// suite's other files in CI it took 303 s, past tap's 300 s default for a file.
+t.setTimeout(900_000);
+
 const CORPUS = path.resolve(__dirname, '..', 'fixtures', 'hooks-corpus');
 
 interface Verdict {
