@@ -4,12 +4,9 @@
  * dev containers' project mount, remote trees emptied by deploy tools.
  */
 import t from 'tap';
-import { analyzeCommand } from '../../cli/hooks-cli/lib/command-rules';
 import { devContainerCommand, frameworkCode, frameworkFindings, frameworkPaths, frameworkSecretPrinter, projectMounts, remoteWipeFindings } from '../../cli/hooks-cli/lib/framework-rules';
+import { allowsAll, blocksAll, HOME, PROJECT } from '../helpers/validator-verdict';
 
-const HOME = '/home/dev';
-const PROJECT = '/home/dev/project';
-const blocked = (c: string) => analyzeCommand(c, { cwd: PROJECT, project: PROJECT, home: HOME, currentBranch: () => 'feature' }).findings.some((f) => f.level === 'block');
 const none = () => null;
 
 t.test('app consoles give their code, with where it runs', async (t) => {
@@ -44,7 +41,7 @@ t.test('secret printers, production tasks, dev containers, remote wipes', async 
 });
 
 t.test('the validator blocks the framework forms of dangerous commands and passes everyday ones', async (t) => {
-  for (const c of [
+  blocksAll(t, [
     'php artisan tinker --execute="File::deleteDirectory(base_path())"',
     "wp eval 'system(\"rm -rf \" . ABSPATH);'",
     "bin/rails runner 'FileUtils.rm_rf(Rails.root)'",
@@ -52,12 +49,12 @@ t.test('the validator blocks the framework forms of dangerous commands and passe
     'wp --ssh=production db reset --yes',
     'ddev exec rm -rf /var/www/html',
     'rm -rf ~/Sites',
-  ]) t.ok(blocked(c), c);
-  for (const c of [
+  ]);
+  allowsAll(t, [
     'php artisan tinker --execute="echo App\\Models\\User::count();"',
     "bin/rails runner 'puts User.count'",
     'wp db export backup.sql',
     'ddev exec rm -rf /var/www/html/var/cache',
     'rm -rf wp-content/cache',
-  ]) t.notOk(blocked(c), c);
+  ]);
 });

@@ -7,30 +7,11 @@
  * substitutions staying cheap.
  */
 import t from 'tap';
-import type { Test } from 'tap';
-import { analyzeCommand, applySwitches, braceExpand } from '../../cli/hooks-cli/lib/command-rules';
-import { defaultSettings } from '../../cli/hooks-cli/lib/settings-schema';
+import { analyzeCommand, braceExpand } from '../../cli/hooks-cli/lib/command-rules';
 import { parseShell, resolveSubstitution } from '../../cli/hooks-cli/lib/shell-parse';
+import { allowsAll, blocksAll, HOME, PROJECT, verdict } from '../helpers/validator-verdict';
 
-const HOME = '/home/dev';
-const PROJECT = '/home/dev/project';
 const env = { home: HOME, cwd: PROJECT, project: PROJECT };
-
-function verdict(command: string) {
-  const a = analyzeCommand(command, { cwd: PROJECT, project: PROJECT, home: HOME, currentBranch: () => 'feature' });
-  const f = applySwitches(a.findings, defaultSettings().security);
-  return { blocked: f.some((x) => x.level === 'block'), reasons: f.map((x) => x.reason) };
-}
-
-/** Each command is blocked: one assertion per command, named by it. */
-function blocksAll(t: Test, commands: string[]): void {
-  for (const c of commands) t.ok(verdict(c).blocked, c);
-}
-
-/** Each command is allowed (warnings are fine): one assertion per command, named by it. */
-function allowsAll(t: Test, commands: string[]): void {
-  for (const c of commands) t.notOk(verdict(c).blocked, c);
-}
 
 t.test('a here-document body is the redirection body, not commands', async (t) => {
   const p = parseShell('cat > notes.md <<EOF\nrm -rf /\nEOF\necho done', env);
