@@ -114,7 +114,7 @@ export function parseSocratesCsv(text: string, maxRows = 1000): Conjunction[] {
 }
 
 /** Lines handled between two turns of the event loop: a few milliseconds of work. */
-const LINES_PER_TURN = 500;
+export const LINES_PER_TURN = 500;
 /** A SOCRATES line is about 120 characters; anything this long is not the table (and would be split again per chunk). */
 const MAX_LINE_CHARS = 64 * 1024;
 
