@@ -27,6 +27,7 @@ import { accountLockout, buildOverHost, chipIrreversible, deviceDumpOutputs, isS
 import { codeStoreWipe, sqlSentFiles, storeFindings, storeScope, syncDeleteDestination } from './sql-rules';
 import { destroyFinding, deviceWipe } from './destroy-rules';
 import { GAME_VAR_HOSTS, hostedPython, mayMatch as assetMayMatch, sourceAssetLoss } from './asset-rules';
+import { ansibleModuleAsShell, deployTreeLoss, infraDestroyFinding, isStateFile, mayMatch as infraMayMatch, toStateBucket } from './infra-rules';
 import { mayMatch as vcsServerMayMatch, p4CredentialPrinter, serverStoreLoss, serverVolume, vcsServerFindings } from './vcs-server-rules';
 import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
@@ -1141,6 +1142,12 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     walk.remote ||= /^(ansible|salt|salt-ssh|pssh|parallel-ssh|pdsh|clush)$/.test(name);
     const adhoc = name === 'ansible' && inv.argv.some((a, k) => /^(-m|--module-name)$/.test(inv.argv[k - 1] ?? '') && /^(ansible\.builtin\.)?(shell|command|raw)$/.test(a)) ? inv.argv.find((_, k) => /^(-a|--args)$/.test(inv.argv[k - 1] ?? '')) : /^salt(-ssh)?$/.test(name) ? inv.argv.find((_, k) => /^cmd\.(run|shell|exec_code_all|run_all)$/.test(inv.argv[k - 1] ?? '')) : undefined;
     if (adhoc) collect(walk, adhoc, null, depth + 1, true);
+    // ansible -m file|cron|copy|uri -a ARGS: the shell lines the module amounts to, on the hosts (or here, for what it sends).
+    for (const m of infraMayMatch(name ?? '') ? ansibleModuleAsShell(inv.argv) : []) {
+      walk.remote = !m.local || wasRemote;
+      collect(walk, m.line, m.local ? inv.cwd : null, depth + 1, true);
+    }
+    walk.remote ||= /^(ansible|salt|salt-ssh|pssh|parallel-ssh|pdsh|clush)$/.test(name);
     genericNested(walk, inv, depth);
     walk.prod = wasProd;
     walk.remote = wasRemote;
@@ -2252,6 +2259,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (destroyed) block(walk, 'dangerous', destroyed, 'let the user run it after checking what it destroys');
   const wiped = deviceWipe(inv.argv);
   if (wiped) block(walk, 'dangerous', wiped, 'let the user wipe their device themselves');
+  const infra = infraMayMatch(name) ? infraDestroyFinding(inv.argv) : null;
+  if (infra) block(walk, 'dangerous', infra, 'let the user run it after checking what it removes');
   if (vcsServerMayMatch(name)) for (const f of vcsServerFindings(inv.argv, inv.viaXargs)) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason, 'let the user run it after checking what it removes (p4 … -n previews)');
   const sentFile = sqlSentFiles(storeInv).map((f) => resolveFrom(inv.cwd ?? walk.env.cwd, f.replace(/^~(?=\/|$)/, walk.env.home))).find((f) => isSecret(walk, f));
   if (sentFile) block(walk, 'dangerous', `${name} loads the secret ${sentFile} into a store elsewhere: secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
@@ -2753,8 +2762,11 @@ function checkToolCommands(walk: Walk, inv: Invocation): void {
     const p = /\b(?:path|dest|name)=("?)([^"\s]+)\1/.exec(a)?.[2];
     if (p && /state=absent/.test(a)) checkDelete(walk, inv, target(inv, { ...inv.words[0], text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false }), true, 'ansible file state=absent');
   }
-  // ansible -m lineinfile -a "path=~/.bashrc line=…" (blockinfile, copy, template, replace): a file written, as a redirection would.
-  if (name === 'ansible' && args.some((a, k) => /^(-m|--module-name)$/.test(args[k - 1] ?? '') && /^(ansible\.builtin\.)?(lineinfile|blockinfile|copy|template|replace)$/.test(a))) {
+  // ansible -m lineinfile -a "path=~/.bashrc line=…" (blockinfile, copy, template, replace): a file written, as a redirection would,
+  // when the hosts are this machine (localhost, -c local); on the inventory's hosts, writing their configuration is what Ansible is for.
+  // (--check changes nothing.)
+  const ansibleHere = name === 'ansible' && (/^(localhost|127\.0\.0\.1)$/.test(args.find((a) => !a.startsWith('-')) ?? '') || args.some((a, k) => (a === 'local' && /^(-c|--connection)$/.test(args[k - 1] ?? '')) || a === '--connection=local')) && !args.some((a) => a === '--check' || a === '-C');
+  if (ansibleHere && args.some((a, k) => /^(-m|--module-name)$/.test(args[k - 1] ?? '') && /^(ansible\.builtin\.)?(lineinfile|blockinfile|copy|template|replace)$/.test(a))) {
     const p = /\b(?:path|dest)=("?)([^"\s]+)\1/.exec(args.find((_, k) => /^(-a|--args)$/.test(args[k - 1] ?? '')) ?? '')?.[2];
     if (p) checkWrite(walk, inv, target(inv, { ...inv.words[0], text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false }), 'ansible');
   }
@@ -3436,12 +3448,12 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
     block(walk, 'dangerous', `${verb} -r of ${worked}`, 'delete build output by name (dist, build, node_modules)');
     return;
   }
-  const store = serverStoreLoss(t.abs);
+  const store = serverStoreLoss(t.abs) ?? (isStateFile(t.abs) && !(/^\/(tmp|var\/tmp)\//.test(t.abs) && !isUnder(t.abs, env.project)) ? `${t.abs}, the Terraform state: the only record of what the configuration made, which then lives on unmanaged` : null);
   if (store && verb !== 'mv') {
-    block(walk, 'dangerous', `${verb} deletes ${store}`, 'let the user run it, after a checkpoint (p4d -jc) or dump of the server');
+    block(walk, 'dangerous', `${verb} deletes ${store}`, 'let the user run it, after a backup (a server checkpoint, terraform state pull > FILE)');
     return;
   }
-  const shared = recursive || t.wholeDir ? sharedMountLoss(t.abs, env) ?? (isUnder(t.abs, env.project) || isUnder(t.abs, env.home) ? null : sourceAssetLoss(t.abs)) ?? (recursive ? systemInstallLoss(t.abs, () => walk.out.map((i) => i.argv)) : null) : null;
+  const shared = recursive || t.wholeDir ? sharedMountLoss(t.abs, env) ?? (isUnder(t.abs, env.project) || isUnder(t.abs, env.home) ? null : sourceAssetLoss(t.abs) ?? deployTreeLoss(t.abs)) ?? (recursive ? systemInstallLoss(t.abs, () => walk.out.map((i) => i.argv)) : null) : null;
   if (shared) {
     block(walk, 'dangerous', `${verb} -r of ${shared}, which no backup of the project covers`, 'delete inside your own area of the mount (/scratch/$USER/...), by name');
     return;
@@ -4563,7 +4575,10 @@ function checkServices(walk: Walk, inv: Invocation): void {
     case 'kubectl': {
       // The words that are not options nor their values (kubectl --context prod delete all --all).
       const verbs = args.filter((a, k) => !a.startsWith('-') && !/^(-n|--namespace|--context|--kubeconfig|--cluster|--user|-l|--selector|-o|--output|-f|--filename|-s|--server)$/.test(args[k - 1] ?? ''));
-      if (verbs[0] === 'delete' && (args.some((a) => a === '--all' || a === '-A' || a === '--all-namespaces') || /^(ns|namespaces?|nodes?|pv|persistentvolumes?|crd|customresourcedefinitions?)$/.test(verbs[1] ?? ''))) say('deletes whole namespaces, nodes or every resource of a kind');
+      // (On a local cluster, kind-dev, minikube, docker-desktop, k3d-…, a namespace is a throwaway sandbox.)
+      const local = inv.argv.some((a, k) => /^(kind-|k3d-|minikube$|docker-desktop$|docker-for-desktop$|rancher-desktop$|colima$|orbstack$)/.test(a) && /^(--context|--cluster)$/.test(inv.argv[k - 1] ?? '')) || inv.argv.some((a) => /^--(context|cluster)=(kind-|k3d-|minikube$|docker-desktop$|rancher-desktop$|colima$|orbstack$)/.test(a));
+      if (verbs[0] === 'delete' && local && !args.some((a) => a === '--all' || a === '-A' || a === '--all-namespaces') && /^(ns|namespaces?)$/.test(verbs[1] ?? '')) warn(walk, 'suspicious', `kubectl delete namespace on a local cluster (${verbs.slice(2).join(' ')})`);
+      else if (verbs[0] === 'delete' && (args.some((a) => a === '--all' || a === '-A' || a === '--all-namespaces') || /^(ns|namespaces?|nodes?|pv|persistentvolumes?|crd|customresourcedefinitions?)$/.test(verbs[1] ?? ''))) say('deletes whole namespaces, nodes or every resource of a kind');
       // On production (--context prod-eu, -n production): every resource a manifest tree defines, or every kind (all).
       else if (verbs[0] === 'delete' && inv.argv.some((a, k) => /(^|[^a-z])(prod|production|prd)([^a-z]|$)/i.test(a) && /^(-n|--namespace|--context|--cluster)$|^--(namespace|context|cluster)=/.test(k > 0 && !a.startsWith('--') ? inv.argv[k - 1] : a)) && (verbs[1] === 'all' || args.some((a) => /^(-f|--filename|-k|--kustomize)$|^--(filename|kustomize)=/.test(a)))) say('deletes what the manifests define, or every kind, in production');
       break;
@@ -4726,6 +4741,9 @@ function printsCredential(argv: string[]): string | null {
   if (name === 'git' && argv.includes('config') && /\.(extraheader|password|token|secret|pass)$|credential\.[^ ]*helper-token/i.test(argv[argv.length - 1] ?? '') && !argv.slice(2).some((a) => /^--(add|replace-all|unset(-all)?)$/.test(a))) return `a stored credential (git config ${argv[argv.length - 1]})`;
   const p4 = p4CredentialPrinter(argv);
   if (p4) return p4;
+  // Secrets decrypted or rendered by the tools that keep them: ansible-vault view/decrypt to stdout, a Helm release's values and
+  // manifests (its Secrets), Pulumi's outputs and config shown with their secrets.
+  if ((name === 'ansible-vault' && (a1 === 'view' || (a1 === 'decrypt' && /(^|\s)--output[= ]-(\s|$)/.test(a)))) || (name === 'helm' && a1 === 'get' && /^(values|manifest|all)$/.test(a2 ?? '') && (a2 !== 'values' || /(^|\s)(-a|--all)(\s|$)/.test(a))) || (name === 'pulumi' && /(^|\s)--show-secrets(\s|$)/.test(a))) return `decrypted secrets (${argv.slice(0, 3).join(' ')})`;
   // Keys exported by the tools that hold them: git-crypt export-key, transcrypt --display.
   if ((name === 'git-crypt' && a1 === 'export-key') || (name === 'git' && a1 === 'crypt' && a2 === 'export-key') || (name === 'transcrypt' && /(^|\s)(-d|--display)\b/.test(a))) return `the repository's encryption key (${argv.slice(0, 2).join(' ')})`;
   // Terraform's state and outputs hold every secret of the infrastructure in plain text.
@@ -5031,6 +5049,8 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
       const tt = target(inv, { ...w, text: c.replace(/^~(?=\/|$)/, walk.env.home) });
       // The whole project, archived on the line, to an anonymous file drop or paste service.
       if (tt.abs !== null && walk.projectCopies.has(tt.abs) && args.some((a) => DROP_HOSTS.test(a))) return say(`${tt.abs} (the whole project)`, 'to a public file drop');
+      // (A Terraform state copied into a bucket named for states is kept where it belongs.)
+      if (tt.abs !== null && isStateFile(tt.abs) && toStateBucket(args)) continue;
       if (isSecret(walk, tt.abs)) return say(tt.abs!, `as a file argument`);
       // scp -r ~ host:, rsync -a ~/ host: — the whole home directory, keys and all.
       if (!remote || !/^[\w.-]*@?[\w.-]+:/.test(c)) if (holdsSecrets(walk, tt.abs) && ['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil'].includes(name)) return say(`${tt.abs} (the keys in it)`, 'as a file argument');
@@ -5105,6 +5125,8 @@ function uploads(argv: string[]): boolean {
   // gh secret set NAME --repo OTHER (or --org): the value goes to a repository or organisation named on the line, whose
   // workflows (and whoever writes them) can read it; without --repo it is the project's own repository, set up as meant.
   if (name === 'gh' && a1 === 'secret' && a2 === 'set' && argv.some((a) => /^(-R|--repo|-o|--org)(=|$)/.test(a))) return true;
+  // gh variable set (and glab's): a plain variable, shown to everyone who can read the repository.
+  if ((name === 'gh' || name === 'glab') && a1 === 'variable' && /^(set|update|create)$/.test(a2 ?? '')) return true;
   if (name === 'tailscale' && a1 === 'file') return true;
   if (name === 'mc' && /^(cp|mirror|put)$/.test(a1 ?? '')) return true;
   if ((name === 'kubectl' || name === 'oc' || name === 'docker' || name === 'podman') && argv.includes('cp') && argv.some((a) => /^[\w.-]+(\/[\w.-]+)?:/.test(a))) return true;

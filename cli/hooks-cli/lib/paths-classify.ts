@@ -159,8 +159,8 @@ export function isSecretName(name: string): boolean {
   if (/^\.env(\..*)?$/.test(name)) return !/\.(example|sample|template|dist|defaults?)$/.test(name);
   if (/^id_(rsa|dsa|ecdsa|ed25519)[^.]*$/.test(name) || /^id_\*$/.test(name) || /^[\w.-]+_(rsa|dsa|ecdsa|ed25519)(_key)?$/.test(name)) return true;
   if (/\.(ovpn|p8|keytab|kdb|age-key|asc\.key)$|^wp-config\.php$|^\.my\.cnf$/.test(name)) return true;
-  // Android's signing passwords (key.properties, keystore.properties) beside the keystore they open.
-  if (/^(key|keystore|signing|release-signing)\.properties$/.test(name)) return true;
+  // Android's signing passwords (key.properties, keystore.properties) beside the keystore they open; Ansible's vault password file.
+  if (/^(key|keystore|signing|release-signing)\.properties$|^\.?vault[-_.]?pass(word)?(\.txt)?$/.test(name)) return true;
   if (/^\.(ssh|aws|gnupg|kube|password-store|netrc|git-credentials|pgpass)$/.test(name)) return true;
   if (/^(Login Data|Cookies|key[34]\.db|logins\.json|cookies\.sqlite)$/.test(name)) return true;
   if (/^(credentials(\.(json|ya?ml|toml|ini|csv|txt|xml|enc|yml\.enc|db))?|secrets?\.(json|ya?ml|toml)|.*\.(pem|key|p12|pfx|keystore|jks|kdbx|ppk|tfstate|tfstate\.backup)|\.netrc|\.npmrc|\.pgpass|\.htpasswd|htpasswd|\.my\.cnf|wallet\.dat|secring\..*|.*\.kubeconfig|kubeconfig(\..*)?|service-account.*\.json)$/.test(name)) return true;
