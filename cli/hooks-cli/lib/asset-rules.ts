@@ -16,7 +16,8 @@ import { SHARED_MOUNT } from './paths-classify';
 
 /** Cheap gate: the programs and words this module's rules need. */
 export function mayMatch(line: string): boolean {
-  return line.includes('blender') || line.includes('Editor') || line.includes('gimp') || line.includes('reecad') || line.includes('FreeCAD');
+  // (Word parts: Blender and blender, UnrealEditor and unrealeditor.exe as Windows' programs are read.)
+  return line.includes('lender') || line.includes('ditor') || line.includes('gimp') || line.includes('reecad') || line.includes('FreeCAD');
 }
 
 /** Python a DCC application or game editor runs: the code (inline or read on stdin), or null when it runs none we can see. */

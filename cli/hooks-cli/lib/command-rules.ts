@@ -2259,7 +2259,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (destroyed) block(walk, 'dangerous', destroyed, 'let the user run it after checking what it destroys');
   const wiped = deviceWipe(inv.argv);
   if (wiped) block(walk, 'dangerous', wiped, 'let the user wipe their device themselves');
-  const infra = infraMayMatch(name) ? infraDestroyFinding(inv.argv) : null;
+  const infra = infraMayMatch(name) ? infraDestroyFinding(inv.argv, walk.out.map((i) => i.argv)) : null;
   if (infra) block(walk, 'dangerous', infra, 'let the user run it after checking what it removes');
   if (vcsServerMayMatch(name)) for (const f of vcsServerFindings(inv.argv, inv.viaXargs)) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason, 'let the user run it after checking what it removes (p4 … -n previews)');
   const sentFile = sqlSentFiles(storeInv).map((f) => resolveFrom(inv.cwd ?? walk.env.cwd, f.replace(/^~(?=\/|$)/, walk.env.home))).find((f) => isSecret(walk, f));

@@ -7,6 +7,7 @@
  *   (`workspace delete -force`), a local state file deleted (`rm terraform.tfstate`): the resources
  *   live on, unmanaged. A stateful resource (a database, disk, bucket, key) replaced by
  *   `apply -auto-approve -replace=ADDR`: destroyed and made again empty, with no prompt.
+ * - Pulumi's stack state dropped (`stack rm --force`), every Velero backup deleted.
  * - A cluster node or control plane wiped: `kubeadm reset -f` (etcd's data with it), k3s's and
  *   RKE2's uninstall scripts, `microk8s reset --destroy-storage`.
  * - Ansible ad-hoc modules read as the shell lines they amount to on every host of the inventory
@@ -19,14 +20,14 @@
 
 /** Cheap gate: the programs this module judges. */
 export function mayMatch(line: string): boolean {
-  return line.includes('terraform') || line.includes('tofu') || line.includes('kubeadm') || line.includes('k3s') || line.includes('rke2') || line.includes('microk8s') || line.includes('ansible');
+  return line.includes('terra') || line.includes('tofu') || line.includes('pulumi') || line.includes('velero') || line.includes('kubeadm') || line.includes('k3s') || line.includes('rke2') || line.includes('microk8s') || line.includes('ansible');
 }
 
 /** Resource types that hold data: replaced, they come back empty. */
 const STATEFUL = /(^|_)(db|database|rds|sql|sqlserver|postgres(ql)?|mysql|mariadb|disk|volume|ebs|bucket|storage|file_?system|efs|fsx|filestore|redis|elasticache|memorystore|dynamodb|bigquery|cosmosdb|bigtable|spanner|kms|key|key_vault|secret|opensearch|elasticsearch|docdb|neptune|redshift|kafka|msk|snapshot|backup)(_|\.|$)/i;
 
-/** Why a Terraform, cluster or node command destroys what it manages, or null. */
-export function infraDestroyFinding(argv: string[]): string | null {
+/** Why a Terraform, cluster or node command destroys what it manages, or null. `before`: the argvs earlier on the line. */
+export function infraDestroyFinding(argv: string[], before: string[][] = []): string | null {
   const name = (argv[0] ?? '').replace(/^.*\//, '');
   // terraform -chdir=DIR …: global options before the subcommand.
   const args = argv.slice(1).filter((a, k) => !(k === 0 && a.startsWith('-chdir')));
@@ -35,9 +36,16 @@ export function infraDestroyFinding(argv: string[]): string | null {
     if (args[0] === 'state' && args[1] === 'push' && force) return `${name} state push -force overwrites the remote state with ${args.find((a, k) => k > 1 && !a.startsWith('-')) ?? 'a local file'}: every resource made since that file is no longer tracked`;
     if (args[0] === 'workspace' && /^(delete|rm)$/.test(args[1] ?? '') && force) return `${name} workspace delete -force drops the state of ${args.filter((a, k) => k > 1 && !a.startsWith('-')).join(' ') || 'a workspace'} while it still tracks resources: they live on, unmanaged`;
     const replaced = args.filter((a) => /^-replace=/.test(a)).map((a) => a.slice(9)).filter((addr) => STATEFUL.test(addr.replace(/\[.*$/, '').split('.').slice(-2, -1)[0] ?? ''));
+    // terraform taint ADDR && terraform apply -auto-approve: the same replacement in two steps.
+    const tainted = before.filter((b) => /^(terraform|tofu|terragrunt)$/.test((b[0] ?? '').replace(/^.*\//, '')) && b.includes('taint')).map((b) => b[b.length - 1]).filter((addr) => STATEFUL.test(addr.replace(/\[.*$/, '').split('.').slice(-2, -1)[0] ?? ''));
+    replaced.push(...tainted);
     if (args[0] === 'apply' && replaced.length > 0 && args.some((a) => /^-auto-approve(=true)?$/.test(a))) return `${name} apply -auto-approve -replace=${replaced[0]} destroys ${replaced[0]} and makes it again empty, with no prompt: its data is gone`;
     return null;
   }
+  // pulumi stack rm --force: the stack's state goes while it still tracks resources.
+  if (name === 'pulumi' && args[0] === 'stack' && args[1] === 'rm' && args.some((a) => /^(-f|--force)$/.test(a))) return `pulumi stack rm --force drops the state of ${args.find((a, k) => k > 1 && !a.startsWith('-')) ?? 'the stack'} while it still tracks resources: they live on, unmanaged`;
+  // velero backup delete --all: every backup of the cluster.
+  if (name === 'velero' && /^(backup|backups)$/.test(args[0] ?? '') && args[1] === 'delete' && args.includes('--all')) return 'velero backup delete --all deletes every backup of the cluster';
   if (name === 'kubeadm' && args[0] === 'reset' && args.some((a) => /^(-f|--force)$/.test(a))) return 'kubeadm reset -f wipes the node\'s cluster state (on a control-plane node, etcd\'s data: the whole cluster\'s)';
   if (/^(k3s-uninstall|k3s-agent-uninstall|rke2-uninstall)\.sh$/.test(name)) return `${name} removes the cluster from this node, with its data (etcd or the datastore, volumes)`;
   if (name === 'microk8s' && args[0] === 'reset' && args.includes('--destroy-storage')) return 'microk8s reset --destroy-storage deletes the cluster\'s workloads and their storage';
@@ -100,8 +108,9 @@ export function ansibleModuleAsShell(argv: string[]): { line: string; local: boo
       return a.has('job') && a.get('state') !== 'absent' ? [{ line: a.get('job')!, local: false }] : [];
     case 'copy':
     case 'template':
+    case 'synchronize':
       // Sent from this machine (unless remote_src says the source is on the host already).
-      return a.has('src') && !/^(yes|true)$/i.test(a.get('remote_src') ?? '') ? [{ line: `scp ${q(a.get('src')!)} ${q(`target-host:${a.get('dest') ?? '/tmp/'}`)}`, local: true }] : [];
+      return a.has('src') && !/^(yes|true)$/i.test(a.get('remote_src') ?? '') && a.get('mode') !== 'pull' ? [{ line: `scp ${q(a.get('src')!)} ${q(`target-host:${a.get('dest') ?? '/tmp/'}`)}`, local: true }] : [];
     case 'uri': {
       const url = a.get('url');
       if (!url) return [];

@@ -152,6 +152,9 @@ const CREDENTIAL_FILE_VARS: Record<string, string> = {
   NPM_CONFIG_USERCONFIG: '.npmrc',
   GNUPGHOME: '.gnupg',
   PGPASSFILE: '.pgpass',
+  P4TICKETS: '.p4tickets',
+  P4ENVIRO: '.p4enviro',
+  ANSIBLE_VAULT_PASSWORD_FILE: '.vault_pass',
 };
 
 /**

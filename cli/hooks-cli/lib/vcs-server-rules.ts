@@ -97,7 +97,8 @@ const SERVER_STORE = /^\/(opt\/perforce\/servers\/[^/]+|p4\/\d+|hxdepots\/p4\/\d
 
 /** Why deleting abs loses a version-control server's data, or null. */
 export function serverStoreLoss(abs: string): string | null {
-  return SERVER_STORE.test(abs) ? `${abs} is a version-control server's own store (its database or archive files): the team's whole history goes with it` : null;
+  // (Perforce's database files, db.have, db.rev… or db.*, wherever a P4ROOT named for Perforce lies.)
+  return SERVER_STORE.test(abs) || /\/(perforce|p4|p4d|p4root|helix[^/]*)\/(.+\/)?db\.(\*|[a-z]+)$/i.test(abs) ? `${abs} is a version-control server's own store (its database or archive files): the team's whole history goes with it` : null;
 }
 
 /** A container volume of a version-control or artifact server (p4-depot-data, gitlab_data, nexus-data): the team's history, not a dev database. */
