@@ -26,7 +26,8 @@ import { accountExports, isPasswordVault, MAC_TOOLS, macFindings, spotlightAsFin
 import { accountLockout, buildOverHost, chipIrreversible, deviceDumpOutputs, isSerialPort, isTargetTool, isUserDeviceNode, KERNEL_CMDLINE_OPT, loopDeviceOfImage, MACHINE_VERB, udevRuleChange } from './device-rules';
 import { codeStoreWipe, sqlSentFiles, storeFindings, storeScope, syncDeleteDestination } from './sql-rules';
 import { destroyFinding, deviceWipe } from './destroy-rules';
-import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
+import { CLUSTER_TOOLS, clusterToolFindings, isAreaRoot, sharedArea } from './cluster-rules';
+import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isOwnArea, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
   classifyDelete,
   describeDelete,
@@ -263,6 +264,10 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
       }
       case 'exec':
         next = words.slice(skipOptions(words, 1, new Set(['-a'])));
+        break;
+      case 'lfs':
+        // Lustre's lfs find walks a tree as find does (its --type is find's -type).
+        if (words[1]?.text === 'find') next = words.slice(1).map((w) => (/^--(type|name|size|mtime|atime|user|maxdepth|mindepth)$/.test(w.text) ? { ...w, text: w.text.slice(1) } : w));
         break;
       case 'nohup':
       case 'setsid':
@@ -838,6 +843,8 @@ function deleteAlias(words: Word[]): Word[] {
 /** Text an invocation reads on stdin, when the line says: a here-document or here-string, or static `echo`/`printf`/`cat <<EOF` output piped in. */
 function stdinText(inv: Invocation): string | null {
   for (const r of inv.redirects) if (r.body !== undefined) return r.body;
+  // python < <(echo "…"), bash < <(printf '…'): what the process substitution prints, when it is known (~ stands for the home).
+  for (const r of inv.redirects) if (r.op === '<' && r.target.subs.length === 1 && /^\/dev\/fd\/\d+$/.test(r.target.text)) return resolveSubstitution(r.target.subs[0], { home: '~', cwd: inv.cwd ?? '.' });
   const feeder = inv.upstream[inv.upstream.length - 1];
   if (!feeder) return null;
   if ((feeder.argv[0] === 'echo' || feeder.argv[0] === 'printf') && !feeder.viaXargs && !feeder.words.some((w) => w.dynamic)) {
@@ -1221,7 +1228,7 @@ const NOT_WRAPPERS = new Set([
 ]);
 
 /** Options of unknown wrappers whose value is a command line (`nix-shell --run`, `script -c`, `expect -c`, `entr -s`, `gdb -ex`, `vim -c`, `sqlite3 '.shell …'`). */
-const SCRIPT_OPTS = /^(-c|--run|--command|-x|--exec|-s|--shell|-ex|--eval|-eval|-e|--execute|-cmd|--cmd)$/;
+const SCRIPT_OPTS = /^(-c|--run|--command|-x|--exec|-s|--shell|-ex|--eval|-eval|-e|--execute|-cmd|--cmd|--wrap)$/;
 
 /** A command line inside text: `!cmd` (vim, gdb, less), `!sh cmd` (beeline), `!system cmd` (snowsql), `.shell cmd`/`.system cmd` (sqlite3), `spawn cmd` (expect), `exec cmd` (tcl), `\\! cmd` (psql, mysql), or a line starting with a command that matters. */
 function embeddedCommand(text: string, anyHead = false): string | null {
@@ -1234,7 +1241,7 @@ function embeddedCommand(text: string, anyHead = false): string | null {
 }
 
 /** Interpreters of languages without a table here: their -e/--eval value is code, not a shell line. */
-const CODE_TOOLS = /^(beeline|snowsql|swift|raku|perl6|rakudo|erl|escript|elixir|iex|emacs|racket|guile|sbcl|clisp|clojure|clj|bb|julia|octave|groovy|scala|spark-shell|amm|kotlinc|kotlin|crystal|ghc|ghci|runghc|ocaml|swipl|gst|nim|dart|jshell|hy|fennel|janet|sqlite3|mysql|psql|mongosh|mongo|gdb|lldb)$/;
+const CODE_TOOLS = /^(beeline|snowsql|swift|raku|perl6|rakudo|erl|escript|elixir|iex|emacs|racket|guile|sbcl|clisp|clojure|clj|bb|julia|octave|octave-cli|matlab|groovy|scala|spark-shell|amm|kotlinc|kotlin|crystal|ghc|ghci|runghc|ocaml|swipl|gst|nim|dart|jshell|hy|fennel|janet|sqlite3|mysql|psql|mongosh|mongo|gdb|lldb)$/;
 
 /** Text that reads as code of some language rather than a shell line: calls `f(…)`, s-expressions, methods on strings. */
 const CODE_LIKE = /\w\s*\(|^\s*\(|["'`]\s*\.\s*[\w!]/;
@@ -1268,9 +1275,11 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
     if (t.startsWith('-') && t.length > 1) {
       const eq = t.indexOf('=');
       const opt = eq > 0 ? t.slice(0, eq) : t;
-      if (SCRIPT_OPTS.test(opt) || /^-[a-zA-Z]+c$/.test(opt)) {
+      // matlab -batch CODE, matlab -r CODE: MATLAB's statements.
+      if (SCRIPT_OPTS.test(opt) || /^-[a-zA-Z]+c$/.test(opt) || (/^-(batch|r)$/.test(opt) && /^(matlab|octave|octave-cli)$/.test(base(inv.argv[0] ?? '')))) {
         const v = eq > 0 ? t.slice(eq + 1) : w[k + 1]?.text;
-        if (v !== undefined) optScripts.push(v);
+        // julia's `rm -rf $(homedir())/x`: the command's interpolation of the home directory.
+        if (v !== undefined) optScripts.push(v.replace(/\$\((?:homedir\(\)|ENV\[\s*"HOME"\s*\])\)/g, walk.env.home));
         if (eq < 0) k++;
       }
       continue;
@@ -1406,7 +1415,7 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
   if (/\bdelete\s+(every\s+item\s+of\s+)?\(?\s*path\s+to\s+home\s+folder\b/i.test(code)) checkDelete(walk, inv, target(inv, { text: walk.env.home, dynamic: false, glob: false, subs: [], quoted: true }), true, `${inv.argv[0]} code (Finder)`);
   if (code.length > 20_000 || !/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|removeItemAtPath|removeItemAtPathError|Delete|rm_rf|deleteDir)\b/.test(code)) return;
   const norm = code
-    .replace(/\bNSHomeDirectory\(\)|\bhomedir\(\)|os\.Getenv\(\s*"HOME"\s*\)|os\.UserHomeDir\(\)|System\.getProperty\(\s*"user\.home"\s*\)|System\.getenv\(\s*"HOME"\s*\)|Sys\.getenv\(\s*"HOME"\s*\)|ENV\[\s*"HOME"\s*\]|Environment\.GetFolderPath\([^)]*UserProfile\)|std::env::var\(\s*"HOME"\s*\)[^,);]*|dirs::home_dir\(\)[^,);]*|FileManager\.default\.homeDirectoryForCurrentUser[^,);]*|(?:\$\.)?NSHomeDirectory\(\)|\$(?:::)?env\(HOME\)/g, '"~"')
+    .replace(/\bgetenv\(\s*'HOME'\s*\)|\bNSHomeDirectory\(\)|\bhomedir\(\)|os\.Getenv\(\s*"HOME"\s*\)|os\.UserHomeDir\(\)|System\.getProperty\(\s*"user\.home"\s*\)|System\.getenv\(\s*"HOME"\s*\)|Sys\.getenv\(\s*"HOME"\s*\)|ENV\[\s*"HOME"\s*\]|Environment\.GetFolderPath\([^)]*UserProfile\)|std::env::var\(\s*"HOME"\s*\)[^,);]*|dirs::home_dir\(\)[^,);]*|FileManager\.default\.homeDirectoryForCurrentUser[^,);]*|(?:\$\.)?NSHomeDirectory\(\)|\$(?:::)?env\(HOME\)/g, '"~"')
     .replace(JVM_HOME, '"~"')
     .replace(/\bpwd\(\)|os\.Getwd\(\)|System\.getProperty\(\s*"user\.dir"\s*\)|sys\.props\(\s*"user\.dir"\s*\)|Directory\.GetCurrentDirectory\(\)/g, '"."')
     // home, _ := os.UserHomeDir(); os.RemoveAll(home): a variable holding the path, put in.
@@ -1419,8 +1428,16 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
     if (!/^(~|\.)(\/.*)?$|^\//.test(p)) continue;
     const w: Word = { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true };
     // (FileManager's removeItem removes a directory with everything in it.)
-    const rec = /RemoveAll|rmtree|recursive|Recursively|remove_dir_all|rm_rf|deleteDirectory|deleteDir|removeItem/.test(m.index === undefined ? m[0] : m[0] + norm.slice(m.index, m.index + 120));
+    // (MATLAB's and Octave's rmdir(P, 's') removes P with everything in it.)
+    const rec = /RemoveAll|rmtree|recursive|Recursively|remove_dir_all|rm_rf|deleteDirectory|deleteDir|removeItem/.test(m.index === undefined ? m[0] : m[0] + norm.slice(m.index, m.index + 120)) || (m.index !== undefined && /^rmdir\s*\(\s*(['"])[^'"]*\1\s*,\s*['"]s['"]/.test(norm.slice(m.index)));
     checkDelete(walk, inv, target(inv, w), rec, `${inv.argv[0]} code`);
+  }
+  // foreach(d -> rm(d; recursive=true), readdir("/x"; join=true)) (julia), rmdir over dir('/x') with 's' (MATLAB): every entry of a listing, deleted with its tree.
+  if (/recursive\s*=\s*(?:true|TRUE|T)\b|,\s*'s'\s*\)/.test(norm)) {
+    for (const m of norm.matchAll(/\b(?:readdir|dir|ls|glob)\(\s*(["'])([~/][^"'*]*)\1/g)) {
+      const w: Word = { text: m[2].replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true };
+      checkDelete(walk, inv, { ...target(inv, w), wholeDir: true }, true, `${inv.argv[0]} code`);
+    }
   }
 }
 
@@ -1911,6 +1928,9 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
   // The container's command, with its paths mapped back to the host paths mounted there.
   // (An unquoted glob stays one: the shell expands it before docker runs, docker run … rm -rf ./*.)
   let script = command.map((a, k) => (inv.words[inv.words.length - command.length + k]?.glob && !/[\s'"]/.test(a) ? a : shellWord(a))).join(' ');
+  // docker run -i IMAGE sh <<< '…', apptainer shell IMAGE <<EOF: the container's shell runs what the line feeds it.
+  const fed = command.length === 1 && SHELLS.has(base(command[0])) ? stdinText(inv) : null;
+  if (fed) script = fed;
   for (const m of mounts) {
     if (m.inside === '/' || !m.inside.startsWith('/')) continue;
     const esc = m.inside.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -2318,7 +2338,9 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
         }
         if (t.abs && isDiskDevice(t.abs)) block(walk, 'dangerous', `${name} on the disk device ${t.abs} destroys its data`, 'check the device with lsblk first; nothing on a disk device can be undone');
         else {
-          if (name === 'truncate' && inv.argv.some((a, k) => /^(-s0|--size=0)$/.test(a) || (/^(-s|--size)$/.test(a) && inv.argv[k + 1] === '0'))) checkEmptied(walk, t, 'truncate -s 0');
+          // (-s 100: cut to a few bytes, the data beyond them gone as with -s 0.)
+          const cut = inv.argv.map((a, k) => /^(?:-s|--size=)(\d+)$/.exec(a)?.[1] ?? (/^(-s|--size)$/.test(inv.argv[k - 1] ?? '') ? /^(\d+)$/.exec(a)?.[1] : undefined)).find((x) => x !== undefined);
+          if (name === 'truncate' && cut !== undefined && Number(cut) < 4096) checkEmptied(walk, t, `truncate -s ${cut}`);
           checkWrite(walk, inv, t, name);
           // What shred overwrites is gone as if deleted (.git/objects/pack/*).
           if (name === 'shred' || name === 'truncate') checkDelete(walk, inv, t, false, name);
@@ -2379,6 +2401,10 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       // A key or token copied into what a web server serves (/var/www, public_html, the site's public/ or static/): published.
       const served = d?.abs && /^\/(var|srv)\/www\/|^\/usr\/share\/nginx\/html\/|\/public_html\/|^\/var\/www$/.test(`${d.abs}/`) ? srcs.find((w) => isSecret(walk, target(inv, w).abs)) : undefined;
       if (served) block(walk, 'dangerous', `${name} puts the secret ${target(inv, served).abs} where the web server serves it (${d!.abs}): anyone can download it`, 'secrets stay out of the document root');
+      // Into a group's or the cluster's shared area (/project/GROUP/shared, /scratch/shared): every member reads it.
+      const area = !served && d?.abs && !isUnder(d.abs, walk.env.project) ? sharedArea(d.abs) : null;
+      const handed = area ? srcs.find((w) => isSecret(walk, target(inv, w).abs)) : undefined;
+      if (handed) block(walk, 'dangerous', `${name} puts the secret ${target(inv, handed).abs} into ${d!.abs}, on the shared area ${area} that other users read`, 'keys and credentials stay in the home, readable by their owner only');
       // Into a directory (DIR/, ~, -t DIR, several sources): each source lands as DIR/ITS-NAME (cp /tmp/x/.zshrc ~/).
       if (d?.abs && (tIdx > 0 || dest!.text.endsWith('/') || d.abs === walk.env.home || srcs.length > 1)) {
         for (const w of srcs) {
@@ -2566,6 +2592,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
         else if (isSystemPath(t.abs, walk.env.home) && !(isUserDeviceNode(t.abs) && !recursive)) block(walk, 'system', `setfacl on the system path ${t.abs}`);
         else if (grants && isSecret(walk, t.abs) && !isSharedSshFile(t.abs)) block(walk, 'dangerous', `setfacl ${specs.join(' ')} on ${t.abs} opens a secret to other users`, 'keys and credentials stay readable by their owner only');
         else if (grants && recursive && isPreciousHomeDir(t.abs, walk.env)) block(walk, 'dangerous', `setfacl -R on ${t.abs} opens the user's keys, settings or files to others`);
+        // setfacl -R -m o::rwx /project/GROUP: every user of the machine may change or delete the group's data (chmod -R 777's kin).
+        else if (recursive && specs.some((x) => /(^|,)(d(efault)?:)?o(ther)?:[^:,]*:?[rwxX-]*w/.test(x)) && sharedMountLoss(t.abs, walk.env)) block(walk, 'dangerous', `setfacl ${specs.join(' ')} gives every user write access to ${sharedMountLoss(t.abs, walk.env)}: anyone can change or delete that data`, 'grant the one account or group that needs it (u:NAME:rwX)');
       }
       break;
     }
@@ -2638,6 +2666,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   const lostBackups = BACKUP_TOOLS.test(name) ? backupLoss(inv.argv) : PACKAGE_TOOLS.test(name) ? everyPackageRemoved(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv)) : null;
   if (lostBackups) block(walk, 'dangerous', lostBackups, 'forget or delete named snapshots, after a --dry-run');
   if (MAC_TOOLS.test(name)) for (const r of macFindings(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv))) block(walk, 'dangerous', r, 'let the user do this themselves');
+  if (CLUSTER_TOOLS.test(name)) for (const r of clusterToolFindings(inv.argv, env, (abs) => isSecret(walk, abs))) block(walk, 'dangerous', r, 'let the user do it');
   if (DATA_TOOLS.test(name) || (name === 'git' && args.includes('lfs')) || (inv.viaXargs && /^(rm|shred|srm|unlink|truncate)$/.test(name))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
   checkTraversal(walk, inv);
 }
@@ -2694,9 +2723,11 @@ function checkXargsRuns(walk: Walk, inv: Invocation): void {
   if (!inv.viaXargs || inv.nested && inv.argv[0] === undefined || /^(rm|srm|rmdir|unlink|shred|truncate)$/.test(inv.argv[0] ?? '')) return;
   const fed = xargsItems(walk, inv);
   if (!fed || fed.items.length === 0 || fed.items.length > 16 || fed.items.some((t) => t.word.dynamic)) return;
+  // find /x -type f | xargs chmod 666: the mode of every file an unfiltered listing prints, as chmod -R would set it.
+  const own = fed.recursive && /^(chmod|chown|chgrp|setfacl)$/.test(inv.argv[0] ?? '') ? [inv.words[0], { ...inv.words[0], text: '-R', glob: false }, ...inv.words.slice(1)] : inv.words;
   for (const item of fed.items) {
     const repl = inv.xargsReplace;
-    const words = repl && inv.words.some((w) => w.text.includes(repl)) ? inv.words.map((w) => (w.text.includes(repl) ? { ...w, text: w.text.split(repl).join(item.word.text) } : w)) : [...inv.words, item.word];
+    const words = repl && own.some((w) => w.text.includes(repl)) ? own.map((w) => (w.text.includes(repl) ? { ...w, text: w.text.split(repl).join(item.word.text) } : w)) : [...own, item.word];
     const child: Invocation = { ...inv, argv: text(words), words, viaXargs: false, xargsReplace: undefined, upstream: [], nested: true };
     checkInvocation(walk, child);
   }
@@ -3241,7 +3272,7 @@ function spreadDelete(walk: Walk, abs: string | null, name: string | null, argv:
 /** The root of a listing is / , the home directory or one of their ancestors: only filters on names narrow a listing there. */
 function broadRoot(walk: Walk, abs: string | null, finder?: Invocation): boolean {
   if (abs === null) return false;
-  if (isSharedMountRoot(abs, finder?.argv)) return true;
+  if (isSharedMountRoot(abs, finder?.argv) || isAreaRoot(abs, (a) => isOwnArea(a, walk.env))) return true;
   const c = classifyDelete(abs, walk.env);
   // /home and /Users hold every user's home.
   return c === 'root' || c === 'home' || c === 'ancestor' || /^\/(home|Users)\/?$/.test(abs);
@@ -3931,7 +3962,7 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
   if (ops.length === 0) return;
   const [spec, ...files] = ops;
   const mode = spec.text;
-  const worldWritable = name === 'chmod' && (/^0?[0-7]?[0-7][0-7]7$/.test(mode) || /(^|,)(a|o|ugo)?[+=][rwxXst]*w/.test(mode) && /(^|,)(a|o)/.test(mode));
+  const worldWritable = name === 'chmod' && (/^0?[0-7]?[0-7][0-7][2367]$/.test(mode) || /(^|,)(a|o|ugo)?[+=][rwxXst]*w/.test(mode) && /(^|,)(a|o)/.test(mode));
   const setuid = name === 'chmod' && (/^[2-7][0-7]{3}$/.test(mode) || /[+=][rwx]*s/.test(mode));
   for (const f of files) {
     const t = target(inv, f);
@@ -3967,7 +3998,9 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
     const chownAway = name !== 'chmod' && /^(nobody|nogroup|www-data|daemon|nginx|apache|http|httpd|guest|ftp|games|sys|bin|mail|news|uucp|proxy|backup|list|irc|gnats|_www)([:.]|$)|^[:.](nobody|nogroup|www-data|users|everyone|staff|adm|wheel)$/.test(mode);
     // A server's key under /etc given to its group only (chmod 640 …/example.com.key, chown root:ssl-cert): how services read their keys.
     const groupOnly = name === 'chmod' && /^\/etc\//.test(t.abs) && /^0?[0-7]?[0-7][0-7]0$/.test(mode);
-    const opensSecret = isSecret(walk, t.abs) && !isSharedSshFile(t.abs) && ((name === 'chmod' && opens && !groupOnly) || chownAway);
+    // ~/.ssh/authorized_keys (or ~/.ssh) writable by group or others: anyone can add a key and log in as the user.
+    const othersWrite = name === 'chmod' && (/^0?[0-7]?[0-7]([2367][0-7]|[0-7][2367])$/.test(mode) || /(^|,)[ugoa]*[aog][ugoa]*[+=][rwxXst]*w/.test(mode));
+    const opensSecret = (isSecret(walk, t.abs) && !isSharedSshFile(t.abs) && ((name === 'chmod' && opens && !groupOnly) || chownAway)) || (othersWrite && /\/\.ssh(\/authorized_keys2?)?$/.test(t.abs) && isUnder(t.abs, walk.env.home));
     // chown -R $USER ~/.config/gcloud (or $(whoami), $(id -u)): ownership given back to the user, nothing granted to others.
     const toUser = name !== 'chmod' && (/\$\{?(USER|LOGNAME|UID)\b/.test(spec.text) || spec.subs.some((sub) => /^\s*(whoami|id\b|logname)/.test(sub)) || spec.text.includes('$(…)') && spec.subs.length > 0 && spec.subs.every((sub) => /^\s*(whoami|id|logname)\b/.test(sub)));
     if (toUser && isUnder(t.abs, walk.env.home) && t.abs !== walk.env.home) continue;

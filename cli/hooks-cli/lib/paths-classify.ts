@@ -159,6 +159,8 @@ export function isSecretName(name: string): boolean {
   if (/^(key|keystore|signing|release-signing)\.properties$/.test(name)) return true;
   if (/^\.(ssh|aws|gnupg|kube|password-store|netrc|git-credentials|pgpass)$/.test(name)) return true;
   if (/^(Login Data|Cookies|key[34]\.db|logins\.json|cookies\.sqlite)$/.test(name)) return true;
+  // A Jupyter server's runtime file holds its token, which opens a shell as the user (old ones are deleted as litter: not a secret store).
+  if (/^(jpserver|nbserver)-[^/]*\.json$/.test(name)) return true;
   if (/^(credentials(\.(json|ya?ml|toml|ini|csv|txt|xml|enc|yml\.enc|db))?|secrets?\.(json|ya?ml|toml)|.*\.(pem|key|p12|pfx|keystore|jks|kdbx|ppk|tfstate|tfstate\.backup)|\.netrc|\.npmrc|\.pgpass|\.htpasswd|htpasswd|\.my\.cnf|wallet\.dat|secring\..*|.*\.kubeconfig|kubeconfig(\..*)?|service-account.*\.json)$/.test(name)) return true;
   if (/^(service[-_]?account|serviceAccountKey|firebase-adminsdk|.*-adminsdk-|gcp[-_]?(sa[-_]?)?key|sa[-_]key|client[-_]secret)[^/]*\.json$/i.test(name)) return true;
   // A service account's key by the usual naming (etl-prod-sa.json, loader_sa_key.json), a scheduler's settings with its keys and connections.
@@ -228,7 +230,9 @@ export function isHomeCache(p0: string, env0: PathEnv): boolean {
  * work areas. The one list behind STORAGE_ROOT (a whole root deleted) and SHARED_MOUNT (a root, or a
  * disk mounted at /mnt/NAME, and the areas in it: data-rules.ts).
  */
-export const STORAGE_ROOTS = ['scratch', 'data', 'datasets', 'shared', 'nfs', 'storage', 'models', 'backup', 'backups', 'archive', 'export', 'exports', 'lustre', 'gpfs', 'beegfs', 'fsx', 'work', 'space'];
+export const STORAGE_ROOTS = ['scratch', 'data', 'datasets', 'shared', 'nfs', 'storage', 'models', 'backup', 'backups', 'archive', 'export', 'exports', 'lustre', 'gpfs', 'beegfs', 'fsx', 'work', 'space',
+  // Clusters' group and per-user parallel areas (/project/GROUP, /pscratch/USER): cluster-rules.ts reads their layout.
+  'project', 'projects', 'proj', 'groups', 'labs', 'pscratch', 'gscratch'];
 
 /** A storage root itself: /scratch, /data, /lustre... (a bare /app inside a container is not one). */
 export const STORAGE_ROOT = new RegExp(`^/(${STORAGE_ROOTS.join('|')})$`);

@@ -14,6 +14,7 @@
  * and PWD) stay in the text and are flagged, so callers can be cautious.
  */
 import { windowsDrivePath } from './paths-classify';
+import { clusterVar } from './cluster-rules';
 
 export interface Word {
   /** The word after quote removal and the expansions known statically. */
@@ -197,6 +198,8 @@ function expandVar(name: string, env: ParseEnv): VarValue | null {
   if (name === 'CLAUDE_PROJECT_DIR' && env.project) return { text: env.project, dynamic: false, subs: [] };
   const win = windowsVar(name);
   if (win !== undefined) return { text: win, dynamic: false, subs: [] };
+  const area = clusterVar(name, env.cwd);
+  if (area !== undefined) return { text: area, dynamic: false, subs: [] };
   return null;
 }
 
