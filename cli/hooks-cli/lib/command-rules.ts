@@ -27,6 +27,7 @@ import { accountLockout, buildOverHost, chipIrreversible, deviceDumpOutputs, isS
 import { codeStoreWipe, sqlSentFiles, storeFindings, storeScope, syncDeleteDestination } from './sql-rules';
 import { destroyFinding, deviceWipe } from './destroy-rules';
 import { CLUSTER_TOOLS, clusterToolFindings, isAreaRoot, sharedArea } from './cluster-rules';
+import { HOSTING_TOOLS, PLATFORM_VAR_HOSTS, platformFindings, platformSecretPrinter } from './hosting-rules';
 import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isOwnArea, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
   classifyDelete,
@@ -265,6 +266,22 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
       case 'exec':
         next = words.slice(skipOptions(words, 1, new Set(['-a'])));
         break;
+      case 'pnpm':
+      case 'npm':
+      case 'yarn': {
+        // pnpm -w exec sh -c '…', pnpm -r exec -- CMD, npm exec -- CMD: the command runs in the workspace's root or in each package.
+        let j = 1;
+        while (j < words.length && /^-/.test(words[j].text)) j += /^(--filter|-F|-C|--dir|--prefix|-w|--workspace)$/.test(words[j].text) && name !== 'pnpm' ? 2 : /^(--filter|-F|-C|--dir)$/.test(words[j].text) ? 2 : 1;
+        if (words[j]?.text !== 'exec') break;
+        j++;
+        while (j < words.length && /^-/.test(words[j].text) && words[j].text !== '--' && !/^(-c|--call)$/.test(words[j].text)) j += /^(--filter|-F|-C|--dir|-w|--workspace|--package|-p)$/.test(words[j].text) && name !== 'pnpm' ? 2 : /^(--filter|-F|-C|--dir|--package|-p)$/.test(words[j].text) ? 2 : 1;
+        if (words[j]?.text === '--') j++;
+        if (/^(-c|--call)$/.test(words[j]?.text ?? '')) {
+          u.script = words[j + 1]?.text ?? '';
+          next = [];
+        } else if (j < words.length) next = words.slice(j);
+        break;
+      }
       case 'lfs':
         // Lustre's lfs find walks a tree as find does (its --type is find's -type).
         if (words[1]?.text === 'find') next = words.slice(1).map((w) => (/^--(type|name|size|mtime|atime|user|maxdepth|mindepth)$/.test(w.text) ? { ...w, text: w.text.slice(1) } : w));
@@ -1648,7 +1665,7 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
       if (['-out', '-o', '--output'].includes(w.text) && next && !next.dynamic && next.text !== '-') walk.secretFiles.add(resolveFrom(inv.cwd!, next.text));
     });
     // airflow connections export FILE, doppler secrets download FILE: a tool's secrets exported into the file it is given.
-    const exported = /\b(export|download|dump)\b/.test(inv.argv.slice(1, 4).join(' ')) && printsCredential(inv.argv) !== null ? operands(inv.words).filter((w) => /[/.]/.test(w.text) && !w.dynamic && !w.text.startsWith('/dev/')).pop() : undefined;
+    const exported = /\b(export|download|dump|pull)\b/.test(inv.argv.slice(1, 4).join(' ')) && printsCredential(inv.argv) !== null ? operands(inv.words).filter((w) => /[/.]/.test(w.text) && !w.dynamic && !w.text.startsWith('/dev/')).pop() : undefined;
     if (exported) walk.secretFiles.add(resolveFrom(inv.cwd, exported.text));
     // split SECRET PREFIX writes PREFIXaa, PREFIXab...: each piece holds part of it.
     if (name === 'split') walk.secretFiles.add(`${resolveFrom(inv.cwd, operands(inv.words, new Set(['-b', '-l', '-n', '-C', '-a', '-t', '--additional-suffix']))[1]?.text ?? 'x')}*`);
@@ -2667,6 +2684,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (lostBackups) block(walk, 'dangerous', lostBackups, 'forget or delete named snapshots, after a --dry-run');
   if (MAC_TOOLS.test(name)) for (const r of macFindings(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv))) block(walk, 'dangerous', r, 'let the user do this themselves');
   if (CLUSTER_TOOLS.test(name)) for (const r of clusterToolFindings(inv.argv, env, (abs) => isSecret(walk, abs))) block(walk, 'dangerous', r, 'let the user do it');
+  if (HOSTING_TOOLS.test(name)) for (const r of platformFindings({ argv: inv.argv, assigned: inv.assigned ?? [], subs: inv.words.flatMap((w) => w.subs), stdin: stdinText(inv), fedBy: inv.viaXargs ? inv.upstream.map((u) => u.argv) : [] })) block(walk, 'dangerous', r, 'let the user do it, after a backup or on a preview');
   if (DATA_TOOLS.test(name) || (name === 'git' && args.includes('lfs')) || (inv.viaXargs && /^(rm|shred|srm|unlink|truncate)$/.test(name))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
   checkTraversal(walk, inv);
 }
@@ -2967,6 +2985,8 @@ function checkCloudDestroy(walk: Walk, inv: Invocation): void {
     return;
   }
   if (!CLOUD_CLIS.test(name ?? '')) return;
+  // A preview: a deployment's own URL (vercel rm acme-web-git-x-acme.vercel.app), a hosting preview channel (pr-470).
+  if (args.some((a) => /\.vercel\.app$|--[\w-]+\.netlify\.app$/.test(a)) || (name === 'firebase' && /^hosting:channel:delete$/.test(args.find((a) => !a.startsWith('-')) ?? ''))) return;
   // firebase --project demo-*: a project that exists only in the local emulator.
   if (name === 'firebase' && args.some((a, k) => /^demo-/.test(a) && /^(--project|-P)$/.test(args[k - 1] ?? '')) || args.some((a) => /^--project=demo-/.test(a))) return;
   const verbs = args.filter((x) => !x.startsWith('-'));
@@ -3111,9 +3131,12 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   if (first && (/^(findmnt|df)$/.test(first[0]) || (first[0] === 'lsblk' && first.some((a) => /MOUNTPOINT/i.test(a))) || (first[0] === 'mount' && first.length === 1) || first.some((a) => /^\/(etc\/(fstab|mtab)|proc\/(self\/)?mounts)$/.test(a)))) return fromText('/', inv.upstream[0]);
   // The stage that produces the list: skip what only passes it on; a grep (not -v), sed -n or awk with a pattern narrows it.
   let narrowed = false;
+  // … | grep -E '(^|/)\.env' | xargs …: a filter that keeps the env files says what the items are.
+  let envFiles = false;
   let k = inv.upstream.length - 1;
   for (; k >= 0; k--) {
     const a = inv.upstream[k].argv;
+    if (/^(grep|egrep|rg)$/.test(a[0]) && !a.some((x) => /^-[a-zA-Z]*v/.test(x)) && a.slice(1).some((x) => /^[^-].*\\?\.env\b/.test(x))) envFiles = true;
     // A stage fed its own text (cat <<< ~) or reading a file (cut -f6 /etc/passwd) is where the list comes from.
     if (inv.upstream[k].redirects.some((r) => r.body !== undefined)) break;
     if (/^(cut|cat|sort|uniq|head|tail|tac|tr|nl)$/.test(a[0]) && operands(inv.upstream[k].words, new Set(['-d', '-f', '-c', '-b', '-n', '-k', '-t'])).some((w) => w.text.startsWith('/'))) break;
@@ -3195,7 +3218,15 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   const console = !narrowed ? frameworkCode(feeder.argv, feeder.assigned ?? [], () => stdinText(feeder!)) : null;
   const said = console ? printedText(console.lang, console.code).join('\n') : '';
   if (said.trim() !== '') return fromText(said, feeder);
+  // pnpm root -w | xargs dirname | xargs rm -rf: a stage that maps each item to its directory (or its real path).
+  if (feeder.viaXargs && /^(dirname|realpath|readlink)$/.test(f) && k > 0) {
+    const inner = xargsItems(walk, { ...feeder, upstream: inv.upstream.slice(0, k) });
+    if (inner) return { items: inner.items.map((t) => (t.abs === null || f !== 'dirname' ? t : target(feeder!, word(path.posix.dirname(t.abs))))), recursive: inner.recursive || f === 'dirname' };
+  }
+  // fd -H -I '^\.env' .: fd's pattern names the env files.
+  if (/^(fd|fdfind)$/.test(f) && feeder.argv.slice(1).some((x) => /^\^?\\?\.env/.test(x))) envFiles = true;
   const lister = listerRoots(walk, feeder);
+  if (lister && envFiles) return { items: lister.roots.filter((t) => t.abs !== null).map((t) => target(feeder!, { ...word(`${t.abs}/.env*`), glob: true })), recursive: false };
   if (lister) return { items: lister.roots.map((t) => (narrowed || lister.filtered ? { ...t, abs: t.abs === null ? null : `${t.abs}/…` } : t)), recursive: !narrowed && !lister.filtered };
   // A filter of a known text (sed -n 1p <<< "$HOME", cut … <<< …): prints (part of) that text.
   const fedText = feeder.redirects.find((r) => r.body !== undefined)?.body;
@@ -3432,6 +3463,11 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
     block(walk, 'dangerous', `${verb} destroys ${t.abs}, the disk of a virtual machine or WSL distribution: every file in that machine goes with it`, 'remove a distribution with wsl --unregister, or a VM with its own manager, after an export');
     return;
   }
+  // rm -f apps/*/.env*, xargs rm over find -name '.env*': every env file a pattern matches, secrets no commit holds.
+  if (t.word.glob && DOTENV_PATTERN.test(path.posix.basename(t.abs)) && isUnder(t.abs, env.project) && verb !== 'mv') {
+    block(walk, 'dangerous', `${verb} ${t.word.text} deletes every env file it matches: the secrets and settings in them are in no commit`, 'remove the one file meant, by its path, after a copy');
+    return;
+  }
   if (HISTORY_FILE.test(t.abs) && isUnder(t.abs, env.home) && verb !== 'mv') {
     block(walk, 'dangerous', `${verb} deletes ${t.abs}: the shell history is destroyed`);
     return;
@@ -3502,6 +3538,9 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
   }
   return false;
 }
+
+/** A pattern over env files (.env*, .env.*, .dev.vars*): every one of them, secrets and all. */
+const DOTENV_PATTERN = /^\.env(\*|\.\*)$|^\.dev\.vars\*?$|^\*\.env$/;
 
 /** The shells' and REPLs' history files. */
 const HISTORY_FILE = /\/\.(bash|zsh|sh|python|psql|mysql)_history$|\/\.local\/share\/fish\/fish_history$/;
@@ -3928,8 +3967,10 @@ function checkServesSecrets(walk: Walk, inv: Invocation): void {
   };
   if (langOf(name) === 'python' && a.includes('http.server')) dir = after('--directory', '-d') ?? '.';
   else if (name === 'php' && a.includes('-S')) dir = after('-t', '--docroot') ?? '.';
-  else if ((name === 'npx' || name === 'pnpx' || name === 'bunx') && /^(serve|http-server|live-server)(@.*)?$/.test(a[1] ?? '')) dir = a.slice(2).find((x) => !x.startsWith('-')) ?? '.';
-  else if (/^(serve|http-server|live-server)$/.test(name)) dir = a.slice(1).find((x) => !x.startsWith('-')) ?? '.';
+  // (-p 8080, -l 5000, -a HOST: an option's value is not the directory.)
+  const firstDir = (xs: string[]) => xs.find((x, k) => !x.startsWith('-') && !/^(-p|--port|-l|--listen|-a|--address|-c|--cache|-o|--open|-P|--proxy|--host|--ssl-cert|--ssl-key|-C|-K)$/.test(xs[k - 1] ?? ''));
+  if ((name === 'npx' || name === 'pnpx' || name === 'bunx') && /^(serve|http-server|live-server)(@.*)?$/.test(a[1] ?? '')) dir = firstDir(a.slice(2)) ?? '.';
+  else if (/^(serve|http-server|live-server)$/.test(name)) dir = firstDir(a.slice(1)) ?? '.';
   else if (name === 'ruby' && a.includes('httpd')) dir = a.slice(a.indexOf('httpd') + 1).find((x) => !x.startsWith('-')) ?? '.';
   else if ((name === 'busybox' && a[1] === 'httpd') || name === 'httpd' && a.includes('-h')) dir = after('-h') ?? '.';
   // ngrok http file:///DIR, cloudflared/localtunnel pointed at files: the directory goes on the internet.
@@ -4122,6 +4163,11 @@ function checkFind(walk: Walk, inv: Invocation): void {
       block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes every source file of that kind in the project`, 'delete build output by its directory, e.g. rm -rf dist');
       continue;
     }
+    // find . -name '.env*' -delete: every local env file of the project, whose secrets no commit holds.
+    if (namePattern && DOTENV_PATTERN.test(namePattern) && isUnder(t.abs, walk.env.project)) {
+      block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes the project's env files: the secrets and settings in them are in no commit`, 'remove the one file meant, by its path, after a copy');
+      continue;
+    }
     // find .git -type f -delete: the repository's history, whatever the filter.
     // (A filter on names narrows it only to git's litter: *.lock, tmp_*, hook samples; *.pack is the history itself.)
     if (/(^|\/)\.git(\/(objects|refs)(\/.*)?)?$/.test(t.abs) && (!nameFiltered || !/\.(lock|sample|orig|rej|keep)$|^\.?tmp|~$/.test(namePattern ?? ''))) {
@@ -4311,8 +4357,10 @@ function checkGit(walk: Walk, inv: Invocation): void {
         break;
       }
       // git tag -l | xargs git push origin --delete, git push origin --delete $(git tag): every tag on the remote deleted.
-      const allTags = (u: Invocation) => u.argv[0] === 'git' && /^(tag|ls-remote)$/.test(u.argv[1] ?? '') && u.argv.slice(2).every((a) => /^(-l|--list|--tags|-t|--refs|-q|origin|upstream)$|^--sort=/.test(a));
-      const tagFilter = inv.upstream.some((u) => /^(grep|rg|head|tail)$/.test(u.argv[0]) || (/^[gm]?awk$/.test(u.argv[0]) && u.argv.some((a) => /^\s*(!\s*)?\/[^/]+\//.test(a))) || (u.argv[0] === 'sed' && u.argv.includes('-n')));
+      // (git tag -l 'v*': every release tag; git ls-remote --heads: every branch.)
+      const allTags = (u: Invocation) => u.argv[0] === 'git' && /^(tag|ls-remote)$/.test(u.argv[1] ?? '') && u.argv.slice(2).every((a) => /^(-l|--list|--tags|-t|--heads|-h|--refs|-q|origin|upstream)$|^--sort=|^v?\*$|^v?\[0-9\]\*?$/.test(a));
+      // (grep -v '^main$' keeps all but one: no filter.)
+      const tagFilter = inv.upstream.some((u) => (/^(grep|rg|head|tail)$/.test(u.argv[0]) && !(/^(grep|rg)$/.test(u.argv[0]) && u.argv.some((a) => /^-[a-zA-Z]*v[a-zA-Z]*$|^--invert-match$/.test(a)))) || (/^[gm]?awk$/.test(u.argv[0]) && u.argv.some((a) => /^\s*(!\s*)?\/[^/]+\//.test(a))) || (u.argv[0] === 'sed' && u.argv.includes('-n')));
       const tagsListed = (inv.viaXargs && inv.upstream.some(allTags) && !tagFilter) || inv.words.some((w) => w.subs.some((x) => /^\s*git\s+tag(\s+(-l|--list))?\s*$/.test(x)));
       // (Also as :refs/tags/{} given to xargs -I.)
       if (tagsListed && (deleting || listDeletes || refspecs.some((r) => r.startsWith(':')) || inv.upstream.some((u) => u.argv[0] === 'sed' && u.argv.some((a) => /^s.*:/.test(a))))) {
@@ -4712,7 +4760,7 @@ function printsCredential(argv: string[]): string | null {
   // firebase auth:export users.json: every user's account (emails, password hashes) exported.
   if (argv.slice(1, 4).some((x) => /^(auth|users|accounts):(export|download|dump)$/.test(x))) return `the accounts of ${name}'s users (${argv.slice(1, 3).join(' ')})`;
   if (/^config$/.test(a1 ?? '') && a2 === 'get-value' && /conn|password|secret|key|token/i.test(argv.slice(3).join(' '))) return `${name}'s ${argv.slice(3).join(' ')}`;
-  const ml = mlCredentialPrinter(argv);
+  const ml = mlCredentialPrinter(argv) ?? platformSecretPrinter(argv);
   if (ml) return ml;
   if (name === 'kubectl' && a1 === 'config' && a2 === 'view' && /--raw|--flatten/.test(a)) return 'the cluster credentials (kubectl config view --raw)';
   if (name === 'gcloud' && /\bauth\b/.test(a) && /print-(access|identity|refresh)-token/.test(a)) return 'a Google Cloud token';
@@ -5028,7 +5076,9 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     const candidates = path !== null && path !== undefined ? [path] : upload || (['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil', 'gcloud'].includes(name) && (remote || args.includes('cp')) && !t.startsWith('-') && !download && !/^(?:[\w.-]+@)?[\w.-]+:/.test(t)) ? [t] : [];
     for (const c of candidates) {
       if (c === '-') continue;
-      const tt = target(inv, { ...w, text: c.replace(/^~(?=\/|$)/, walk.env.home) });
+      const tt0 = target(inv, { ...w, text: c.replace(/^~(?=\/|$)/, walk.env.home) });
+      // (for f in apps/*/.env*; … -F "f=@$f": the pattern's files, judged by the names it matches.)
+      const tt = w.glob && !isSecret(walk, tt0.abs) ? target(inv, { ...w, glob: false, text: c.replace(/^~(?=\/|$)/, walk.env.home) }) : tt0;
       // The whole project, archived on the line, to an anonymous file drop or paste service.
       if (tt.abs !== null && walk.projectCopies.has(tt.abs) && args.some((a) => DROP_HOSTS.test(a))) return say(`${tt.abs} (the whole project)`, 'to a public file drop');
       if (isSecret(walk, tt.abs)) return say(tt.abs!, `as a file argument`);
@@ -5071,6 +5121,7 @@ const VAR_HOSTS: [RegExp, RegExp][] = [
   [/^SLACK_(BOT_)?TOKEN$/, /(^|\.)slack\.com$/],
   [/^(AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN)$/, /(^|\.)amazonaws\.com$/],
   ...ML_VAR_HOSTS,
+  ...PLATFORM_VAR_HOSTS,
 ];
 
 /** Anonymous file drops, paste bins and request catchers: whatever reaches them is public. */
