@@ -45,7 +45,8 @@ export interface CodeFindings {
 
 export function langOf(name: string): Lang | null {
   const n = name.replace(/[\d.]+$/, '');
-  if (n === 'python' || n === 'pypy' || n === 'ipython' || n === 'pyspark') return 'python';
+  // (Python interpreters of DCC applications: Houdini's hython, Maya's mayapy, Cinema 4D's c4dpy, ParaView's pvpython and pvbatch.)
+  if (n === 'python' || n === 'pypy' || n === 'ipython' || n === 'pyspark' || n === 'hython' || n === 'mayapy' || n === 'c4dpy' || n === 'pvpython' || n === 'pvbatch') return 'python';
   if (n === 'perl') return 'perl';
   if (n === 'ruby' || n === 'jruby') return 'ruby';
   if (n === 'node' || n === 'nodejs' || n === 'bun' || n === 'deno' || n === 'tsx' || n === 'ts-node' || n === 'zx') return 'js';
