@@ -1,8 +1,10 @@
 /**
  * Checks that the build steps meant to change only speed leave every answer
- * of the command-validator as it was: builds the hook twice, with the
- * regular-expression steps (cli/hooks-cli/name-tests.ts, regexp-gates.ts) and
- * without them, runs every command of the given corpus directories
+ * of the command-validator as it was: builds the hook twice, as shipped (the
+ * regular-expression steps, cli/hooks-cli/name-tests.ts and regexp-gates.ts,
+ * and the rule families in stages of their own loaded behind their gates,
+ * build-hooks.ts RULE_STAGES, lib/rule-gates.ts) and without either (one deep
+ * stage holding every rule, the expressions as written), runs every command of the given corpus directories
  * (`root-home.txt` with HOME=/root) through both bundles in process, in both
  * input shapes, and compares exit code, stdout and stderr byte for byte.
  * Used by bundle-equivalence.test.ts (this tree's corpus and its unfixed
@@ -31,6 +33,9 @@ export interface Comparison {
   /** Bytes of the two bundles: equal sizes would mean the steps did nothing. */
   bytesWith: number;
   bytesWithout: number;
+  /** The validator's bundle files in each build (the rule stages only in the one as shipped). */
+  stagesWith: string[];
+  stagesWithout: string[];
 }
 
 function corpusFiles(dir: string): string[] {
@@ -47,9 +52,10 @@ function corpusFiles(dir: string): string[] {
 export async function compareBundles(t: Pick<Test, 'teardown'>, corpusDirs: string[], srcRoot = sourceRoot()): Promise<Comparison> {
   const root = tempDir(t as Test, 'hooks-equivalence-');
   bundleHooks(path.join(root, 'with', 'hooks'), srcRoot);
-  bundleHooks(path.join(root, 'without', 'hooks'), srcRoot, { regexpSteps: false });
-  // Both stages of the validator: the steps rewrite mostly the deep one (command-rules.ts).
-  const bytes = (v: string) => ['command-validator', 'command-validator-deep'].reduce((n, f) => n + fs.statSync(path.join(root, v, 'hooks', 'lib', `${f}.js`)).size, 0);
+  bundleHooks(path.join(root, 'without', 'hooks'), srcRoot, { regexpSteps: false, split: false });
+  // Every stage of the validator: the steps rewrite mostly the deep one (command-rules.ts).
+  const stages = (v: string) => fs.readdirSync(path.join(root, v, 'hooks', 'lib')).filter((f) => /^command-validator.*\.js$/.test(f)).sort();
+  const bytes = (v: string) => stages(v).reduce((n, f) => n + fs.statSync(path.join(root, v, 'hooks', 'lib', f)).size, 0);
   const withStep = loadHookInProcess(path.join(root, 'with', 'hooks', 'command-validator.js'));
   const without = loadHookInProcess(path.join(root, 'without', 'hooks', 'command-validator.js'));
   const project = tempProject(t as Test, { git: true });
@@ -72,7 +78,7 @@ export async function compareBundles(t: Pick<Test, 'teardown'>, corpusDirs: stri
       }
     }
   }
-  return { runs, files: files.length, differences, bytesWith: bytes('with'), bytesWithout: bytes('without') };
+  return { runs, files: files.length, differences, bytesWith: bytes('with'), bytesWithout: bytes('without'), stagesWith: stages('with'), stagesWithout: stages('without') };
 }
 
 async function main(): Promise<number> {
