@@ -21,12 +21,12 @@ import { DEFAULT_BRANCH_QUERY, GIT_COMMAND_OPTIONS, hostingFindings, isForgeUrl,
 import type { FrameworkCode } from './framework-rules';
 import { framework, mayBeDevContainer, mayBeFramework, mayBeWindowsAsSh, mayBeWindowsProgram, mayHaveWindowsFindings, mayWipeRemote, windows, WINDOWS_LAUNCHER } from './rule-gates';
 import { buildScriptCommands, buildScriptSource } from './build-rules';
-import { BACKUP_TOOLS, backupLoss, everyPackageRemoved, PACKAGE_TOOLS, syncedFolder } from './laptop-rules';
-import { accountExports, isPasswordVault, MAC_TOOLS, macFindings, spotlightAsFind } from './mac-rules';
+import { backupLoss, everyPackageRemoved, isBackupTool, isPackageTool, syncedFolder } from './laptop-rules';
+import { accountExports, isMacTool, isPasswordVault, macFindings, spotlightAsFind } from './mac-rules';
 import { accountLockout, buildOverHost, chipIrreversible, deviceDumpOutputs, isSerialPort, isTargetTool, isUserDeviceNode, KERNEL_CMDLINE_OPT, loopDeviceOfImage, MACHINE_VERB, udevRuleChange } from './device-rules';
 import { codeStoreWipe, sqlSentFiles, storeFindings, storeScope, syncDeleteDestination } from './sql-rules';
 import { destroyFinding, deviceWipe } from './destroy-rules';
-import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
+import { isDataTool, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
   classifyDelete,
   describeDelete,
@@ -2635,10 +2635,10 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkSecretToDevice(walk, inv);
   // esptool read_flash 0x9000 0x6000 nvs.bin: a board's flash read back holds its Wi-Fi passwords and keys.
   for (const f of [...deviceDumpOutputs(inv.argv), ...accountExports(inv.argv)]) walk.secretFiles.add(resolveFrom(inv.cwd ?? walk.env.cwd, f));
-  const lostBackups = BACKUP_TOOLS.test(name) ? backupLoss(inv.argv) : PACKAGE_TOOLS.test(name) ? everyPackageRemoved(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv)) : null;
+  const lostBackups = isBackupTool(name) ? backupLoss(inv.argv) : isPackageTool(name) ? everyPackageRemoved(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv)) : null;
   if (lostBackups) block(walk, 'dangerous', lostBackups, 'forget or delete named snapshots, after a --dry-run');
-  if (MAC_TOOLS.test(name)) for (const r of macFindings(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv))) block(walk, 'dangerous', r, 'let the user do this themselves');
-  if (DATA_TOOLS.test(name) || (name === 'git' && args.includes('lfs')) || (inv.viaXargs && /^(rm|shred|srm|unlink|truncate)$/.test(name))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
+  if (isMacTool(name)) for (const r of macFindings(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv))) block(walk, 'dangerous', r, 'let the user do this themselves');
+  if (isDataTool(name) || (name === 'git' && args.includes('lfs')) || (inv.viaXargs && /^(rm|shred|srm|unlink|truncate)$/.test(name))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
   checkTraversal(walk, inv);
 }
 
