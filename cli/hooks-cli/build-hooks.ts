@@ -46,6 +46,8 @@ export const RULE_STAGES: Record<string, { parent: keyof typeof STAGES; modules:
   'command-validator-framework': { parent: 'command-validator-deep', modules: ['lib/framework-rules'] },
 };
 const VALIDATOR_ID = 'lib/settings-validator.generated';
+/** The module of the rule families' gates (opened by `split: false`). */
+const RULE_GATES = 'lib/rule-gates';
 
 /** The folder holding entries/ and lib/ as TypeScript (this file's folder when run from source, the repo's when run from dist/). */
 export function sourceRoot(): string {
@@ -91,8 +93,8 @@ export interface BundleOptions {
   /** More modules to start from besides the entry (a stage holding several rule families). */
   include?: readonly string[];
   /**
-   * The rule stages folded back into the deep stage, as one bundle: the layout before the split, kept to prove the
-   * split changes no answer (test/hooks-cli/bundle-equivalence.ts). bundleHooks only.
+   * The rule stages folded back into the deep stage, as one bundle, and every gate of lib/rule-gates.ts open:
+   * the analysis before the split, kept to prove the split changes no answer (test/hooks-cli/bundle-equivalence.ts).
    */
   split?: boolean;
 }
@@ -111,7 +113,9 @@ export function bundleModule(srcRoot: string, entryRel: string, extra: Record<st
     const file = path.join(srcRoot, `${id}.ts`);
     const source = fs.readFileSync(file, 'utf8');
     const out = ts.transpileModule(source, { compilerOptions, fileName: file, transformers });
-    modules.set(id, out.outputText.replace(/^#!.*\n/, ''));
+    // Without the split, the gates are open: every rule family's function is called on every line, as before it.
+    const open = options.split === false && id === RULE_GATES ? '\nfor (const k of Object.keys(exports)) if (k.startsWith("may")) exports[k] = () => true;' : '';
+    modules.set(id, out.outputText.replace(/^#!.*\n/, '') + open);
     const resolved: Record<string, string> = {};
     deps.set(id, resolved);
     for (const imp of ts.preProcessFile(source, true, true).importedFiles) {

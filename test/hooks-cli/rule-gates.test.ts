@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import t from 'tap';
 import { analyzeCommand, type Invocation } from '../../cli/hooks-cli/lib/command-rules';
 import { devContainerCommand, frameworkCode, frameworkFindings, frameworkSecretPrinter, remoteWipeFindings } from '../../cli/hooks-cli/lib/framework-rules';
-import { mayBeDevContainer, mayBeFramework, mayBeWindowsAsSh, mayBeWindowsProgram, mayHaveWindowsFindings, mayWipeRemote, WINDOWS_LAUNCHER } from '../../cli/hooks-cli/lib/rule-gates';
+import { mayBeDevContainer, mayBeFramework, mayBeWindowsAsSh, mayBeWindowsProgram, mayHaveWindowsFindings, mayLaunchWindowsShell, mayWipeRemote } from '../../cli/hooks-cli/lib/rule-gates';
 import { windowsAsSh, windowsCommandLine, windowsFindings, windowsProgram } from '../../cli/hooks-cli/lib/windows-rules';
 import { readCorpus } from '../helpers/hooks-corpus';
 
@@ -41,7 +41,7 @@ const GATED: Gated[] = [
   { name: 'devContainerCommand', gate: mayBeDevContainer, run: (argv) => devContainerCommand(argv), nothing: isNull },
   { name: 'remoteWipeFindings', gate: mayWipeRemote, run: (argv) => remoteWipeFindings(argv), nothing: isEmpty },
   // Text functions, given the argv as one line.
-  { name: 'windowsCommandLine', gate: (argv) => WINDOWS_LAUNCHER.test(argv.join(' ')), run: (argv) => windowsCommandLine(argv.join(' ')) === argv.join(' '), nothing: (same) => same === true },
+  { name: 'windowsCommandLine', gate: (argv) => mayLaunchWindowsShell(argv.join(' ')), run: (argv) => windowsCommandLine(argv.join(' ')) === argv.join(' '), nothing: (same) => same === true },
 ];
 
 interface Tally {

@@ -19,7 +19,7 @@ import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
 import { DEFAULT_BRANCH_QUERY, GIT_COMMAND_OPTIONS, hostingFindings, isForgeUrl, isProtected, isReleaseTag, PROTECTED_BRANCHES, readsStdinToSend, repositoryStream } from './git-rules';
 import type { FrameworkCode } from './framework-rules';
-import { framework, mayBeDevContainer, mayBeFramework, mayBeWindowsAsSh, mayBeWindowsProgram, mayHaveWindowsFindings, mayWipeRemote, windows, WINDOWS_LAUNCHER } from './rule-gates';
+import { framework, mayBeDevContainer, mayBeFramework, mayBeWindowsAsSh, mayBeWindowsProgram, mayHaveWindowsFindings, mayLaunchWindowsShell, mayWipeRemote, windows } from './rule-gates';
 import { buildScriptCommands, buildScriptSource } from './build-rules';
 import { backupLoss, everyPackageRemoved, isBackupTool, isPackageTool, syncedFolder } from './laptop-rules';
 import { accountExports, isMacTool, isPasswordVault, macFindings, spotlightAsFind } from './mac-rules';
@@ -1801,7 +1801,7 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
   if (f.forkBomb) block(walk, 'dangerous', `${who} is a fork bomb: it starts copies of itself without end until the machine stops answering`);
   if (f.runsFetched) block(walk, 'dangerous', `${who} runs code it downloads: unreviewed code`, 'download it to a file, read it, then run it');
   if (f.tooLong) block(walk, 'dangerous', `${who} of ${code.length} characters is too long to check inline`, 'write it to a file, read it, then run the file');
-  for (const sh of f.shell) collect(walk, WINDOWS_LAUNCHER.test(sh) ? windows().windowsCommandLine(sh) : sh, inv.cwd, depth + 1, true);
+  for (const sh of f.shell) collect(walk, mayLaunchWindowsShell(sh) ? windows().windowsCommandLine(sh) : sh, inv.cwd, depth + 1, true);
   // IPython magics and notebook cells, the sh/plumbum/fabric libraries; remote stores deleted through SDKs; files emptied (data-rules.ts).
   if (lang === 'python') for (const sh of pythonShellLines(code)) collect(walk, sh, inv.cwd, depth + 1, true);
   const sent = f.exfil ? null : codeSendsSecret(code, () => talksToNetwork(code)) ?? ((lang === 'php' || lang === 'ruby') && talksToNetwork(code) ? framework().codeSecret(code, isSecretName) : null);

@@ -7,6 +7,8 @@
  *
  * A gate must be exact on its "no": each one is the test the function itself starts with (or a looser one),
  * kept here, in the analysis's core, so that asking it loads nothing. The functions still make their own test.
+ * Every gate's name starts with `may`: the build without the split (build-hooks.ts, `split: false`) opens them
+ * all, calling every family's function on every line as before the split, to compare answers with.
  * test/hooks-cli/rule-gates.test.ts runs every gated function on every corpus line's invocations the gate
  * refuses and checks that none answers anything; bundle-equivalence.test.ts checks that the split bundle
  * answers every corpus command as the unsplit one.
@@ -39,7 +41,7 @@ export const isWindowsTool = (name: string): boolean => /^(sc|new-service|mshta|
 export const mayHaveWindowsFindings = (argv: string[]): boolean => isWindowsTool((argv[0] ?? '').toLowerCase());
 
 /** windowsCommandLine(line): the line unchanged unless it starts with cmd, powershell or pwsh. */
-export const WINDOWS_LAUNCHER = /^\s*(?:\S*[\\/])?(cmd|powershell|pwsh)(\.exe)?\s/i;
+export const mayLaunchWindowsShell = (line: string): boolean => /^\s*(?:\S*[\\/])?(cmd|powershell|pwsh)(\.exe)?\s/i.test(line);
 
 // --- framework-rules.ts
 
