@@ -3,8 +3,8 @@
  * under the install root, so a hook run loads one small file and nothing
  * heavy: local modules are transpiled (TypeScript's transpileModule, with
  * word-list regular expressions made Set lookups, name-tests.ts, and others
- * gated by plain string checks, regexp-gates.ts) and
- * wrapped in a module table, which is minified into pure ASCII (esbuild,
+ * gated by plain string checks, regexp-gates.ts, and module-level ones
+ * created on first read, lazy-regexps.ts) and wrapped in a module table, which is minified into pure ASCII (esbuild,
  * `shrink`); Node built-ins are required as usual; the
  * settings validator is ajv standalone code generated here, so ajv itself is
  * never loaded on the hook path.
@@ -24,6 +24,7 @@ import { builtinModules } from 'node:module';
 import path from 'node:path';
 import ts from 'typescript';
 import { settingsSchema } from './lib/settings-schema';
+import { lazyRegexpsTransformer } from './lazy-regexps';
 import { nameTestsTransformer } from './name-tests';
 import { regexpGatesTransformer } from './regexp-gates';
 
@@ -77,7 +78,8 @@ const compilerOptions: ts.CompilerOptions = {
 export interface BundleOptions {
   /**
    * The regular-expression steps: word lists become Set lookups (name-tests.ts), other expressions are gated by
-   * plain string checks (regexp-gates.ts). Off only to compare bundles (test/hooks-cli/bundle-equivalence.ts).
+   * plain string checks (regexp-gates.ts), module-level constants are created on first read (lazy-regexps.ts).
+   * Off only to compare bundles (test/hooks-cli/bundle-equivalence.ts).
    */
   regexpSteps?: boolean;
   /**
@@ -101,7 +103,7 @@ export interface BundleOptions {
 
 /** Transpiles `entry` and the local modules it reaches into one file's text. */
 export function bundleModule(srcRoot: string, entryRel: string, extra: Record<string, string> = {}, options: BundleOptions = {}): string {
-  const transformers = options.regexpSteps === false ? undefined : { before: [nameTestsTransformer, regexpGatesTransformer] };
+  const transformers = options.regexpSteps === false ? undefined : { before: [nameTestsTransformer, regexpGatesTransformer, lazyRegexpsTransformer] };
   const modules = new Map<string, string>(Object.entries(extra));
   // Each module's relative imports, resolved here: `require('./store')` in lib/x is a lookup at run time, not path work.
   const deps = new Map<string, Record<string, string>>();

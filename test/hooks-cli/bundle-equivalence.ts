@@ -1,8 +1,8 @@
 /**
  * Checks that the build steps meant to change only speed leave every answer
  * of the command-validator as it was. Two builds: as shipped (the
- * regular-expression steps, cli/hooks-cli/name-tests.ts and regexp-gates.ts,
- * and the rule families in stages of their own loaded behind
+ * regular-expression steps, cli/hooks-cli/name-tests.ts, regexp-gates.ts and
+ * lazy-regexps.ts, and the rule families in stages of their own loaded behind
  * their gates, build-hooks.ts RULE_STAGES, lib/rule-gates.ts) and without
  * either (one deep stage holding every rule, the expressions as written).
  *
