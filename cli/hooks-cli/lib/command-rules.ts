@@ -18,11 +18,11 @@ import { parseShell, printfFormat, shellWord, resolveSubstitution, unescapePrint
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
 import { DEFAULT_BRANCH_QUERY, GIT_COMMAND_OPTIONS, hostingFindings, isForgeUrl, isProtected, isReleaseTag, PROTECTED_BRANCHES, readsStdinToSend, repositoryStream } from './git-rules';
-import { codeSecret, devContainerCommand, frameworkCode, frameworkCodeFindings, frameworkFindings, frameworkPaths, frameworkSecretPrinter, projectMounts, remoteWipeFindings } from './framework-rules';
-import { cmdAsSh, powershellAsSh, windowsAsSh, windowsCommandLine, windowsFindings, windowsProgram } from './windows-rules';
+import type { FrameworkCode } from './framework-rules';
+import { framework, mayBeDevContainer, mayBeFramework, mayBeWindowsAsSh, mayBeWindowsProgram, mayHaveWindowsFindings, mayLaunchWindowsShell, mayWipeRemote, windows } from './rule-gates';
 import { buildScriptCommands, buildScriptSource } from './build-rules';
-import { BACKUP_TOOLS, backupLoss, everyPackageRemoved, PACKAGE_TOOLS, syncedFolder } from './laptop-rules';
-import { accountExports, isPasswordVault, MAC_TOOLS, macFindings, spotlightAsFind } from './mac-rules';
+import { backupLoss, everyPackageRemoved, isBackupTool, isPackageTool, syncedFolder } from './laptop-rules';
+import { accountExports, isMacTool, isPasswordVault, macFindings, spotlightAsFind } from './mac-rules';
 import { accountLockout, buildOverHost, chipIrreversible, deviceDumpOutputs, isSerialPort, isTargetTool, isUserDeviceNode, KERNEL_CMDLINE_OPT, loopDeviceOfImage, MACHINE_VERB, udevRuleChange } from './device-rules';
 import { codeStoreWipe, sqlSentFiles, storeFindings, storeScope, syncDeleteDestination } from './sql-rules';
 import { destroyFinding, deviceWipe } from './destroy-rules';
@@ -31,7 +31,7 @@ import { HOSTING_TOOLS, PLATFORM_VAR_HOSTS, platformFindings, platformSecretPrin
 import { GAME_VAR_HOSTS, hostedPython, mayMatch as assetMayMatch, sourceAssetLoss } from './asset-rules';
 import { ansibleModuleAsShell, deployTreeLoss, infraDestroyFinding, isStateFile, mayMatch as infraMayMatch, toStateBucket } from './infra-rules';
 import { mayMatch as vcsServerMayMatch, p4CredentialPrinter, serverStoreLoss, serverVolume, vcsServerFindings } from './vcs-server-rules';
-import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isOwnArea, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
+import { isDataTool, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isOwnArea, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
   classifyDelete,
   describeDelete,
@@ -174,7 +174,7 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
     words = words.slice(i);
     if (words.length === 0) break;
     // git.exe, "/mnt/c/Program Files/Git/cmd/git.exe", curl.exe, npm.cmd, format.com: the Windows build of the same program.
-    const exe = windowsProgram(words);
+    const exe = mayBeWindowsProgram(words[0].text) ? windows().windowsProgram(words) : null;
     if (exe) words = exe;
     const name = base(words[0].text);
     let next: Word[] | null = null;
@@ -1039,15 +1039,15 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     }
   } else if (name === 'eval') {
     collect(walk, inv.argv.slice(1).join(' '), inv.cwd, depth + 1, true);
-  } else if (frameworkCode(inv.argv, inv.assigned ?? [], () => stdinText(inv) ?? procSubText(walk, inv)) !== null) {
+  } else if (mayBeFramework(inv.argv) && framework().frameworkCode(inv.argv, inv.assigned ?? [], () => stdinText(inv) ?? procSubText(walk, inv)) !== null) {
     // artisan tinker --execute=CODE, wp eval CODE, rails runner -e production CODE, rake -e CODE: the app's language, where the app runs.
-    const fc = frameworkCode(inv.argv, inv.assigned ?? [], () => stdinText(inv) ?? procSubText(walk, inv))!;
+    const fc = framework().frameworkCode(inv.argv, inv.assigned ?? [], () => stdinText(inv) ?? procSubText(walk, inv))!;
     const [was, wasProd] = [walk.remote, walk.prod];
     walk.remote ||= fc.remote;
     walk.prod ||= fc.prod;
-    collect(walk, `${fc.lang} ${fc.lang === 'php' ? '-r' : '-e'} '${frameworkPaths(fc.lang, fc.code).replace(/'/g, `'\\''`)}'`, fc.remote ? null : inv.cwd, depth + 1, true);
+    collect(walk, `${fc.lang} ${fc.lang === 'php' ? '-r' : '-e'} '${framework().frameworkPaths(fc.lang, fc.code).replace(/'/g, `'\\''`)}'`, fc.remote ? null : inv.cwd, depth + 1, true);
     [walk.remote, walk.prod] = [was, wasProd];
-    for (const f of frameworkCodeFindings(fc)) block(walk, 'dangerous', `${inv.argv.slice(0, 3).join(' ')}: ${f.reason}`, 'let the user run it after checking what it removes');
+    for (const f of framework().frameworkCodeFindings(fc)) block(walk, 'dangerous', `${inv.argv.slice(0, 3).join(' ')}: ${f.reason}`, 'let the user run it after checking what it removes');
   } else if (hostedCode(inv)) {
     // rails runner CODE, manage.py shell -c CODE (or on stdin), mongosh --eval CODE: code of a language run inside an app's console.
     const [lang, code] = hostedCode(inv)!;
@@ -1065,9 +1065,9 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     if (/^(-|\/dev\/(stdin|fd\/0)|\/proc\/self\/fd\/0)$/.test(inv.argv[1] ?? '')) stdinScript(walk, inv, depth);
     procSubScript(walk, inv, depth);
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
-  } else if (devContainerCommand(inv.argv) !== null) {
+  } else if (mayBeDevContainer(inv.argv) && framework().devContainerCommand(inv.argv) !== null) {
     // sail exec, ddev exec, lando ssh -c, docker compose exec|run: in the project's dev container, where it is mounted.
-    collect(walk, projectMounts(devContainerCommand(inv.argv)!, walk.env.project), walk.env.project, depth + 1, true);
+    collect(walk, framework().projectMounts(framework().devContainerCommand(inv.argv)!, walk.env.project), walk.env.project, depth + 1, true);
   } else if (/^(docker|podman|nerdctl|docker-compose|podman-compose)$/.test(name)) {
     containerRun(walk, inv, depth);
   } else if (/^(singularity|apptainer|enroot)$/.test(name)) {
@@ -1132,7 +1132,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     // What the script runs stands where PowerShell does in a pipeline (pwsh -c 'gc ~/.ssh/id_rsa' | curl …).
     const script = powershellScript(walk, inv);
     const from = walk.out.length;
-    if (script !== null) collect(walk, powershellAsSh(script, walk.env.home), inv.cwd, depth + 1, true);
+    if (script !== null) collect(walk, windows().powershellAsSh(script, walk.env.home), inv.cwd, depth + 1, true);
     if (walk.out.length > from) (inv.inner ??= []).push(...walk.out.slice(from));
     // pwsh -File x.ps1 after Invoke-WebRequest/curl -o x.ps1 on the same line: downloaded and run.
     const file = inv.argv.find((_, k) => k > 1 && /^-f(i|il|ile)?$/i.test(inv.argv[k - 1]));
@@ -1144,9 +1144,9 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     // cmd.exe /c "rd /s /q C:\Users" (from WSL): read as the shell command it amounts to, the drives where WSL mounts them.
     const at = inv.argv.findIndex((a) => /^\/\/?[ck]$/i.test(a)); // Git Bash spells /c as //c
     const from = walk.out.length;
-    if (at > 0) collect(walk, cmdAsSh(inv.argv.slice(at + 1).join(' '), walk.env.home), inv.cwd, depth + 1, true);
+    if (at > 0) collect(walk, windows().cmdAsSh(inv.argv.slice(at + 1).join(' '), walk.env.home), inv.cwd, depth + 1, true);
     if (walk.out.length > from) (inv.inner ??= []).push(...walk.out.slice(from));
-  } else if (windowsAsSh(inv.argv) !== null) collect(walk, windowsAsSh(inv.argv)!, inv.cwd, depth + 1, true);
+  } else if (mayBeWindowsAsSh(inv.argv) && windows().windowsAsSh(inv.argv) !== null) collect(walk, windows().windowsAsSh(inv.argv)!, inv.cwd, depth + 1, true);
   else if (name === 'git') gitConfigCommands(walk, inv, depth);
   else if (((/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '')) || (/^(conda|mamba|micromamba|pixi)$/.test(name) && inv.argv[1] === 'run')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name)) npmScripts(walk, inv, depth);
@@ -1574,8 +1574,8 @@ function makeRecipes(walk: Walk, inv: Invocation, depth: number): boolean {
 }
 
 /** The secret an app console's code holds (artisan tinker --execute="echo config('app.key');"), or null. */
-function codeSecretOf(fc: ReturnType<typeof frameworkCode>): string | null {
-  return fc ? codeSecret(fc.code, isSecretName) : null;
+function codeSecretOf(fc: FrameworkCode | null): string | null {
+  return fc ? framework().codeSecret(fc.code, isSecretName) : null;
 }
 
 /** The text a process substitution operand (<(echo …)) gives, when known. */
@@ -1844,10 +1844,10 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
   if (f.forkBomb) block(walk, 'dangerous', `${who} is a fork bomb: it starts copies of itself without end until the machine stops answering`);
   if (f.runsFetched) block(walk, 'dangerous', `${who} runs code it downloads: unreviewed code`, 'download it to a file, read it, then run it');
   if (f.tooLong) block(walk, 'dangerous', `${who} of ${code.length} characters is too long to check inline`, 'write it to a file, read it, then run the file');
-  for (const sh of f.shell) collect(walk, windowsCommandLine(sh), inv.cwd, depth + 1, true);
+  for (const sh of f.shell) collect(walk, mayLaunchWindowsShell(sh) ? windows().windowsCommandLine(sh) : sh, inv.cwd, depth + 1, true);
   // IPython magics and notebook cells, the sh/plumbum/fabric libraries; remote stores deleted through SDKs; files emptied (data-rules.ts).
   if (lang === 'python') for (const sh of pythonShellLines(code)) collect(walk, sh, inv.cwd, depth + 1, true);
-  const sent = f.exfil ? null : codeSendsSecret(code, () => talksToNetwork(code)) ?? ((lang === 'php' || lang === 'ruby') && talksToNetwork(code) ? codeSecret(code, isSecretName) : null);
+  const sent = f.exfil ? null : codeSendsSecret(code, () => talksToNetwork(code)) ?? ((lang === 'php' || lang === 'ruby') && talksToNetwork(code) ? framework().codeSecret(code, isSecretName) : null);
   if (sent) block(walk, 'dangerous', `${who} reads the secret ${sent} and sends it away (a URL of another service, an upload or an experiment log)`, 'secrets stay on this machine; ask the user to share what is needed');
   // Any string of the code that names a secret file (~/.pgpass, keys/etl-sa.json, '/airflow.cfg' joined to a setting), with code that talks to the network.
   // (A file given to the loader that uses it as credentials or settings, load_dotenv('.env'), keyFilename: …, is used, not sent.)
@@ -2301,8 +2301,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (vcsServerMayMatch(name)) for (const f of vcsServerFindings(inv.argv, inv.viaXargs)) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason, 'let the user run it after checking what it removes (p4 … -n previews)');
   const sentFile = sqlSentFiles(storeInv).map((f) => resolveFrom(inv.cwd ?? walk.env.cwd, f.replace(/^~(?=\/|$)/, walk.env.home))).find((f) => isSecret(walk, f));
   if (sentFile) block(walk, 'dangerous', `${name} loads the secret ${sentFile} into a store elsewhere: secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
-  for (const f of windowsFindings(inv.argv)) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
-  for (const f of [...frameworkFindings(inv.argv, inv.assigned ?? []), ...remoteWipeFindings(inv.argv)]) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
+  for (const f of mayHaveWindowsFindings(inv.argv) ? windows().windowsFindings(inv.argv) : []) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
+  for (const f of [...(mayBeFramework(inv.argv) ? framework().frameworkFindings(inv.argv, inv.assigned ?? []) : []), ...(mayWipeRemote(inv.argv) ? framework().remoteWipeFindings(inv.argv) : [])]) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
   checkServesSecrets(walk, inv);
   // Files encrypted with a key drawn at random and kept nowhere ($RANDOM, openssl rand, /dev/urandom), the originals
   // deleted on the same line: ransom-style, the data can never be read again.
@@ -2694,12 +2694,12 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkSecretToDevice(walk, inv);
   // esptool read_flash 0x9000 0x6000 nvs.bin: a board's flash read back holds its Wi-Fi passwords and keys.
   for (const f of [...deviceDumpOutputs(inv.argv), ...accountExports(inv.argv)]) walk.secretFiles.add(resolveFrom(inv.cwd ?? walk.env.cwd, f));
-  const lostBackups = BACKUP_TOOLS.test(name) ? backupLoss(inv.argv) : PACKAGE_TOOLS.test(name) ? everyPackageRemoved(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv)) : null;
+  const lostBackups = isBackupTool(name) ? backupLoss(inv.argv) : isPackageTool(name) ? everyPackageRemoved(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv)) : null;
   if (lostBackups) block(walk, 'dangerous', lostBackups, 'forget or delete named snapshots, after a --dry-run');
-  if (MAC_TOOLS.test(name)) for (const r of macFindings(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv))) block(walk, 'dangerous', r, 'let the user do this themselves');
+  if (isMacTool(name)) for (const r of macFindings(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv))) block(walk, 'dangerous', r, 'let the user do this themselves');
   if (CLUSTER_TOOLS.test(name)) for (const r of clusterToolFindings(inv.argv, env, (abs) => isSecret(walk, abs))) block(walk, 'dangerous', r, 'let the user do it');
   if (HOSTING_TOOLS.test(name)) for (const r of platformFindings({ argv: inv.argv, assigned: inv.assigned ?? [], subs: inv.words.flatMap((w) => w.subs), stdin: stdinText(inv), fedBy: inv.viaXargs ? inv.upstream.map((u) => u.argv) : [] })) block(walk, 'dangerous', r, 'let the user do it, after a backup or on a preview');
-  if (DATA_TOOLS.test(name) || (name === 'git' && args.includes('lfs')) || (inv.viaXargs && /^(rm|shred|srm|unlink|truncate)$/.test(name))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
+  if (isDataTool(name) || (name === 'git' && args.includes('lfs')) || (inv.viaXargs && /^(rm|shred|srm|unlink|truncate)$/.test(name))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
   checkTraversal(walk, inv);
 }
 
@@ -3243,7 +3243,7 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   const printed = flang ? printedPaths(flang, inlineCode(flang, feeder.argv).code ?? '') : [];
   if (printed.length > 0) return { items: printed.map((p) => target(feeder!, word(p.replace(/^~(?=\/|$)/, home)))), recursive: !narrowed };
   // rails runner 'puts Rails.root', wp eval 'echo ABSPATH;': an app console printing the app's directories.
-  const console = !narrowed ? frameworkCode(feeder.argv, feeder.assigned ?? [], () => stdinText(feeder!)) : null;
+  const console = !narrowed && mayBeFramework(feeder.argv) ? framework().frameworkCode(feeder.argv, feeder.assigned ?? [], () => stdinText(feeder!)) : null;
   const said = console ? printedText(console.lang, console.code).join('\n') : '';
   if (said.trim() !== '') return fromText(said, feeder);
   // pnpm root -w | xargs dirname | xargs rm -rf: a stage that maps each item to its directory (or its real path).
@@ -4861,8 +4861,8 @@ function secretFilter(name: string, args: string[]): string | null {
 function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null {
   const name = inv0.argv[0] ?? '';
   const args = inv0.argv.slice(1);
-  const framework = frameworkSecretPrinter(inv0.argv) ?? codeSecretOf(frameworkCode(inv0.argv, inv0.assigned ?? [], () => stdinText(inv0)));
-  if (framework) return framework;
+  const app = mayBeFramework(inv0.argv) ? (framework().frameworkSecretPrinter(inv0.argv) ?? codeSecretOf(framework().frameworkCode(inv0.argv, inv0.assigned ?? [], () => stdinText(inv0)))) : null;
+  if (app) return app;
   if (walk.secretFiles.has(CLIPBOARD) && (/^(pbpaste|wl-paste)$/.test(name) || (/^(pwsh|powershell)$/.test(name) && args.some((a) => /^(Get-Clipboard|gcb)$/i.test(a))) || (/^(xclip|xsel)$/.test(name) && args.some((a) => /^(-o|--output|-out)$/.test(a))))) return 'the clipboard, filled with a secret on the line';
   // tar -C /etc/ssh -cf - .: the operands are read from -C's directory.
   const cdir = name === 'tar' && inv0.cwd !== null ? args.find((_, k) => /^(-C|--directory)$/.test(args[k - 1] ?? '')) ?? args.find((a) => a.startsWith('--directory='))?.slice(12) : undefined;
@@ -4954,7 +4954,7 @@ function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null 
     const m = code ? /(["'`])([^"'`]*(?:\.ssh\/|\.aws\/|\.netrc|\.git-credentials|\/\.env\b|^\.env\b|\.npmrc|\.kube\/config|id_rsa|id_ed25519)[^"'`]*)\1/.exec(code) : null;
     if (m) return m[2];
     // php -r 'echo file_get_contents(".env");', ruby -e 'puts File.read("config/master.key")', an app's credentials printed.
-    const held = code && (lang === 'php' || lang === 'ruby') ? codeSecret(code, isSecretName) : null;
+    const held = code && (lang === 'php' || lang === 'ruby') ? framework().codeSecret(code, isSecretName) : null;
     if (held) return held;
   }
   if (depth < 3) for (const w of inv.words) for (const sub of w.subs) {

@@ -20,7 +20,7 @@
  */
 
 import { isSecretSource } from './paths-classify';
-import { frameworkPaths } from './framework-rules';
+import { framework } from './rule-gates';
 import { gitLibraryLines } from './git-rules';
 import { shellWord, windowsVar } from './shell-parse';
 
@@ -458,7 +458,7 @@ function recursiveDeleter(code: string, lang: Lang): string {
 function preprocess(code: string, lang: Lang): string {
   if (lang === 'python') code = resolveAliases(code);
   // Laravel's, Symfony's and WordPress's filesystems, Pathname#rmtree, the frameworks' names for the app's directories.
-  if (lang === 'php' || lang === 'ruby') code = frameworkPaths(lang, code);
+  if (lang === 'php' || lang === 'ruby') code = framework().frameworkPaths(lang, code);
   code = recursiveDeleter(code, lang);
   // __import__('os').system(...) is os.system(...).
   code = code.replace(/__import__\(\s*(['"])([\w.]+)\1\s*\)/g, '$2');
