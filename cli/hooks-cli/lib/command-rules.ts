@@ -18,18 +18,20 @@ import { parseShell, printfFormat, shellWord, resolveSubstitution, unescapePrint
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
 import { DEFAULT_BRANCH_QUERY, GIT_COMMAND_OPTIONS, hostingFindings, isForgeUrl, isProtected, isReleaseTag, PROTECTED_BRANCHES, readsStdinToSend, repositoryStream } from './git-rules';
-import { codeSecret, devContainerCommand, frameworkCode, frameworkCodeFindings, frameworkFindings, frameworkPaths, frameworkSecretPrinter, projectMounts, remoteWipeFindings } from './framework-rules';
-import { cmdAsSh, powershellAsSh, windowsAsSh, windowsCommandLine, windowsFindings, windowsProgram } from './windows-rules';
+import type { FrameworkCode } from './framework-rules';
+import { framework, mayBeDevContainer, mayBeFramework, mayBeWindowsAsSh, mayBeWindowsProgram, mayHaveWindowsFindings, mayLaunchWindowsShell, mayWipeRemote, windows } from './rule-gates';
 import { buildScriptCommands, buildScriptSource } from './build-rules';
-import { BACKUP_TOOLS, backupLoss, everyPackageRemoved, PACKAGE_TOOLS, syncedFolder } from './laptop-rules';
-import { accountExports, isPasswordVault, MAC_TOOLS, macFindings, spotlightAsFind } from './mac-rules';
+import { backupLoss, everyPackageRemoved, isBackupTool, isPackageTool, syncedFolder } from './laptop-rules';
+import { accountExports, isMacTool, isPasswordVault, macFindings, spotlightAsFind } from './mac-rules';
 import { accountLockout, buildOverHost, chipIrreversible, deviceDumpOutputs, isSerialPort, isTargetTool, isUserDeviceNode, KERNEL_CMDLINE_OPT, loopDeviceOfImage, MACHINE_VERB, udevRuleChange } from './device-rules';
 import { codeStoreWipe, sqlSentFiles, storeFindings, storeScope, syncDeleteDestination } from './sql-rules';
 import { destroyFinding, deviceWipe } from './destroy-rules';
+import { CLUSTER_TOOLS, clusterToolFindings, isAreaRoot, sharedArea } from './cluster-rules';
+import { HOSTING_TOOLS, PLATFORM_VAR_HOSTS, platformFindings, platformSecretPrinter } from './hosting-rules';
 import { GAME_VAR_HOSTS, hostedPython, mayMatch as assetMayMatch, sourceAssetLoss } from './asset-rules';
 import { ansibleModuleAsShell, deployTreeLoss, infraDestroyFinding, isStateFile, mayMatch as infraMayMatch, toStateBucket } from './infra-rules';
 import { mayMatch as vcsServerMayMatch, p4CredentialPrinter, serverStoreLoss, serverVolume, vcsServerFindings } from './vcs-server-rules';
-import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
+import { isDataTool, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isOwnArea, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
   classifyDelete,
   describeDelete,
@@ -172,7 +174,7 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
     words = words.slice(i);
     if (words.length === 0) break;
     // git.exe, "/mnt/c/Program Files/Git/cmd/git.exe", curl.exe, npm.cmd, format.com: the Windows build of the same program.
-    const exe = windowsProgram(words);
+    const exe = mayBeWindowsProgram(words[0].text) ? windows().windowsProgram(words) : null;
     if (exe) words = exe;
     const name = base(words[0].text);
     let next: Word[] | null = null;
@@ -266,6 +268,26 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
       }
       case 'exec':
         next = words.slice(skipOptions(words, 1, new Set(['-a'])));
+        break;
+      case 'pnpm':
+      case 'npm':
+      case 'yarn': {
+        // pnpm -w exec sh -c '…', pnpm -r exec -- CMD, npm exec -- CMD: the command runs in the workspace's root or in each package.
+        let j = 1;
+        while (j < words.length && /^-/.test(words[j].text)) j += /^(--filter|-F|-C|--dir|--prefix|-w|--workspace)$/.test(words[j].text) && name !== 'pnpm' ? 2 : /^(--filter|-F|-C|--dir)$/.test(words[j].text) ? 2 : 1;
+        if (words[j]?.text !== 'exec') break;
+        j++;
+        while (j < words.length && /^-/.test(words[j].text) && words[j].text !== '--' && !/^(-c|--call)$/.test(words[j].text)) j += /^(--filter|-F|-C|--dir|-w|--workspace|--package|-p)$/.test(words[j].text) && name !== 'pnpm' ? 2 : /^(--filter|-F|-C|--dir|--package|-p)$/.test(words[j].text) ? 2 : 1;
+        if (words[j]?.text === '--') j++;
+        if (/^(-c|--call)$/.test(words[j]?.text ?? '')) {
+          u.script = words[j + 1]?.text ?? '';
+          next = [];
+        } else if (j < words.length) next = words.slice(j);
+        break;
+      }
+      case 'lfs':
+        // Lustre's lfs find walks a tree as find does (its --type is find's -type).
+        if (words[1]?.text === 'find') next = words.slice(1).map((w) => (/^--(type|name|size|mtime|atime|user|maxdepth|mindepth)$/.test(w.text) ? { ...w, text: w.text.slice(1) } : w));
         break;
       case 'nohup':
       case 'setsid':
@@ -841,6 +863,8 @@ function deleteAlias(words: Word[]): Word[] {
 /** Text an invocation reads on stdin, when the line says: a here-document or here-string, or static `echo`/`printf`/`cat <<EOF` output piped in. */
 function stdinText(inv: Invocation): string | null {
   for (const r of inv.redirects) if (r.body !== undefined) return r.body;
+  // python < <(echo "…"), bash < <(printf '…'): what the process substitution prints, when it is known (~ stands for the home).
+  for (const r of inv.redirects) if (r.op === '<' && r.target.subs.length === 1 && /^\/dev\/fd\/\d+$/.test(r.target.text)) return resolveSubstitution(r.target.subs[0], { home: '~', cwd: inv.cwd ?? '.' });
   const feeder = inv.upstream[inv.upstream.length - 1];
   if (!feeder) return null;
   if ((feeder.argv[0] === 'echo' || feeder.argv[0] === 'printf') && !feeder.viaXargs && !feeder.words.some((w) => w.dynamic)) {
@@ -1015,15 +1039,15 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     }
   } else if (name === 'eval') {
     collect(walk, inv.argv.slice(1).join(' '), inv.cwd, depth + 1, true);
-  } else if (frameworkCode(inv.argv, inv.assigned ?? [], () => stdinText(inv) ?? procSubText(walk, inv)) !== null) {
+  } else if (mayBeFramework(inv.argv) && framework().frameworkCode(inv.argv, inv.assigned ?? [], () => stdinText(inv) ?? procSubText(walk, inv)) !== null) {
     // artisan tinker --execute=CODE, wp eval CODE, rails runner -e production CODE, rake -e CODE: the app's language, where the app runs.
-    const fc = frameworkCode(inv.argv, inv.assigned ?? [], () => stdinText(inv) ?? procSubText(walk, inv))!;
+    const fc = framework().frameworkCode(inv.argv, inv.assigned ?? [], () => stdinText(inv) ?? procSubText(walk, inv))!;
     const [was, wasProd] = [walk.remote, walk.prod];
     walk.remote ||= fc.remote;
     walk.prod ||= fc.prod;
-    collect(walk, `${fc.lang} ${fc.lang === 'php' ? '-r' : '-e'} '${frameworkPaths(fc.lang, fc.code).replace(/'/g, `'\\''`)}'`, fc.remote ? null : inv.cwd, depth + 1, true);
+    collect(walk, `${fc.lang} ${fc.lang === 'php' ? '-r' : '-e'} '${framework().frameworkPaths(fc.lang, fc.code).replace(/'/g, `'\\''`)}'`, fc.remote ? null : inv.cwd, depth + 1, true);
     [walk.remote, walk.prod] = [was, wasProd];
-    for (const f of frameworkCodeFindings(fc)) block(walk, 'dangerous', `${inv.argv.slice(0, 3).join(' ')}: ${f.reason}`, 'let the user run it after checking what it removes');
+    for (const f of framework().frameworkCodeFindings(fc)) block(walk, 'dangerous', `${inv.argv.slice(0, 3).join(' ')}: ${f.reason}`, 'let the user run it after checking what it removes');
   } else if (hostedCode(inv)) {
     // rails runner CODE, manage.py shell -c CODE (or on stdin), mongosh --eval CODE: code of a language run inside an app's console.
     const [lang, code] = hostedCode(inv)!;
@@ -1041,9 +1065,9 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     if (/^(-|\/dev\/(stdin|fd\/0)|\/proc\/self\/fd\/0)$/.test(inv.argv[1] ?? '')) stdinScript(walk, inv, depth);
     procSubScript(walk, inv, depth);
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
-  } else if (devContainerCommand(inv.argv) !== null) {
+  } else if (mayBeDevContainer(inv.argv) && framework().devContainerCommand(inv.argv) !== null) {
     // sail exec, ddev exec, lando ssh -c, docker compose exec|run: in the project's dev container, where it is mounted.
-    collect(walk, projectMounts(devContainerCommand(inv.argv)!, walk.env.project), walk.env.project, depth + 1, true);
+    collect(walk, framework().projectMounts(framework().devContainerCommand(inv.argv)!, walk.env.project), walk.env.project, depth + 1, true);
   } else if (/^(docker|podman|nerdctl|docker-compose|podman-compose)$/.test(name)) {
     containerRun(walk, inv, depth);
   } else if (/^(singularity|apptainer|enroot)$/.test(name)) {
@@ -1108,7 +1132,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     // What the script runs stands where PowerShell does in a pipeline (pwsh -c 'gc ~/.ssh/id_rsa' | curl …).
     const script = powershellScript(walk, inv);
     const from = walk.out.length;
-    if (script !== null) collect(walk, powershellAsSh(script, walk.env.home), inv.cwd, depth + 1, true);
+    if (script !== null) collect(walk, windows().powershellAsSh(script, walk.env.home), inv.cwd, depth + 1, true);
     if (walk.out.length > from) (inv.inner ??= []).push(...walk.out.slice(from));
     // pwsh -File x.ps1 after Invoke-WebRequest/curl -o x.ps1 on the same line: downloaded and run.
     const file = inv.argv.find((_, k) => k > 1 && /^-f(i|il|ile)?$/i.test(inv.argv[k - 1]));
@@ -1120,9 +1144,9 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     // cmd.exe /c "rd /s /q C:\Users" (from WSL): read as the shell command it amounts to, the drives where WSL mounts them.
     const at = inv.argv.findIndex((a) => /^\/\/?[ck]$/i.test(a)); // Git Bash spells /c as //c
     const from = walk.out.length;
-    if (at > 0) collect(walk, cmdAsSh(inv.argv.slice(at + 1).join(' '), walk.env.home), inv.cwd, depth + 1, true);
+    if (at > 0) collect(walk, windows().cmdAsSh(inv.argv.slice(at + 1).join(' '), walk.env.home), inv.cwd, depth + 1, true);
     if (walk.out.length > from) (inv.inner ??= []).push(...walk.out.slice(from));
-  } else if (windowsAsSh(inv.argv) !== null) collect(walk, windowsAsSh(inv.argv)!, inv.cwd, depth + 1, true);
+  } else if (mayBeWindowsAsSh(inv.argv) && windows().windowsAsSh(inv.argv) !== null) collect(walk, windows().windowsAsSh(inv.argv)!, inv.cwd, depth + 1, true);
   else if (name === 'git') gitConfigCommands(walk, inv, depth);
   else if (((/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '')) || (/^(conda|mamba|micromamba|pixi)$/.test(name) && inv.argv[1] === 'run')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name)) npmScripts(walk, inv, depth);
@@ -1230,7 +1254,7 @@ const NOT_WRAPPERS = new Set([
 ]);
 
 /** Options of unknown wrappers whose value is a command line (`nix-shell --run`, `script -c`, `expect -c`, `entr -s`, `gdb -ex`, `vim -c`, `sqlite3 '.shell …'`). */
-const SCRIPT_OPTS = /^(-c|--run|--command|-x|--exec|-s|--shell|-ex|--eval|-eval|-e|--execute|-cmd|--cmd)$/;
+const SCRIPT_OPTS = /^(-c|--run|--command|-x|--exec|-s|--shell|-ex|--eval|-eval|-e|--execute|-cmd|--cmd|--wrap)$/;
 
 /** A command line inside text: `!cmd` (vim, gdb, less), `!sh cmd` (beeline), `!system cmd` (snowsql), `.shell cmd`/`.system cmd` (sqlite3), `spawn cmd` (expect), `exec cmd` (tcl), `\\! cmd` (psql, mysql), or a line starting with a command that matters. */
 function embeddedCommand(text: string, anyHead = false): string | null {
@@ -1243,7 +1267,7 @@ function embeddedCommand(text: string, anyHead = false): string | null {
 }
 
 /** Interpreters of languages without a table here: their -e/--eval value is code, not a shell line. */
-const CODE_TOOLS = /^(beeline|snowsql|swift|raku|perl6|rakudo|erl|escript|elixir|iex|emacs|racket|guile|sbcl|clisp|clojure|clj|bb|julia|octave|groovy|scala|spark-shell|amm|kotlinc|kotlin|crystal|ghc|ghci|runghc|ocaml|swipl|gst|nim|dart|jshell|hy|fennel|janet|sqlite3|mysql|psql|mongosh|mongo|gdb|lldb)$/;
+const CODE_TOOLS = /^(beeline|snowsql|swift|raku|perl6|rakudo|erl|escript|elixir|iex|emacs|racket|guile|sbcl|clisp|clojure|clj|bb|julia|octave|octave-cli|matlab|groovy|scala|spark-shell|amm|kotlinc|kotlin|crystal|ghc|ghci|runghc|ocaml|swipl|gst|nim|dart|jshell|hy|fennel|janet|sqlite3|mysql|psql|mongosh|mongo|gdb|lldb)$/;
 
 /** Text that reads as code of some language rather than a shell line: calls `f(…)`, s-expressions, methods on strings. */
 const CODE_LIKE = /\w\s*\(|^\s*\(|["'`]\s*\.\s*[\w!]/;
@@ -1277,9 +1301,11 @@ function genericNested(walk: Walk, inv: Invocation, depth: number): void {
     if (t.startsWith('-') && t.length > 1) {
       const eq = t.indexOf('=');
       const opt = eq > 0 ? t.slice(0, eq) : t;
-      if (SCRIPT_OPTS.test(opt) || /^-[a-zA-Z]+c$/.test(opt)) {
+      // matlab -batch CODE, matlab -r CODE: MATLAB's statements.
+      if (SCRIPT_OPTS.test(opt) || /^-[a-zA-Z]+c$/.test(opt) || (/^-(batch|r)$/.test(opt) && /^(matlab|octave|octave-cli)$/.test(base(inv.argv[0] ?? '')))) {
         const v = eq > 0 ? t.slice(eq + 1) : w[k + 1]?.text;
-        if (v !== undefined) optScripts.push(v);
+        // julia's `rm -rf $(homedir())/x`: the command's interpolation of the home directory.
+        if (v !== undefined) optScripts.push(v.replace(/\$\((?:homedir\(\)|ENV\[\s*"HOME"\s*\])\)/g, walk.env.home));
         if (eq < 0) k++;
       }
       continue;
@@ -1415,7 +1441,7 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
   if (/\bdelete\s+(every\s+item\s+of\s+)?\(?\s*path\s+to\s+home\s+folder\b/i.test(code)) checkDelete(walk, inv, target(inv, { text: walk.env.home, dynamic: false, glob: false, subs: [], quoted: true }), true, `${inv.argv[0]} code (Finder)`);
   if (code.length > 20_000 || !/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|removeItemAtPath|removeItemAtPathError|Delete|rm_rf|deleteDir)\b/.test(code)) return;
   const norm = code
-    .replace(/\bNSHomeDirectory\(\)|\bhomedir\(\)|os\.Getenv\(\s*"HOME"\s*\)|os\.UserHomeDir\(\)|System\.getProperty\(\s*"user\.home"\s*\)|System\.getenv\(\s*"HOME"\s*\)|Sys\.getenv\(\s*"HOME"\s*\)|ENV\[\s*"HOME"\s*\]|Environment\.GetFolderPath\([^)]*UserProfile\)|std::env::var\(\s*"HOME"\s*\)[^,);]*|dirs::home_dir\(\)[^,);]*|FileManager\.default\.homeDirectoryForCurrentUser[^,);]*|(?:\$\.)?NSHomeDirectory\(\)|\$(?:::)?env\(HOME\)/g, '"~"')
+    .replace(/\bgetenv\(\s*'HOME'\s*\)|\bNSHomeDirectory\(\)|\bhomedir\(\)|os\.Getenv\(\s*"HOME"\s*\)|os\.UserHomeDir\(\)|System\.getProperty\(\s*"user\.home"\s*\)|System\.getenv\(\s*"HOME"\s*\)|Sys\.getenv\(\s*"HOME"\s*\)|ENV\[\s*"HOME"\s*\]|Environment\.GetFolderPath\([^)]*UserProfile\)|std::env::var\(\s*"HOME"\s*\)[^,);]*|dirs::home_dir\(\)[^,);]*|FileManager\.default\.homeDirectoryForCurrentUser[^,);]*|(?:\$\.)?NSHomeDirectory\(\)|\$(?:::)?env\(HOME\)/g, '"~"')
     .replace(JVM_HOME, '"~"')
     .replace(/\bpwd\(\)|os\.Getwd\(\)|System\.getProperty\(\s*"user\.dir"\s*\)|sys\.props\(\s*"user\.dir"\s*\)|Directory\.GetCurrentDirectory\(\)/g, '"."')
     // home, _ := os.UserHomeDir(); os.RemoveAll(home): a variable holding the path, put in.
@@ -1428,8 +1454,16 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
     if (!/^(~|\.)(\/.*)?$|^\//.test(p)) continue;
     const w: Word = { text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true };
     // (FileManager's removeItem removes a directory with everything in it.)
-    const rec = /RemoveAll|rmtree|recursive|Recursively|remove_dir_all|rm_rf|deleteDirectory|deleteDir|removeItem/.test(m.index === undefined ? m[0] : m[0] + norm.slice(m.index, m.index + 120));
+    // (MATLAB's and Octave's rmdir(P, 's') removes P with everything in it.)
+    const rec = /RemoveAll|rmtree|recursive|Recursively|remove_dir_all|rm_rf|deleteDirectory|deleteDir|removeItem/.test(m.index === undefined ? m[0] : m[0] + norm.slice(m.index, m.index + 120)) || (m.index !== undefined && /^rmdir\s*\(\s*(['"])[^'"]*\1\s*,\s*['"]s['"]/.test(norm.slice(m.index)));
     checkDelete(walk, inv, target(inv, w), rec, `${inv.argv[0]} code`);
+  }
+  // foreach(d -> rm(d; recursive=true), readdir("/x"; join=true)) (julia), rmdir over dir('/x') with 's' (MATLAB): every entry of a listing, deleted with its tree.
+  if (/recursive\s*=\s*(?:true|TRUE|T)\b|,\s*'s'\s*\)/.test(norm)) {
+    for (const m of norm.matchAll(/\b(?:readdir|dir|ls|glob)\(\s*(["'])([~/][^"'*]*)\1/g)) {
+      const w: Word = { text: m[2].replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false, subs: [], quoted: true };
+      checkDelete(walk, inv, { ...target(inv, w), wholeDir: true }, true, `${inv.argv[0]} code`);
+    }
   }
 }
 
@@ -1540,8 +1574,8 @@ function makeRecipes(walk: Walk, inv: Invocation, depth: number): boolean {
 }
 
 /** The secret an app console's code holds (artisan tinker --execute="echo config('app.key');"), or null. */
-function codeSecretOf(fc: ReturnType<typeof frameworkCode>): string | null {
-  return fc ? codeSecret(fc.code, isSecretName) : null;
+function codeSecretOf(fc: FrameworkCode | null): string | null {
+  return fc ? framework().codeSecret(fc.code, isSecretName) : null;
 }
 
 /** The text a process substitution operand (<(echo …)) gives, when known. */
@@ -1640,7 +1674,7 @@ function recordWrittenFiles(walk: Walk, inv: Invocation): void {
       if (['-out', '-o', '--output'].includes(w.text) && next && !next.dynamic && next.text !== '-') walk.secretFiles.add(resolveFrom(inv.cwd!, next.text));
     });
     // airflow connections export FILE, doppler secrets download FILE: a tool's secrets exported into the file it is given.
-    const exported = /\b(export|download|dump)\b/.test(inv.argv.slice(1, 4).join(' ')) && printsCredential(inv.argv) !== null ? operands(inv.words).filter((w) => /[/.]/.test(w.text) && !w.dynamic && !w.text.startsWith('/dev/')).pop() : undefined;
+    const exported = /\b(export|download|dump|pull)\b/.test(inv.argv.slice(1, 4).join(' ')) && printsCredential(inv.argv) !== null ? operands(inv.words).filter((w) => /[/.]/.test(w.text) && !w.dynamic && !w.text.startsWith('/dev/')).pop() : undefined;
     if (exported) walk.secretFiles.add(resolveFrom(inv.cwd, exported.text));
     // split SECRET PREFIX writes PREFIXaa, PREFIXab...: each piece holds part of it.
     if (name === 'split') walk.secretFiles.add(`${resolveFrom(inv.cwd, operands(inv.words, new Set(['-b', '-l', '-n', '-C', '-a', '-t', '--additional-suffix']))[1]?.text ?? 'x')}*`);
@@ -1810,10 +1844,10 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
   if (f.forkBomb) block(walk, 'dangerous', `${who} is a fork bomb: it starts copies of itself without end until the machine stops answering`);
   if (f.runsFetched) block(walk, 'dangerous', `${who} runs code it downloads: unreviewed code`, 'download it to a file, read it, then run it');
   if (f.tooLong) block(walk, 'dangerous', `${who} of ${code.length} characters is too long to check inline`, 'write it to a file, read it, then run the file');
-  for (const sh of f.shell) collect(walk, windowsCommandLine(sh), inv.cwd, depth + 1, true);
+  for (const sh of f.shell) collect(walk, mayLaunchWindowsShell(sh) ? windows().windowsCommandLine(sh) : sh, inv.cwd, depth + 1, true);
   // IPython magics and notebook cells, the sh/plumbum/fabric libraries; remote stores deleted through SDKs; files emptied (data-rules.ts).
   if (lang === 'python') for (const sh of pythonShellLines(code)) collect(walk, sh, inv.cwd, depth + 1, true);
-  const sent = f.exfil ? null : codeSendsSecret(code, () => talksToNetwork(code)) ?? ((lang === 'php' || lang === 'ruby') && talksToNetwork(code) ? codeSecret(code, isSecretName) : null);
+  const sent = f.exfil ? null : codeSendsSecret(code, () => talksToNetwork(code)) ?? ((lang === 'php' || lang === 'ruby') && talksToNetwork(code) ? framework().codeSecret(code, isSecretName) : null);
   if (sent) block(walk, 'dangerous', `${who} reads the secret ${sent} and sends it away (a URL of another service, an upload or an experiment log)`, 'secrets stay on this machine; ask the user to share what is needed');
   // Any string of the code that names a secret file (~/.pgpass, keys/etl-sa.json, '/airflow.cfg' joined to a setting), with code that talks to the network.
   // (A file given to the loader that uses it as credentials or settings, load_dotenv('.env'), keyFilename: …, is used, not sent.)
@@ -1920,6 +1954,9 @@ function containerRun(walk: Walk, inv: Invocation, depth: number): void {
   // The container's command, with its paths mapped back to the host paths mounted there.
   // (An unquoted glob stays one: the shell expands it before docker runs, docker run … rm -rf ./*.)
   let script = command.map((a, k) => (inv.words[inv.words.length - command.length + k]?.glob && !/[\s'"]/.test(a) ? a : shellWord(a))).join(' ');
+  // docker run -i IMAGE sh <<< '…', apptainer shell IMAGE <<EOF: the container's shell runs what the line feeds it.
+  const fed = command.length === 1 && SHELLS.has(base(command[0])) ? stdinText(inv) : null;
+  if (fed) script = fed;
   for (const m of mounts) {
     if (m.inside === '/' || !m.inside.startsWith('/')) continue;
     const esc = m.inside.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -2264,8 +2301,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (vcsServerMayMatch(name)) for (const f of vcsServerFindings(inv.argv, inv.viaXargs)) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason, 'let the user run it after checking what it removes (p4 … -n previews)');
   const sentFile = sqlSentFiles(storeInv).map((f) => resolveFrom(inv.cwd ?? walk.env.cwd, f.replace(/^~(?=\/|$)/, walk.env.home))).find((f) => isSecret(walk, f));
   if (sentFile) block(walk, 'dangerous', `${name} loads the secret ${sentFile} into a store elsewhere: secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
-  for (const f of windowsFindings(inv.argv)) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
-  for (const f of [...frameworkFindings(inv.argv, inv.assigned ?? []), ...remoteWipeFindings(inv.argv)]) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
+  for (const f of mayHaveWindowsFindings(inv.argv) ? windows().windowsFindings(inv.argv) : []) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
+  for (const f of [...(mayBeFramework(inv.argv) ? framework().frameworkFindings(inv.argv, inv.assigned ?? []) : []), ...(mayWipeRemote(inv.argv) ? framework().remoteWipeFindings(inv.argv) : [])]) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
   checkServesSecrets(walk, inv);
   // Files encrypted with a key drawn at random and kept nowhere ($RANDOM, openssl rand, /dev/urandom), the originals
   // deleted on the same line: ransom-style, the data can never be read again.
@@ -2330,7 +2367,9 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
         }
         if (t.abs && isDiskDevice(t.abs)) block(walk, 'dangerous', `${name} on the disk device ${t.abs} destroys its data`, 'check the device with lsblk first; nothing on a disk device can be undone');
         else {
-          if (name === 'truncate' && inv.argv.some((a, k) => /^(-s0|--size=0)$/.test(a) || (/^(-s|--size)$/.test(a) && inv.argv[k + 1] === '0'))) checkEmptied(walk, t, 'truncate -s 0');
+          // (-s 100: cut to a few bytes, the data beyond them gone as with -s 0.)
+          const cut = inv.argv.map((a, k) => /^(?:-s|--size=)(\d+)$/.exec(a)?.[1] ?? (/^(-s|--size)$/.test(inv.argv[k - 1] ?? '') ? /^(\d+)$/.exec(a)?.[1] : undefined)).find((x) => x !== undefined);
+          if (name === 'truncate' && cut !== undefined && Number(cut) < 4096) checkEmptied(walk, t, `truncate -s ${cut}`);
           checkWrite(walk, inv, t, name);
           // What shred overwrites is gone as if deleted (.git/objects/pack/*).
           if (name === 'shred' || name === 'truncate') checkDelete(walk, inv, t, false, name);
@@ -2391,6 +2430,10 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       // A key or token copied into what a web server serves (/var/www, public_html, the site's public/ or static/): published.
       const served = d?.abs && /^\/(var|srv)\/www\/|^\/usr\/share\/nginx\/html\/|\/public_html\/|^\/var\/www$/.test(`${d.abs}/`) ? srcs.find((w) => isSecret(walk, target(inv, w).abs)) : undefined;
       if (served) block(walk, 'dangerous', `${name} puts the secret ${target(inv, served).abs} where the web server serves it (${d!.abs}): anyone can download it`, 'secrets stay out of the document root');
+      // Into a group's or the cluster's shared area (/project/GROUP/shared, /scratch/shared): every member reads it.
+      const area = !served && d?.abs && !isUnder(d.abs, walk.env.project) ? sharedArea(d.abs) : null;
+      const handed = area ? srcs.find((w) => isSecret(walk, target(inv, w).abs)) : undefined;
+      if (handed) block(walk, 'dangerous', `${name} puts the secret ${target(inv, handed).abs} into ${d!.abs}, on the shared area ${area} that other users read`, 'keys and credentials stay in the home, readable by their owner only');
       // Into a directory (DIR/, ~, -t DIR, several sources): each source lands as DIR/ITS-NAME (cp /tmp/x/.zshrc ~/).
       if (d?.abs && (tIdx > 0 || dest!.text.endsWith('/') || d.abs === walk.env.home || srcs.length > 1)) {
         for (const w of srcs) {
@@ -2578,6 +2621,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
         else if (isSystemPath(t.abs, walk.env.home) && !(isUserDeviceNode(t.abs) && !recursive)) block(walk, 'system', `setfacl on the system path ${t.abs}`);
         else if (grants && isSecret(walk, t.abs) && !isSharedSshFile(t.abs)) block(walk, 'dangerous', `setfacl ${specs.join(' ')} on ${t.abs} opens a secret to other users`, 'keys and credentials stay readable by their owner only');
         else if (grants && recursive && isPreciousHomeDir(t.abs, walk.env)) block(walk, 'dangerous', `setfacl -R on ${t.abs} opens the user's keys, settings or files to others`);
+        // setfacl -R -m o::rwx /project/GROUP: every user of the machine may change or delete the group's data (chmod -R 777's kin).
+        else if (recursive && specs.some((x) => /(^|,)(d(efault)?:)?o(ther)?:[^:,]*:?[rwxX-]*w/.test(x)) && sharedMountLoss(t.abs, walk.env)) block(walk, 'dangerous', `setfacl ${specs.join(' ')} gives every user write access to ${sharedMountLoss(t.abs, walk.env)}: anyone can change or delete that data`, 'grant the one account or group that needs it (u:NAME:rwX)');
       }
       break;
     }
@@ -2649,10 +2694,12 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkSecretToDevice(walk, inv);
   // esptool read_flash 0x9000 0x6000 nvs.bin: a board's flash read back holds its Wi-Fi passwords and keys.
   for (const f of [...deviceDumpOutputs(inv.argv), ...accountExports(inv.argv)]) walk.secretFiles.add(resolveFrom(inv.cwd ?? walk.env.cwd, f));
-  const lostBackups = BACKUP_TOOLS.test(name) ? backupLoss(inv.argv) : PACKAGE_TOOLS.test(name) ? everyPackageRemoved(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv)) : null;
+  const lostBackups = isBackupTool(name) ? backupLoss(inv.argv) : isPackageTool(name) ? everyPackageRemoved(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv)) : null;
   if (lostBackups) block(walk, 'dangerous', lostBackups, 'forget or delete named snapshots, after a --dry-run');
-  if (MAC_TOOLS.test(name)) for (const r of macFindings(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv))) block(walk, 'dangerous', r, 'let the user do this themselves');
-  if (DATA_TOOLS.test(name) || (name === 'git' && args.includes('lfs')) || (inv.viaXargs && /^(rm|shred|srm|unlink|truncate)$/.test(name))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
+  if (isMacTool(name)) for (const r of macFindings(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv))) block(walk, 'dangerous', r, 'let the user do this themselves');
+  if (CLUSTER_TOOLS.test(name)) for (const r of clusterToolFindings(inv.argv, env, (abs) => isSecret(walk, abs))) block(walk, 'dangerous', r, 'let the user do it');
+  if (HOSTING_TOOLS.test(name)) for (const r of platformFindings({ argv: inv.argv, assigned: inv.assigned ?? [], subs: inv.words.flatMap((w) => w.subs), stdin: stdinText(inv), fedBy: inv.viaXargs ? inv.upstream.map((u) => u.argv) : [] })) block(walk, 'dangerous', r, 'let the user do it, after a backup or on a preview');
+  if (isDataTool(name) || (name === 'git' && args.includes('lfs')) || (inv.viaXargs && /^(rm|shred|srm|unlink|truncate)$/.test(name))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
   checkTraversal(walk, inv);
 }
 
@@ -2708,9 +2755,11 @@ function checkXargsRuns(walk: Walk, inv: Invocation): void {
   if (!inv.viaXargs || inv.nested && inv.argv[0] === undefined || /^(rm|srm|rmdir|unlink|shred|truncate)$/.test(inv.argv[0] ?? '')) return;
   const fed = xargsItems(walk, inv);
   if (!fed || fed.items.length === 0 || fed.items.length > 16 || fed.items.some((t) => t.word.dynamic)) return;
+  // find /x -type f | xargs chmod 666: the mode of every file an unfiltered listing prints, as chmod -R would set it.
+  const own = fed.recursive && /^(chmod|chown|chgrp|setfacl)$/.test(inv.argv[0] ?? '') ? [inv.words[0], { ...inv.words[0], text: '-R', glob: false }, ...inv.words.slice(1)] : inv.words;
   for (const item of fed.items) {
     const repl = inv.xargsReplace;
-    const words = repl && inv.words.some((w) => w.text.includes(repl)) ? inv.words.map((w) => (w.text.includes(repl) ? { ...w, text: w.text.split(repl).join(item.word.text) } : w)) : [...inv.words, item.word];
+    const words = repl && own.some((w) => w.text.includes(repl)) ? own.map((w) => (w.text.includes(repl) ? { ...w, text: w.text.split(repl).join(item.word.text) } : w)) : [...own, item.word];
     const child: Invocation = { ...inv, argv: text(words), words, viaXargs: false, xargsReplace: undefined, upstream: [], nested: true };
     checkInvocation(walk, child);
   }
@@ -2954,6 +3003,8 @@ function checkCloudDestroy(walk: Walk, inv: Invocation): void {
     return;
   }
   if (!CLOUD_CLIS.test(name ?? '')) return;
+  // A preview: a deployment's own URL (vercel rm acme-web-git-x-acme.vercel.app), a hosting preview channel (pr-470).
+  if (args.some((a) => /\.vercel\.app$|--[\w-]+\.netlify\.app$/.test(a)) || (name === 'firebase' && /^hosting:channel:delete$/.test(args.find((a) => !a.startsWith('-')) ?? ''))) return;
   // firebase --project demo-*: a project that exists only in the local emulator.
   if (name === 'firebase' && args.some((a, k) => /^demo-/.test(a) && /^(--project|-P)$/.test(args[k - 1] ?? '')) || args.some((a) => /^--project=demo-/.test(a))) return;
   const verbs = args.filter((x) => !x.startsWith('-'));
@@ -3098,12 +3149,15 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   if (first && (/^(findmnt|df)$/.test(first[0]) || (first[0] === 'lsblk' && first.some((a) => /MOUNTPOINT/i.test(a))) || (first[0] === 'mount' && first.length === 1) || first.some((a) => /^\/(etc\/(fstab|mtab)|proc\/(self\/)?mounts)$/.test(a)))) return fromText('/', inv.upstream[0]);
   // The stage that produces the list: skip what only passes it on; a grep (not -v), sed -n or awk with a pattern narrows it.
   let narrowed = false;
+  // … | grep -E '(^|/)\.env' | xargs …: a filter that keeps the env files says what the items are.
   // ls -t DIR | tail -n +11 (or head -n -10): every entry but the newest ten, a retention clean-up that keeps some of them
   // (of a directory of rotating output only: builds, releases, backups, logs; of anything else it still deletes nearly all).
+  let envFiles = false;
   let keeps = false;
   let k = inv.upstream.length - 1;
   for (; k >= 0; k--) {
     const a = inv.upstream[k].argv;
+    if (/^(grep|egrep|rg)$/.test(a[0]) && !a.some((x) => /^-[a-zA-Z]*v/.test(x)) && a.slice(1).some((x) => /^[^-].*\\?\.env\b/.test(x))) envFiles = true;
     if ((a[0] === 'tail' && /(^|\s)(-n\s*|--lines[= ])\+([2-9]|\d\d+)(\s|$)/.test(a.join(' '))) || (a[0] === 'head' && /(^|\s)(-n\s*|--lines[= ])-[1-9]\d*(\s|$)/.test(a.join(' ')))) keeps = true;
     // A stage fed its own text (cat <<< ~) or reading a file (cut -f6 /etc/passwd) is where the list comes from.
     if (inv.upstream[k].redirects.some((r) => r.body !== undefined)) break;
@@ -3189,10 +3243,18 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   const printed = flang ? printedPaths(flang, inlineCode(flang, feeder.argv).code ?? '') : [];
   if (printed.length > 0) return { items: printed.map((p) => target(feeder!, word(p.replace(/^~(?=\/|$)/, home)))), recursive: !narrowed };
   // rails runner 'puts Rails.root', wp eval 'echo ABSPATH;': an app console printing the app's directories.
-  const console = !narrowed ? frameworkCode(feeder.argv, feeder.assigned ?? [], () => stdinText(feeder!)) : null;
+  const console = !narrowed && mayBeFramework(feeder.argv) ? framework().frameworkCode(feeder.argv, feeder.assigned ?? [], () => stdinText(feeder!)) : null;
   const said = console ? printedText(console.lang, console.code).join('\n') : '';
   if (said.trim() !== '') return fromText(said, feeder);
+  // pnpm root -w | xargs dirname | xargs rm -rf: a stage that maps each item to its directory (or its real path).
+  if (feeder.viaXargs && /^(dirname|realpath|readlink)$/.test(f) && k > 0) {
+    const inner = xargsItems(walk, { ...feeder, upstream: inv.upstream.slice(0, k) });
+    if (inner) return { items: inner.items.map((t) => (t.abs === null || f !== 'dirname' ? t : target(feeder!, word(path.posix.dirname(t.abs))))), recursive: inner.recursive || f === 'dirname' };
+  }
+  // fd -H -I '^\.env' .: fd's pattern names the env files.
+  if (/^(fd|fdfind)$/.test(f) && feeder.argv.slice(1).some((x) => /^\^?\\?\.env/.test(x))) envFiles = true;
   const lister = listerRoots(walk, feeder);
+  if (lister && envFiles) return { items: lister.roots.filter((t) => t.abs !== null).map((t) => target(feeder!, { ...word(`${t.abs}/.env*`), glob: true })), recursive: false };
   if (lister) return { items: lister.roots.map((t) => (narrowed || lister.filtered ? { ...t, abs: t.abs === null ? null : `${t.abs}/…` } : t)), recursive: !narrowed && !lister.filtered };
   // A filter of a known text (sed -n 1p <<< "$HOME", cut … <<< …): prints (part of) that text.
   const fedText = feeder.redirects.find((r) => r.body !== undefined)?.body;
@@ -3269,7 +3331,7 @@ function spreadDelete(walk: Walk, abs: string | null, name: string | null, argv:
 /** The root of a listing is / , the home directory or one of their ancestors: only filters on names narrow a listing there. */
 function broadRoot(walk: Walk, abs: string | null, finder?: Invocation): boolean {
   if (abs === null) return false;
-  if (isSharedMountRoot(abs, finder?.argv)) return true;
+  if (isSharedMountRoot(abs, finder?.argv) || isAreaRoot(abs, (a) => isOwnArea(a, walk.env))) return true;
   const c = classifyDelete(abs, walk.env);
   // /home and /Users hold every user's home.
   return c === 'root' || c === 'home' || c === 'ancestor' || /^\/(home|Users)\/?$/.test(abs);
@@ -3430,6 +3492,11 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
     block(walk, 'dangerous', `${verb} destroys ${t.abs}, the disk of a virtual machine or WSL distribution: every file in that machine goes with it`, 'remove a distribution with wsl --unregister, or a VM with its own manager, after an export');
     return;
   }
+  // rm -f apps/*/.env*, xargs rm over find -name '.env*': every env file a pattern matches, secrets no commit holds.
+  if (t.word.glob && DOTENV_PATTERN.test(path.posix.basename(t.abs)) && isUnder(t.abs, env.project) && verb !== 'mv') {
+    block(walk, 'dangerous', `${verb} ${t.word.text} deletes every env file it matches: the secrets and settings in them are in no commit`, 'remove the one file meant, by its path, after a copy');
+    return;
+  }
   if (HISTORY_FILE.test(t.abs) && isUnder(t.abs, env.home) && verb !== 'mv') {
     block(walk, 'dangerous', `${verb} deletes ${t.abs}: the shell history is destroyed`);
     return;
@@ -3505,6 +3572,9 @@ function checkUnknownDelete(walk: Walk, inv: Invocation, t: Target, verb: string
   }
   return false;
 }
+
+/** A pattern over env files (.env*, .env.*, .dev.vars*): every one of them, secrets and all. */
+const DOTENV_PATTERN = /^\.env(\*|\.\*)$|^\.dev\.vars\*?$|^\*\.env$/;
 
 /** The shells' and REPLs' history files. */
 const HISTORY_FILE = /\/\.(bash|zsh|sh|python|psql|mysql)_history$|\/\.local\/share\/fish\/fish_history$/;
@@ -3931,8 +4001,10 @@ function checkServesSecrets(walk: Walk, inv: Invocation): void {
   };
   if (langOf(name) === 'python' && a.includes('http.server')) dir = after('--directory', '-d') ?? '.';
   else if (name === 'php' && a.includes('-S')) dir = after('-t', '--docroot') ?? '.';
-  else if ((name === 'npx' || name === 'pnpx' || name === 'bunx') && /^(serve|http-server|live-server)(@.*)?$/.test(a[1] ?? '')) dir = a.slice(2).find((x) => !x.startsWith('-')) ?? '.';
-  else if (/^(serve|http-server|live-server)$/.test(name)) dir = a.slice(1).find((x) => !x.startsWith('-')) ?? '.';
+  // (-p 8080, -l 5000, -a HOST: an option's value is not the directory.)
+  const firstDir = (xs: string[]) => xs.find((x, k) => !x.startsWith('-') && !/^(-p|--port|-l|--listen|-a|--address|-c|--cache|-o|--open|-P|--proxy|--host|--ssl-cert|--ssl-key|-C|-K)$/.test(xs[k - 1] ?? ''));
+  if ((name === 'npx' || name === 'pnpx' || name === 'bunx') && /^(serve|http-server|live-server)(@.*)?$/.test(a[1] ?? '')) dir = firstDir(a.slice(2)) ?? '.';
+  else if (/^(serve|http-server|live-server)$/.test(name)) dir = firstDir(a.slice(1)) ?? '.';
   else if (name === 'ruby' && a.includes('httpd')) dir = a.slice(a.indexOf('httpd') + 1).find((x) => !x.startsWith('-')) ?? '.';
   else if ((name === 'busybox' && a[1] === 'httpd') || name === 'httpd' && a.includes('-h')) dir = after('-h') ?? '.';
   // ngrok http file:///DIR, cloudflared/localtunnel pointed at files: the directory goes on the internet.
@@ -3965,7 +4037,7 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
   if (ops.length === 0) return;
   const [spec, ...files] = ops;
   const mode = spec.text;
-  const worldWritable = name === 'chmod' && (/^0?[0-7]?[0-7][0-7]7$/.test(mode) || /(^|,)(a|o|ugo)?[+=][rwxXst]*w/.test(mode) && /(^|,)(a|o)/.test(mode));
+  const worldWritable = name === 'chmod' && (/^0?[0-7]?[0-7][0-7][2367]$/.test(mode) || /(^|,)(a|o|ugo)?[+=][rwxXst]*w/.test(mode) && /(^|,)(a|o)/.test(mode));
   const setuid = name === 'chmod' && (/^[2-7][0-7]{3}$/.test(mode) || /[+=][rwx]*s/.test(mode));
   for (const f of files) {
     const t = target(inv, f);
@@ -4001,7 +4073,9 @@ function checkPermissions(walk: Walk, inv: Invocation): void {
     const chownAway = name !== 'chmod' && /^(nobody|nogroup|www-data|daemon|nginx|apache|http|httpd|guest|ftp|games|sys|bin|mail|news|uucp|proxy|backup|list|irc|gnats|_www)([:.]|$)|^[:.](nobody|nogroup|www-data|users|everyone|staff|adm|wheel)$/.test(mode);
     // A server's key under /etc given to its group only (chmod 640 …/example.com.key, chown root:ssl-cert): how services read their keys.
     const groupOnly = name === 'chmod' && /^\/etc\//.test(t.abs) && /^0?[0-7]?[0-7][0-7]0$/.test(mode);
-    const opensSecret = isSecret(walk, t.abs) && !isSharedSshFile(t.abs) && ((name === 'chmod' && opens && !groupOnly) || chownAway);
+    // ~/.ssh/authorized_keys (or ~/.ssh) writable by group or others: anyone can add a key and log in as the user.
+    const othersWrite = name === 'chmod' && (/^0?[0-7]?[0-7]([2367][0-7]|[0-7][2367])$/.test(mode) || /(^|,)[ugoa]*[aog][ugoa]*[+=][rwxXst]*w/.test(mode));
+    const opensSecret = (isSecret(walk, t.abs) && !isSharedSshFile(t.abs) && ((name === 'chmod' && opens && !groupOnly) || chownAway)) || (othersWrite && /\/\.ssh(\/authorized_keys2?)?$/.test(t.abs) && isUnder(t.abs, walk.env.home));
     // chown -R $USER ~/.config/gcloud (or $(whoami), $(id -u)): ownership given back to the user, nothing granted to others.
     const toUser = name !== 'chmod' && (/\$\{?(USER|LOGNAME|UID)\b/.test(spec.text) || spec.subs.some((sub) => /^\s*(whoami|id\b|logname)/.test(sub)) || spec.text.includes('$(…)') && spec.subs.length > 0 && spec.subs.every((sub) => /^\s*(whoami|id|logname)\b/.test(sub)));
     if (toUser && isUnder(t.abs, walk.env.home) && t.abs !== walk.env.home) continue;
@@ -4121,6 +4195,11 @@ function checkFind(walk: Walk, inv: Invocation): void {
     // find . -name '*.ts' -delete at the project's root: every source file of that language.
     if (t.abs === walk.env.project && namePattern && /^\*\.(ts|tsx|py|go|rs|java|kt|c|cc|cpp|h|hpp|cs|rb|php|swift|scala)$/.test(namePattern)) {
       block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes every source file of that kind in the project`, 'delete build output by its directory, e.g. rm -rf dist');
+      continue;
+    }
+    // find . -name '.env*' -delete: every local env file of the project, whose secrets no commit holds.
+    if (namePattern && DOTENV_PATTERN.test(namePattern) && isUnder(t.abs, walk.env.project)) {
+      block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes the project's env files: the secrets and settings in them are in no commit`, 'remove the one file meant, by its path, after a copy');
       continue;
     }
     // find .git -type f -delete: the repository's history, whatever the filter.
@@ -4312,8 +4391,10 @@ function checkGit(walk: Walk, inv: Invocation): void {
         break;
       }
       // git tag -l | xargs git push origin --delete, git push origin --delete $(git tag): every tag on the remote deleted.
-      const allTags = (u: Invocation) => u.argv[0] === 'git' && /^(tag|ls-remote)$/.test(u.argv[1] ?? '') && u.argv.slice(2).every((a) => /^(-l|--list|--tags|-t|--refs|-q|origin|upstream)$|^--sort=/.test(a));
-      const tagFilter = inv.upstream.some((u) => /^(grep|rg|head|tail)$/.test(u.argv[0]) || (/^[gm]?awk$/.test(u.argv[0]) && u.argv.some((a) => /^\s*(!\s*)?\/[^/]+\//.test(a))) || (u.argv[0] === 'sed' && u.argv.includes('-n')));
+      // (git tag -l 'v*': every release tag; git ls-remote --heads: every branch.)
+      const allTags = (u: Invocation) => u.argv[0] === 'git' && /^(tag|ls-remote)$/.test(u.argv[1] ?? '') && u.argv.slice(2).every((a) => /^(-l|--list|--tags|-t|--heads|-h|--refs|-q|origin|upstream)$|^--sort=|^v?\*$|^v?\[0-9\]\*?$/.test(a));
+      // (grep -v '^main$' keeps all but one: no filter.)
+      const tagFilter = inv.upstream.some((u) => (/^(grep|rg|head|tail)$/.test(u.argv[0]) && !(/^(grep|rg)$/.test(u.argv[0]) && u.argv.some((a) => /^-[a-zA-Z]*v[a-zA-Z]*$|^--invert-match$/.test(a)))) || (/^[gm]?awk$/.test(u.argv[0]) && u.argv.some((a) => /^\s*(!\s*)?\/[^/]+\//.test(a))) || (u.argv[0] === 'sed' && u.argv.includes('-n')));
       const tagsListed = (inv.viaXargs && inv.upstream.some(allTags) && !tagFilter) || inv.words.some((w) => w.subs.some((x) => /^\s*git\s+tag(\s+(-l|--list))?\s*$/.test(x)));
       // (Also as :refs/tags/{} given to xargs -I.)
       if (tagsListed && (deleting || listDeletes || refspecs.some((r) => r.startsWith(':')) || inv.upstream.some((u) => u.argv[0] === 'sed' && u.argv.some((a) => /^s.*:/.test(a))))) {
@@ -4723,7 +4804,7 @@ function printsCredential(argv: string[]): string | null {
   // firebase auth:export users.json: every user's account (emails, password hashes) exported.
   if (argv.slice(1, 4).some((x) => /^(auth|users|accounts):(export|download|dump)$/.test(x))) return `the accounts of ${name}'s users (${argv.slice(1, 3).join(' ')})`;
   if (/^config$/.test(a1 ?? '') && a2 === 'get-value' && /conn|password|secret|key|token/i.test(argv.slice(3).join(' '))) return `${name}'s ${argv.slice(3).join(' ')}`;
-  const ml = mlCredentialPrinter(argv);
+  const ml = mlCredentialPrinter(argv) ?? platformSecretPrinter(argv);
   if (ml) return ml;
   if (name === 'kubectl' && a1 === 'config' && a2 === 'view' && /--raw|--flatten/.test(a)) return 'the cluster credentials (kubectl config view --raw)';
   if (name === 'gcloud' && /\bauth\b/.test(a) && /print-(access|identity|refresh)-token/.test(a)) return 'a Google Cloud token';
@@ -4780,8 +4861,8 @@ function secretFilter(name: string, args: string[]): string | null {
 function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null {
   const name = inv0.argv[0] ?? '';
   const args = inv0.argv.slice(1);
-  const framework = frameworkSecretPrinter(inv0.argv) ?? codeSecretOf(frameworkCode(inv0.argv, inv0.assigned ?? [], () => stdinText(inv0)));
-  if (framework) return framework;
+  const app = mayBeFramework(inv0.argv) ? (framework().frameworkSecretPrinter(inv0.argv) ?? codeSecretOf(framework().frameworkCode(inv0.argv, inv0.assigned ?? [], () => stdinText(inv0)))) : null;
+  if (app) return app;
   if (walk.secretFiles.has(CLIPBOARD) && (/^(pbpaste|wl-paste)$/.test(name) || (/^(pwsh|powershell)$/.test(name) && args.some((a) => /^(Get-Clipboard|gcb)$/i.test(a))) || (/^(xclip|xsel)$/.test(name) && args.some((a) => /^(-o|--output|-out)$/.test(a))))) return 'the clipboard, filled with a secret on the line';
   // tar -C /etc/ssh -cf - .: the operands are read from -C's directory.
   const cdir = name === 'tar' && inv0.cwd !== null ? args.find((_, k) => /^(-C|--directory)$/.test(args[k - 1] ?? '')) ?? args.find((a) => a.startsWith('--directory='))?.slice(12) : undefined;
@@ -4873,7 +4954,7 @@ function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null 
     const m = code ? /(["'`])([^"'`]*(?:\.ssh\/|\.aws\/|\.netrc|\.git-credentials|\/\.env\b|^\.env\b|\.npmrc|\.kube\/config|id_rsa|id_ed25519)[^"'`]*)\1/.exec(code) : null;
     if (m) return m[2];
     // php -r 'echo file_get_contents(".env");', ruby -e 'puts File.read("config/master.key")', an app's credentials printed.
-    const held = code && (lang === 'php' || lang === 'ruby') ? codeSecret(code, isSecretName) : null;
+    const held = code && (lang === 'php' || lang === 'ruby') ? framework().codeSecret(code, isSecretName) : null;
     if (held) return held;
   }
   if (depth < 3) for (const w of inv.words) for (const sub of w.subs) {
@@ -5046,7 +5127,9 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
     const candidates = path !== null && path !== undefined ? [path] : upload || (['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil', 'gcloud'].includes(name) && (remote || args.includes('cp')) && !t.startsWith('-') && !download && !/^(?:[\w.-]+@)?[\w.-]+:/.test(t)) ? [t] : [];
     for (const c of candidates) {
       if (c === '-') continue;
-      const tt = target(inv, { ...w, text: c.replace(/^~(?=\/|$)/, walk.env.home) });
+      const tt0 = target(inv, { ...w, text: c.replace(/^~(?=\/|$)/, walk.env.home) });
+      // (for f in apps/*/.env*; … -F "f=@$f": the pattern's files, judged by the names it matches.)
+      const tt = w.glob && !isSecret(walk, tt0.abs) ? target(inv, { ...w, glob: false, text: c.replace(/^~(?=\/|$)/, walk.env.home) }) : tt0;
       // The whole project, archived on the line, to an anonymous file drop or paste service.
       if (tt.abs !== null && walk.projectCopies.has(tt.abs) && args.some((a) => DROP_HOSTS.test(a))) return say(`${tt.abs} (the whole project)`, 'to a public file drop');
       // (A Terraform state copied into a bucket named for states is kept where it belongs.)
@@ -5094,6 +5177,7 @@ const VAR_HOSTS: [RegExp, RegExp][] = [
   [/^SLACK_(BOT_)?TOKEN$/, /(^|\.)slack\.com$/],
   [/^(AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN)$/, /(^|\.)amazonaws\.com$/],
   ...ML_VAR_HOSTS,
+  ...PLATFORM_VAR_HOSTS,
   ...GAME_VAR_HOSTS,
 ];
 

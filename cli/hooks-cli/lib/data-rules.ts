@@ -9,6 +9,7 @@
  * Pure functions over paths and argv; command-rules.ts calls them where it judges deletes, writes and
  * invocations, and turns what they return (a reason, or null) into a finding.
  */
+import { groupAreaLoss } from './cluster-rules';
 import { HOME_DATA_DIRS, isUnder, SHARED_MOUNT, type PathEnv, windowsView } from './paths-classify';
 import { shellWord } from './shell-parse';
 import { storeScope } from './sql-rules';
@@ -29,12 +30,22 @@ function isOwnName(seg: string, env: PathEnv): boolean {
 export function sharedMountLoss(abs: string, env: PathEnv): string | null {
   const m = SHARED_MOUNT.exec(abs);
   if (!m || isUnder(env.project, abs)) return null;
+  const group = groupAreaLoss(abs);
+  if (group) return group;
   const rest = abs.slice(m[0].length).split('/').filter((s) => s !== '');
   if (rest.length === 0) return `the shared data mount ${m[0]}: every user's data on it`;
+  if (isOwnArea(abs, env)) return `${abs}, the user's whole area of the shared mount ${m[0]}: every run, dataset and checkpoint kept there`;
   // `…` stands for what a filter selected there (find /scratch -name '*.tmp'): not a whole area.
   // /mnt/rootfs/tmp/*: a mounted image's temporary or cache directory holds nobody's data.
   if (rest.length === 1 && rest[0] !== '…' && !isOwnName(rest[0], env) && !/^(tmp|temp|cache|\.cache)$/.test(rest[0])) return `${abs}, a whole area of the shared data mount ${m[0]} (another user's, or a dataset the group reads)`;
   return null;
+}
+
+/** The user's own area of a shared mount, itself (/scratch/$USER, /work/mjones). */
+export function isOwnArea(abs: string, env: PathEnv): boolean {
+  const m = SHARED_MOUNT.exec(abs);
+  const rest = m ? abs.slice(m[0].length).split('/').filter((s) => s !== '') : [];
+  return rest.length === 1 && isOwnName(rest[0], env);
 }
 
 /** A file under a shared data mount outside the user's own area there. */
@@ -107,7 +118,7 @@ function listsOthers(cmd: string, env: PathEnv): boolean {
 }
 
 /** Commands dataToolFindings judges: a cheap gate before it. */
-export const DATA_TOOLS = /^(dvc|jupyter|jupyter-lab|jupyter-notebook|jupyter-server|code-server|chmod|chown|chgrp|setfacl|kill|pkill|killall|skill|fuser|scancel|qdel|bkill|apt|apt-get|aptitude|dnf|yum|zypper|pacman|aws|gsutil|gcloud|s5cmd|azcopy|b2|rclone|mc|s3cmd|oci|hf|huggingface-cli|kaggle|modal|skopeo|crane|regctl)$/;
+export const isDataTool = (name: string): boolean => /^(dvc|jupyter|jupyter-lab|jupyter-notebook|jupyter-server|code-server|chmod|chown|chgrp|setfacl|kill|pkill|killall|skill|fuser|scancel|qdel|bkill|apt|apt-get|aptitude|dnf|yum|zypper|pacman|aws|gsutil|gcloud|s5cmd|azcopy|b2|rclone|mc|s3cmd|oci|hf|huggingface-cli|kaggle|modal|skopeo|crane|regctl)$/.test(name);
 
 /** The invocation as data-rules needs it. */
 export interface DataInvocation {
@@ -154,7 +165,9 @@ export function dataToolFindings(inv: DataInvocation, env: PathEnv, line: string
   if (/^(chmod|chown|chgrp|setfacl)$/.test(name) && args.some((x) => /^-[a-zA-Z]*R|^--recursive$/.test(x))) {
     const mode = args.find((x) => !x.startsWith('-') || /^-[rwxXst]+$/.test(x)) ?? '';
     const takes = name === 'chown' || name === 'chgrp' || (name === 'setfacl' && args.some((x) => /^-[a-zA-Z]*[bkx]|^--(remove-all|remove-default|remove)/.test(x))) || (name === 'chmod' && (/^[0-7]{3,4}$/.test(mode) ? mode[mode.length - 2] === '0' : /(^|,)[ugoa]*[ga][ugoa]*(-[wxXst]*r|=[wxX]*(,|$))/.test(mode)));
-    const hit = takes ? args.map((x) => sharedMountLoss(x, env)).find((x) => x !== null) : null;
+    // chgrp -R smithlab /project/smithlab/new_data: the tree given to the group whose area it is takes nothing.
+    const toOwnGroup = (x: string) => name === 'chgrp' && x.split('/').includes(mode);
+    const hit = takes ? args.map((x) => (toOwnGroup(x) ? null : sharedMountLoss(x, env))).find((x) => x !== null) : null;
     if (hit) out.push(`${name} -R ${mode} locks ${hit}: the others who use it lose access`);
   }
   // Jupyter or code-server on every interface with no token or password: a shell for anyone who reaches the port.
@@ -382,6 +395,8 @@ export function hpcContainerAsDocker(argv: string[]): string[] | null {
     if (/^(-H|--home)$/.test(key) && val) out.push('-v', `${val.split(':')[0]}:${val.split(':')[1] ?? val.split(':')[0]}`);
     if (eq < 0 && valued.test(key)) k++;
   }
+  // apptainer shell IMAGE: the container's shell, reading what the line feeds it.
+  if (sub === 'shell' && k === argv.length - 1) return [...out, argv[k], 'sh'];
   return k < argv.length ? [...out, ...argv.slice(k)] : null;
 }
 

@@ -17,8 +17,11 @@ import type { ServiceFinding } from './service-rules';
 export const PROTECTED_BRANCHES = new Set(['main', 'master', 'trunk', 'develop', 'development', 'production', 'prod', 'release', 'stable', 'live', 'default', 'gh-pages']);
 /** A default or shared branch: the names above, and the families teams protect (release/2.4, hotfix/x, production/eu). */
 export const isProtected = (b: string) => PROTECTED_BRANCHES.has(b.replace(/^refs\/heads\//, '')) || /^(refs\/heads\/)?(release|releases|hotfix|production|prod|stable|main|master|support|maintenance)\/./.test(b);
-/** A published release's tag: v1.2.0, 2.4, refs/tags/v1.0.0 (not v1.3.0-rc1, v0.0.1-test). */
-export const isReleaseTag = (t: string) => /^(refs\/tags\/)?v?\d+(\.\d+){1,3}$/.test(t);
+/**
+ * A published release's tag: v1.2.0, 2.4, refs/tags/v1.0.0, a major version (v2, what an action or module pins), or one named
+ * for what it records (paper-v1, submission-2.0, dataset-v3) (not v1.3.0-rc1, v0.0.1-test).
+ */
+export const isReleaseTag = (t: string) => /^(refs\/tags\/)?((paper|release|rel|submission|published|publication|camera-ready|final|thesis|dataset|data|prod|production)[-_/]?)?(v\d+(\.\d+){0,3}|\d+(\.\d+){1,3})$/.test(t);
 
 /** A command that prints the remote's default branch (symbolic-ref of origin/HEAD, remote show's "HEAD branch", the forge's defaultBranchRef). */
 export const DEFAULT_BRANCH_QUERY = /\bsymbolic-ref\b.*refs\/remotes\/[^/\s]+\/HEAD|\brev-parse\s+--abbrev-ref\s+[\w.-]+\/HEAD|\bremote\s+show\b.*HEAD branch|\bls-remote\s+--symref\b|defaultBranchRef|default_branch|init\.defaultBranch/;

@@ -20,7 +20,7 @@
  */
 
 import { isSecretSource } from './paths-classify';
-import { frameworkPaths } from './framework-rules';
+import { framework } from './rule-gates';
 import { gitLibraryLines } from './git-rules';
 import { shellWord, windowsVar } from './shell-parse';
 
@@ -355,7 +355,7 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
 const UNLINK_CALLS = /(?:\bos\.(?:remove|unlink)|\bunlinkSync|\bfs\.unlink|\bFile\.(?:delete|unlink)|\bFileUtils\.rm(?!_)|(?<![\w$>.])unlink)(?=\s*[("'])/g;
 const DISK = /^\/dev\/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|rdisk\d|mapper\/)/;
 const SECRET_FRAGMENT = /(\.ssh\/|\.aws\/|(^|\/)\.env(\.|$)|\.netrc|\.npmrc|\.git-credentials|\.kube\/config|\.docker\/config|\bid_(rsa|ed25519|ecdsa|dsa)\b|\/etc\/shadow|\.gnupg|\.pgpass|[\w-]*(key|secret)[\w-]*\.(pem|p12|p8|jks)$)/i;
-const NETWORK = /(?:file_get_contents|fopen|readfile|get_headers)\s*\(\s*["']https?:|require\(\s*['"](?:node:)?(?:net|tls|dgram|http2?|dns)['"]\s*\)|\bURI\.open|\bResolv\b|\bWebSocket\b|\b(?:Deno|Bun)\.connect|\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram|serial\.Serial|SerialPort|\bhttr2?::|\bRCurl\b|\bcurl::|java\.net\.|HttpClient|\bHTTP\.(get|post|request)\b)/;
+const NETWORK = /(?:file_get_contents|fopen|readfile|get_headers)\s*\(\s*["']https?:|require\(\s*['"](?:node:)?(?:net|tls|dgram|http2?|dns)['"]\s*\)|\bURI\.open|\bResolv\b|\bWebSocket\b|\b(?:Deno|Bun)\.connect|\b(urllib|requests\.|http\.client|httpx|socket|https?\.(request|get)|require\(\s*['"](node:)?https?['"]\s*\)|\.request\(|fetch\s*\(|axios|Net::HTTP|LWP|HTTP::Tiny|IO::Socket|TCPSocket|open-uri|smtplib|ftplib|paramiko|aiohttp|net\.connect|fsockopen|curl_exec|dgram|serial\.Serial|SerialPort|\bhttr2?::|\bRCurl\b|\bcurl::|\bdownload\.file\s*\(\s*(?:paste0?\s*\()?\s*["']https?:|java\.net\.|HttpClient|\bHTTP\.(get|post|request)\b)/;
 
 /**
  * Joins of string literals into one: Path("~") / ".ssh" / "id_rsa" and "~".joinpath(".ssh", "x") in
@@ -458,7 +458,7 @@ function recursiveDeleter(code: string, lang: Lang): string {
 function preprocess(code: string, lang: Lang): string {
   if (lang === 'python') code = resolveAliases(code);
   // Laravel's, Symfony's and WordPress's filesystems, Pathname#rmtree, the frameworks' names for the app's directories.
-  if (lang === 'php' || lang === 'ruby') code = frameworkPaths(lang, code);
+  if (lang === 'php' || lang === 'ruby') code = framework().frameworkPaths(lang, code);
   code = recursiveDeleter(code, lang);
   // __import__('os').system(...) is os.system(...).
   code = code.replace(/__import__\(\s*(['"])([\w.]+)\1\s*\)/g, '$2');
@@ -734,8 +734,8 @@ export function exprValues(code: string, expr: string, depth = 0): string[] {
   return e === '' ? [] : combos;
 }
 
-const DELETES_ANY = /os\.(remove|unlink|rmdir)|rmtree|File\.(delete|unlink)|FileUtils\.(rm|remove)|unlinkSync|rmSync|\bunlink\b|Deno\.remove|\.delete\(|deleteDir|\bremove_tree\b|\bfs\.(promises\.)?(rm|unlink)\b|\.rm\(|os\.remove/;
-const SELECTIVE = /endswith|startswith|end_with\?|start_with\?|fnmatch|\.match\(|\.test\(|suffix|extname|=~|include\?|includes\(|\.name\b|basename|\bstem\b|==|!=|(?<![=<-])<(?![<=])|(?<![=>-])>(?![>=])|\bin\s*[([{]|\bnot\s+in\b|mtime|ctime|atime|st_size|getsize|\.size\b|\bstat\b|regex|\bre\.|RegExp|\bgrep\b|\bselect\b|\breject\b|\.filter\(|\bsearch\(/;
+const DELETES_ANY = /os\.(remove|unlink|rmdir)|file\.remove|rmtree|File\.(delete|unlink)|FileUtils\.(rm|remove)|unlinkSync|rmSync|\bunlink\b|Deno\.remove|\.delete\(|deleteDir|\bremove_tree\b|\bfs\.(promises\.)?(rm|unlink)\b|\.rm\(|os\.remove/;
+const SELECTIVE = /endswith|startswith|end_with\?|start_with\?|fnmatch|\.match\(|\.test\(|suffix|extname|=~|include\?|includes\(|\.name\b|basename|\bstem\b|==|!=|(?<![=<-])<(?![<=])|(?<![=>-])>(?![>=])|\bin\s*[([{]|\bnot\s+in\b|mtime|ctime|atime|st_size|getsize|\.size\b|\bstat\b|regex|\bre\.|RegExp|\bgrep\b|\bselect\b|\breject\b|\.filter\(|\bsearch\(|\bpattern\s*=(?!=)/;
 const TYPE_TESTS = /\b(?:is_file|is_dir|isfile|isdir|is_symlink|islink|isFile|isDirectory|isSymbolicLink|exists|existsSync|exist\?|file\?|directory\?|symlink\?|is_link)\b\s*(?:\([^()]*\))?|-[fdel]\s+\$?_?\w*/g;
 
 /**
@@ -758,7 +758,7 @@ function listingRoots(code0: string): { path: string; glob: string | null }[] {
     const glob = segs.slice(g).join('/').replace(/^\{([^{}]*)\}\*$/, (m, alts: string) => (alts.split(',').includes('') ? '*' : m));
     return { path: segs.slice(0, g).join('/') || (pattern.startsWith('/') ? '/' : '.'), glob };
   };
-  const fn = /(?:\bos\.walk|\bos\.scandir|\bos\.listdir|\bglob\.i?glob|\bDir\.(?:glob|children|each_child|entries|foreach|new)|\bDir(?=\[)|\breaddirSync|\breaddir|\bglob(?:\.sync|Sync)?|\bglobby(?:\.sync)?|\bfg(?:\.sync)?|\bscandir|\bopendir|\bRecursiveDirectoryIterator|\bDirectoryIterator|\bDeno\.readDir(?:Sync)?|\bwalkSync|\bFind::find|\bfinddepth|\bfind)(?=\s*[([\"'])/g;
+  const fn = /(?:\bos\.walk|\bos\.scandir|\bos\.listdir|\bglob\.i?glob|\bDir\.(?:glob|children|each_child|entries|foreach|new)|\bDir(?=\[)|\breaddirSync|\breaddir|\bglob(?:\.sync|Sync)?|\bglobby(?:\.sync)?|\bfg(?:\.sync)?|\bscandir|\bopendir|\bRecursiveDirectoryIterator|\bDirectoryIterator|\bDeno\.readDir(?:Sync)?|\bwalkSync|\bFind::find|\bfinddepth|\bfind|\blist\.(?:files|dirs))(?=\s*[([\"'])/g;
   for (const m of code.matchAll(fn)) {
     const at = m.index + m[0].length;
     const region = argRegion(code, code[at] === '[' ? at : at);
@@ -999,7 +999,8 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     // A listing walked with a condition on the names, age or size (endswith('.tmp'), =~, select, mtime) deletes only
     // what matches; a test of the kind of entry (is_file(), File.file?, isFile()) is no filter.
     // (if p.name not in {'.cache'}: / if p.name != 'keep': the whole clause, the .name test with it.)
-    const kinds = code.replace(TYPE_TESTS, '').replace(/\bif\s+[\w.]+\.name\s+not\s+in\s*[[({][^\])}]*[\])}]\s*:|\bif\s+[\w.]+\.name\s*!=\s*(['"])[^'"]*\1\s*:/g, '');
+    // (R's assignment arrow `x <- list.dirs(…)` is no comparison.)
+    const kinds = code.replace(/\s<-\s/g, ' = ').replace(TYPE_TESTS, '').replace(/\bif\s+[\w.]+\.name\s+not\s+in\s*[[({][^\])}]*[\])}]\s*:|\bif\s+[\w.]+\.name\s*!=\s*(['"])[^'"]*\1\s*:/g, '');
     // if (entry !== 'src'), if f not in ('keep',): everything but the names given goes, which is no filter.
     const excepts = kinds.replace(/!==?\s*(['"])[^'"]*\1|(['"])[^'"]*\2\s*!==?|\bnot\s+in\s*[([{][^)\]}]*[)\]}]/g, '');
     // name.startswith('.'), startsWith('.'): only the dot entries, in a home its keys and settings.
@@ -1063,17 +1064,27 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
     // The whole environment (tokens and keys) serialised while talking to the network.
     if (/dict\(\s*os\.environ\s*\)|json\.dumps\(\s*(dict\()?os\.environ|os\.environ\.(items|copy)\(\)|JSON\.stringify\(\s*process\.env\s*\)|Object\.(entries|keys)\(\s*process\.env\s*\)|\bENV\.to_h\b|\bENV\.to_a\b|%ENV\b|getenv\(\s*\)|\$_ENV\b|Deno\.env\.toObject\(\)/.test(code)) f.exfil = 'the environment (tokens and keys)';
     // A secret path among the literals while the code reads files (open F, <F>, read_bytes, slurp...) and talks to the network.
-    if (/\bopen\b|read_bytes|read_text|readFile|readTextFile|Bun\.file|File\.read|IO\.read|slurp|<[A-Z]+>|file_get_contents|fread|\.read\(/.test(code)) {
+    if (/\bopen\b|readLines|readChar|read_bytes|read_text|readFile|readTextFile|Bun\.file|File\.read|IO\.read|slurp|<[A-Z]+>|file_get_contents|fread|\.read\(/.test(code)) {
       const lit = lits.find((l) => SECRET_FRAGMENT.test(l.value));
       if (lit) f.exfil = lit.value;
     }
-    for (const m of code.matchAll(/(?<![\w])(?:open|fopen|readFileSync|readFile|readTextFile|Bun\.file|file_get_contents|File\.read|IO\.read|File\.open|File\.binread|read_text|read_bytes)\s*\(/g)) {
+    for (const m of code.matchAll(/(?<![\w])(?:open|fopen|readLines|readChar|readFileSync|readFile|readTextFile|Bun\.file|file_get_contents|File\.read|IO\.read|File\.open|File\.binread|read_text|read_bytes)\s*\(/g)) {
       const open = m.index + m[0].length - 1;
       const arg = regionText(code, [open + 1, closeParen(code, open)], true);
       if (arg !== null && (SECRET_FRAGMENT.test(arg) || (/^~\//.test(arg) && isSecretSource(arg.replace(/^~/, '/home/u'), { home: '/home/u', project: '/nonexistent' })))) {
         f.exfil = arg;
         break;
       }
+    }
+  }
+  // os.chmod(os.path.expanduser('~'), 0o777), fs.chmodSync('/x', 0o777), File.chmod(0777, '/x'): the mode change as chmod would make it.
+  if (/chmod/.test(code)) {
+    for (const m of code.matchAll(/\b(?:os\.chmod|fs\.chmodSync|fs\.chmod|File\.chmod|FileUtils\.chmod(?:_R)?|Sys\.chmod|chmod)\s*\(/g)) {
+      const open = m.index + m[0].length - 1;
+      const args = code.slice(open + 1, closeParen(code, open));
+      const mode = /(?<![\w.])0[oO]?([0-7]{3,4})\b|\bmode\s*=\s*["']?([0-7]{3,4})|(?<![\w.'"])([0-7]{3})(?![\w.])/.exec(args);
+      const p = literals(args)[0]?.value;
+      if (mode && p && /^[~/]/.test(p)) f.shell.push(`chmod ${m[0].includes('_R') ? '-R ' : ''}${mode[1] ?? mode[2] ?? mode[3]} ${p.replace(/[^\w~/.@%+=:,-]/g, '')}`);
     }
   }
   // os.kill(pid, SIGKILL) for every pid in /proc (psutil.process_iter, process.kill over readdirSync('/proc')): kill -9 -1.

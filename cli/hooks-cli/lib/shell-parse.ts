@@ -14,6 +14,7 @@
  * and PWD) stay in the text and are flagged, so callers can be cautious.
  */
 import { windowsDrivePath } from './paths-classify';
+import { clusterVar } from './cluster-rules';
 
 export interface Word {
   /** The word after quote removal and the expansions known statically. */
@@ -200,6 +201,8 @@ function expandVar(name: string, env: ParseEnv): VarValue | null {
   if (name === 'CLAUDE_PROJECT_DIR' && env.project) return { text: env.project, dynamic: false, subs: [] };
   const win = windowsVar(name);
   if (win !== undefined) return { text: win, dynamic: false, subs: [] };
+  const area = clusterVar(name, env.cwd);
+  if (area !== undefined) return { text: area, dynamic: false, subs: [] };
   return null;
 }
 
@@ -1151,6 +1154,26 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
     // brew --cache (no formula): Homebrew's download cache.
     case 'brew':
       return args.length === 1 && args[0] === '--cache' ? `${env.home}/Library/Caches/Homebrew` : null;
+    // The package managers' answers about the project and the home: npm prefix and pnpm root -w (the workspace),
+    // npm config get userconfig (~/.npmrc, its tokens), pnpm store path (a cache).
+    case 'npm':
+    case 'pnpm':
+    case 'yarn': {
+      const global = args.some((a) => a === '-g' || a === '--global');
+      if (operands[0] === 'prefix' && !global) return env.project ?? cwd;
+      if (operands[0] === 'root' && !global) return `${env.project ?? cwd}/node_modules`;
+      // pnpm ls -r --depth -1 --parseable, npm ls --parseable: the workspace's (or project's) directory first, then the packages'.
+      if (/^(ls|list)$/.test(operands[0] ?? '') && args.includes('--parseable') && !global) return env.project ?? cwd;
+      if (operands[0] === 'store' && operands[1] === 'path') return `${env.home}/.local/share/pnpm/store`;
+      if (operands[0] === 'config' && operands[1] === 'get' && operands[2] === 'userconfig') return `${env.home}/.npmrc`;
+      if (operands[0] === 'config' && operands[1] === 'get' && operands[2] === 'cache') return `${env.home}/.npm`;
+      return null;
+    }
+    // node -p "require('os').homedir()", python3 -c "import os; print(os.path.expanduser('~'))": the home directory printed.
+    case 'node':
+    case 'python':
+    case 'python3':
+      return args.length === 2 && /^-[pe]$|^-c$/.test(args[0]) && /^(console\.log\(|print\()?\s*(require\(\s*['"](node:)?os['"]\s*\)\.homedir\(\)|os\.homedir\(\)|(?:import os;\s*print\()?os\.path\.expanduser\(\s*['"]~['"]\s*\)|process\.env\.HOME)\s*\)?\)?$/.test(args[1].replace(/^import os;\s*/, '')) ? env.home : null;
     case 'ls':
       return args.includes('-d') && operands.length > 0 ? operands.join(' ') : null;
     case 'find': {
