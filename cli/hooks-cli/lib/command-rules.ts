@@ -2296,7 +2296,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (destroyed) block(walk, 'dangerous', destroyed, 'let the user run it after checking what it destroys');
   const wiped = deviceWipe(inv.argv);
   if (wiped) block(walk, 'dangerous', wiped, 'let the user wipe their device themselves');
-  const infra = infraMayMatch(name) ? infraDestroyFinding(inv.argv, walk.out.map((i) => i.argv)) : null;
+  const infra = infraMayMatch(name) || inv.argv.some((a) => a.includes('tfstate')) ? infraDestroyFinding(inv.argv, walk.out.map((i) => i.argv)) : null;
   if (infra) block(walk, 'dangerous', infra, 'let the user run it after checking what it removes');
   if (vcsServerMayMatch(name)) for (const f of vcsServerFindings(inv.argv, inv.viaXargs)) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason, 'let the user run it after checking what it removes (p4 … -n previews)');
   const sentFile = sqlSentFiles(storeInv).map((f) => resolveFrom(inv.cwd ?? walk.env.cwd, f.replace(/^~(?=\/|$)/, walk.env.home))).find((f) => isSecret(walk, f));
@@ -3345,7 +3345,7 @@ function broadRoot(walk: Walk, abs: string | null, finder?: Invocation): boolean
  * /opt/go1.22, /opt/jdk-17) is replaced by the next one. Releases, logs and caches deeper inside
  * (/srv/app/releases/2023-*) are everyday cleanup and stay warnings.
  */
-const DATA_DIR = new RegExp(`^/var/www/[^/]+$|^/usr/share/nginx/html$|^/(srv|${STORAGE_ROOTS.filter((r) => r !== 'data').join('|')})/[^/]+$|^/Volumes/[^/]+$|^/(run/)?(mnt|media|data)/[^/]+(/(?!(tmp|temp|cache|\\.cache)$)[^/]+)?$|${/\/var\/(lib\/)?(postgres(ql)?(@[\d.]+)?|mysql|mariadb|mongodb|redis)(\/[^/]+)?$|\/Application Support\/Postgres(\/[^/]+)?$|\/\.local\/share\/(containers|docker)(\/storage(\/volumes)?)?$|^\/(opt|tools|eda|cad|apps|sw|software)\/(?![^/]*(\d\.\d|[-_.]v?\d))[^/]+$|^\/Applications\/\*(\.app)?$|^\/var\/lib\/(docker|containerd|mysql|mariadb|postgresql|pgsql|redis|mongodb|elasticsearch|opensearch|etcd|rancher|kubelet|influxdb|clickhouse|cassandra|rabbitmq|minio|grafana|prometheus|jenkins|gitlab|libvirt|lxd|vault|consul)(\/[^/]+){0,2}$/.source}`);
+const DATA_DIR = new RegExp(`^/var/www/[^/]+$|^/usr/share/nginx/html$|^/(srv|${STORAGE_ROOTS.filter((r) => r !== 'data').join('|')})/[^/]+$|^/Volumes/[^/]+$|^/(run/)?(mnt|media|data)/[^/]+(/(?!(tmp|temp|\\.?[Cc]ache|[\\w.-]*[-_][Cc]ache|[Dd][Dd][Cc]|DerivedDataCache|ShaderCache)$)[^/]+)?$|${/\/var\/(lib\/)?(postgres(ql)?(@[\d.]+)?|mysql|mariadb|mongodb|redis)(\/[^/]+)?$|\/Application Support\/Postgres(\/[^/]+)?$|\/\.local\/share\/(containers|docker)(\/storage(\/volumes)?)?$|^\/(opt|tools|eda|cad|apps|sw|software)\/(?![^/]*(\d\.\d|[-_.]v?\d))[^/]+$|^\/Applications\/\*(\.app)?$|^\/var\/lib\/(docker|containerd|mysql|mariadb|postgresql|pgsql|redis|mongodb|elasticsearch|opensearch|etcd|rancher|kubelet|influxdb|clickhouse|cassandra|rabbitmq|minio|grafana|prometheus|jenkins|gitlab|libvirt|lxd|vault|consul)(\/[^/]+){0,2}$/.source}`);
 
 /**
  * `cd /home/dev/projects/shop && rm -rf src package.json`, `cd /home/dev/projects/api/.. && rm -rf api`: a line
@@ -5212,6 +5212,8 @@ function uploads(argv: string[]): boolean {
   // gh variable set (and glab's): a plain variable, shown to everyone who can read the repository.
   if ((name === 'gh' || name === 'glab') && a1 === 'variable' && /^(set|update|create)$/.test(a2 ?? '')) return true;
   if (name === 'tailscale' && a1 === 'file') return true;
+  // Game stores' uploaders: butler push DIR (itch.io), what they are given is published.
+  if (name === 'butler' && a1 === 'push') return true;
   if (name === 'mc' && /^(cp|mirror|put)$/.test(a1 ?? '')) return true;
   if ((name === 'kubectl' || name === 'oc' || name === 'docker' || name === 'podman') && argv.includes('cp') && argv.some((a) => /^[\w.-]+(\/[\w.-]+)?:/.test(a))) return true;
   return (name === 'git' && a1 === 'send-email') || mlUploads(argv);

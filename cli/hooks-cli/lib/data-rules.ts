@@ -37,7 +37,8 @@ export function sharedMountLoss(abs: string, env: PathEnv): string | null {
   if (isOwnArea(abs, env)) return `${abs}, the user's whole area of the shared mount ${m[0]}: every run, dataset and checkpoint kept there`;
   // `…` stands for what a filter selected there (find /scratch -name '*.tmp'): not a whole area.
   // /mnt/rootfs/tmp/*: a mounted image's temporary or cache directory holds nobody's data.
-  if (rest.length === 1 && rest[0] !== '…' && !isOwnName(rest[0], env) && !/^(tmp|temp|cache|\.cache)$/.test(rest[0])) return `${abs}, a whole area of the shared data mount ${m[0]} (another user's, or a dataset the group reads)`;
+  // (Nor a cache shared by a team, remade by its tools: /mnt/ddc/DerivedDataCache, /data/pip-cache.)
+  if (rest.length === 1 && rest[0] !== '…' && !isOwnName(rest[0], env) && !/^(tmp|temp|\.?cache|[\w.-]*[-_]cache|ddc|deriveddatacache|shadercache)$/i.test(rest[0])) return `${abs}, a whole area of the shared data mount ${m[0]} (another user's, or a dataset the group reads)`;
   return null;
 }
 

@@ -46,6 +46,9 @@ export function infraDestroyFinding(argv: string[], before: string[][] = []): st
   if (name === 'pulumi' && args[0] === 'stack' && args[1] === 'rm' && args.some((a) => /^(-f|--force)$/.test(a))) return `pulumi stack rm --force drops the state of ${args.find((a, k) => k > 1 && !a.startsWith('-')) ?? 'the stack'} while it still tracks resources: they live on, unmanaged`;
   // velero backup delete --all: every backup of the cluster.
   if (name === 'velero' && /^(backup|backups)$/.test(args[0] ?? '') && args[1] === 'delete' && args.includes('--all')) return 'velero backup delete --all deletes every backup of the cluster';
+  // A state file deleted from its bucket (aws s3 rm s3://…/terraform.tfstate, gsutil rm, az storage blob delete): the remote state itself.
+  const stateUrl = args.find((a) => /^(s3|gs|az|https?):\/\/.+\.tfstate$/.test(a) || (/\.tfstate$/.test(a) && args.includes('blob')));
+  if (stateUrl && ((name === 'aws' && args[0] === 's3' && args[1] === 'rm') || (/^(gsutil|gcloud)$/.test(name) && args.includes('rm')) || (name === 'az' && args.includes('blob') && args.includes('delete')))) return `${name} deletes the Terraform state ${stateUrl}: the only record of what the configuration made`;
   if (name === 'kubeadm' && args[0] === 'reset' && args.some((a) => /^(-f|--force)$/.test(a))) return 'kubeadm reset -f wipes the node\'s cluster state (on a control-plane node, etcd\'s data: the whole cluster\'s)';
   if (/^(k3s-uninstall|k3s-agent-uninstall|rke2-uninstall)\.sh$/.test(name)) return `${name} removes the cluster from this node, with its data (etcd or the datastore, volumes)`;
   if (name === 'microk8s' && args[0] === 'reset' && args.includes('--destroy-storage')) return 'microk8s reset --destroy-storage deletes the cluster\'s workloads and their storage';
