@@ -64,15 +64,15 @@ export function hostedPython(argv: string[]): { code: string | null; readsStdin:
  * Game platforms' credentials in variables, and the hosts they are meant for (as VAR_HOSTS in
  * command-rules.ts): a Steam build password sent to another portal is leaked.
  */
-const SECRET_PART = String.raw`\w*(TOKEN|SECRET|PASSWORD|PASSWD|PASS|API_?KEY|KEY|CREDENTIALS?)\w*`;
+// (Literals, not built with new RegExp: nothing is parsed when the module loads.)
 export const GAME_VAR_HOSTS: [RegExp, RegExp][] = [
-  [new RegExp(`^STEAM_${SECRET_PART}$`), /(^|\.)(steampowered|steamcommunity|steamgames|steamstatic|steamcontent|steam-api|valvesoftware)\.com$|^localhost$/],
-  [new RegExp(`^(ITCH|BUTLER|ITCHIO)_${SECRET_PART}$`), /(^|\.)itch\.(io|zone|ovh)$|^localhost$/],
-  [new RegExp(`^(EPIC|EOS)_${SECRET_PART}$`), /(^|\.)(epicgames|unrealengine|epicgames\.dev)\.(com|dev)$|^localhost$/],
-  [new RegExp(`^(PLAYFAB)_${SECRET_PART}$`), /(^|\.)playfab(api)?\.com$|^localhost$/],
-  [new RegExp(`^(GOG)_${SECRET_PART}$`), /(^|\.)gog(\.com|galaxy\.com)$|^localhost$/],
-  [new RegExp(`^(UNITY)_${SECRET_PART}$`), /(^|\.)unity(3d)?\.com$|^localhost$/],
-  [new RegExp(`^(DISCORD)_${SECRET_PART}$`), /(^|\.)discord(app)?\.com$|^localhost$/],
+  [/^STEAM_\w*(TOKEN|SECRET|PASSWORD|PASSWD|PASS|API_?KEY|KEY|CREDENTIALS?)\w*$/, /(^|\.)(steampowered|steamcommunity|steamgames|steamstatic|steamcontent|steam-api|valvesoftware)\.com$|^localhost$/],
+  [/^(ITCH|BUTLER|ITCHIO)_\w*(TOKEN|SECRET|PASSWORD|PASSWD|PASS|API_?KEY|KEY|CREDENTIALS?)\w*$/, /(^|\.)itch\.(io|zone|ovh)$|^localhost$/],
+  [/^(EPIC|EOS)_\w*(TOKEN|SECRET|PASSWORD|PASSWD|PASS|API_?KEY|KEY|CREDENTIALS?)\w*$/, /(^|\.)(epicgames|unrealengine)\.(com|dev)$|^localhost$/],
+  [/^PLAYFAB_\w*(TOKEN|SECRET|PASSWORD|PASSWD|PASS|API_?KEY|KEY|CREDENTIALS?)\w*$/, /(^|\.)playfab(api)?\.com$|^localhost$/],
+  [/^GOG_\w*(TOKEN|SECRET|PASSWORD|PASSWD|PASS|API_?KEY|KEY|CREDENTIALS?)\w*$/, /(^|\.)gog(\.com|galaxy\.com)$|^localhost$/],
+  [/^UNITY_\w*(TOKEN|SECRET|PASSWORD|PASSWD|PASS|API_?KEY|KEY|CREDENTIALS?)\w*$/, /(^|\.)unity(3d)?\.com$|^localhost$/],
+  [/^DISCORD_\w*(TOKEN|SECRET|PASSWORD|PASSWD|PASS|API_?KEY|KEY|CREDENTIALS?)\w*$/, /(^|\.)discord(app)?\.com$|^localhost$/],
 ];
 
 /** Folder names that say they hold source material: raw and source art, masters, originals, recordings, scans. */
