@@ -80,7 +80,7 @@ export function sharedArea(abs: string): string | null {
 }
 
 /** Commands clusterToolFindings judges: a cheap gate before it. */
-export const CLUSTER_TOOLS = /^(globus|hsi|irm|ws_release|scrontab|scancel|qdel|bkill|conda|mamba|micromamba|git|git-annex|datalad|sqlite3)$/;
+export const isClusterTool = (name: string): boolean => /^(globus|hsi|irm|ws_release|scrontab|scancel|qdel|bkill|conda|mamba|micromamba|git|git-annex|datalad|sqlite3)$/.test(name);
 
 /** The path part of a Globus or remote spec (ENDPOINT:/path), with /~/ read as the home. */
 function remotePath(spec: string, env: PathEnv): string {

@@ -26,8 +26,8 @@ import { accountExports, isMacTool, isPasswordVault, macFindings, spotlightAsFin
 import { accountLockout, buildOverHost, chipIrreversible, deviceDumpOutputs, isSerialPort, isTargetTool, isUserDeviceNode, KERNEL_CMDLINE_OPT, loopDeviceOfImage, MACHINE_VERB, udevRuleChange } from './device-rules';
 import { codeStoreWipe, sqlSentFiles, storeFindings, storeScope, syncDeleteDestination } from './sql-rules';
 import { destroyFinding, deviceWipe } from './destroy-rules';
-import { CLUSTER_TOOLS, clusterToolFindings, isAreaRoot, sharedArea } from './cluster-rules';
-import { HOSTING_TOOLS, PLATFORM_VAR_HOSTS, platformFindings, platformSecretPrinter } from './hosting-rules';
+import { clusterToolFindings, isAreaRoot, isClusterTool, sharedArea } from './cluster-rules';
+import { isHostingTool, PLATFORM_VAR_HOSTS, platformFindings, platformSecretPrinter } from './hosting-rules';
 import { GAME_VAR_HOSTS, hostedPython, mayMatch as assetMayMatch, sourceAssetLoss } from './asset-rules';
 import { ansibleModuleAsShell, deployTreeLoss, infraDestroyFinding, isStateFile, mayMatch as infraMayMatch, toStateBucket } from './infra-rules';
 import { mayMatch as vcsServerMayMatch, p4CredentialPrinter, serverStoreLoss, serverVolume, vcsServerFindings } from './vcs-server-rules';
@@ -2697,8 +2697,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   const lostBackups = isBackupTool(name) ? backupLoss(inv.argv) : isPackageTool(name) ? everyPackageRemoved(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv)) : null;
   if (lostBackups) block(walk, 'dangerous', lostBackups, 'forget or delete named snapshots, after a --dry-run');
   if (isMacTool(name)) for (const r of macFindings(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv))) block(walk, 'dangerous', r, 'let the user do this themselves');
-  if (CLUSTER_TOOLS.test(name)) for (const r of clusterToolFindings(inv.argv, env, (abs) => isSecret(walk, abs))) block(walk, 'dangerous', r, 'let the user do it');
-  if (HOSTING_TOOLS.test(name)) for (const r of platformFindings({ argv: inv.argv, assigned: inv.assigned ?? [], subs: inv.words.flatMap((w) => w.subs), stdin: stdinText(inv), fedBy: inv.viaXargs ? inv.upstream.map((u) => u.argv) : [] })) block(walk, 'dangerous', r, 'let the user do it, after a backup or on a preview');
+  if (isClusterTool(name)) for (const r of clusterToolFindings(inv.argv, env, (abs) => isSecret(walk, abs))) block(walk, 'dangerous', r, 'let the user do it');
+  if (isHostingTool(name)) for (const r of platformFindings({ argv: inv.argv, assigned: inv.assigned ?? [], subs: inv.words.flatMap((w) => w.subs), stdin: stdinText(inv), fedBy: inv.viaXargs ? inv.upstream.map((u) => u.argv) : [] })) block(walk, 'dangerous', r, 'let the user do it, after a backup or on a preview');
   if (isDataTool(name) || (name === 'git' && args.includes('lfs')) || (inv.viaXargs && /^(rm|shred|srm|unlink|truncate)$/.test(name))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
   checkTraversal(walk, inv);
 }
