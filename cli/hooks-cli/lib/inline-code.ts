@@ -309,7 +309,8 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
   python: /(?:\bshutil\.rmtree|(?<![.\w])rmtree|\.rmtree|os\.removedirs|send2trash)(?=\s*\()/g,
   perl: /\b(?:rmtree|remove_tree|File::Path::rmtree)(?=\s*[("'$])/g,
   ruby: /\b(?:FileUtils\.)?(?:rm_rf|rm_r|remove_dir|remove_entry|remove_entry_secure|rmtree)(?=\s*[("'])/g,
-  js: /(?:\brmSync|\brmdirSync|\.rm|\.rmdir|(?<![\w.$])rm|(?<![\w.$])rmdir|\brimraf(?:\.sync|Sync|\.rimrafSync|\.native(?:Sync)?)?|\bdeleteSync|\bdeleteAsync|\bremoveSync|\bemptyDirSync|Deno\.removeSync|Deno\.remove)(?=\s*\()/g,
+  // (fs-extra's fs.remove and fs.emptyDir, as zx exposes them, delete trees.)
+  js: /(?:\brmSync|\brmdirSync|\bfs\.remove|\bfs\.emptyDir|\.rm|\.rmdir|(?<![\w.$])rm|(?<![\w.$])rmdir|\brimraf(?:\.sync|Sync|\.rimrafSync|\.native(?:Sync)?)?|\bdeleteSync|\bdeleteAsync|\bremoveSync|\bemptyDirSync|Deno\.removeSync|Deno\.remove)(?=\s*\()/g,
   // Laravel's File facade and Filesystem (framework-rules.ts reads Symfony's and WordPress's as it): a tree deleted or emptied.
   php: /\bFile::(?:deleteDirectory|cleanDirectory|deleteDirectories)(?=\s*\()/g,
   lua: null,
@@ -506,6 +507,11 @@ function preprocess(code: string, lang: Lang): string {
       kept.push(m);
       return `"$(${literals(a).map((l) => l.value).join(' ')})"`;
     });
+  // zx: (await $`git rev-parse --show-toplevel`).stdout.trim() is the command's output too.
+  if (lang === 'js' && c.includes('$`')) c = c.replace(/(?<=[(=,]\s*)\(?\s*await\s+\$`([^`$]*)`\s*\)?(?:\.(?:stdout|toString|trim)\(?\)?)*(?=\s*[,);]|[ \t]*$)/gm, (m, cmd: string) => {
+    kept.push(m);
+    return `"$(${cmd})"`;
+  });
   if (kept.length > 0) c += `\n${kept.join('\n')}`;
   c = callsByValue(c, lang);
   c = joinLiterals(c, lang);
@@ -907,7 +913,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       if (kw) region[0] += kw[0].length;
       const lits = literals(code, region[0], region[1]);
       const argText = code.slice(region[0], region[1]);
-      const recursive = lang === 'r' ? /recursive\s*=\s*T/.test(argText) : lang !== 'js' || /rimraf|removeSync|emptyDir|Deno\.remove|delete(Sync|Async)/.test(m[0]) || /recursive\s*:\s*true/.test(argText);
+      const recursive = lang === 'r' ? /recursive\s*=\s*T/.test(argText) : lang !== 'js' || /rimraf|removeSync|emptyDir|fs\.remove|Deno\.remove|delete(Sync|Async)/.test(m[0]) || /recursive\s*:\s*true/.test(argText);
       const startsWithLit = lits.length > 0 && /^[rRbBfFuU]{0,2}$/.test(code.slice(region[0], lits[0].start).trim());
       if (!startsWithLit) {
         // rmtree(p) with p a loop variable over literals, or assigned a literal.
