@@ -3,8 +3,8 @@
  * under the install root, so a hook run loads one small file and nothing
  * heavy: local modules are transpiled (TypeScript's transpileModule, with
  * word-list regular expressions made Set lookups, name-tests.ts, and others
- * gated by plain string checks, regexp-gates.ts) and
- * wrapped in a module table, which is minified into pure ASCII (esbuild,
+ * gated by plain string checks, regexp-gates.ts, and module-level ones
+ * created on first read, lazy-regexps.ts) and wrapped in a module table, which is minified into pure ASCII (esbuild,
  * `shrink`); Node built-ins are required as usual; the
  * settings validator is ajv standalone code generated here, so ajv itself is
  * never loaded on the hook path.
@@ -24,6 +24,7 @@ import { builtinModules } from 'node:module';
 import path from 'node:path';
 import ts from 'typescript';
 import { settingsSchema } from './lib/settings-schema';
+import { lazyRegexpsTransformer } from './lazy-regexps';
 import { nameTestsTransformer } from './name-tests';
 import { regexpGatesTransformer } from './regexp-gates';
 
@@ -35,7 +36,19 @@ export const HELPER_NAMES = ['learner-fold'] as const;
  * sharing the hook's modules. The validator answers plain lines without its deep analysis (lib/fast-path.ts).
  */
 export const STAGES: Record<string, (typeof HOOK_NAMES)[number]> = { 'command-validator-deep': 'command-validator' };
+/**
+ * Stages of a second stage: rule families the deep analysis requires on first use (command-rules.ts, `lazyRules`),
+ * each bundled apart with its own code cache, so that a line that needs none of them (`rm -rf build`, `git push`)
+ * neither reads nor runs them. Stage name -> its parent stage and the modules it holds (their imports that the
+ * parent lacks come along). A module here is never in its parent's bundle.
+ */
+export const RULE_STAGES: Record<string, { parent: keyof typeof STAGES; modules: string[] }> = {
+  'command-validator-windows': { parent: 'command-validator-deep', modules: ['lib/windows-rules'] },
+  'command-validator-framework': { parent: 'command-validator-deep', modules: ['lib/framework-rules'] },
+};
 const VALIDATOR_ID = 'lib/settings-validator.generated';
+/** The module of the rule families' gates (opened by `split: false`). */
+const RULE_GATES = 'lib/rule-gates';
 
 /** The folder holding entries/ and lib/ as TypeScript (this file's folder when run from source, the repo's when run from dist/). */
 export function sourceRoot(): string {
@@ -65,7 +78,8 @@ const compilerOptions: ts.CompilerOptions = {
 export interface BundleOptions {
   /**
    * The regular-expression steps: word lists become Set lookups (name-tests.ts), other expressions are gated by
-   * plain string checks (regexp-gates.ts). Off only to compare bundles (test/hooks-cli/bundle-equivalence.ts).
+   * plain string checks (regexp-gates.ts), module-level constants are created on first read (lazy-regexps.ts).
+   * Off only to compare bundles (test/hooks-cli/bundle-equivalence.ts).
    */
   regexpSteps?: boolean;
   /**
@@ -73,22 +87,37 @@ export interface BundleOptions {
    * stage at run time (`__host.load(id)`, lib/load-stage.ts); its entry's exports go to `__host.exports`.
    */
   shared?: ReadonlySet<string>;
+  /**
+   * Modules kept out of this bundle and loaded from a stage of their own on first use (RULE_STAGES): module id ->
+   * stage name. `__host.stage(name, __load)` loads the stage (lib/load-stage.ts) and gives its module loader.
+   */
+  lazy?: Readonly<Record<string, string>>;
+  /** More modules to start from besides the entry (a stage holding several rule families). */
+  include?: readonly string[];
+  /**
+   * The rule stages folded back into the deep stage, as one bundle, and every gate of lib/rule-gates.ts open:
+   * the analysis before the split, kept to prove the split changes no answer (test/hooks-cli/bundle-equivalence.ts).
+   */
+  split?: boolean;
 }
 
 /** Transpiles `entry` and the local modules it reaches into one file's text. */
 export function bundleModule(srcRoot: string, entryRel: string, extra: Record<string, string> = {}, options: BundleOptions = {}): string {
-  const transformers = options.regexpSteps === false ? undefined : { before: [nameTestsTransformer, regexpGatesTransformer] };
+  const transformers = options.regexpSteps === false ? undefined : { before: [nameTestsTransformer, regexpGatesTransformer, lazyRegexpsTransformer] };
   const modules = new Map<string, string>(Object.entries(extra));
   // Each module's relative imports, resolved here: `require('./store')` in lib/x is a lookup at run time, not path work.
   const deps = new Map<string, Record<string, string>>();
-  const queue = [entryRel.replace(/\.ts$/, '')];
+  const queue = [...(options.include ?? []), entryRel.replace(/\.ts$/, '')];
+  const lazy = options.lazy ?? {};
   while (queue.length > 0) {
     const id = queue.pop()!;
     if (modules.has(id)) continue;
     const file = path.join(srcRoot, `${id}.ts`);
     const source = fs.readFileSync(file, 'utf8');
     const out = ts.transpileModule(source, { compilerOptions, fileName: file, transformers });
-    modules.set(id, out.outputText.replace(/^#!.*\n/, ''));
+    // Without the split, the gates are open: every rule family's function is called on every line, as before it.
+    const open = options.split === false && id === RULE_GATES ? '\nfor (const k of Object.keys(exports)) if (k.startsWith("may")) exports[k] = () => true;' : '';
+    modules.set(id, out.outputText.replace(/^#!.*\n/, '') + open);
     const resolved: Record<string, string> = {};
     deps.set(id, resolved);
     for (const imp of ts.preProcessFile(source, true, true).importedFiles) {
@@ -100,7 +129,7 @@ export function bundleModule(srcRoot: string, entryRel: string, extra: Record<st
       }
       const target = path.posix.normalize(path.posix.join(path.posix.dirname(id), spec)).replace(/\.js$/, '');
       if (fs.existsSync(path.join(srcRoot, `${target}.ts`))) {
-        if (!options.shared?.has(target)) queue.push(target);
+        if (!options.shared?.has(target) && lazy[target] === undefined) queue.push(target);
         resolved[spec] = target;
       }
     }
@@ -122,10 +151,12 @@ const __deps = {
 ${depTable}
 };
 const __cache = {};
-const __entry = ${JSON.stringify(entryRel.replace(/\.ts$/, ''))};
+const __entry = ${JSON.stringify(entryRel.replace(/\.ts$/, ''))};${Object.keys(lazy).length > 0 ? `
+const __stages = { __proto__: null${Object.entries(lazy).filter(([id]) => !modules.has(id)).map(([id, stage]) => `, ${JSON.stringify(id)}: ${JSON.stringify(stage)}`).join('')} };` : ''}
 function __load(id) {
   const hit = __cache[id];
-  if (hit) return hit.exports;${options.shared ? `
+  if (hit) return hit.exports;${Object.keys(lazy).length > 0 ? `
+  if (id in __stages) return (__cache[id] = { exports: __host.stage(__stages[id], __load)(id) }).exports;` : ''}${options.shared ? `
   if (!(id in __modules)) return __host.load(id);` : ''}
   const module = (__cache[id] = { exports: {} });
   const deps = __deps[id];
@@ -152,8 +183,13 @@ function __require(from, spec) {
   }
   return __load(id);
 }
-${options.shared ? '__host.exports = ' : ''}__load(__entry);
+${options.shared ? '__host.own = __load;\n__host.exports = ' : ''}__load(__entry);
 `;
+}
+
+/** The ids of the modules a bundle's text holds. */
+function moduleIds(text: string): string[] {
+  return [...text.matchAll(/^"([^"]+)": function \(module, exports, require\) \{$/gm)].map((m) => m[1]);
 }
 
 /** The generated modules every bundle gets. */
@@ -358,7 +394,7 @@ export function bundleHooks(outDir: string, srcRoot = sourceRoot(), options: Bun
     const file = path.join(outDir, `${name}.js`);
     const bundle = path.join(outDir, 'lib', `${name}.js`);
     const text = bundleModule(srcRoot, `entries/${name}.ts`, { [VALIDATOR_ID]: validator }, options);
-    modules.set(name, new Set([...text.matchAll(/^"([^"]+)": function \(module, exports, require\) \{$/gm)].map((m) => m[1])));
+    modules.set(name, new Set(moduleIds(text)));
     fs.writeFileSync(bundle, wrapForLoader(text));
     fs.rmSync(path.join(outDir, 'lib', `${name}.cache`), { force: true }); // made for the old bundle
     const warmUp = (WARM_UP as Record<string, Record<string, unknown>[] | undefined>)[name];
@@ -368,12 +404,28 @@ export function bundleHooks(outDir: string, srcRoot = sourceRoot(), options: Bun
     fs.writeFileSync(file, loaderCode(name, warmUp !== undefined), { mode: 0o755 });
     return bundle;
   });
-  for (const [name, hook] of Object.entries(STAGES)) {
+  const split = options.split !== false;
+  const lazy = split ? Object.fromEntries(Object.entries(RULE_STAGES).flatMap(([stage, s]) => s.modules.map((id) => [id, stage]))) : {};
+  const writeStage = (name: string, text: string) => {
     const bundle = path.join(outDir, 'lib', `${name}.js`);
-    const text = bundleModule(srcRoot, `entries/${name}.ts`, {}, { ...options, shared: modules.get(hook) });
     fs.writeFileSync(bundle, wrapForLoader(text, ', __host'));
     fs.rmSync(path.join(outDir, 'lib', `${name}.cache`), { force: true });
     written.push(bundle);
+  };
+  for (const [name, hook] of Object.entries(STAGES)) {
+    const text = bundleModule(srcRoot, `entries/${name}.ts`, {}, { ...options, shared: modules.get(hook), lazy });
+    modules.set(name, new Set([...modules.get(hook)!, ...moduleIds(text)]));
+    writeStage(name, text);
+  }
+  for (const [name, stage] of Object.entries(RULE_STAGES)) {
+    const bundle = path.join(outDir, 'lib', `${name}.js`);
+    if (!split) {
+      fs.rmSync(bundle, { force: true });
+      fs.rmSync(path.join(outDir, 'lib', `${name}.cache`), { force: true });
+      continue;
+    }
+    const [entry, ...rest] = stage.modules;
+    writeStage(name, bundleModule(srcRoot, `${entry}.ts`, {}, { ...options, shared: modules.get(stage.parent), lazy, include: rest }));
   }
   return written;
 }

@@ -80,8 +80,8 @@ export function sharedArea(abs: string): string | null {
   return SHARED_AREA.exec(abs)?.[0] ?? null;
 }
 
-/** Commands clusterToolFindings judges: a cheap gate before it. */
-export const CLUSTER_TOOLS = /^(globus|hsi|irm|ws_release|scrontab|scancel|qdel|bkill|sacctmgr|conda|mamba|micromamba|git|git-annex|datalad|sqlite3)$/;
+/** Commands clusterToolFindings judges: a cheap gate before it (a literal word list, which the build makes a Set lookup). */
+export const isClusterTool = (name: string): boolean => /^(globus|hsi|irm|ws_release|scrontab|scancel|qdel|bkill|sacctmgr|conda|mamba|micromamba|git|git-annex|datalad|sqlite3)$/.test(name);
 
 /** The path part of a Globus or remote spec (ENDPOINT:/path), with /~/ read as the home. */
 function remotePath(spec: string, env: PathEnv): string {

@@ -18,18 +18,21 @@ import { parseShell, printfFormat, shellWord, resolveSubstitution, unescapePrint
 import type { Settings } from './settings-schema';
 import { serviceFindings } from './service-rules';
 import { DEFAULT_BRANCH_QUERY, GIT_COMMAND_OPTIONS, hostingFindings, isForgeUrl, isProtected, isReleaseTag, PROTECTED_BRANCHES, readsStdinToSend, repositoryStream } from './git-rules';
-import { codeSecret, devContainerCommand, frameworkCode, frameworkCodeFindings, frameworkFindings, frameworkPaths, frameworkSecretPrinter, projectMounts, remoteWipeFindings } from './framework-rules';
-import { cmdAsSh, powershellAsSh, windowsAsSh, windowsCommandLine, windowsFindings, windowsProgram } from './windows-rules';
+import type { FrameworkCode } from './framework-rules';
+import { framework, mayBeDevContainer, mayBeFramework, mayBeWindowsAsSh, mayBeWindowsProgram, mayHaveWindowsFindings, mayLaunchWindowsShell, mayWipeRemote, windows } from './rule-gates';
 import { buildScriptCommands, buildScriptSource } from './build-rules';
-import { BACKUP_TOOLS, backupLoss, everyPackageRemoved, PACKAGE_TOOLS, syncedFolder } from './laptop-rules';
-import { accountExports, isPasswordVault, MAC_TOOLS, macFindings, spotlightAsFind } from './mac-rules';
+import { backupLoss, everyPackageRemoved, isBackupTool, isPackageTool, syncedFolder } from './laptop-rules';
+import { accountExports, isMacTool, isPasswordVault, macFindings, spotlightAsFind } from './mac-rules';
 import { accountLockout, buildOverHost, chipIrreversible, deviceDumpOutputs, isSerialPort, isTargetTool, isUserDeviceNode, KERNEL_CMDLINE_OPT, loopDeviceOfImage, MACHINE_VERB, udevRuleChange } from './device-rules';
 import { codeStoreWipe, sqlSentFiles, storeFindings, storeScope, syncDeleteDestination } from './sql-rules';
 import { destroyFinding, deviceWipe } from './destroy-rules';
-import { CLUSTER_TOOLS, clusterToolFindings, isAreaRoot, sharedArea } from './cluster-rules';
+import { clusterToolFindings, isAreaRoot, isClusterTool, sharedArea } from './cluster-rules';
 import { JVM_HOME, placesIn } from './code-places';
-import { HOSTING_TOOLS, PLATFORM_VAR_HOSTS, platformFindings, platformSecretPrinter } from './hosting-rules';
-import { DATA_TOOLS, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isOwnArea, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
+import { isHostingTool, PLATFORM_VAR_HOSTS, platformFindings, platformSecretPrinter } from './hosting-rules';
+import { GAME_VAR_HOSTS, hostedPython, mayMatch as assetMayMatch, sourceAssetLoss } from './asset-rules';
+import { ansibleModuleAsShell, deployTreeLoss, infraDestroyFinding, isStateFile, mayMatch as infraMayMatch, toStateBucket } from './infra-rules';
+import { mayMatch as vcsServerMayMatch, p4CredentialPrinter, serverStoreLoss, serverVolume, vcsServerFindings } from './vcs-server-rules';
+import { isDataTool, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isOwnArea, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
   classifyDelete,
   describeDelete,
@@ -172,7 +175,7 @@ export function unwrap(input: Word[], env: { home: string; cwd: string }): Unwra
     words = words.slice(i);
     if (words.length === 0) break;
     // git.exe, "/mnt/c/Program Files/Git/cmd/git.exe", curl.exe, npm.cmd, format.com: the Windows build of the same program.
-    const exe = windowsProgram(words);
+    const exe = mayBeWindowsProgram(words[0].text) ? windows().windowsProgram(words) : null;
     if (exe) words = exe;
     const name = base(words[0].text);
     let next: Word[] | null = null;
@@ -1037,15 +1040,15 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     }
   } else if (name === 'eval') {
     collect(walk, inv.argv.slice(1).join(' '), inv.cwd, depth + 1, true);
-  } else if (frameworkCode(inv.argv, inv.assigned ?? [], () => stdinText(inv) ?? procSubText(walk, inv)) !== null) {
+  } else if (mayBeFramework(inv.argv) && framework().frameworkCode(inv.argv, inv.assigned ?? [], () => stdinText(inv) ?? procSubText(walk, inv)) !== null) {
     // artisan tinker --execute=CODE, wp eval CODE, rails runner -e production CODE, rake -e CODE: the app's language, where the app runs.
-    const fc = frameworkCode(inv.argv, inv.assigned ?? [], () => stdinText(inv) ?? procSubText(walk, inv))!;
+    const fc = framework().frameworkCode(inv.argv, inv.assigned ?? [], () => stdinText(inv) ?? procSubText(walk, inv))!;
     const [was, wasProd] = [walk.remote, walk.prod];
     walk.remote ||= fc.remote;
     walk.prod ||= fc.prod;
-    collect(walk, `${fc.lang} ${fc.lang === 'php' ? '-r' : '-e'} '${frameworkPaths(fc.lang, fc.code).replace(/'/g, `'\\''`)}'`, fc.remote ? null : inv.cwd, depth + 1, true);
+    collect(walk, `${fc.lang} ${fc.lang === 'php' ? '-r' : '-e'} '${framework().frameworkPaths(fc.lang, fc.code).replace(/'/g, `'\\''`)}'`, fc.remote ? null : inv.cwd, depth + 1, true);
     [walk.remote, walk.prod] = [was, wasProd];
-    for (const f of frameworkCodeFindings(fc)) block(walk, 'dangerous', `${inv.argv.slice(0, 3).join(' ')}: ${f.reason}`, 'let the user run it after checking what it removes');
+    for (const f of framework().frameworkCodeFindings(fc)) block(walk, 'dangerous', `${inv.argv.slice(0, 3).join(' ')}: ${f.reason}`, 'let the user run it after checking what it removes');
   } else if (hostedCode(inv)) {
     // rails runner CODE, manage.py shell -c CODE (or on stdin), mongosh --eval CODE: code of a language run inside an app's console.
     const [lang, code] = hostedCode(inv)!;
@@ -1063,9 +1066,9 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     if (/^(-|\/dev\/(stdin|fd\/0)|\/proc\/self\/fd\/0)$/.test(inv.argv[1] ?? '')) stdinScript(walk, inv, depth);
     procSubScript(walk, inv, depth);
     runScriptFile(walk, inv, inv.argv[1] ?? null, depth, null);
-  } else if (devContainerCommand(inv.argv) !== null) {
+  } else if (mayBeDevContainer(inv.argv) && framework().devContainerCommand(inv.argv) !== null) {
     // sail exec, ddev exec, lando ssh -c, docker compose exec|run: in the project's dev container, where it is mounted.
-    collect(walk, projectMounts(devContainerCommand(inv.argv)!, walk.env.project), walk.env.project, depth + 1, true);
+    collect(walk, framework().projectMounts(framework().devContainerCommand(inv.argv)!, walk.env.project), walk.env.project, depth + 1, true);
   } else if (/^(docker|podman|nerdctl|docker-compose|podman-compose)$/.test(name)) {
     containerRun(walk, inv, depth);
   } else if (/^(singularity|apptainer|enroot)$/.test(name)) {
@@ -1130,7 +1133,7 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     // What the script runs stands where PowerShell does in a pipeline (pwsh -c 'gc ~/.ssh/id_rsa' | curl …).
     const script = powershellScript(walk, inv);
     const from = walk.out.length;
-    if (script !== null) collect(walk, powershellAsSh(script, walk.env.home), inv.cwd, depth + 1, true);
+    if (script !== null) collect(walk, windows().powershellAsSh(script, walk.env.home), inv.cwd, depth + 1, true);
     if (walk.out.length > from) (inv.inner ??= []).push(...walk.out.slice(from));
     // pwsh -File x.ps1 after Invoke-WebRequest/curl -o x.ps1 on the same line: downloaded and run.
     const file = inv.argv.find((_, k) => k > 1 && /^-f(i|il|ile)?$/i.test(inv.argv[k - 1]));
@@ -1142,9 +1145,9 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     // cmd.exe /c "rd /s /q C:\Users" (from WSL): read as the shell command it amounts to, the drives where WSL mounts them.
     const at = inv.argv.findIndex((a) => /^\/\/?[ck]$/i.test(a)); // Git Bash spells /c as //c
     const from = walk.out.length;
-    if (at > 0) collect(walk, cmdAsSh(inv.argv.slice(at + 1).join(' '), walk.env.home), inv.cwd, depth + 1, true);
+    if (at > 0) collect(walk, windows().cmdAsSh(inv.argv.slice(at + 1).join(' '), walk.env.home), inv.cwd, depth + 1, true);
     if (walk.out.length > from) (inv.inner ??= []).push(...walk.out.slice(from));
-  } else if (windowsAsSh(inv.argv) !== null) collect(walk, windowsAsSh(inv.argv)!, inv.cwd, depth + 1, true);
+  } else if (mayBeWindowsAsSh(inv.argv) && windows().windowsAsSh(inv.argv) !== null) collect(walk, windows().windowsAsSh(inv.argv)!, inv.cwd, depth + 1, true);
   else if (name === 'git') gitConfigCommands(walk, inv, depth);
   else if (((/^(npm|pnpm|yarn|bun)$/.test(name) && /^(exec|x|dlx)$/.test(inv.argv[1] ?? '')) || (/^(conda|mamba|micromamba|pixi)$/.test(name) && inv.argv[1] === 'run')) && depth < MAX_DEPTH) genericNested(walk, { ...inv, words: inv.words.slice(1), argv: inv.argv.slice(1) }, depth);
   else if (/^(npm|pnpm|yarn|bun)$/.test(name)) npmScripts(walk, inv, depth);
@@ -1164,6 +1167,12 @@ function expandNested(walk: Walk, inv: Invocation, cmd: SimpleCommand, depth: nu
     walk.remote ||= /^(ansible|salt|salt-ssh|pssh|parallel-ssh|pdsh|clush)$/.test(name);
     const adhoc = name === 'ansible' && inv.argv.some((a, k) => /^(-m|--module-name)$/.test(inv.argv[k - 1] ?? '') && /^(ansible\.builtin\.)?(shell|command|raw)$/.test(a)) ? inv.argv.find((_, k) => /^(-a|--args)$/.test(inv.argv[k - 1] ?? '')) : /^salt(-ssh)?$/.test(name) ? inv.argv.find((_, k) => /^cmd\.(run|shell|exec_code_all|run_all)$/.test(inv.argv[k - 1] ?? '')) : undefined;
     if (adhoc) collect(walk, adhoc, null, depth + 1, true);
+    // ansible -m file|cron|copy|uri -a ARGS: the shell lines the module amounts to, on the hosts (or here, for what it sends).
+    for (const m of infraMayMatch(name ?? '') ? ansibleModuleAsShell(inv.argv) : []) {
+      walk.remote = !m.local || wasRemote;
+      collect(walk, m.line, m.local ? inv.cwd : null, depth + 1, true);
+    }
+    walk.remote ||= /^(ansible|salt|salt-ssh|pssh|parallel-ssh|pdsh|clush)$/.test(name);
     genericNested(walk, inv, depth);
     walk.prod = wasProd;
     walk.remote = wasRemote;
@@ -1562,8 +1571,8 @@ function makeRecipes(walk: Walk, inv: Invocation, depth: number): boolean {
 }
 
 /** The secret an app console's code holds (artisan tinker --execute="echo config('app.key');"), or null. */
-function codeSecretOf(fc: ReturnType<typeof frameworkCode>): string | null {
-  return fc ? codeSecret(fc.code, isSecretName) : null;
+function codeSecretOf(fc: FrameworkCode | null): string | null {
+  return fc ? framework().codeSecret(fc.code, isSecretName) : null;
 }
 
 /** The text a process substitution operand (<(echo …)) gives, when known. */
@@ -1832,10 +1841,10 @@ function checkCode(walk: Walk, inv: Invocation, lang: NonNullable<ReturnType<typ
   if (f.forkBomb) block(walk, 'dangerous', `${who} is a fork bomb: it starts copies of itself without end until the machine stops answering`);
   if (f.runsFetched) block(walk, 'dangerous', `${who} runs code it downloads: unreviewed code`, 'download it to a file, read it, then run it');
   if (f.tooLong) block(walk, 'dangerous', `${who} of ${code.length} characters is too long to check inline`, 'write it to a file, read it, then run the file');
-  for (const sh of f.shell) collect(walk, windowsCommandLine(sh), inv.cwd, depth + 1, true);
+  for (const sh of f.shell) collect(walk, mayLaunchWindowsShell(sh) ? windows().windowsCommandLine(sh) : sh, inv.cwd, depth + 1, true);
   // IPython magics and notebook cells, the sh/plumbum/fabric libraries; remote stores deleted through SDKs; files emptied (data-rules.ts).
   if (lang === 'python') for (const sh of pythonShellLines(code)) collect(walk, sh, inv.cwd, depth + 1, true);
-  const sent = f.exfil ? null : codeSendsSecret(code, () => talksToNetwork(code)) ?? ((lang === 'php' || lang === 'ruby') && talksToNetwork(code) ? codeSecret(code, isSecretName) : null);
+  const sent = f.exfil ? null : codeSendsSecret(code, () => talksToNetwork(code)) ?? ((lang === 'php' || lang === 'ruby') && talksToNetwork(code) ? framework().codeSecret(code, isSecretName) : null);
   if (sent) block(walk, 'dangerous', `${who} reads the secret ${sent} and sends it away (a URL of another service, an upload or an experiment log)`, 'secrets stay on this machine; ask the user to share what is needed');
   // Any string of the code that names a secret file (~/.pgpass, keys/etl-sa.json, '/airflow.cfg' joined to a setting), with code that talks to the network.
   // (A file given to the loader that uses it as credentials or settings, load_dotenv('.env'), keyFilename: …, is used, not sent.)
@@ -2284,10 +2293,13 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (destroyed) block(walk, 'dangerous', destroyed, 'let the user run it after checking what it destroys');
   const wiped = deviceWipe(inv.argv);
   if (wiped) block(walk, 'dangerous', wiped, 'let the user wipe their device themselves');
+  const infra = infraMayMatch(name) ? infraDestroyFinding(inv.argv) : null;
+  if (infra) block(walk, 'dangerous', infra, 'let the user run it after checking what it removes');
+  if (vcsServerMayMatch(name)) for (const f of vcsServerFindings(inv.argv, inv.viaXargs)) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason, 'let the user run it after checking what it removes (p4 … -n previews)');
   const sentFile = sqlSentFiles(storeInv).map((f) => resolveFrom(inv.cwd ?? walk.env.cwd, f.replace(/^~(?=\/|$)/, walk.env.home))).find((f) => isSecret(walk, f));
   if (sentFile) block(walk, 'dangerous', `${name} loads the secret ${sentFile} into a store elsewhere: secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
-  for (const f of windowsFindings(inv.argv)) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
-  for (const f of [...frameworkFindings(inv.argv, inv.assigned ?? []), ...remoteWipeFindings(inv.argv)]) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
+  for (const f of mayHaveWindowsFindings(inv.argv) ? windows().windowsFindings(inv.argv) : []) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
+  for (const f of [...(mayBeFramework(inv.argv) ? framework().frameworkFindings(inv.argv, inv.assigned ?? []) : []), ...(mayWipeRemote(inv.argv) ? framework().remoteWipeFindings(inv.argv) : [])]) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
   checkServesSecrets(walk, inv);
   // Files encrypted with a key drawn at random and kept nowhere ($RANDOM, openssl rand, /dev/urandom), the originals
   // deleted on the same line: ransom-style, the data can never be read again.
@@ -2619,6 +2631,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
       // Every volume at once (system prune --volumes, volume rm $(docker volume ls -q), volume prune -a): the databases' data goes.
       if ((args.includes('system') && args.includes('prune') && args.includes('--volumes')) || (args.includes('volume') && (args.includes('rm') || args.includes('remove')) && inv.words.some((w) => w.subs.some((sub) => /volume\s+ls\s+(-q|--quiet)\s*$/.test(sub)))) || (args.includes('volume') && args.includes('prune') && args.some((a) => /^-[a-zA-Z]*a|^--all$/.test(a)))) {
         block(walk, 'dangerous', `${name} ${args.slice(0, 3).join(' ')} deletes every volume, with the data of the databases kept in them`, 'remove the one volume meant, by name');
+      } else if (args.includes('volume') && /^(rm|remove)$/.test(args[args.indexOf('volume') + 1] ?? '') && args.slice(args.indexOf('volume') + 2).some((v) => !v.startsWith('-') && serverVolume(v))) {
+        block(walk, 'dangerous', `${name} ${args.join(' ')} deletes the volume of a version-control or artifact server: the team's history, which no backup of the project covers`, 'let the user remove it after a checkpoint or backup of the server');
       } else if ((args.includes('system') && args.includes('prune')) || (args.includes('volume') && (args.includes('prune') || args.includes('rm')))) {
         warn(walk, 'suspicious', `${name} ${args.slice(0, 2).join(' ')} deletes containers, images or volumes for good`);
       }
@@ -2677,12 +2691,12 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   checkSecretToDevice(walk, inv);
   // esptool read_flash 0x9000 0x6000 nvs.bin: a board's flash read back holds its Wi-Fi passwords and keys.
   for (const f of [...deviceDumpOutputs(inv.argv), ...accountExports(inv.argv)]) walk.secretFiles.add(resolveFrom(inv.cwd ?? walk.env.cwd, f));
-  const lostBackups = BACKUP_TOOLS.test(name) ? backupLoss(inv.argv) : PACKAGE_TOOLS.test(name) ? everyPackageRemoved(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv)) : null;
+  const lostBackups = isBackupTool(name) ? backupLoss(inv.argv) : isPackageTool(name) ? everyPackageRemoved(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv)) : null;
   if (lostBackups) block(walk, 'dangerous', lostBackups, 'forget or delete named snapshots, after a --dry-run');
-  if (MAC_TOOLS.test(name)) for (const r of macFindings(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv))) block(walk, 'dangerous', r, 'let the user do this themselves');
-  if (CLUSTER_TOOLS.test(name)) for (const r of clusterToolFindings(inv.argv, env, (abs) => isSecret(walk, abs))) block(walk, 'dangerous', r, 'let the user do it');
-  if (HOSTING_TOOLS.test(name)) for (const r of platformFindings({ argv: inv.argv, assigned: inv.assigned ?? [], subs: inv.words.flatMap((w) => w.subs), stdin: stdinText(inv), fedBy: inv.viaXargs ? inv.upstream.map((u) => u.argv) : [] })) block(walk, 'dangerous', r, 'let the user do it, after a backup or on a preview');
-  if (DATA_TOOLS.test(name) || (name === 'git' && args.includes('lfs')) || (inv.viaXargs && /^(rm|shred|srm|unlink|truncate)$/.test(name))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
+  if (isMacTool(name)) for (const r of macFindings(inv.argv, inv.words.flatMap((w) => w.subs), inv.upstream.map((u) => u.argv))) block(walk, 'dangerous', r, 'let the user do this themselves');
+  if (isClusterTool(name)) for (const r of clusterToolFindings(inv.argv, env, (abs) => isSecret(walk, abs))) block(walk, 'dangerous', r, 'let the user do it');
+  if (isHostingTool(name)) for (const r of platformFindings({ argv: inv.argv, assigned: inv.assigned ?? [], subs: inv.words.flatMap((w) => w.subs), stdin: stdinText(inv), fedBy: inv.viaXargs ? inv.upstream.map((u) => u.argv) : [] })) block(walk, 'dangerous', r, 'let the user do it, after a backup or on a preview');
+  if (isDataTool(name) || (name === 'git' && args.includes('lfs')) || (inv.viaXargs && /^(rm|shred|srm|unlink|truncate)$/.test(name))) for (const r of dataToolFindings({ argv: inv.argv, elevated: inv.elevated, subs: inv.words.flatMap((w) => w.subs), upstream: inv.upstream.map((u) => u.argv), viaXargs: inv.viaXargs }, env, walk.out.map((i) => i.argv))) block(walk, 'dangerous', r, 'let the user do it');
   checkTraversal(walk, inv);
 }
 
@@ -2794,8 +2808,11 @@ function checkToolCommands(walk: Walk, inv: Invocation): void {
     const p = /\b(?:path|dest|name)=("?)([^"\s]+)\1/.exec(a)?.[2];
     if (p && /state=absent/.test(a)) checkDelete(walk, inv, target(inv, { ...inv.words[0], text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false }), true, 'ansible file state=absent');
   }
-  // ansible -m lineinfile -a "path=~/.bashrc line=…" (blockinfile, copy, template, replace): a file written, as a redirection would.
-  if (name === 'ansible' && args.some((a, k) => /^(-m|--module-name)$/.test(args[k - 1] ?? '') && /^(ansible\.builtin\.)?(lineinfile|blockinfile|copy|template|replace)$/.test(a))) {
+  // ansible -m lineinfile -a "path=~/.bashrc line=…" (blockinfile, copy, template, replace): a file written, as a redirection would,
+  // when the hosts are this machine (localhost, -c local); on the inventory's hosts, writing their configuration is what Ansible is for.
+  // (--check changes nothing.)
+  const ansibleHere = name === 'ansible' && (/^(localhost|127\.0\.0\.1)$/.test(args.find((a) => !a.startsWith('-')) ?? '') || args.some((a, k) => (a === 'local' && /^(-c|--connection)$/.test(args[k - 1] ?? '')) || a === '--connection=local')) && !args.some((a) => a === '--check' || a === '-C');
+  if (ansibleHere && args.some((a, k) => /^(-m|--module-name)$/.test(args[k - 1] ?? '') && /^(ansible\.builtin\.)?(lineinfile|blockinfile|copy|template|replace)$/.test(a))) {
     const p = /\b(?:path|dest)=("?)([^"\s]+)\1/.exec(args.find((_, k) => /^(-a|--args)$/.test(args[k - 1] ?? '')) ?? '')?.[2];
     if (p) checkWrite(walk, inv, target(inv, { ...inv.words[0], text: p.replace(/^~(?=\/|$)/, walk.env.home), dynamic: false, glob: false }), 'ansible');
   }
@@ -2963,7 +2980,8 @@ function checkCloudDestroy(walk: Walk, inv: Invocation): void {
     return;
   }
   // security delete-identity / delete-certificate, keytool -delete / -delete-entry: a signing identity or key removed from its store.
-  if ((name === 'security' && /^(delete-identity|delete-certificate)$/.test(args[0] ?? '')) || (name === 'keytool' && args.some((a) => /^-delete(entry)?$/.test(a)) && storeScope(args) !== 'throwaway')) {
+  // (The keystore's own name says whether it is a test or debug one, not the directories it sits in: /home/dev, /tmp/ci-….)
+  if ((name === 'security' && /^(delete-identity|delete-certificate)$/.test(args[0] ?? '')) || (name === 'keytool' && args.some((a) => /^-delete(entry)?$/.test(a)) && storeScope(args.map((a) => a.slice(a.lastIndexOf('/') + 1))) !== 'throwaway' && !args.some((a) => /(^|\/)debug[^/]*\.(keystore|jks)$/.test(a)))) {
     block(walk, 'dangerous', `${name} ${args[0]} removes a signing identity or key from its store: what it signs cannot be signed again`, 'let the user remove signing identities themselves');
     return;
   }
@@ -3129,11 +3147,15 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   // The stage that produces the list: skip what only passes it on; a grep (not -v), sed -n or awk with a pattern narrows it.
   let narrowed = false;
   // … | grep -E '(^|/)\.env' | xargs …: a filter that keeps the env files says what the items are.
+  // ls -t DIR | tail -n +11 (or head -n -10): every entry but the newest ten, a retention clean-up that keeps some of them
+  // (of a directory of rotating output only: builds, releases, backups, logs; of anything else it still deletes nearly all).
   let envFiles = false;
+  let keeps = false;
   let k = inv.upstream.length - 1;
   for (; k >= 0; k--) {
     const a = inv.upstream[k].argv;
     if (/^(grep|egrep|rg)$/.test(a[0]) && !a.some((x) => /^-[a-zA-Z]*v/.test(x)) && a.slice(1).some((x) => /^[^-].*\\?\.env\b/.test(x))) envFiles = true;
+    if ((a[0] === 'tail' && /(^|\s)(-n\s*|--lines[= ])\+([2-9]|\d\d+)(\s|$)/.test(a.join(' '))) || (a[0] === 'head' && /(^|\s)(-n\s*|--lines[= ])-[1-9]\d*(\s|$)/.test(a.join(' ')))) keeps = true;
     // A stage fed its own text (cat <<< ~) or reading a file (cut -f6 /etc/passwd) is where the list comes from.
     if (inv.upstream[k].redirects.some((r) => r.body !== undefined)) break;
     if (/^(cut|cat|sort|uniq|head|tail|tac|tr|nl)$/.test(a[0]) && operands(inv.upstream[k].words, new Set(['-d', '-f', '-c', '-b', '-n', '-k', '-t'])).some((w) => w.text.startsWith('/'))) break;
@@ -3198,8 +3220,14 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
     // Bare ls lists everything here (ls | xargs rm = rm *); ls PATHS lists those paths (or, for a
     // directory, its entries: taken as the directory itself, the cautious reading).
     const listed = operands(feeder.words);
-    if (listed.length === 0) return { items: [target(inv, word('*'))], recursive: false };
+    const rotating = (t: Target) => t.abs !== null && /(^|[-_.])(builds?|releases?|artifacts?|backups?|snapshots?|logs?|dumps?|archives?|deploy(s|ments)?|versions|nightl(y|ies))$/i.test(base(t.abs.replace(/\/\*$/, '')));
+    const kept = (t: Target): Target => ({ ...t, abs: `${t.abs!.replace(/\/\*$/, '')}/…` });
+    if (listed.length === 0) {
+      const here = target(inv, word('.'));
+      return { items: [keeps && rotating(here) ? kept(here) : target(inv, word('*'))], recursive: false };
+    }
     const dirs = !feeder.argv.some((a) => /^-[a-zA-Z]*d/.test(a)) && listed.every((w) => !w.glob);
+    if (keeps && listed.every((d) => rotating(target(feeder!, d)))) return { items: listed.map((d) => kept(target(feeder!, d))), recursive: false };
     return { items: listed.map((d) => target(feeder!, d)), recursive: false, names: dirs };
   }
   // getent passwd … | cut -d: -f6, awk -F: '{print $6}' /etc/passwd: the users' home directories.
@@ -3212,7 +3240,7 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
   const printed = flang ? printedPaths(flang, inlineCode(flang, feeder.argv).code ?? '') : [];
   if (printed.length > 0) return { items: printed.map((p) => target(feeder!, word(p.replace(/^~(?=\/|$)/, home)))), recursive: !narrowed };
   // rails runner 'puts Rails.root', wp eval 'echo ABSPATH;': an app console printing the app's directories.
-  const console = !narrowed ? frameworkCode(feeder.argv, feeder.assigned ?? [], () => stdinText(feeder!)) : null;
+  const console = !narrowed && mayBeFramework(feeder.argv) ? framework().frameworkCode(feeder.argv, feeder.assigned ?? [], () => stdinText(feeder!)) : null;
   const said = console ? printedText(console.lang, console.code).join('\n') : '';
   if (said.trim() !== '') return fromText(said, feeder);
   // pnpm root -w | xargs dirname | xargs rm -rf: a stage that maps each item to its directory (or its real path).
@@ -3401,8 +3429,9 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
     return;
   }
   if ((recursive || t.wholeDir) && isHomeCache(t.abs, env) && t.abs !== env.home) return;
-  // The repository's objects and refs, file by file (truncate -s 0 .git/objects/pack/*.pack): its history.
-  if (/(^|\/)\.git\/(objects|refs|logs|packed-refs$|HEAD$)(\/|$)/.test(t.abs) && !/^\/(tmp|var\/tmp)\//.test(t.abs.replace(env.home, '~')) && !/\.lock$/.test(t.abs)) {
+  // The repository's objects and refs, file by file (truncate -s 0 .git/objects/pack/*.pack): its history. So are the LFS
+  // objects (.git/lfs, .git/lfs/objects): the only copy of every large file not pushed yet.
+  if (/(^|\/)\.git\/(objects|refs|logs|lfs\/objects|lfs$|packed-refs$|HEAD$)(\/|$)/.test(t.abs) && !/^\/(tmp|var\/tmp)\//.test(t.abs.replace(env.home, '~')) && !/\.lock$/.test(t.abs)) {
     block(walk, 'dangerous', `${verb} destroys ${t.abs}, part of the git repository's history`, 'to start over, clone again into a new directory');
     return;
   } // a cache: it comes back on the next download
@@ -3483,7 +3512,12 @@ function checkDelete(walk: Walk, inv: Invocation, t0: Target, recursive: boolean
     block(walk, 'dangerous', `${verb} -r of ${worked}`, 'delete build output by name (dist, build, node_modules)');
     return;
   }
-  const shared = recursive || t.wholeDir ? sharedMountLoss(t.abs, env) ?? (recursive ? systemInstallLoss(t.abs, () => walk.out.map((i) => i.argv)) : null) : null;
+  const store = serverStoreLoss(t.abs) ?? (isStateFile(t.abs) && !(/^\/(tmp|var\/tmp)\//.test(t.abs) && !isUnder(t.abs, env.project)) ? `${t.abs}, the Terraform state: the only record of what the configuration made, which then lives on unmanaged` : null);
+  if (store && verb !== 'mv') {
+    block(walk, 'dangerous', `${verb} deletes ${store}`, 'let the user run it, after a backup (a server checkpoint, terraform state pull > FILE)');
+    return;
+  }
+  const shared = recursive || t.wholeDir ? sharedMountLoss(t.abs, env) ?? (isUnder(t.abs, env.project) || isUnder(t.abs, env.home) ? null : sourceAssetLoss(t.abs) ?? deployTreeLoss(t.abs)) ?? (recursive ? systemInstallLoss(t.abs, () => walk.out.map((i) => i.argv)) : null) : null;
   if (shared) {
     block(walk, 'dangerous', `${verb} -r of ${shared}, which no backup of the project covers`, 'delete inside your own area of the mount (/scratch/$USER/...), by name');
     return;
@@ -4167,7 +4201,7 @@ function checkFind(walk: Walk, inv: Invocation): void {
     }
     // find .git -type f -delete: the repository's history, whatever the filter.
     // (A filter on names narrows it only to git's litter: *.lock, tmp_*, hook samples; *.pack is the history itself.)
-    if (/(^|\/)\.git(\/(objects|refs)(\/.*)?)?$/.test(t.abs) && (!nameFiltered || !/\.(lock|sample|orig|rej|keep)$|^\.?tmp|~$/.test(namePattern ?? ''))) {
+    if (/(^|\/)\.git(\/(objects|refs|lfs|lfs\/objects)(\/.*)?)?$/.test(t.abs) && !/\/\.git\/lfs\/(tmp|incomplete|cache)(\/|$)/.test(t.abs) && (!nameFiltered || !/\.(lock|sample|orig|rej|keep)$|^\.?tmp|~$/.test(namePattern ?? ''))) {
       block(walk, 'dangerous', `find ${t.abs} … -delete destroys the git repository's history`, 'to start over, clone again into a new directory');
       continue;
     }
@@ -4547,6 +4581,12 @@ function gitAlias(walk: Walk, globals: string[], sub: string | undefined): strin
 /** Deleting what lives outside this machine: a cloud account's resources, a database, a repository on GitHub. */
 /** The language and code an app's console runs: rails runner (Rails.root is the project), manage.py shell, mongosh --eval. */
 function hostedCode(inv: Invocation): [string, string] | null {
+  // blender --python-expr CODE, UnrealEditor-Cmd -ExecutePythonScript=CODE, blender -P /dev/stdin <<EOF: Python the application runs.
+  const dcc = assetMayMatch(inv.argv[0] ?? '') ? hostedPython(inv.argv) : null;
+  if (dcc) {
+    const code = dcc.code ?? (dcc.readsStdin ? stdinText(inv) : null);
+    return code ? ['python3', code] : null;
+  }
   if (!/^(rails|bundle|mongosh|mongo|python[\d.]*)$/.test(inv.argv[0] ?? '')) return null;
   const a = inv.argv[0] === 'bundle' && inv.argv[1] === 'exec' ? inv.argv.slice(2) : inv.argv;
   if (a[0] === 'rails' && a[1] === 'runner' && a[2] && !a[2].startsWith('-') && !/\.rb$/.test(a[2])) return ['ruby', a[2].replace(/\bRails\.root\b/g, 'Dir.pwd')];
@@ -4613,7 +4653,10 @@ function checkServices(walk: Walk, inv: Invocation): void {
     case 'kubectl': {
       // The words that are not options nor their values (kubectl --context prod delete all --all).
       const verbs = args.filter((a, k) => !a.startsWith('-') && !/^(-n|--namespace|--context|--kubeconfig|--cluster|--user|-l|--selector|-o|--output|-f|--filename|-s|--server)$/.test(args[k - 1] ?? ''));
-      if (verbs[0] === 'delete' && (args.some((a) => a === '--all' || a === '-A' || a === '--all-namespaces') || /^(ns|namespaces?|nodes?|pv|persistentvolumes?|crd|customresourcedefinitions?)$/.test(verbs[1] ?? ''))) say('deletes whole namespaces, nodes or every resource of a kind');
+      // (On a local cluster, kind-dev, minikube, docker-desktop, k3d-…, a namespace is a throwaway sandbox.)
+      const local = inv.argv.some((a, k) => /^(kind-|k3d-|minikube$|docker-desktop$|docker-for-desktop$|rancher-desktop$|colima$|orbstack$)/.test(a) && /^(--context|--cluster)$/.test(inv.argv[k - 1] ?? '')) || inv.argv.some((a) => /^--(context|cluster)=(kind-|k3d-|minikube$|docker-desktop$|rancher-desktop$|colima$|orbstack$)/.test(a));
+      if (verbs[0] === 'delete' && local && !args.some((a) => a === '--all' || a === '-A' || a === '--all-namespaces') && /^(ns|namespaces?)$/.test(verbs[1] ?? '')) warn(walk, 'suspicious', `kubectl delete namespace on a local cluster (${verbs.slice(2).join(' ')})`);
+      else if (verbs[0] === 'delete' && (args.some((a) => a === '--all' || a === '-A' || a === '--all-namespaces') || /^(ns|namespaces?|nodes?|pv|persistentvolumes?|crd|customresourcedefinitions?)$/.test(verbs[1] ?? ''))) say('deletes whole namespaces, nodes or every resource of a kind');
       // On production (--context prod-eu, -n production): every resource a manifest tree defines, or every kind (all).
       else if (verbs[0] === 'delete' && inv.argv.some((a, k) => /(^|[^a-z])(prod|production|prd)([^a-z]|$)/i.test(a) && /^(-n|--namespace|--context|--cluster)$|^--(namespace|context|cluster)=/.test(k > 0 && !a.startsWith('--') ? inv.argv[k - 1] : a)) && (verbs[1] === 'all' || args.some((a) => /^(-f|--filename|-k|--kustomize)$|^--(filename|kustomize)=/.test(a)))) say('deletes what the manifests define, or every kind, in production');
       break;
@@ -4718,7 +4761,8 @@ function checkServices(walk: Walk, inv: Invocation): void {
 /** Environment variables that hold well-known credentials: never sent except as the credential they are. */
 const KNOWN_SECRET_VAR = /^(AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN|GITHUB_TOKEN|GH_TOKEN|GITLAB_TOKEN|VAULT_TOKEN|CONSUL_HTTP_TOKEN|NOMAD_TOKEN|NPM_TOKEN|NODE_AUTH_TOKEN|OPENAI_API_KEY|ANTHROPIC_API_KEY|CLAUDE_API_KEY|SLACK_BOT_TOKEN|HF_TOKEN|PYPI_TOKEN|DOCKER_PASSWORD|CI_JOB_TOKEN|\w*_SECRET(_KEY|_ACCESS_KEY)?|\w*_PASSWORD|\w*_PRIVATE_KEY|DATABASE_URL)$/;
 /** Any variable whose name says it is a credential. */
-const SECRET_VAR = /(^|_)(TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?)(_|$)/i;
+/** (A password with any prefix: PGPASSWORD, P4PASSWD; the passphrases of backup and key tools.) */
+const SECRET_VAR = /(^|_)(TOKEN|SECRET|API_?KEY|ACCESS_KEY|PRIVATE_KEY|CREDENTIALS?|PASSPHRASE)(_|$)|(PASSWORD|PASSWD)(_|$)|^(SSHPASS|MYSQL_PWD|REDISCLI_AUTH)$/i;
 
 function varNames(text: string): string[] {
   return [...text.matchAll(/\$\{?([A-Za-z_]\w*)/g)].map((m) => m[1]);
@@ -4771,6 +4815,13 @@ function printsCredential(argv: string[]): string | null {
   // Tokens the tools mint or show on request: kubectl create token, oc whoami -t, npm token create, gh/glab auth status -t, firebase login:ci.
   if ((name === 'kubectl' && a1 === 'create' && a2 === 'token') || (name === 'oc' && a1 === 'whoami' && /(^|\s)(-t|--show-token)\b/.test(a)) || (/^(npm|pnpm|yarn)$/.test(name) && a1 === 'token' && a2 === 'create') || (/^(gh|glab)$/.test(name) && a1 === 'auth' && /(^|\s)(-t|--show-token)\b/.test(a)) || (name === 'firebase' && a1 === 'login:ci') || (name === 'aws' && a1 === 'configure' && (a2 === 'export-credentials' || /get\s+\S*(secret|token)/.test(a)))) return `a token (${argv.slice(0, 3).join(' ')})`;
   if (/^docker-credential-/.test(name) && a1 === 'get') return 'a registry password (docker credential helper)';
+  // git config --get http.<url>.extraheader (the Authorization header CI and LFS servers are given), a stored password or token.
+  if (name === 'git' && argv.includes('config') && /\.(extraheader|password|token|secret|pass)$|credential\.[^ ]*helper-token/i.test(argv[argv.length - 1] ?? '') && !argv.slice(2).some((a) => /^--(add|replace-all|unset(-all)?)$/.test(a))) return `a stored credential (git config ${argv[argv.length - 1]})`;
+  const p4 = p4CredentialPrinter(argv);
+  if (p4) return p4;
+  // Secrets decrypted or rendered by the tools that keep them: ansible-vault view/decrypt to stdout, a Helm release's values and
+  // manifests (its Secrets), Pulumi's outputs and config shown with their secrets.
+  if ((name === 'ansible-vault' && (a1 === 'view' || (a1 === 'decrypt' && /(^|\s)--output[= ]-(\s|$)/.test(a)))) || (name === 'helm' && a1 === 'get' && /^(values|manifest|all)$/.test(a2 ?? '') && (a2 !== 'values' || /(^|\s)(-a|--all)(\s|$)/.test(a))) || (name === 'pulumi' && /(^|\s)--show-secrets(\s|$)/.test(a))) return `decrypted secrets (${argv.slice(0, 3).join(' ')})`;
   // Keys exported by the tools that hold them: git-crypt export-key, transcrypt --display.
   if ((name === 'git-crypt' && a1 === 'export-key') || (name === 'git' && a1 === 'crypt' && a2 === 'export-key') || (name === 'transcrypt' && /(^|\s)(-d|--display)\b/.test(a))) return `the repository's encryption key (${argv.slice(0, 2).join(' ')})`;
   // Terraform's state and outputs hold every secret of the infrastructure in plain text.
@@ -4807,8 +4858,8 @@ function secretFilter(name: string, args: string[]): string | null {
 function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null {
   const name = inv0.argv[0] ?? '';
   const args = inv0.argv.slice(1);
-  const framework = frameworkSecretPrinter(inv0.argv) ?? codeSecretOf(frameworkCode(inv0.argv, inv0.assigned ?? [], () => stdinText(inv0)));
-  if (framework) return framework;
+  const app = mayBeFramework(inv0.argv) ? (framework().frameworkSecretPrinter(inv0.argv) ?? codeSecretOf(framework().frameworkCode(inv0.argv, inv0.assigned ?? [], () => stdinText(inv0)))) : null;
+  if (app) return app;
   if (walk.secretFiles.has(CLIPBOARD) && (/^(pbpaste|wl-paste)$/.test(name) || (/^(pwsh|powershell)$/.test(name) && args.some((a) => /^(Get-Clipboard|gcb)$/i.test(a))) || (/^(xclip|xsel)$/.test(name) && args.some((a) => /^(-o|--output|-out)$/.test(a))))) return 'the clipboard, filled with a secret on the line';
   // tar -C /etc/ssh -cf - .: the operands are read from -C's directory.
   const cdir = name === 'tar' && inv0.cwd !== null ? args.find((_, k) => /^(-C|--directory)$/.test(args[k - 1] ?? '')) ?? args.find((a) => a.startsWith('--directory='))?.slice(12) : undefined;
@@ -4900,7 +4951,7 @@ function producesSecret(walk: Walk, inv0: Invocation, depth = 0): string | null 
     const m = code ? /(["'`])([^"'`]*(?:\.ssh\/|\.aws\/|\.netrc|\.git-credentials|\/\.env\b|^\.env\b|\.npmrc|\.kube\/config|id_rsa|id_ed25519)[^"'`]*)\1/.exec(code) : null;
     if (m) return m[2];
     // php -r 'echo file_get_contents(".env");', ruby -e 'puts File.read("config/master.key")', an app's credentials printed.
-    const held = code && (lang === 'php' || lang === 'ruby') ? codeSecret(code, isSecretName) : null;
+    const held = code && (lang === 'php' || lang === 'ruby') ? framework().codeSecret(code, isSecretName) : null;
     if (held) return held;
   }
   if (depth < 3) for (const w of inv.words) for (const sub of w.subs) {
@@ -5078,14 +5129,19 @@ function checkExfiltration(walk: Walk, inv: Invocation): void {
       const tt = w.glob && !isSecret(walk, tt0.abs) ? target(inv, { ...w, glob: false, text: c.replace(/^~(?=\/|$)/, walk.env.home) }) : tt0;
       // The whole project, archived on the line, to an anonymous file drop or paste service.
       if (tt.abs !== null && walk.projectCopies.has(tt.abs) && args.some((a) => DROP_HOSTS.test(a))) return say(`${tt.abs} (the whole project)`, 'to a public file drop');
+      // (A Terraform state copied into a bucket named for states is kept where it belongs.)
+      if (tt.abs !== null && isStateFile(tt.abs) && toStateBucket(args)) continue;
       if (isSecret(walk, tt.abs)) return say(tt.abs!, `as a file argument`);
       // scp -r ~ host:, rsync -a ~/ host: — the whole home directory, keys and all.
       if (!remote || !/^[\w.-]*@?[\w.-]+:/.test(c)) if (holdsSecrets(walk, tt.abs) && ['scp', 'sftp', 'rsync', 'rclone', 'aws', 'gsutil'].includes(name)) return say(`${tt.abs} (the keys in it)`, 'as a file argument');
     }
-    const authHeader0 = /^(authorization|proxy-authorization|x-api-key|api-key|private-token|x-auth-token|x-vault-token|x-consul-token|x-nomad-token|x-github-token|x-goog-api-key|anthropic-api-key|x-access-token)\s*:/i.test(t) || ['-u', '--user', '--oauth2-bearer', '--password', '--http-password'].includes(prev) || /^--(user|password|http-password)=/.test(t);
+    // A key in a header named for one (X-SecretKey, X-Api-Token) sent to the host of the service its variable is named for
+    // ($PLAYFAB_SECRET_KEY to ….playfabapi.com): the credential used as meant.
+    const host = /^[a-z]+:\/\/([^/:?#\s]+)/i.exec(args.find((a) => /^[a-z]+:\/\//i.test(a)) ?? '')?.[1] ?? null;
+    const meantFor = host !== null && varNames(t).some((v) => { const word = v.split('_')[0].toLowerCase(); return word.length >= 3 && host.toLowerCase().includes(word); });
+    const authHeader0 = (meantFor && /^[\w-]*(auth|token|key|secret|signature|password|session)[\w-]*\s*:/i.test(t)) || /^(authorization|proxy-authorization|x-api-key|api-key|private-token|x-auth-token|x-vault-token|x-consul-token|x-nomad-token|x-github-token|x-goog-api-key|anthropic-api-key|x-access-token)\s*:/i.test(t) || ['-u', '--user', '--oauth2-bearer', '--password', '--http-password'].includes(prev) || /^--(user|password|http-password)=/.test(t);
     // A whole credentials file or key (~/.git-credentials, ~/.ssh/id_rsa) in a header is not a token meant for it,
     // nor a service's token (gh auth token) sent to another host.
-    const host = /^[a-z]+:\/\/([^/:?#\s]+)/i.exec(args.find((a) => /^[a-z]+:\/\//i.test(a)) ?? '')?.[1] ?? null;
     const foreign = (sub: string) => host !== null && TOKEN_HOSTS.some(([cmd, hosts]) => cmd.test(sub) && !hosts.test(host));
     // A service's key in a variable ($ANTHROPIC_API_KEY, $GITHUB_TOKEN) sent in a header to a host not of that service.
     const foreignVar = host !== null && varNames(t).some((v) => VAR_HOSTS.some(([re, hosts]) => re.test(v) && !hosts.test(host)));
@@ -5119,6 +5175,7 @@ const VAR_HOSTS: [RegExp, RegExp][] = [
   [/^(AWS_SECRET_ACCESS_KEY|AWS_SESSION_TOKEN)$/, /(^|\.)amazonaws\.com$/],
   ...ML_VAR_HOSTS,
   ...PLATFORM_VAR_HOSTS,
+  ...GAME_VAR_HOSTS,
 ];
 
 /** Anonymous file drops, paste bins and request catchers: whatever reaches them is public. */
@@ -5144,6 +5201,13 @@ function uploads(argv: string[]): boolean {
   const [name, a1, a2] = argv;
   if ((name === 'gh' || name === 'glab') && (/^(gist|snippet)$/.test(a1 ?? '') || (a1 === 'release' && /^(upload|create)$/.test(a2 ?? '')) || (/^(issue|pr|mr)$/.test(a1 ?? '') && /^(create|comment|edit)$/.test(a2 ?? '')) || a1 === 'api')) return true;
   if (/^(wormhole|croc|pastebinit|pastebin|wgetpaste|fpaste|haste|gist|ffsend|transfer|onionshare|onionshare-cli|magic-wormhole|ncftpput|wput|s3cmd|b2|azcopy|termbin|ix|sprunge|0x0)$/.test(name ?? '')) return true;
+  // Error trackers and notifiers send the text they are given to their service (sentry-cli send-event -m TEXT, apprise, ntfy).
+  if ((name === 'sentry-cli' && /^send-(event|envelope)$/.test(a1 ?? '')) || /^(apprise|ntfy|telegram-send|slack-cli|discord-cli|pushover-cli|gotify)$/.test(name ?? '')) return true;
+  // gh secret set NAME --repo OTHER (or --org): the value goes to a repository or organisation named on the line, whose
+  // workflows (and whoever writes them) can read it; without --repo it is the project's own repository, set up as meant.
+  if (name === 'gh' && a1 === 'secret' && a2 === 'set' && argv.some((a) => /^(-R|--repo|-o|--org)(=|$)/.test(a))) return true;
+  // gh variable set (and glab's): a plain variable, shown to everyone who can read the repository.
+  if ((name === 'gh' || name === 'glab') && a1 === 'variable' && /^(set|update|create)$/.test(a2 ?? '')) return true;
   if (name === 'tailscale' && a1 === 'file') return true;
   if (name === 'mc' && /^(cp|mirror|put)$/.test(a1 ?? '')) return true;
   if ((name === 'kubectl' || name === 'oc' || name === 'docker' || name === 'podman') && argv.includes('cp') && argv.some((a) => /^[\w.-]+(\/[\w.-]+)?:/.test(a))) return true;

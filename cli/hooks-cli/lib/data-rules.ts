@@ -119,7 +119,7 @@ function listsOthers(cmd: string, env: PathEnv): boolean {
 }
 
 /** Commands dataToolFindings judges: a cheap gate before it. */
-export const DATA_TOOLS = /^(dvc|jupyter|jupyter-lab|jupyter-notebook|jupyter-server|code-server|chmod|chown|chgrp|setfacl|kill|pkill|killall|skill|fuser|scancel|qdel|bkill|apt|apt-get|aptitude|dnf|yum|zypper|pacman|aws|gsutil|gcloud|s5cmd|azcopy|b2|rclone|mc|s3cmd|oci|hf|huggingface-cli|kaggle|modal|skopeo|crane|regctl)$/;
+export const isDataTool = (name: string): boolean => /^(dvc|jupyter|jupyter-lab|jupyter-notebook|jupyter-server|code-server|chmod|chown|chgrp|setfacl|kill|pkill|killall|skill|fuser|scancel|qdel|bkill|apt|apt-get|aptitude|dnf|yum|zypper|pacman|aws|gsutil|gcloud|s5cmd|azcopy|b2|rclone|mc|s3cmd|oci|hf|huggingface-cli|kaggle|modal|skopeo|crane|regctl)$/.test(name);
 
 /** The invocation as data-rules needs it. */
 export interface DataInvocation {

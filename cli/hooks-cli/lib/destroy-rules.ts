@@ -7,7 +7,7 @@
  * tool was asking about.
  *
  * Not this rule's: tools whose destroy verbs other rules judge with more knowledge (the filesystem,
- * git, containers, Kubernetes, Terraform, the cloud and storage CLIs, SQL clients), package and
+ * git, containers, Kubernetes, Terraform, the cloud and storage CLIs, SQL clients, Perforce and Plastic), package and
  * environment managers removing what they installed (npm, pip, brew, apt, conda env remove…),
  * ephemeral things (containers, pods, images, caches, sessions, preview deployments and branches) and
  * targets named as throwaway (dev, test, tmp, scratch, sandbox, preview, demo, local, kind-, minikube),
@@ -25,7 +25,7 @@ const TOTAL = /^(nuke|obliterate)$/i;
  * and clusters, infrastructure and cloud CLIs with their own tables, SQL and store clients, package,
  * language and environment managers, editors' extensions, local VMs and simulators.
  */
-const OTHERS = /^(rm|rmdir|unlink|shred|find|fd|xargs|git|trash|trash-put|gio|docker|podman|nerdctl|ctr|crictl|kubectl|oc|helm|kind|minikube|k3d|k3s|microk8s|terraform|tofu|terragrunt|pulumi|aws|gcloud|gsutil|az|s3cmd|s5cmd|rclone|mc|azcopy|b2|psql|mysql|mariadb|sqlite3|mongosh|mongo|redis-cli|bq|snowsql|dbt|hdfs|hadoop|databricks|rpk|npm|npx|pnpm|yarn|bun|pip|pip3|pipx|uv|poetry|pdm|conda|mamba|micromamba|brew|port|apt|apt-get|aptitude|dpkg|dnf|yum|rpm|zypper|pacman|apk|snap|flatpak|nix|nix-env|cargo|rustup|go|gem|bundle|composer|cpan|cpanm|opam|cabal|stack|mix|dotnet|nuget|choco|winget|scoop|sdk|asdf|mise|rtx|nvm|fnm|volta|pyenv|rbenv|jenv|goenv|tfenv|code|codium|cursor|jupyter|vagrant|multipass|virsh|VBoxManage|xcrun|simctl|avdmanager|sdkmanager|emulator|adb|fastboot|flutter|pod|ansible-galaxy|vscode|systemctl|launchctl|ssh-keygen|ssh-add|gpg|security|keytool|certutil|openssl|ipfs|make|cmake|bazel|gradle|mvn|ant|ninja|meson|sudo|env|nice|timeout)$/;
+const OTHERS = /^(rm|rmdir|unlink|shred|find|fd|xargs|git|trash|trash-put|gio|docker|podman|nerdctl|ctr|crictl|kubectl|oc|helm|kind|minikube|k3d|k3s|microk8s|terraform|tofu|terragrunt|pulumi|aws|gcloud|gsutil|az|s3cmd|s5cmd|rclone|mc|azcopy|b2|psql|mysql|mariadb|sqlite3|mongosh|mongo|redis-cli|bq|snowsql|dbt|hdfs|hadoop|databricks|rpk|npm|npx|pnpm|yarn|bun|pip|pip3|pipx|uv|poetry|pdm|conda|mamba|micromamba|brew|port|apt|apt-get|aptitude|dpkg|dnf|yum|rpm|zypper|pacman|apk|snap|flatpak|nix|nix-env|cargo|rustup|go|gem|bundle|composer|cpan|cpanm|opam|cabal|stack|mix|dotnet|nuget|choco|winget|scoop|sdk|asdf|mise|rtx|nvm|fnm|volta|pyenv|rbenv|jenv|goenv|tfenv|code|codium|cursor|jupyter|vagrant|multipass|virsh|VBoxManage|xcrun|simctl|avdmanager|sdkmanager|emulator|adb|fastboot|flutter|pod|ansible-galaxy|vscode|systemctl|launchctl|ssh-keygen|ssh-add|gpg|security|keytool|certutil|openssl|ipfs|make|cmake|bazel|gradle|mvn|ant|ninja|meson|sudo|env|nice|timeout|p4|cm)$/;
 /** Nouns of things that are made again at will or live briefly, and single entries inside a store (a key, a record, a secret). */
 const EPHEMERAL = /^(containers?|pods?|images?|caches?|channels?|cache-entries|sessions?|tokens?|previews?|preview-deployments?|branch(es)?|deployments?|builds?|runs?|logs?|artifacts?|tmp|temp|locks?|leases?|alias(es)?|invitations?|kernelspecs?|envs?|venvs?|jobs?|tasks?|spans?|traces?|notifications?|keys?|records?|entry|entries|items?|objects?|messages?|values?|rows?|documents?|secrets?|variables?|vars?)$/i;
 /** Targets named as short-lived (beyond storeScope's throwaway words). */

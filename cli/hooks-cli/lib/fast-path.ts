@@ -115,7 +115,7 @@ function tokenize(line: string): Token[] | null {
  * Parts of names whose file could hold a secret, or that the analysis reads as special (start-up files,
  * autostart, PATH directories, Python's .pth): a path with one falls through. Compared in lower case.
  */
-const SECRETISH = ['rsa', 'dsa', 'ed25519', 'ovpn', 'p8', 'keytab', 'kdb', 'key', 'pem', 'p12', 'pfx', 'jks', 'ppk', 'tfstate', 'cred', 'secret', 'token', 'passw', 'auth', 'netrc', 'npmrc', 'pgpass', 'cnf', 'wallet', 'secring', 'kube', 'service', 'adminsdk', 'gcp', 'sa-', 'sa_', 'login', 'cookie', 'id_', 'wp-config', 'env', 'vault', 'private', 'cert', 'shadow', 'sudoers', 'history', '.db', '.dat', '.sqlite', '.gpg', '.asc', '.pth', 'customize', 'systemd', 'autostart', 'cron', 'profile', 'packages'];
+const SECRETISH = ['rsa', 'dsa', 'ed25519', 'ovpn', 'p8', 'keytab', 'kdb', 'key', 'pem', 'p12', 'pfx', 'jks', 'ppk', 'tfstate', 'cred', 'secret', 'token', 'passw', 'auth', 'netrc', 'npmrc', 'pgpass', 'cnf', 'wallet', 'secring', 'kube', 'service', 'adminsdk', 'gcp', 'sa-', 'sa_', 'login', 'cookie', 'id_', 'wp-config', 'env', 'vault', 'private', 'cert', 'shadow', 'sudoers', 'history', '.db', '.dat', '.sqlite', '.gpg', '.asc', '.pth', 'customize', 'systemd', 'autostart', 'cron', 'profile', 'packages', 'ulf', 'ssfn'];
 const SECRETISH_NAMES = new Set(['bin', 'sbin']);
 
 function secretish(name: string): boolean {

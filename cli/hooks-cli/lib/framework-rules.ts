@@ -9,6 +9,8 @@
  */
 import { placesIn } from './code-places';
 
+import { mayBeFramework } from './rule-gates';
+
 export interface FrameworkCode {
   lang: 'php' | 'ruby';
   code: string;
@@ -24,8 +26,6 @@ export interface FrameworkFinding {
 }
 
 const PROD = /(^|[^a-z0-9])(prod|production|prd|live)([^a-z0-9]|$)/i;
-const FRAMEWORKS = /^(artisan|sail|wp|rails|rake|bundle|drush|cap|heroku)$/;
-const tool = (argv: string[]) => (argv[0] ?? '').split('/').pop() ?? '';
 
 /** bundle exec X, sail artisan X, heroku run X: the framework command itself, with where it runs. */
 function core(argv: string[]): { a: string[]; remote: boolean; prod: boolean } {
@@ -55,7 +55,7 @@ function wpTarget(a: string[]): { remote: boolean; prod: boolean } {
 
 /** The code a framework's console runs, in its language, or null. */
 export function frameworkCode(argv: string[], assigned: string[], stdin: () => string | null): FrameworkCode | null {
-  if (!FRAMEWORKS.test(tool(argv)) && argv[0] !== 'php') return null;
+  if (!mayBeFramework(argv)) return null;
   const { a, remote, prod } = core(argv);
   const envProd = assigned.some((x) => /^(RAILS_ENV|RACK_ENV|APP_ENV)=prod/i.test(x)) || prod;
   const opt = (names: RegExp) => {
@@ -122,7 +122,7 @@ export function frameworkCodeFindings(fc: FrameworkCode): FrameworkFinding[] {
 /** Destructive framework tasks: wp-cli's database and content wipes, Capistrano's and Heroku's rake tasks, on production. */
 export function frameworkFindings(argv: string[], assigned: string[]): FrameworkFinding[] {
   const out: FrameworkFinding[] = [];
-  if (!FRAMEWORKS.test(tool(argv)) && argv[0] !== 'php') return out;
+  if (!mayBeFramework(argv)) return out;
   const { a, prod: hostProd } = core(argv);
   const say = (what: string) => out.push({ level: 'block', reason: `${argv.slice(0, 5).join(' ')}: ${what}` });
   if (a[0] === 'wp') {
@@ -151,7 +151,7 @@ export function frameworkFindings(argv: string[], assigned: string[]): Framework
 
 /** Framework commands that print the app's secrets: wp config get/list, rails credentials:show, heroku config. */
 export function frameworkSecretPrinter(argv: string[]): string | null {
-  if (!FRAMEWORKS.test(tool(argv)) && argv[0] !== 'php') return null;
+  if (!mayBeFramework(argv)) return null;
   const { a } = core(argv);
   const verbs = a.slice(1).filter((x) => !x.startsWith('-') && !x.startsWith('@'));
   if (a[0] === 'wp' && verbs[0] === 'config' && (verbs[1] === 'list' || (verbs[1] === 'get' && /PASSWORD|KEY|SALT|SECRET|TOKEN/i.test(verbs[2] ?? '')))) return "the site's wp-config.php secrets (database password, keys and salts)";

@@ -13,7 +13,7 @@
  * - A platform's REST API told to delete a durable resource (`curl -X DELETE https://api.vercel.com/…
  *   /projects/x`) or to flush a store (`…/flushdb`, `…/flushall`).
  *
- * Pure functions over argv; command-rules.ts calls `platformFindings` for the commands HOSTING_TOOLS
+ * Pure functions over argv; command-rules.ts calls `platformFindings` for the commands isHostingTool
  * names. `mayMatch` is the cheap gate for a line.
  */
 
@@ -25,8 +25,8 @@ export function mayMatch(line: string): boolean {
   return GATE_WORDS.some((w) => line.includes(w));
 }
 
-/** Commands hostingFindings judges: a cheap gate before it. */
-export const HOSTING_TOOLS = /^(dotenvx|env-cmd|infisical|doppler|knex|sequelize|typeorm|mikro-orm|npx|pnpx|bunx|bun|vercel|netlify|netlify-cli|firebase|firebase-tools|supabase|wrangler|neonctl|neon|turso|railway|render|fly|flyctl|upstash|prisma|drizzle-kit|dotenv|dotenv-cli|psql|mysql|curl|http|https|xh|npm|pnpm|yarn)$/;
+/** Commands platformFindings judges: a cheap gate before it (a literal word list, which the build makes a Set lookup). */
+export const isHostingTool = (name: string): boolean => /^(dotenvx|env-cmd|infisical|doppler|knex|sequelize|typeorm|mikro-orm|npx|pnpx|bunx|bun|vercel|netlify|netlify-cli|firebase|firebase-tools|supabase|wrangler|neonctl|neon|turso|railway|render|fly|flyctl|upstash|prisma|drizzle-kit|dotenv|dotenv-cli|psql|mysql|curl|http|https|xh|npm|pnpm|yarn)$/.test(name);
 
 /** Nouns of durable things on the platforms: their loss is the site's or its data's. */
 const DURABLE = /^(projects?|sites?|sites:delete|databases?|db|d1|namespaces?|namespace|buckets?|storage|apps?|services?|instances?|clusters?|kv|r2|pages|domains?|functions?)$/;

@@ -21,7 +21,7 @@
 
 import { isSecretSource } from './paths-classify';
 import { placesIn } from './code-places';
-import { frameworkPaths } from './framework-rules';
+import { framework } from './rule-gates';
 import { gitLibraryLines } from './git-rules';
 import { shellWord, windowsVar } from './shell-parse';
 
@@ -46,7 +46,8 @@ export interface CodeFindings {
 
 export function langOf(name: string): Lang | null {
   const n = name.replace(/[\d.]+$/, '');
-  if (n === 'python' || n === 'pypy' || n === 'ipython' || n === 'pyspark') return 'python';
+  // (Python interpreters of DCC applications: Houdini's hython, Maya's mayapy, Cinema 4D's c4dpy, ParaView's pvpython and pvbatch.)
+  if (n === 'python' || n === 'pypy' || n === 'ipython' || n === 'pyspark' || n === 'hython' || n === 'mayapy' || n === 'c4dpy' || n === 'pvpython' || n === 'pvbatch') return 'python';
   if (n === 'perl') return 'perl';
   if (n === 'ruby' || n === 'jruby') return 'ruby';
   if (n === 'node' || n === 'nodejs' || n === 'bun' || n === 'deno' || n === 'tsx' || n === 'ts-node' || n === 'zx') return 'js';
@@ -425,7 +426,7 @@ function recursiveDeleter(code: string, lang: Lang): string {
 function preprocess(code: string, lang: Lang): string {
   if (lang === 'python') code = resolveAliases(code);
   // Laravel's, Symfony's and WordPress's filesystems, Pathname#rmtree, the frameworks' names for the app's directories.
-  if (lang === 'php' || lang === 'ruby') code = frameworkPaths(lang, code);
+  if (lang === 'php' || lang === 'ruby') code = framework().frameworkPaths(lang, code);
   code = recursiveDeleter(code, lang);
   // __import__('os').system(...) is os.system(...).
   code = code.replace(/__import__\(\s*(['"])([\w.]+)\1\s*\)/g, '$2');

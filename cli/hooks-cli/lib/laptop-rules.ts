@@ -10,7 +10,7 @@
 import { isUnder, type PathEnv } from './paths-classify';
 
 /** Commands backupLoss judges: a cheap gate before it. */
-export const BACKUP_TOOLS = /^(borg|borgbackup|restic|kopia|timeshift)$/;
+export const isBackupTool = (name: string): boolean => /^(borg|borgbackup|restic|kopia|timeshift)$/.test(name);
 
 /**
  * A backup repository destroyed, or its history cut down to one snapshot: borg delete REPO (not
@@ -52,7 +52,7 @@ export function syncedFolder(abs: string, env: PathEnv): string | null {
 }
 
 /** System package managers whose removal everyPackageRemoved judges: a cheap gate before it. */
-export const PACKAGE_TOOLS = /^(apt|apt-get|aptitude|dpkg|dnf|yum|zypper|pacman|yay|paru|apk|rpm|port)$/;
+export const isPackageTool = (name: string): boolean => /^(apt|apt-get|aptitude|dpkg|dnf|yum|zypper|pacman|yay|paru|apk|rpm|port)$/.test(name);
 
 /**
  * Every installed package removed: the manager's own full listing fed back to its remove

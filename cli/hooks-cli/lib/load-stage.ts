@@ -6,6 +6,11 @@
  * functions depending on which ran first). The stage's modules that the
  * first stage also has are the first stage's instances: one store, one set
  * of notices and lock settings per run.
+ *
+ * A stage may have stages of its own (build-hooks.ts, RULE_STAGES: the deep
+ * analysis's rule families), loaded the same way when the stage first requires
+ * one of their modules; theirs take the modules they share from the stage that
+ * loaded them, and through it from the first stage.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -14,14 +19,33 @@ import { warmingUp } from './hook-runtime';
 
 export interface Stage<T> {
   exports: T;
-  /** Writes the code cache when there was none or V8 rejected it; call after the stage's work, so its functions are in it. */
+  /** The stage's module loader (by module id, as in its bundle). */
+  own: ModuleLoader;
+  /**
+   * Writes the code cache when there was none or V8 rejected it, and those of the stages this one loaded; call
+   * after the stage's work, so its functions are in it.
+   */
   saveCache(): void;
 }
 
-/** The function a stage bundle is: the loader's arguments, and the host that lends it the first stage's modules. */
-type StageFunction = (req: (spec: string) => unknown, filename: string, proc: NodeJS.Process, st: typeof setTimeout, ct: typeof clearTimeout, host: { load(id: string): unknown; exports: unknown }) => void;
+type ModuleLoader = (id: string) => unknown;
 
-export function loadStage<T>(hookFile: string, name: string): Stage<T> {
+/** What a stage bundle gets from its loader: the modules it shares, its own stages, and where it puts its exports and its loader. */
+interface StageHost {
+  load: ModuleLoader;
+  stage(name: string, parentLoad: ModuleLoader): ModuleLoader;
+  exports: unknown;
+  own?: ModuleLoader;
+}
+
+/** The function a stage bundle is: the loader's arguments, and the host that lends it the first stage's modules. */
+type StageFunction = (req: (spec: string) => unknown, filename: string, proc: NodeJS.Process, st: typeof setTimeout, ct: typeof clearTimeout, host: StageHost) => void;
+
+/**
+ * Loads stage `name` beside `hookFile`. Its shared modules come from `parentLoad`: by default the first stage's
+ * (this module is lib/load-stage in it), for a stage's own stage the loader of the stage that asked for it.
+ */
+export function loadStage<T>(hookFile: string, name: string, parentLoad: ModuleLoader = (id) => require(`../${id}`)): Stage<T> {
   const file = path.join(path.dirname(hookFile), 'lib', `${name}.js`);
   const cacheFile = path.join(path.dirname(hookFile), 'lib', `${name}.cache`);
   let cachedData: Buffer | undefined;
@@ -31,8 +55,17 @@ export function loadStage<T>(hookFile: string, name: string): Stage<T> {
     /* none yet: made after this run */
   }
   const script = new vm.Script(fs.readFileSync(file, 'utf8'), { filename: file, cachedData });
-  // A module of the first stage, by its id in the bundle (lib/store): this module is lib/load-stage.
-  const host = { load: (id: string) => require(`../${id}`), exports: undefined as unknown };
+  // The stages this one loads, once each, saved with it.
+  const stages = new Map<string, Stage<unknown>>();
+  const host: StageHost = {
+    load: parentLoad,
+    stage: (stageName, load) => {
+      let s = stages.get(stageName);
+      if (!s) stages.set(stageName, (s = loadStage<unknown>(hookFile, stageName, load)));
+      return s.own;
+    },
+    exports: undefined,
+  };
   (script.runInThisContext() as StageFunction)((spec) => require(spec), hookFile, process, setTimeout, clearTimeout, host);
   const stale = cachedData === undefined || script.cachedDataRejected === true;
   const write = () => {
@@ -47,7 +80,9 @@ export function loadStage<T>(hookFile: string, name: string): Stage<T> {
   let atExit = false;
   return {
     exports: host.exports as T,
+    own: host.own!,
     saveCache: () => {
+      for (const s of stages.values()) s.saveCache();
       if (!stale) return;
       // The loader's warm-up runs under other V8 flags (no Sparkplug) and sets the run's flags again before it
       // writes its cache: a cache written now would record the warm-up's flags and be rejected by every run.

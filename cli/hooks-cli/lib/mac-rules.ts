@@ -44,7 +44,7 @@ export function spotlightAsFind(argv: string[], home: string): string[] | null {
 }
 
 /** Commands macFindings judges: a cheap gate before it. */
-export const MAC_TOOLS = /^(security|fastlane|tmutil|defaults|brew|snap|flatpak|rm|firebase)$/;
+export const isMacTool = (name: string): boolean => /^(security|fastlane|tmutil|defaults|brew|snap|flatpak|rm|firebase)$/.test(name);
 
 /**
  * What a Mac developer cannot get back: a signing identity or certificate deleted from the keychain,

@@ -141,6 +141,10 @@ const HOME_SECRETS = [
   // Boards' and apps' cloud logins, a Mac's private stores (App Store Connect keys, Messages, Mail, cookies), adb's key.
   '.platformio/appstate.json', '.particle', '.config/particle', '.balena', '.appstoreconnect', 'Library/Messages', 'Library/Mail', 'Library/Cookies', '.android/adbkey', '.expo/state.json', '.fastlane',
   '.yarnrc', '.yarnrc.yml', '.nuget/NuGet/NuGet.Config', '.subversion/auth', '.config/git/credentials', '.composer/auth.json', '.config/composer/auth.json',
+  // Game developers' logins: Perforce's tickets and enviro file (P4PASSWD), itch.io's butler key, the Epic and GOG launchers'
+  // sessions (Heroic, Legendary, the Epic launcher's remembered login), Plastic SCM's and Unity's stored logins.
+  '.p4tickets', '.p4enviro', 'p4tickets.txt', '.config/itch', 'Library/Application Support/itch', '.config/legendary', '.config/heroic',
+  '.local/share/EpicGamesLauncher/Saved/Config', '.plastic4', '.config/unityhub', '.config/UnityHub',
 ];
 
 /** Built on first use: most commands never ask, and a hook process answers one command. */
@@ -155,8 +159,8 @@ export function isSecretName(name: string): boolean {
   if (/^\.env(\..*)?$/.test(name)) return !/\.(example|sample|template|dist|defaults?)$/.test(name);
   if (/^id_(rsa|dsa|ecdsa|ed25519)[^.]*$/.test(name) || /^id_\*$/.test(name) || /^[\w.-]+_(rsa|dsa|ecdsa|ed25519)(_key)?$/.test(name)) return true;
   if (/\.(ovpn|p8|keytab|kdb|age-key|asc\.key)$|^wp-config\.php$|^\.my\.cnf$/.test(name)) return true;
-  // Android's signing passwords (key.properties, keystore.properties) beside the keystore they open.
-  if (/^(key|keystore|signing|release-signing)\.properties$/.test(name)) return true;
+  // Android's signing passwords (key.properties, keystore.properties) beside the keystore they open; Ansible's vault password file.
+  if (/^(key|keystore|signing|release-signing)\.properties$|^\.?vault[-_.]?pass(word)?(\.txt)?$/.test(name)) return true;
   if (/^\.(ssh|aws|gnupg|kube|password-store|netrc|git-credentials|pgpass)$/.test(name)) return true;
   if (/^(Login Data|Cookies|key[34]\.db|logins\.json|cookies\.sqlite)$/.test(name)) return true;
   // A Jupyter server's runtime file holds its token, which opens a shell as the user (old ones are deleted as litter: not a secret store).
@@ -185,6 +189,9 @@ export function isSecretSource(p: string, env: PathEnv): boolean {
   const rel = homeRel(p, env);
   if (rel !== null && homeSecretsTest(rel)) return true;
   const name = p.slice(p.lastIndexOf('/') + 1);
+  // Steam's login tokens (config/config.vdf, loginusers.vdf) and sentry files (ssfn…) wherever Steam is installed
+  // (~/.steam/steam, ~/.local/share/Steam, Program Files (x86)/Steam, Application Support/Steam); a Unity licence file (.ulf).
+  if (/\/(?:\.steam\/(?:steam|root|steamcmd)|Steam|steamcmd)\/(?:config(?:\/|$)|ssfn[^/]*$)|\.ulf$/.test(p)) return true;
   // A key file kept in a keys/ or secrets/ directory (keys/etl-sa.json, secrets/prod.pem): what the directory says it holds.
   if (/\/(keys|secrets|\.secrets|credentials)\/[^/]+\.(json|pem|p12|key|der|txt|ya?ml|env|cfg)$/i.test(p) && !/\.pub$/.test(p)) return true;
   return isSecretName(name);
@@ -273,6 +280,9 @@ export function isPreciousHomeDir(p0: string, env0: PathEnv): boolean {
     'Library/Mobile Documents', 'Library/Mobile Documents/com~apple~CloudDocs', 'Pictures/Photos Library.photoslibrary', 'Library/Photos', 'Library/Messages', 'Library/Mail',
     'Library/Developer/Xcode/Archives', 'Library/Application Support/Code/User', '.config/Code/User', 'Library/Group Containers', 'Library/Containers', '.appstoreconnect', '.appstoreconnect/private_keys',
     'snap', '.var', '.var/app',
+    // Version-control workspaces and game-engine project folders kept in the home: Perforce's and Plastic SCM's default
+    // workspace roots, Unreal's and Unity's and Godot's project folders, Maya's projects.
+    'Perforce', 'P4', 'p4', 'p4ws', 'wkspaces', 'UnrealProjects', 'Unreal Projects', 'Documents/Unreal Projects', 'UnityProjects', 'Unity Projects', 'GodotProjects', 'maya/projects', 'svn',
     // Notes, papers and backups kept in the home (Org, Obsidian, Zotero), and synced folders.
     'org', 'notes', 'Notes', 'Obsidian', 'Zotero', 'backups', 'Backups', 'Sync', 'Nextcloud', 'Google Drive',
   ].some((d) => p === `${h}/${d}`);

@@ -1124,6 +1124,16 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
       if (args.includes('rev-parse') && args[args.length - 2] === '--git-path' && env.project) return `${env.project}/.git/${args[args.length - 1].replace(/^\/+/, '')}`;
       return null;
     }
+    // The workspace root of other version-control systems: it holds the project (hg root, jj root, sl root,
+    // svn info --show-item wc-root, p4 -F %clientRoot% -ztag info).
+    case 'hg':
+    case 'jj':
+    case 'sl':
+      return args[0] === 'root' && args.length === 1 ? env.project ?? cwd : null;
+    case 'svn':
+      return args[0] === 'info' && args.includes('wc-root') ? env.project ?? cwd : null;
+    case 'p4':
+      return args.some((a) => /%(clientRoot|Root)%/.test(a)) && operands.some((o) => /^(info|client|workspace)$/.test(o)) ? env.project ?? cwd : null;
     case 'dirname':
       return operands.length === 1 ? posixDirname(operands[0]) : null;
     case 'basename':

@@ -91,7 +91,7 @@ const STREAM_CLI = /^(kafka-[\w-]+?(\.sh)?|rpk|confluent|kafkactl|kaf)$/;
 const LAKE_CLI = /^(hdfs|hadoop|databricks|dbfs)$/;
 
 /** The tools storeFindings judges: a cheap gate before it. */
-export const STORE_TOOLS = /^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach|duckdb|clickhouse-client|clickhouse|cqlsh|snowsql|bq|pgcli|mycli|litecli|usql|spark-sql|trino|trino-cli|presto|presto-cli|beeline|hive|impala-shell|vsql|bteq|sqlplus|isql|ysqlsh|ycqlsh|db2|databricks|dbsqlcli|athenacli|redshift|dbt|ksql|influx|mongosh|mongo|hdfs|hadoop|dbfs|rpk|confluent|kafkactl|kaf|kafka-[\w.-]+|airflow|superset|aws|gcloud|gsutil|az)$/;
+const STORE_TOOLS = /^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach|duckdb|clickhouse-client|clickhouse|cqlsh|snowsql|bq|pgcli|mycli|litecli|usql|spark-sql|trino|trino-cli|presto|presto-cli|beeline|hive|impala-shell|vsql|bteq|sqlplus|isql|ysqlsh|ycqlsh|db2|databricks|dbsqlcli|athenacli|redshift|dbt|ksql|influx|mongosh|mongo|hdfs|hadoop|dbfs|rpk|confluent|kafkactl|kaf|kafka-[\w.-]+|airflow|superset|aws|gcloud|gsutil|az)$/;
 
 export interface StoreInvocation {
   argv: string[];

@@ -20,6 +20,7 @@
  *
  * Windows paths themselves are read in paths-classify.ts (windowsDrivePath, windowsView).
  */
+import { isWindowsTool } from './rule-gates';
 import { windowsVar, type Word } from './shell-parse';
 
 export interface WindowsFinding {
@@ -636,7 +637,7 @@ export function windowsFindings(argv: string[]): WindowsFinding[] {
   const [name0, ...args] = argv;
   const name = (name0 ?? '').toLowerCase();
   const out: WindowsFinding[] = [];
-  if (!WINDOWS_TOOLS.test(name)) return out;
+  if (!isWindowsTool(name)) return out;
   /** Registry keys whose values run programs at log-on or with every cmd: Run, RunOnce, Winlogon, cmd's AutoRun, IFEO debuggers. */
   const AUTORUN_KEY = /\\(CurrentVersion\\(Run|RunOnce|RunServices|RunServicesOnce|Policies\\Explorer\\Run)|Windows NT\\CurrentVersion\\(Winlogon|Image File Execution Options|Windows)|Command Processor|Environment)(\\|$)/i;
   /** Registry keys whose loss breaks the user's or the machine's set-up: a hive's top, Software, SYSTEM, a service, WSL's own. */
@@ -724,7 +725,6 @@ export function windowsFindings(argv: string[]): WindowsFinding[] {
   return out;
 }
 
-const WINDOWS_TOOLS = /^(sc|new-service|mshta|regsvr32|rundll32|set-mppreference|add-mppreference|netsh|reg|schtasks|register-scheduledtask|unregister-scheduledtask|vssadmin|wmic|wbadmin|bcdedit|format|diskpart|format-volume|clear-disk|remove-partition|initialize-disk|set-disk|remove-physicaldisk|cipher|icacls|takeown|cacls)$/;
 
 /**
  * A command line that code hands to a Windows launcher (`os.system('cmd.exe /c rd /s /q C:\\Users\\x')`,
