@@ -2,7 +2,7 @@
  * First look at one held-out part of the command corpus, without tap: runs
  * test/fixtures/hooks-corpus/<part>/{dangerous,ordinary} through the bundled
  * command-validator hook (in process, both input shapes, as
- * validator-corpus.test.ts does) and prints the rates and every miss. Used by
+ * the validator-corpus tests do) and prints the rates and every miss. Used by
  * the red team to record a part's first look before anything is fixed.
  *
  *   npx ts-node-transpile-only test/hooks-cli/corpus-part-rates.ts heldout9 [--json]

@@ -338,3 +338,17 @@ t.test('invalid settings: the hooks say which key and carry on with the defaults
   const log = fs.readFileSync(path.join(p.data, 'logs', 'hooks.log'), 'utf8');
   t.match(log, /ERROR context-monitor: .*backup_threshold/);
 });
+
+t.test('a rule stage missing from the install blocks the lines that need it and only those (the guard fails closed)', async (t) => {
+  const own = buildInstall(t);
+  const p = tempProject(t);
+  fs.rmSync(path.join(own.root, 'hooks', 'lib', 'command-validator-windows.js'));
+  const ps = await runHook(own, 'command-validator', p, hostInput(p, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'powershell -c Get-ChildItem' } }));
+  t.equal(ps.code, 2, 'blocked: the Windows rules could not judge it');
+  t.match(ps.stderr, /could not load its rules \(cannot load command-validator-windows/);
+  const seed = await runHook(own, 'command-validator', p, { tool: 'Bash', parameters: { command: 'reg add HKCU\\Software\\Microsoft\\Windows\\CurrentVersion\\Run /v x /d y' } });
+  t.equal(seed.code, 1, 'blocked in the seed shape too');
+  t.equal(seed.json?.allow, false);
+  const plain = await runHook(own, 'command-validator', p, hostInput(p, 'PreToolUse', { tool_name: 'Bash', tool_input: { command: 'rm -rf build' } }));
+  t.equal(plain.code, 0, 'a line that needs no Windows rule is judged as before');
+});

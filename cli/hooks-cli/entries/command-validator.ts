@@ -17,7 +17,7 @@
 import { fastPath } from '../lib/fast-path';
 import { runHook, type HookContext } from '../lib/hook-runtime';
 import { loadStage, type Stage } from '../lib/load-stage';
-import type { HookAnswer } from '../lib/protocol';
+import { hostBlockAnswer, seedAnswer, type HookAnswer } from '../lib/protocol';
 import { allowAnswer, learnedLines } from '../lib/validator-answer';
 
 /** The deep stage's exports. The type is spelled out: a type import of the stage would pull it into this bundle. */
@@ -39,8 +39,17 @@ function handle(ctx: HookContext): HookAnswer {
   const fast = process.env.HOOKS_CLI_NO_FAST_PATH === '1' ? null : fastPath(command, { cwd, project: ctx.paths.project, home });
   if (fast) return allowAnswer(ctx, learnedLines(ctx, fast).join('\n'));
 
-  deep ??= loadStage<DeepStage>(ctx.hookFile, 'command-validator-deep');
-  const answer = deep.exports.validateDeep(ctx, command, cwd, home);
+  let answer: HookAnswer;
+  try {
+    deep ??= loadStage<DeepStage>(ctx.hookFile, 'command-validator-deep');
+    answer = deep.exports.validateDeep(ctx, command, cwd, home);
+  } catch (err) {
+    // A stage missing or damaged (lib/load-stage.ts): the rules could not judge the line, so it is blocked.
+    if ((err as { code?: unknown }).code !== 'HOOKS_STAGE_LOAD') throw err;
+    const message = `⛔ Command blocked: the command validator could not load its rules (${(err as Error).message}); reinstall or rebuild hooks-cli (npm run build)`;
+    ctx.log('ERROR', message);
+    return input.protocol === 'host' ? hostBlockAnswer(message) : seedAnswer(false, message, 1);
+  }
   // After each analysis while the cache is new: the loader's warm-up answers many lines in one process.
   deep.saveCache();
   return answer;

@@ -30,6 +30,15 @@ export interface Stage<T> {
 
 type ModuleLoader = (id: string) => unknown;
 
+/**
+ * A stage that cannot be read or compiled (a file missing from an install, a damaged one). The validator
+ * blocks the line then (entries/command-validator.ts): its rules, the split-off families' included, could
+ * not judge it, and a guard that cannot run must not let a call through.
+ */
+export class StageLoadError extends Error {
+  readonly code = 'HOOKS_STAGE_LOAD';
+}
+
 /** What a stage bundle gets from its loader: the modules it shares, its own stages, and where it puts its exports and its loader. */
 interface StageHost {
   load: ModuleLoader;
@@ -54,7 +63,12 @@ export function loadStage<T>(hookFile: string, name: string, parentLoad: ModuleL
   } catch {
     /* none yet: made after this run */
   }
-  const script = new vm.Script(fs.readFileSync(file, 'utf8'), { filename: file, cachedData });
+  let script: vm.Script;
+  try {
+    script = new vm.Script(fs.readFileSync(file, 'utf8'), { filename: file, cachedData });
+  } catch (err) {
+    throw new StageLoadError(`cannot load ${name} (${(err as Error).message})`);
+  }
   // The stages this one loads, once each, saved with it.
   const stages = new Map<string, Stage<unknown>>();
   const host: StageHost = {
