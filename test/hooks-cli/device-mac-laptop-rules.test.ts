@@ -22,7 +22,11 @@ t.test('one list of storage roots: every root is both a STORAGE_ROOT and a SHARE
   t.ok(STORAGE_ROOT.test('/fsx'));
   t.match(sharedMountLoss('/backups/alice', env), /whole area of the shared data mount \/backups/);
   t.match(sharedMountLoss('/models', env), /every user's data/);
-  t.equal(sharedMountLoss('/scratch/$USER', env), null, "the user's own area is not another's");
+  // The user's own area is not another's, but all of it at once is every run and dataset kept there (cluster-rules.ts).
+  t.match(sharedMountLoss('/scratch/$USER', env), /the user's whole area of the shared mount \/scratch/, "the user's own area, whole");
+  t.equal(sharedMountLoss('/scratch/$USER/runs', env), null, "inside the user's own area: everyday clean-up");
+  t.match(sharedMountLoss('/project/smithlab/raw_data', env), /top folder of the group's shared area/, "a group's top folder");
+  t.equal(sharedMountLoss('/project/smithlab/shared/mjones', env), null, "deeper in a group's area: everyday work");
   t.equal(SHARED_MOUNT.exec('/mnt/c/Users')?.[0], undefined, "a WSL drive letter is not a shared mount");
   t.notOk(STORAGE_ROOT.test('/app'), 'a bare /app (inside a container) is not a storage root');
   t.equal(sharedMountLoss('/mnt/rootfs/tmp', env), null, "a mounted image's tmp holds nobody's data");

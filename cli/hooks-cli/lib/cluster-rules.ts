@@ -48,7 +48,8 @@ export function clusterVar(name: string, cwd: string): string | undefined {
 }
 
 /** Roots whose first segment is a group (or lab), not a user. Optionally below a parallel filesystem's mount (/gpfs/fs1/project/GROUP). */
-const GROUP_AREA = /^(?:\/(?:gpfs|lustre|nfs|beegfs|fsx|storage|shared|data)(?:\/[^/]+){0,2})?\/(?:project|projects|proj|groups|labs|lab|group|scratch\/groups|work\/groups)\/([^/]+)(?:\/([^/]+))?$/;
+// (OLCF's /lustre/orion/proj-shared/PROJ, NERSC's /global/cfs/cdirs/PROJ: the same layout under other names.)
+const GROUP_AREA = /^(?:\/(?:gpfs|lustre|nfs|beegfs|fsx|storage|shared|data|global)(?:\/[^/]+){0,2})?\/(?:project|projects|proj|groups|labs|lab|group|scratch\/groups|work\/groups|proj-shared|world-shared|cdirs)\/([^/]+)(?:\/([^/]+))?$/;
 
 /** Names of a group's top folders that hold nothing of anyone's: temporary and cache directories. */
 const THROWAWAY = /^(tmp|temp|\.?cache|scratch|\.Trash.*|lost\+found)$/i;
@@ -79,8 +80,8 @@ export function sharedArea(abs: string): string | null {
   return SHARED_AREA.exec(abs)?.[0] ?? null;
 }
 
-/** Commands clusterToolFindings judges: a cheap gate before it. */
-export const isClusterTool = (name: string): boolean => /^(globus|hsi|irm|ws_release|scrontab|scancel|qdel|bkill|conda|mamba|micromamba|git|git-annex|datalad|sqlite3)$/.test(name);
+/** Commands clusterToolFindings judges: a cheap gate before it (a literal word list, which the build makes a Set lookup). */
+export const isClusterTool = (name: string): boolean => /^(globus|hsi|irm|ws_release|scrontab|scancel|qdel|bkill|sacctmgr|conda|mamba|micromamba|git|git-annex|datalad|sqlite3)$/.test(name);
 
 /** The path part of a Globus or remote spec (ENDPOINT:/path), with /~/ read as the home. */
 function remotePath(spec: string, env: PathEnv): string {
@@ -111,6 +112,8 @@ export function clusterToolFindings(argv: string[], env: PathEnv, isSecret: (abs
       const p = paths.map((x) => remotePath(x, env)).find((x) => !THROWAWAY.test(x.split('/').filter((s) => s !== '').pop() ?? ''));
       if (p !== undefined) out.push(`globus ${sub} -r removes ${p} with everything under it from the collection: data on remote storage that no backup of the project covers`);
     }
+    // globus endpoint|collection delete: the share itself goes, and everyone who used it loses access.
+    if (/^(endpoint|collection|gcs)$/.test(sub ?? '') && rest.includes('delete')) out.push(`globus ${sub} delete removes a Globus ${sub}: everyone who transfers through it loses access`);
     if (sub === 'transfer' && paths.length >= 2) {
       const [src, dst] = paths.map((x) => remotePath(x, env));
       const mirror = args.some((a) => /^--delete(-destination-extra)?$/.test(a));
@@ -121,6 +124,8 @@ export function clusterToolFindings(argv: string[], env: PathEnv, isSecret: (abs
   // HPSS's hsi and iRODS's irm: the tape archive and the data grid hold the long-term copies.
   if (name === 'hsi' && /\b(rm|rmdir|delete)\s+-[a-zA-Z]*[rR]/.test(args.join(' '))) out.push(`hsi ${args.join(' ')} removes a tree from the tape archive: the long-term copy, which nothing brings back`);
   if (name === 'irm' && recursive) out.push(`irm -r removes ${positionals.join(' ')} from iRODS with everything under it: the data grid's copy, which nothing brings back`);
+  // sacctmgr delete account|user|qos: the scheduler's accounting for a group or user (their jobs, limits and history).
+  if (name === 'sacctmgr' && positionals.some((a) => /^(delete|remove)$/i.test(a))) out.push(`sacctmgr ${args.join(' ')} deletes accounting entries of the scheduler: a group's or user's access, limits and job history`);
   if (name === 'ws_release' && args.some((a) => a === '--delete-data')) out.push(`ws_release --delete-data deletes the workspace's data at once, instead of keeping it for the grace period`);
   if (name === 'scrontab') {
     if (args.some((a) => /^-[a-zA-Z]*r/.test(a))) out.push('scrontab -r deletes every scheduled job of the user in Slurm without asking');

@@ -27,6 +27,7 @@ import { accountLockout, buildOverHost, chipIrreversible, deviceDumpOutputs, isS
 import { codeStoreWipe, sqlSentFiles, storeFindings, storeScope, syncDeleteDestination } from './sql-rules';
 import { destroyFinding, deviceWipe } from './destroy-rules';
 import { clusterToolFindings, isAreaRoot, isClusterTool, sharedArea } from './cluster-rules';
+import { JVM_HOME, placesIn } from './code-places';
 import { isHostingTool, PLATFORM_VAR_HOSTS, platformFindings, platformSecretPrinter } from './hosting-rules';
 import { GAME_VAR_HOSTS, hostedPython, mayMatch as assetMayMatch, sourceAssetLoss } from './asset-rules';
 import { ansibleModuleAsShell, deployTreeLoss, infraDestroyFinding, isStateFile, mayMatch as infraMayMatch, toStateBucket } from './infra-rules';
@@ -1410,8 +1411,6 @@ function npmScripts(walk: Walk, inv: Invocation, depth: number): void {
 /** Tcl's $env(HOME) / $::env(HOME): the home directory. */
 const TCL_HOME = /\$(?:::)?env\(HOME\)/g;
 
-/** The home directory in JVM languages: System.getProperty("user.home"), scala's sys.props("user.home") and Properties.userHome. */
-const JVM_HOME = /\bSystem\.getProperty\(\s*['"]user\.home['"]\s*\)|\bNSHomeDirectory\(\)|\bsys\.props\(\s*"user\.home"\s*\)|\bsys\.props\.get\(\s*"user\.home"\s*\)\.get|\b(?:scala\.util\.)?Properties\.userHome\b|\bsys\.env\(\s*"HOME"\s*\)/g;
 
 /**
  * Code in a language without a table (julia, go, java, c#, rust, kotlin, swift, tcl…): a recursive-delete
@@ -1440,10 +1439,8 @@ function genericCodeDeletes(walk: Walk, inv: Invocation, code: string): void {
   // Finder told to delete the home folder (or every item of it) through AppleScript.
   if (/\bdelete\s+(every\s+item\s+of\s+)?\(?\s*path\s+to\s+home\s+folder\b/i.test(code)) checkDelete(walk, inv, target(inv, { text: walk.env.home, dynamic: false, glob: false, subs: [], quoted: true }), true, `${inv.argv[0]} code (Finder)`);
   if (code.length > 20_000 || !/\b(rm|remove|rmtree|RemoveAll|rmdir|deleteDirectory|deleteRecursively|delete_recursive|remove_dir_all|removeItem|removeItemAtPath|removeItemAtPathError|Delete|rm_rf|deleteDir)\b/.test(code)) return;
-  const norm = code
-    .replace(/\bgetenv\(\s*'HOME'\s*\)|\bNSHomeDirectory\(\)|\bhomedir\(\)|os\.Getenv\(\s*"HOME"\s*\)|os\.UserHomeDir\(\)|System\.getProperty\(\s*"user\.home"\s*\)|System\.getenv\(\s*"HOME"\s*\)|Sys\.getenv\(\s*"HOME"\s*\)|ENV\[\s*"HOME"\s*\]|Environment\.GetFolderPath\([^)]*UserProfile\)|std::env::var\(\s*"HOME"\s*\)[^,);]*|dirs::home_dir\(\)[^,);]*|FileManager\.default\.homeDirectoryForCurrentUser[^,);]*|(?:\$\.)?NSHomeDirectory\(\)|\$(?:::)?env\(HOME\)/g, '"~"')
-    .replace(JVM_HOME, '"~"')
-    .replace(/\bpwd\(\)|os\.Getwd\(\)|System\.getProperty\(\s*"user\.dir"\s*\)|sys\.props\(\s*"user\.dir"\s*\)|Directory\.GetCurrentDirectory\(\)/g, '"."')
+  // The home and working directory by expression (os.UserHomeDir(), System.getProperty("user.home"), pwd()): code-places.ts's table.
+  const norm = placesIn('compiled', code)
     // home, _ := os.UserHomeDir(); os.RemoveAll(home): a variable holding the path, put in.
     .replace(/\b(\w+)(?:\s*,\s*_)?\s*:?=\s*"(~|\.|\/[^"]*)"[\s\S]*/, (all, id: string, v: string) => all.replace(new RegExp(`\\(\\s*${id}\\s*\\)`, 'g'), `("${v}")`));
   // (Swift and Objective-C label the argument: removeItem(atPath: NSHomeDirectory()), removeItemAtPathError(…).)

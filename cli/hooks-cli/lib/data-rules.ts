@@ -28,10 +28,11 @@ function isOwnName(seg: string, env: PathEnv): boolean {
  * the user's own area (/scratch/$USER/runs/x), are ordinary clean-up. Returns what is lost, or null.
  */
 export function sharedMountLoss(abs: string, env: PathEnv): string | null {
-  const m = SHARED_MOUNT.exec(abs);
-  if (!m || isUnder(env.project, abs)) return null;
+  if (isUnder(env.project, abs)) return null;
   const group = groupAreaLoss(abs);
   if (group) return group;
+  const m = SHARED_MOUNT.exec(abs);
+  if (!m) return null;
   const rest = abs.slice(m[0].length).split('/').filter((s) => s !== '');
   if (rest.length === 0) return `the shared data mount ${m[0]}: every user's data on it`;
   if (isOwnArea(abs, env)) return `${abs}, the user's whole area of the shared mount ${m[0]}: every run, dataset and checkpoint kept there`;

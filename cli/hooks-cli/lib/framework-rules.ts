@@ -7,6 +7,7 @@
  * invoke:rake TASK=db:reset`, `rails runner -e production 'User.delete_all'`) are refused. Pure: each
  * function reads the argv (and stdin text, VAR=value prefixes); command-rules.ts runs what they return.
  */
+import { placesIn } from './code-places';
 
 import { mayBeFramework } from './rule-gates';
 
@@ -97,22 +98,13 @@ export function frameworkCode(argv: string[], assigned: string[], stdin: () => s
 
 /** The framework's names for the project's directories, in code: Laravel's base_path(), WordPress's ABSPATH, Rails.root. */
 export function frameworkPaths(lang: 'php' | 'ruby', code: string): string {
+  // (The names themselves are code-places.ts's table, families php-app and ruby-app.)
   if (lang === 'php')
-    return code
-      .replace(/^\s*<\?php\b/, '')
-      .replace(/\bbase_path\(\s*\)/g, '"."')
-      .replace(/\b(storage|public|app|database|resource|config)_path\(\s*\)/g, (_m, d: string) => `"./${d === 'resource' ? 'resources' : d}"`)
-      .replace(/\b(base|storage|public|app)_path\(\s*(['"])([^'"]*)\2\s*\)/g, (_m, d: string, _q, p: string) => `"${d === 'base' ? '.' : `./${d}`}/${p}"`)
-      .replace(/(?<![\w$'"])ABSPATH\b/g, '"./"')
-      .replace(/(?<![\w$'"])WP_CONTENT_DIR\b/g, '"./wp-content"')
+    return placesIn('php-app', code.replace(/^\s*<\?php\b/, ''))
       // Illuminate's and Symfony's filesystems, WordPress's: their tree deletes.
       .replace(/\(\s*new\s+\\?[\w\\]*Filesystem(?:\(\s*\))?\s*\)\s*->\s*(deleteDirectory|cleanDirectory|remove)\s*\(/g, 'File::deleteDirectory(')
       .replace(/\$wp_filesystem\s*->\s*(rmdir|delete)\s*\(/g, 'File::deleteDirectory(');
-  return code
-    .replace(/\bRails\.root\.join\(\s*(['"])([^'"]*)\1\s*\)/g, '"./$2"')
-    .replace(/\bRails\.root\b(?:\.to_s)?/g, '"."')
-    .replace(/\bRails\.public_path\b/g, '"./public"')
-    .replace(/\bPathname(?:\.new)?\(\s*([^()]*(?:\([^()]*\))?[^()]*)\)\s*\.rmtree\b/g, 'FileUtils.rm_rf($1)');
+  return placesIn('ruby-app', code).replace(/\bPathname(?:\.new)?\(\s*([^()]*(?:\([^()]*\))?[^()]*)\)\s*\.rmtree\b/g, 'FileUtils.rm_rf($1)');
 }
 
 /** Code of an app's console deleting production data: User.delete_all, Blob.find_each(&:purge), Storage::disk('s3')->deleteDirectory(''). */

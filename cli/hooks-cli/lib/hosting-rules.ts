@@ -25,11 +25,11 @@ export function mayMatch(line: string): boolean {
   return GATE_WORDS.some((w) => line.includes(w));
 }
 
-/** Commands hostingFindings judges: a cheap gate before it. */
-export const isHostingTool = (name: string): boolean => /^(npx|pnpx|bunx|bun|vercel|netlify|netlify-cli|firebase|firebase-tools|supabase|wrangler|neonctl|neon|turso|railway|render|fly|flyctl|upstash|prisma|drizzle-kit|dotenv|dotenv-cli|psql|mysql|curl|http|https|xh|npm|pnpm|yarn)$/.test(name);
+/** Commands platformFindings judges: a cheap gate before it (a literal word list, which the build makes a Set lookup). */
+export const isHostingTool = (name: string): boolean => /^(dotenvx|env-cmd|infisical|doppler|knex|sequelize|typeorm|mikro-orm|npx|pnpx|bunx|bun|vercel|netlify|netlify-cli|firebase|firebase-tools|supabase|wrangler|neonctl|neon|turso|railway|render|fly|flyctl|upstash|prisma|drizzle-kit|dotenv|dotenv-cli|psql|mysql|curl|http|https|xh|npm|pnpm|yarn)$/.test(name);
 
 /** Nouns of durable things on the platforms: their loss is the site's or its data's. */
-const DURABLE = /^(projects?|sites?|sites:delete|databases?|db|d1|namespaces?|namespace|buckets?|storage|apps?|services?|branches|instances?|clusters?|kv|r2|pages|domains?|functions?)$/;
+const DURABLE = /^(projects?|sites?|sites:delete|databases?|db|d1|namespaces?|namespace|buckets?|storage|apps?|services?|instances?|clusters?|kv|r2|pages|domains?|functions?)$/;
 const VERBS = /^(delete|destroy|remove|rm|purge|drop|unset)$/;
 
 /** A target that is a preview or a scratch copy: a deployment URL, a preview channel or branch, a test or local name. */
@@ -39,7 +39,7 @@ const EPHEMERAL_TARGET = /\.vercel\.app$|--[\w-]+\.netlify\.app$|(^|[^a-z0-9])(p
 const PROD_HINT = /\.env\.prod(uction)?\b|\$\{?PROD(UCTION)?_[A-Z_]*|(^|[^a-z0-9])(prod|production|prd)([^a-z0-9]|$)/i;
 
 /** Database operations that lose data: resets, pushes that accept data loss, drops, truncations, deletes without WHERE, flushes. */
-const LOSES_DATA = /\bmigrate\s+reset\b|\bdb\s+push\b[^|;&]*--(force-reset|accept-data-loss)\b|\bdb\s+reset\b|\bdrizzle-kit\s+drop\b|\bdrop\s+(table|schema|database)\b|\btruncate\s+(table\s+)?[\w."`]+|\bdelete\s+from\s+[\w."`]+\s*(;|$|"|')|\bflush(all|db)\b/i;
+const LOSES_DATA = /\bmigrate\s+reset\b|\b(db|schema):(drop|reset|wipe)\b|\bmigrate:(fresh|reset)\b|\bmigrate:rollback\b[^|;&]*--all\b|\bdb\s+push\b[^|;&]*--(force-reset|accept-data-loss)\b|\bdb\s+reset\b|\bdrizzle-kit\s+drop\b|\bdrop\s+(table|schema|database)\b|\btruncate\s+(table\s+)?[\w."`]+|\bdelete\s+from\s+[\w."`]+\s*(;|$|"|')|\bflush(all|db)\b/i;
 
 export interface HostingInvocation {
   argv: string[];
@@ -77,7 +77,8 @@ export function platformFindings(inv: HostingInvocation): string[] {
   if (/^(vercel|netlify|firebase|supabase|wrangler|neonctl|turso|railway|render|fly|upstash)$/.test(name) && !local && !args.includes('--dry-run')) {
     const v = words.findIndex((w) => VERBS.test(w.replace(/^[\w-]+:/, '')));
     const nouns = v < 0 ? [] : words.slice(0, v).flatMap((w) => w.split(':'));
-    const noun = words[v]?.includes(':') ? words[v].split(':')[0] : nouns[nouns.length - 1];
+    // (vercel remove NAME, vercel rm NAME: a project, unless NAME is one deployment's URL.)
+    const noun = words[v]?.includes(':') ? words[v].split(':')[0] : nouns[nouns.length - 1] ?? (name === 'vercel' && v === 0 ? 'project' : undefined);
     const target = words.slice(v + 1).find((w) => !/^(true|false)$/.test(w)) ?? args.find((a, k) => /^(--name|--binding|--namespace-id)$/.test(args[k - 1] ?? '')) ?? '';
     const envVar = (words[v] === 'rm' || /unset$/.test(words[v] ?? '')) && (noun === 'env' || /^env:/.test(words[v] ?? ''));
     if (envVar && PROD_HINT.test(args.join(' '))) out.push(`${name0} ${args.slice(0, 4).join(' ')} removes a production environment variable: the live site loses the secret or setting it runs on`);
@@ -91,7 +92,8 @@ export function platformFindings(inv: HostingInvocation): string[] {
   // wrangler d1 execute DB --remote --command "DELETE FROM …": the live database.
   if (name === 'wrangler' && words[0] === 'd1' && words[1] === 'execute' && args.includes('--remote') && LOSES_DATA.test(all)) out.push(`wrangler d1 execute --remote ${words[2] ?? ''}: drops or deletes rows of the live database`);
   // An ORM or SQL client aimed at production (dotenv -e .env.production, DATABASE_URL=$PROD_…, --url "$PROD_…").
-  const db = /^(prisma|drizzle-kit|psql|mysql|supabase|dotenv)$/.test(name) || (/^(npm|pnpm|yarn)$/.test(name) && words[0] === 'dotenv');
+  // (The env wrappers carry the target: dotenv -e F, dotenvx run -f F, env-cmd -f F, infisical run --env=prod, doppler run -c prd.)
+  const db = /^(prisma|drizzle-kit|psql|mysql|supabase|dotenv|dotenvx|env-cmd|infisical|doppler|knex|sequelize|typeorm|mikro-orm)$/.test(name) || (/^(npm|pnpm|yarn)$/.test(name) && words[0] === 'dotenv');
   if (db && PROD_HINT.test(all) && LOSES_DATA.test(`${inv.argv.join(' ')} ${inv.stdin ?? ''}`) && !args.includes('--dry-run')) out.push(`${name0} ${args.slice(0, 5).join(' ')} resets, drops or empties a production database: its data is gone`);
   // A platform's REST API told to delete a durable resource, or any REST store told to flush.
   if (/^(curl|http|https|xh)$/.test(name)) {

@@ -20,6 +20,7 @@
  */
 
 import { isSecretSource } from './paths-classify';
+import { placesIn } from './code-places';
 import { framework } from './rule-gates';
 import { gitLibraryLines } from './git-rules';
 import { shellWord, windowsVar } from './shell-parse';
@@ -115,42 +116,8 @@ export function inlineCode(lang: Lang, argv: string[]): { code: string | null; r
   return { code: null, readsStdin: operands.length === 0 || operands[0] === '-' || /^\/dev\/(stdin|fd\/0)$/.test(operands[0] ?? '') };
 }
 
-const HOME_EXPRS: RegExp[] = [
-  /(?:os\.path\.)?\bexpanduser\(\s*(['"])~\/?\1\s*\)/g,
-  // The user's entry in the password database: (getpwuid($<))[7], pwd.getpwuid(os.getuid()).pw_dir, Etc.getpwuid.dir...
-  /\(\s*getpwuid\s*\(?\s*\$<\s*\)?\s*\)\s*\[\s*7\s*\]|\bpwd\.getpwuid\([^)]*\)\)?(?:\.pw_dir|\[5\])|\bEtc\.getpwuid(?:\([^)]*\))?\.dir|\bposix_getpwuid\([^)]*\)\)?\s*\[\s*['"]dir['"]\s*\]|(?:require\(\s*['"](?:node:)?os['"]\s*\)|\bos)\.userInfo\(\)\.homedir|\bENV\.fetch\(\s*['"]HOME['"][^)]*\)/g,
-  /(?:pathlib\.)?Path\.home\(\)/g,
-  /os\.environ\s*\[\s*(['"])HOME\1\s*\]/g,
-  /os\.environ\.get\(\s*(['"])HOME\1\s*(?:,[^)]*)?\)/g,
-  /os\.getenv\(\s*(['"])HOME\1\s*(?:,[^)]*)?\)/g,
-  /(?:require\(\s*(['"])(?:node:)?os\1\s*\)|\bos)\.homedir\(\)/g,
-  /process\.env\.HOME\b/g,
-  /process\.env\[\s*(['"])HOME\1\s*\]/g,
-  /\$ENV\{\s*(['"]?)HOME\1\s*\}/g,
-  /\bDir\.home\b/g,
-  /\bENV\s*\[\s*(['"])HOME\1\s*\]/g,
-  /File\.expand_path\(\s*(['"])~\1\s*\)/g,
-  /(?:\bSys\.)?\bgetenv\(\s*(['"])HOME\1\s*\)/g,
-  /os\.getenv\(\s*(['"])HOME\1\s*\)/g,
-  /Deno\.env\.get\(\s*(['"])HOME\1\s*\)/g,
-  /\bENVIRON\s*\[\s*(['"])HOME\1\s*\]/g,
-  /\$_(?:SERVER|ENV)\s*\[\s*(['"])HOME\1\s*\]/g,
-  /System\.user_home!?\(\)/g,
-  /System\.getProperty\(\s*(['"])user\.home\1\s*\)/g,
-  /\bBun\.env\.HOME\b/g,
-  /\bhomedir\(\)/g,
-];
 /** An environment variable read by name, in the languages read here (the name is one of the groups). */
 const WINDOWS_ENV_READ = /process\.env\.(\w+)|process\.env\[\s*['"](\w+)['"]\s*\]|os\.environ\s*\[\s*['"](\w+)['"]\s*\]|os\.(?:environ\.get|getenv)\(\s*['"](\w+)['"]\s*\)|\$ENV\{\s*['"]?(\w+)['"]?\s*\}|\bENV\s*\[\s*['"](\w+)['"]\s*\]|\bgetenv\(\s*['"](\w+)['"]\s*\)/g;
-const CWD_EXPRS: RegExp[] = [
-  /os\.getcwd\(\)/g, /(?:pathlib\.)?Path\.cwd\(\)/g, /process\.cwd\(\)/g, /\bDir\.pwd\b/g, /\bgetcwd\(\)/g, /Deno\.cwd\(\)/g,
-  // The script's own directory: for code given inline or on stdin (node -e, node <<EOF), the working directory.
-  /\b__dirname\b/g, /\b__DIR__\b/g, /\b__dir__\b/g,
-  // $PWD and the project directory read from the environment (the hook runs in the project).
-  /\$ENV\{\s*(['"]?)(PWD|CLAUDE_PROJECT_DIR)\1\s*\}/g, /process\.env(?:\.(?:PWD|CLAUDE_PROJECT_DIR)\b|\[\s*(['"])(?:PWD|CLAUDE_PROJECT_DIR)\1\s*\])/g,
-  /os\.environ(?:\.get\(\s*|\s*\[\s*)(['"])(?:PWD|CLAUDE_PROJECT_DIR)\1\s*[)\]]/g, /os\.getenv\(\s*(['"])(?:PWD|CLAUDE_PROJECT_DIR)\1\s*\)/g,
-  /\bENV\s*\[\s*(['"])(?:PWD|CLAUDE_PROJECT_DIR)\1\s*\]/g, /\bgetenv\(\s*(['"])(?:PWD|CLAUDE_PROJECT_DIR)\1\s*\)/g,
-];
 
 interface Lit {
   start: number;
@@ -343,7 +310,8 @@ const DELETE_CALLS: Record<Lang, RegExp | null> = {
   python: /(?:\bshutil\.rmtree|(?<![.\w])rmtree|\.rmtree|os\.removedirs|send2trash)(?=\s*\()/g,
   perl: /\b(?:rmtree|remove_tree|File::Path::rmtree)(?=\s*[("'$])/g,
   ruby: /\b(?:FileUtils\.)?(?:rm_rf|rm_r|remove_dir|remove_entry|remove_entry_secure|rmtree)(?=\s*[("'])/g,
-  js: /(?:\brmSync|\brmdirSync|\.rm|\.rmdir|(?<![\w.$])rm|(?<![\w.$])rmdir|\brimraf(?:\.sync|Sync|\.rimrafSync|\.native(?:Sync)?)?|\bdeleteSync|\bdeleteAsync|\bremoveSync|\bemptyDirSync|Deno\.removeSync|Deno\.remove)(?=\s*\()/g,
+  // (fs-extra's fs.remove and fs.emptyDir, as zx exposes them, delete trees.)
+  js: /(?:\brmSync|\brmdirSync|\bfs\.remove|\bfs\.emptyDir|\.rm|\.rmdir|(?<![\w.$])rm|(?<![\w.$])rmdir|\brimraf(?:\.sync|Sync|\.rimrafSync|\.native(?:Sync)?)?|\bdeleteSync|\bdeleteAsync|\bremoveSync|\bemptyDirSync|Deno\.removeSync|Deno\.remove)(?=\s*\()/g,
   // Laravel's File facade and Filesystem (framework-rules.ts reads Symfony's and WordPress's as it): a tree deleted or emptied.
   php: /\bFile::(?:deleteDirectory|cleanDirectory|deleteDirectories)(?=\s*\()/g,
   lua: null,
@@ -506,8 +474,8 @@ function preprocess(code: string, lang: Lang): string {
   // Inside a string ("$ENV{HOME}/.bashrc", "$HOME/x"), the home directory is the text ~.
   // (Not after an escaped quote: execSync("rm -rf \"$HOME/x\"") hands the shell "$HOME/x", which it expands.)
   let c = code.replace(/(?<!\\)(["`])\$(?:ENV\{\s*'?HOME'?\s*\}|\{?HOME\}?(?=\/|\1))/g, '$1~');
-  for (const re of HOME_EXPRS) c = c.replace(re, '"~"');
-  for (const re of CWD_EXPRS) c = c.replace(re, '"."');
+  // The home and working directory by expression (os.path.expanduser('~'), os.getcwd()...): code-places.ts's table.
+  c = placesIn('script', c);
   // process.env.USERPROFILE, os.environ['LOCALAPPDATA'], $ENV{APPDATA}: Windows' own variables read as their usual places.
   if (/PROFILE|APPDATA|ONEDRIVE|SYSTEMROOT|WINDIR|HOMEPATH|PROGRAM/i.test(c)) c = c.replace(WINDOWS_ENV_READ, (m, ...names: (string | undefined)[]) => {
     const v = windowsVar(names.find((n) => typeof n === 'string' && /^\w+$/.test(n)) ?? '');
@@ -540,6 +508,11 @@ function preprocess(code: string, lang: Lang): string {
       kept.push(m);
       return `"$(${literals(a).map((l) => l.value).join(' ')})"`;
     });
+  // zx: (await $`git rev-parse --show-toplevel`).stdout.trim() is the command's output too.
+  if (lang === 'js' && c.includes('$`')) c = c.replace(/(?<=[(=,]\s*)\(?\s*await\s+\$`([^`$]*)`\s*\)?(?:\.(?:stdout|toString|trim)\(?\)?)*(?=\s*[,);]|[ \t]*$)/gm, (m, cmd: string) => {
+    kept.push(m);
+    return `"$(${cmd})"`;
+  });
   if (kept.length > 0) c += `\n${kept.join('\n')}`;
   c = callsByValue(c, lang);
   c = joinLiterals(c, lang);
@@ -941,7 +914,7 @@ export function analyzeCode(lang: Lang, source: string): CodeFindings {
       if (kw) region[0] += kw[0].length;
       const lits = literals(code, region[0], region[1]);
       const argText = code.slice(region[0], region[1]);
-      const recursive = lang === 'r' ? /recursive\s*=\s*T/.test(argText) : lang !== 'js' || /rimraf|removeSync|emptyDir|Deno\.remove|delete(Sync|Async)/.test(m[0]) || /recursive\s*:\s*true/.test(argText);
+      const recursive = lang === 'r' ? /recursive\s*=\s*T/.test(argText) : lang !== 'js' || /rimraf|removeSync|emptyDir|fs\.remove|Deno\.remove|delete(Sync|Async)/.test(m[0]) || /recursive\s*:\s*true/.test(argText);
       const startsWithLit = lits.length > 0 && /^[rRbBfFuU]{0,2}$/.test(code.slice(region[0], lits[0].start).trim());
       if (!startsWithLit) {
         // rmtree(p) with p a loop variable over literals, or assigned a literal.
