@@ -194,6 +194,9 @@ export function isSecretSource(p: string, env: PathEnv): boolean {
   if (/\/(?:\.steam\/(?:steam|root|steamcmd)|Steam|steamcmd)\/(?:config(?:\/|$)|ssfn[^/]*$)|\.ulf$/.test(p)) return true;
   // A key file kept in a keys/ or secrets/ directory (keys/etl-sa.json, secrets/prod.pem): what the directory says it holds.
   if (/\/(keys|secrets|\.secrets|credentials)\/[^/]+\.(json|pem|p12|key|der|txt|ya?ml|env|cfg)$/i.test(p) && !/\.pub$/.test(p)) return true;
+  // A browser test's saved login (Playwright's .auth/*.json and storageState files, Cypress's cypress.env.json) and a recorded
+  // trace of a test run (its network log carries the test account's cookies and tokens): a live session of the account.
+  if (/(^|\/)\.auth\/[^/]+\.json$|(^|\/)storage[-_]?state[^/]*\.json$|(^|\/)cypress\.env\.json$|(^|\/)test-results\/.*\/trace\.zip$/i.test(p)) return true;
   return isSecretName(name);
 }
 
