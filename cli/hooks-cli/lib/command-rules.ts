@@ -4622,6 +4622,10 @@ function checkServices(walk: Walk, inv: Invocation): void {
   const sql = client0(name) ? withStdinSql(inv).slice(1).join(' ') : args.join(' ');
   const client = /^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach|redis-cli|mongo|mongosh|curl|wget|nc|ncat|netcat|socat|telnet|http|https|xh)$/.test(name);
   const remoteHost = client && args.some((a, k) => (/^(-h|--host)$/.test(args[k - 1] ?? '') && !/^(localhost|127\.0\.0\.1|::1|db|postgres|mysql|redis)$/.test(a)) || (/^(-u|--url|--uri)$/.test(args[k - 1] ?? '') && /^[$]|:\/\/(?!([^@/]*@)?(localhost|127\.0\.0\.1|\[::1\]|redis|db)[:/]|([^@/]*@)?(localhost|127\.0\.0\.1|redis|db)$)/.test(a))) || args.some((a) => /^--host=(?!localhost|127\.)/.test(a));
+  // A test stack's own store on this machine: a database named as throwaway (shop_e2e, app_test) at a URL on localhost,
+  // a URL held in a variable named for tests ($TEST_DATABASE_URL, $E2E_REDIS_URL), or a local server on a port other than
+  // the service's default (test stacks publish 5433, 6380, 27018 beside the real ones). Resetting it is the suite's routine.
+  const testStore = !remoteHost && (args.some((a) => /^\$\{?(\w+_)?(TEST|TESTS|E2E|CI|QA)_\w*\}?$/.test(a)) || args.some((a) => /^(postgres(ql)?|mysql|mongodb|redis):\/\/([^@/]*@)?(localhost|127\.0\.0\.1|\[::1\])(:\d+)?\/\w*(test|tests|e2e|ci|tmp|scratch|qa)\w*$/i.test(a)) || (args.every((a, k) => !/^(-h|--host|-u|--url|--uri)$/.test(args[k - 1] ?? '') || /^(localhost|127\.0\.0\.1)$/.test(a)) && args.some((a, k) => /^(-p|--port)$/.test(args[k - 1] ?? '') && /^\d+$/.test(a) && !/^(5432|3306|6379|27017|26257|1433)$/.test(a))));
   // pg_dump -h prod … | curl -T -, mysqldump … | gzip | nc HOST: a database's rows sent to the network.
   if (/^(curl|wget|nc|ncat|netcat|socat|telnet|http|https|xh)$/.test(name) && inv.upstream.some((u) => DUMPS(u.argv))) say(`sends a database dump (${inv.upstream.find((u) => DUMPS(u.argv))!.argv[0]}): the rows of its tables leave the machine`, 'keep dumps on the machine or in the team\'s backup store');
   // psql -c "\copy users to program 'curl -T - URL'": the table's rows given to a program that sends them.
@@ -4703,7 +4707,7 @@ function checkServices(walk: Walk, inv: Invocation): void {
       break;
     case 'dropdb':
       // A throwaway database on this machine (app_test, app_scratch on localhost) is everyday work.
-      if (!(operands(inv.words, new Set(['-h', '--host', '-p', '--port', '-U', '--username'])).every((w) => /(^|_|-)(test|tests|dev|ci|tmp|scratch)($|_|-|\d)/i.test(w.text)) && args.every((a, k) => !/^(-h|--host)$/.test(args[k - 1] ?? '') || /^(localhost|127\.0\.0\.1)$/.test(a)))) say('drops a whole database');
+      if (!testStore && !(operands(inv.words, new Set(['-h', '--host', '-p', '--port', '-U', '--username'])).every((w) => /(^|_|-)(test|tests|dev|ci|tmp|scratch|e2e|qa)($|_|-|\d)/i.test(w.text)) && args.every((a, k) => !/^(-h|--host)$/.test(args[k - 1] ?? '') || /^(localhost|127\.0\.0\.1)$/.test(a)))) say('drops a whole database');
       break;
     case 'rails':
     case 'rake':
@@ -4723,15 +4727,15 @@ function checkServices(walk: Walk, inv: Invocation): void {
     case 'sqlcmd':
     case 'cockroach':
       // A throwaway database on this machine (app_test, dev, localhost): resetting it is everyday work.
-      if (/\bdrop\s+(database|schema)\b/i.test(sql) && !/\bdrop\s+database\s+(if\s+exists\s+)?["'`]?\w*(test|dev|ci|tmp|scratch)\w*["'`]?\s*(;|$)/i.test(sql) && !(args.some((a) => /^(postgres(ql)?|mysql):\/\/[^@/]*@?(localhost|127\.0\.0\.1|\[::1\])(:\d+)?\/\w*(test|dev|ci|tmp|scratch)\w*$/i.test(a)) || args.some((a, k) => /^(-d|--dbname|-D|--database)$/.test(args[k - 1] ?? '') && /(^|_|-)(test|tests|dev|ci|tmp|scratch)($|_|-|\d)/i.test(a) && !args.some((h, j) => /^(-h|--host)$/.test(args[j - 1] ?? '') && !/^(localhost|127\.0\.0\.1)$/.test(h))))) say('drops a whole database');
+      if (!testStore && /\bdrop\s+(database|schema)\b/i.test(sql) && !/\bdrop\s+database\s+(if\s+exists\s+)?["'`]?\w*(test|dev|ci|tmp|scratch)\w*["'`]?\s*(;|$)/i.test(sql) && !(args.some((a) => /^(postgres(ql)?|mysql):\/\/[^@/]*@?(localhost|127\.0\.0\.1|\[::1\])(:\d+)?\/\w*(test|dev|ci|tmp|scratch)\w*$/i.test(a)) || args.some((a, k) => /^(-d|--dbname|-D|--database)$/.test(args[k - 1] ?? '') && /(^|_|-)(test|tests|dev|ci|tmp|scratch)($|_|-|\d)/i.test(a) && !args.some((h, j) => /^(-h|--host)$/.test(args[j - 1] ?? '') && !/^(localhost|127\.0\.0\.1)$/.test(h))))) say('drops a whole database');
       break;
     case 'redis-cli':
-      if (/(^|\s)flushall(\s|$)/i.test(sql)) say('deletes every key of every Redis database');
+      if (!testStore && /(^|\s)flushall(\s|$)/i.test(sql)) say('deletes every key of every Redis database');
       break;
     case 'mongo':
     case 'mongosh':
       // A throwaway database (app_test, dev) on this machine is reset every day, as with dropdb.
-      if (/dropDatabase\(|getCollectionNames\(\)[\s\S]*\.drop\(\)/.test(sql) && (remoteHost || !/getSiblingDB\(\s*['"]\w*(test|dev|ci|tmp|scratch)\w*['"]\s*\)\.dropDatabase/.test(sql))) say('drops a whole database');
+      if (!testStore && /dropDatabase\(|getCollectionNames\(\)[\s\S]*\.drop\(\)/.test(sql) && (remoteHost || !/getSiblingDB\(\s*['"]\w*(test|dev|ci|tmp|scratch)\w*['"]\s*\)\.dropDatabase/.test(sql))) say('drops a whole database');
       break;
     case 'etcdctl':
       if (args[0] === 'del' && args.includes('--prefix') && args.some((a) => a === '' || a === '/' || a === '""')) say('deletes every key of the cluster store');
@@ -5267,6 +5271,8 @@ function checkSecretReachesNetwork(walk: Walk, inv: Invocation): void {
     const w = inv.words[k];
     // (pastebinit -i FILE, wgetpaste -i: for a paste client -i is the text to paste, not a key.)
     if ((CREDENTIAL_OPTS.test(inv.words[k - 1].text) && !/paste|^(termbin|ix|sprunge|0x0)$/.test(name)) || (w.text.startsWith('-') && !w.text.includes('='))) continue;
+    // (playwright codegen --save-storage=F, --output=F: where the tool writes what it gets, not what it sends.)
+    if (/^--(save|output|out|write)[\w-]*=/.test(w.text) || /^--(save|output|out|write)[\w-]*$/.test(inv.words[k - 1].text)) continue;
     // -d @f, name=@f, and httpie's field@path (a form file): the file named.
     const file = /(?:^|=)@?([~/.][^\s,;]*)$/.exec(w.text)?.[1] ?? /^[\w-]+@([\w.~/-][^\s,;@:]*)$/.exec(w.text)?.[1] ?? w.text;
     const t = target(inv, { ...w, text: file.replace(/^~(?=\/|$)/, walk.env.home) });
