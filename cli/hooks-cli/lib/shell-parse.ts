@@ -1164,8 +1164,13 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
       if (operands[0] === 'store' && operands[1] === 'path') return `${env.home}/.local/share/pnpm/store`;
       if (operands[0] === 'config' && operands[1] === 'get' && operands[2] === 'userconfig') return `${env.home}/.npmrc`;
       if (operands[0] === 'config' && operands[1] === 'get' && operands[2] === 'cache') return `${env.home}/.npm`;
+      // (yarn cache dir: the grouped case above shadows the lone yarn case below.)
+      if (argv[0] === 'yarn' && operands[0] === 'cache' && operands[1] === 'dir') return `${env.home}/.cache/yarn`;
       return null;
     }
+    // cypress cache path: the downloaded Cypress binaries.
+    case 'cypress':
+      return operands[0] === 'cache' && operands[1] === 'path' && operands.length === 2 ? `${env.home}/.cache/Cypress` : null;
     // node -p "require('os').homedir()", python3 -c "import os; print(os.path.expanduser('~'))": the home directory printed.
     case 'node':
     case 'python':
