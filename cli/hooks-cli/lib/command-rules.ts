@@ -2285,7 +2285,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   // git ls-remote "https://oauth2:${GITLAB_TOKEN}@x.example.net/…": a service's token in a URL for a host not of that service.
   const tokenUrl = inv.argv.slice(1).map((a) => /^[a-z+]+:\/\/([^/@\s]*)@([^/:?#\s]+)/i.exec(a)).find((m) => m !== null && varNames(m[1]).some((v) => VAR_HOSTS.some(([re, hosts]) => re.test(v) && !hosts.test(m[2]))));
   if (tokenUrl) block(walk, 'dangerous', `${name} puts ${tokenUrl[1]} in a URL for ${tokenUrl[2]}, a host not of that service: the token is sent there`, 'use the token only with the service that issued it');
-  for (const f of [...serviceFindings(withStdinSql(inv), inv.assigned ?? []), ...hostingFindings(inv.argv)]) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
+  for (const f of [...serviceFindings(withStdinSql(inv), inv.assigned ?? []), ...hostingFindings(inv.argv, inv.viaXargs ? inv.upstream.map((u) => u.argv) : null)]) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
   const storeInv = { argv: inv.argv, assigned: inv.assigned ?? [], stdin: stdinText(inv), viaXargs: inv.viaXargs, upstream: inv.upstream.map((u) => u.argv) };
   for (const f of storeFindings(storeInv)) block(walk, 'dangerous', f.reason, 'let the user run it after checking what it removes');
   // aws s3 sync URL . --delete, rclone sync SRC ./: the local destination loses what the source lacks, as with rsync --delete.
