@@ -3313,7 +3313,7 @@ function throwawayDir(walk: Walk, abs: string): boolean {
 }
 
 /** Names whose files are litter or regenerated anywhere: caches, compiled and temporary files, editor and OS droppings, build output, logs. */
-const JUNK_NAME = /^(node_modules|__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache|\.tox|\.nox|\.next|\.nuxt|\.turbo|\.parcel-cache|\.cache|\.gradle|\.ipynb_checkpoints|\.DS_Store|\._\*|Thumbs\.db|desktop\.ini|coverage|dist|build|target|out|\.terraform|\.?venv|core(\.\*)?|\*~|\.#\*|#\*#|\*\.(pyc|pyo|class|o|obj|so|dylib|tmp|temp|bak|orig|rej|swp|swo|log|crdownload|part|dmg|map|tsbuildinfo|tar\.gz|tgz|deb|rpm|AppImage|pkg|msi|exe|iso|whl))$/;
+const JUNK_NAME = /^(node_modules|__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache|\.tox|\.nox|\.next|\.nuxt|\.turbo|\.parcel-cache|\.cache|\.gradle|\.ipynb_checkpoints|\.DS_Store|\._\*|Thumbs\.db|desktop\.ini|coverage|dist|build|target|out|\.terraform|\.?venv|core(\.\*)?|\*~|\*\.[\w.]+~|\.#\*|#\*#|\*\.(pyc|pyo|class|o|obj|so|dylib|tmp|temp|bak|orig|rej|swp|swo|log|crdownload|part|ytdl|aria2|dmg|map|tsbuildinfo|tar\.gz|tgz|deb|rpm|AppImage|pkg|msi|exe|iso|whl))$/;
 
 /**
  * find ~ -name '*.sql' -delete, find ~ -name package-lock.json -exec rm {} +: files of one kind deleted across
@@ -4213,8 +4213,8 @@ function checkFind(walk: Walk, inv: Invocation): void {
       block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes the user's own files of that type across their work`, 'name the exact files to delete');
       continue;
     }
-    // ~/Documents, ~/.ssh: only a filter on names narrows what is deleted there.
-    if (!c && !nameFiltered && isPreciousHomeDir(t.abs, walk.env)) {
+    // ~/Documents, ~/.ssh: only a filter on names narrows what is deleted there (or -empty: nothing with content goes).
+    if (!c && !nameFiltered && !inv.argv.includes('-empty') && isPreciousHomeDir(t.abs, walk.env)) {
       block(walk, 'dangerous', `find ${t.abs} … -delete with no filter on names: every file of ${t.abs}, which nothing can bring back`, 'name the files to delete (-name PATTERN) and run it first without -delete');
       continue;
     }
@@ -4819,6 +4819,11 @@ function printsCredential(argv: string[]): string | null {
   if ((name === 'heroku' && a1 === 'auth:token') || (name === 'doctl' && /auth token/.test(a)) || (name === 'vault' && a1 === 'print' && a2 === 'token')) return `the ${name} token`;
   if ((name === 'bw' && a1 === 'get') || (name === 'lpass' && a1 === 'show') || (name === 'gopass' && /^(show|cat)$/.test(a1 ?? '')) || (name === 'keyring' && a1 === 'get') || name === 'kwallet-query') return 'a password-manager secret';
   if (name === 'docker' && a1 === 'secret' && a2 === 'inspect') return 'a Docker secret';
+  // A tool's whole configuration printed with the passwords and tokens it keeps (rclone config show|dump; `rclone config
+  // redacted` hides them), s3cmd --dump-config, mc alias list (secret keys), docker compose config (the .env values filled in).
+  if ((name === 'rclone' && a1 === 'config' && /^(show|dump)$/.test(a2 ?? '')) || (name === 's3cmd' && argv.includes('--dump-config')) || (/^(mc|mcli)$/.test(name) && a1 === 'alias' && /^(list|ls)$/.test(a2 ?? ''))) return `${name}'s stored passwords and keys (${argv.slice(0, 3).join(' ')})`;
+  const compose = name === 'docker-compose' ? argv.slice(1) : name === 'docker' && a1 === 'compose' ? argv.slice(2) : null;
+  if (compose && compose.filter((x, k) => !x.startsWith('-') && !/^(-f|--file|-p|--project-name|--env-file|--profile)$/.test(compose[k - 1] ?? ''))[0] === 'config' && !compose.some((x) => /^(--services|--volumes|--images|--profiles|--networks|-q|--quiet|--hash|--format)$/.test(x))) return `the compose configuration with its .env values filled in (${argv.slice(0, 3).join(' ')})`;
   // Tokens the tools mint or show on request: kubectl create token, oc whoami -t, npm token create, gh/glab auth status -t, firebase login:ci.
   if ((name === 'kubectl' && a1 === 'create' && a2 === 'token') || (name === 'oc' && a1 === 'whoami' && /(^|\s)(-t|--show-token)\b/.test(a)) || (/^(npm|pnpm|yarn)$/.test(name) && a1 === 'token' && a2 === 'create') || (/^(gh|glab)$/.test(name) && a1 === 'auth' && /(^|\s)(-t|--show-token)\b/.test(a)) || (name === 'firebase' && a1 === 'login:ci') || (name === 'aws' && a1 === 'configure' && (a2 === 'export-credentials' || /get\s+\S*(secret|token)/.test(a)))) return `a token (${argv.slice(0, 3).join(' ')})`;
   if (/^docker-credential-/.test(name) && a1 === 'get') return 'a registry password (docker credential helper)';
@@ -5271,8 +5276,9 @@ function checkSecretReachesNetwork(walk: Walk, inv: Invocation): void {
     const w = inv.words[k];
     // (pastebinit -i FILE, wgetpaste -i: for a paste client -i is the text to paste, not a key.)
     if ((CREDENTIAL_OPTS.test(inv.words[k - 1].text) && !/paste|^(termbin|ix|sprunge|0x0)$/.test(name)) || (w.text.startsWith('-') && !w.text.includes('='))) continue;
-    // (playwright codegen --save-storage=F, --output=F: where the tool writes what it gets, not what it sends.)
-    if (/^--(save|output|out|write)[\w-]*=/.test(w.text) || /^--(save|output|out|write)[\w-]*$/.test(inv.words[k - 1].text)) continue;
+    // (playwright codegen --save-storage=F, --output=F: where the tool writes what it gets, not what it sends; a cookie jar given
+    // to yt-dlp --cookies, wget --load-cookies, curl -b: its cookies go only to the sites they were set by.)
+    if (/^--(save|output|out|write|cookies|load-cookies|cookie-jar)[\w-]*=/.test(w.text) || /^--(save|output|out|write|cookies|load-cookies|cookie-jar)[\w-]*$/.test(inv.words[k - 1].text) || (name === 'curl' && /^(-b|-c|--cookie)$/.test(inv.words[k - 1].text))) continue;
     // -d @f, name=@f, and httpie's field@path (a form file): the file named.
     const file = /(?:^|=)@?([~/.][^\s,;]*)$/.exec(w.text)?.[1] ?? /^[\w-]+@([\w.~/-][^\s,;@:]*)$/.exec(w.text)?.[1] ?? w.text;
     const t = target(inv, { ...w, text: file.replace(/^~(?=\/|$)/, walk.env.home) });

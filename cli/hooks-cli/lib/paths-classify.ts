@@ -162,7 +162,8 @@ export function isSecretName(name: string): boolean {
   // Android's signing passwords (key.properties, keystore.properties) beside the keystore they open; Ansible's vault password file.
   if (/^(key|keystore|signing|release-signing)\.properties$|^\.?vault[-_.]?pass(word)?(\.txt)?$/.test(name)) return true;
   if (/^\.(ssh|aws|gnupg|kube|password-store|netrc|git-credentials|pgpass)$/.test(name)) return true;
-  if (/^(Login Data|Cookies|key[34]\.db|logins\.json|cookies\.sqlite)$/.test(name)) return true;
+  // (cookies.txt: a browser's cookies exported for yt-dlp, gallery-dl, wget --load-cookies: the logged-in sessions.)
+  if (/^(Login Data|Cookies|key[34]\.db|logins\.json|cookies\.sqlite|cookies\.txt)$/.test(name)) return true;
   // A Jupyter server's runtime file holds its token, which opens a shell as the user (old ones are deleted as litter: not a secret store).
   if (/^(jpserver|nbserver)-[^/]*\.json$/.test(name)) return true;
   // wrangler's local secrets (.dev.vars, .dev.vars.production), as .env files are.
