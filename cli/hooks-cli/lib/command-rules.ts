@@ -30,6 +30,7 @@ import { CLUSTER_TOOLS, clusterToolFindings, isAreaRoot, sharedArea } from './cl
 import { HOSTING_TOOLS, PLATFORM_VAR_HOSTS, platformFindings, platformSecretPrinter } from './hosting-rules';
 import { GAME_VAR_HOSTS, hostedPython, mayMatch as assetMayMatch, sourceAssetLoss } from './asset-rules';
 import { ansibleModuleAsShell, deployTreeLoss, infraDestroyFinding, isStateFile, mayMatch as infraMayMatch, toStateBucket } from './infra-rules';
+import { inPlaceLoss, mayMatch as inPlaceMayMatch } from './inplace-rules';
 import { mayMatch as vcsServerMayMatch, p4CredentialPrinter, serverStoreLoss, serverVolume, vcsServerFindings } from './vcs-server-rules';
 import { isDataTool, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isOwnArea, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
@@ -2298,6 +2299,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (wiped) block(walk, 'dangerous', wiped, 'let the user wipe their device themselves');
   const infra = infraMayMatch(name) ? infraDestroyFinding(inv.argv) : null;
   if (infra) block(walk, 'dangerous', infra, 'let the user run it after checking what it removes');
+  const inPlace = inPlaceMayMatch(inv.argv.slice(0, 2).join(" ")) ? inPlaceLoss(inv.argv, operands(inv.words).map((w) => target(inv, { ...w, text: w.text.replace(/^~(?=\/|$)/, walk.env.home) }).abs), walk.env) : null;
+  if (inPlace) block(walk, 'dangerous', inPlace, 'work on copies (cp -r ~/Pictures/album /tmp/work) and keep the originals');
   if (vcsServerMayMatch(name)) for (const f of vcsServerFindings(inv.argv, inv.viaXargs)) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason, 'let the user run it after checking what it removes (p4 … -n previews)');
   const sentFile = sqlSentFiles(storeInv).map((f) => resolveFrom(inv.cwd ?? walk.env.cwd, f.replace(/^~(?=\/|$)/, walk.env.home))).find((f) => isSecret(walk, f));
   if (sentFile) block(walk, 'dangerous', `${name} loads the secret ${sentFile} into a store elsewhere: secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
@@ -3210,6 +3213,11 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
     if (!pat) return null;
     const t = target(feeder, { ...pat, text: pat.text.replace(/\*+$/, '') });
     return { items: [narrowed ? { ...t, abs: t.abs === null ? null : `${t.abs}/…` } : t], recursive: !narrowed };
+  }
+  // xdg-user-dir PICTURES | xargs rm -rf: the folder the command prints, known without running it.
+  if (f === 'xdg-user-dir') {
+    const out = resolveSubstitution(feeder.argv.join(' '), parseEnv(walk, feeder.cwd));
+    if (out) return fromText(out, feeder);
   }
   if (f === 'echo' || f === 'printf') {
     const args = operands(feeder.words).filter((w, k) => !(k === 0 && /^-[neE]+$/.test(w.text)));
