@@ -31,6 +31,7 @@ import { JVM_HOME, placesIn } from './code-places';
 import { isHostingTool, PLATFORM_VAR_HOSTS, platformFindings, platformSecretPrinter } from './hosting-rules';
 import { GAME_VAR_HOSTS, hostedPython, mayMatch as assetMayMatch, sourceAssetLoss } from './asset-rules';
 import { ansibleModuleAsShell, deployTreeLoss, infraDestroyFinding, isStateFile, mayMatch as infraMayMatch, toStateBucket } from './infra-rules';
+import { inPlaceLoss, mayMatch as inPlaceMayMatch } from './inplace-rules';
 import { mayMatch as vcsServerMayMatch, p4CredentialPrinter, serverStoreLoss, serverVolume, vcsServerFindings } from './vcs-server-rules';
 import { isDataTool, codeRemoteDelete, codeSendsSecret, codeTruncates, dataFileEmptied, dataToolFindings, hpcContainerAsDocker, isOwnArea, isSharedMountRoot, ML_VAR_HOSTS, mlCredentialPrinter, mlUploads, notebookRun, notebookSource, pythonShellLines, sharedMountLoss, systemInstallLoss, withMlDirs } from './data-rules';
 import {
@@ -2282,7 +2283,7 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   // git ls-remote "https://oauth2:${GITLAB_TOKEN}@x.example.net/…": a service's token in a URL for a host not of that service.
   const tokenUrl = inv.argv.slice(1).map((a) => /^[a-z+]+:\/\/([^/@\s]*)@([^/:?#\s]+)/i.exec(a)).find((m) => m !== null && varNames(m[1]).some((v) => VAR_HOSTS.some(([re, hosts]) => re.test(v) && !hosts.test(m[2]))));
   if (tokenUrl) block(walk, 'dangerous', `${name} puts ${tokenUrl[1]} in a URL for ${tokenUrl[2]}, a host not of that service: the token is sent there`, 'use the token only with the service that issued it');
-  for (const f of [...serviceFindings(withStdinSql(inv), inv.assigned ?? []), ...hostingFindings(inv.argv)]) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
+  for (const f of [...serviceFindings(withStdinSql(inv), inv.assigned ?? []), ...hostingFindings(inv.argv, inv.viaXargs ? inv.upstream.map((u) => u.argv) : null)]) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason);
   const storeInv = { argv: inv.argv, assigned: inv.assigned ?? [], stdin: stdinText(inv), viaXargs: inv.viaXargs, upstream: inv.upstream.map((u) => u.argv) };
   for (const f of storeFindings(storeInv)) block(walk, 'dangerous', f.reason, 'let the user run it after checking what it removes');
   // aws s3 sync URL . --delete, rclone sync SRC ./: the local destination loses what the source lacks, as with rsync --delete.
@@ -2295,6 +2296,8 @@ function checkInvocation(walk: Walk, inv: Invocation): void {
   if (wiped) block(walk, 'dangerous', wiped, 'let the user wipe their device themselves');
   const infra = infraMayMatch(name) || inv.argv.some((a) => a.includes('tfstate')) ? infraDestroyFinding(inv.argv, walk.out.map((i) => i.argv)) : null;
   if (infra) block(walk, 'dangerous', infra, 'let the user run it after checking what it removes');
+  const inPlace = inPlaceMayMatch(inv.argv.slice(0, 2).join(" ")) ? inPlaceLoss(inv.argv, operands(inv.words).map((w) => target(inv, { ...w, text: w.text.replace(/^~(?=\/|$)/, walk.env.home) }).abs), walk.env) : null;
+  if (inPlace) block(walk, 'dangerous', inPlace, 'work on copies (cp -r ~/Pictures/album /tmp/work) and keep the originals');
   if (vcsServerMayMatch(name)) for (const f of vcsServerFindings(inv.argv, inv.viaXargs)) (f.level === 'block' ? block : warn)(walk, f.level === 'block' ? 'dangerous' : 'suspicious', f.reason, 'let the user run it after checking what it removes (p4 … -n previews)');
   const sentFile = sqlSentFiles(storeInv).map((f) => resolveFrom(inv.cwd ?? walk.env.cwd, f.replace(/^~(?=\/|$)/, walk.env.home))).find((f) => isSecret(walk, f));
   if (sentFile) block(walk, 'dangerous', `${name} loads the secret ${sentFile} into a store elsewhere: secrets must not leave this machine`, 'never send credentials anywhere; if a service needs one, the user configures it');
@@ -3208,6 +3211,11 @@ function xargsItems(walk: Walk, inv: Invocation): { items: Target[]; recursive: 
     const t = target(feeder, { ...pat, text: pat.text.replace(/\*+$/, '') });
     return { items: [narrowed ? { ...t, abs: t.abs === null ? null : `${t.abs}/…` } : t], recursive: !narrowed };
   }
+  // xdg-user-dir PICTURES | xargs rm -rf: the folder the command prints, known without running it.
+  if (f === 'xdg-user-dir') {
+    const out = resolveSubstitution(feeder.argv.join(' '), parseEnv(walk, feeder.cwd));
+    if (out) return fromText(out, feeder);
+  }
   if (f === 'echo' || f === 'printf') {
     const args = operands(feeder.words).filter((w, k) => !(k === 0 && /^-[neE]+$/.test(w.text)));
     const texts = f === 'printf' ? printfFormat(args[0]?.text ?? '', args.slice(1).map((w) => w.text)) : args.map((w) => w.text).join(' ');
@@ -3310,7 +3318,7 @@ function throwawayDir(walk: Walk, abs: string): boolean {
 }
 
 /** Names whose files are litter or regenerated anywhere: caches, compiled and temporary files, editor and OS droppings, build output, logs. */
-const JUNK_NAME = /^(node_modules|__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache|\.tox|\.nox|\.next|\.nuxt|\.turbo|\.parcel-cache|\.cache|\.gradle|\.ipynb_checkpoints|\.DS_Store|\._\*|Thumbs\.db|desktop\.ini|coverage|dist|build|target|out|\.terraform|\.?venv|core(\.\*)?|\*~|\.#\*|#\*#|\*\.(pyc|pyo|class|o|obj|so|dylib|tmp|temp|bak|orig|rej|swp|swo|log|crdownload|part|dmg|map|tsbuildinfo|tar\.gz|tgz|deb|rpm|AppImage|pkg|msi|exe|iso|whl))$/;
+const JUNK_NAME = /^(node_modules|__pycache__|\.pytest_cache|\.mypy_cache|\.ruff_cache|\.tox|\.nox|\.next|\.nuxt|\.turbo|\.parcel-cache|\.cache|\.gradle|\.ipynb_checkpoints|\.DS_Store|\._\*|Thumbs\.db|desktop\.ini|coverage|dist|build|target|out|\.terraform|\.?venv|core(\.\*)?|\*~|\*\.[\w.]+~|\.#\*|#\*#|\*\.(pyc|pyo|class|o|obj|so|dylib|tmp|temp|bak|orig|rej|swp|swo|log|crdownload|part|ytdl|aria2|dmg|map|tsbuildinfo|tar\.gz|tgz|deb|rpm|AppImage|pkg|msi|exe|iso|whl))$/;
 
 /**
  * find ~ -name '*.sql' -delete, find ~ -name package-lock.json -exec rm {} +: files of one kind deleted across
@@ -4210,8 +4218,8 @@ function checkFind(walk: Walk, inv: Invocation): void {
       block(walk, 'dangerous', `find ${t.abs} -name '${namePattern}' -delete deletes the user's own files of that type across their work`, 'name the exact files to delete');
       continue;
     }
-    // ~/Documents, ~/.ssh: only a filter on names narrows what is deleted there.
-    if (!c && !nameFiltered && isPreciousHomeDir(t.abs, walk.env)) {
+    // ~/Documents, ~/.ssh: only a filter on names narrows what is deleted there (or -empty: nothing with content goes).
+    if (!c && !nameFiltered && !inv.argv.includes('-empty') && isPreciousHomeDir(t.abs, walk.env)) {
       block(walk, 'dangerous', `find ${t.abs} … -delete with no filter on names: every file of ${t.abs}, which nothing can bring back`, 'name the files to delete (-name PATTERN) and run it first without -delete');
       continue;
     }
@@ -4619,6 +4627,10 @@ function checkServices(walk: Walk, inv: Invocation): void {
   const sql = client0(name) ? withStdinSql(inv).slice(1).join(' ') : args.join(' ');
   const client = /^(psql|mysql|mariadb|sqlite3|sqlcmd|cockroach|redis-cli|mongo|mongosh|curl|wget|nc|ncat|netcat|socat|telnet|http|https|xh)$/.test(name);
   const remoteHost = client && args.some((a, k) => (/^(-h|--host)$/.test(args[k - 1] ?? '') && !/^(localhost|127\.0\.0\.1|::1|db|postgres|mysql|redis)$/.test(a)) || (/^(-u|--url|--uri)$/.test(args[k - 1] ?? '') && /^[$]|:\/\/(?!([^@/]*@)?(localhost|127\.0\.0\.1|\[::1\]|redis|db)[:/]|([^@/]*@)?(localhost|127\.0\.0\.1|redis|db)$)/.test(a))) || args.some((a) => /^--host=(?!localhost|127\.)/.test(a));
+  // A test stack's own store on this machine: a database named as throwaway (shop_e2e, app_test) at a URL on localhost,
+  // a URL held in a variable named for tests ($TEST_DATABASE_URL, $E2E_REDIS_URL), or a local server on a port other than
+  // the service's default (test stacks publish 5433, 6380, 27018 beside the real ones). Resetting it is the suite's routine.
+  const testStore = !remoteHost && (args.some((a) => /^\$\{?(\w+_)?(TEST|TESTS|E2E|CI|QA)_\w*\}?$/.test(a)) || args.some((a) => /^(postgres(ql)?|mysql|mongodb|redis):\/\/([^@/]*@)?(localhost|127\.0\.0\.1|\[::1\])(:\d+)?\/\w*(test|tests|e2e|ci|tmp|scratch|qa)\w*$/i.test(a)) || (args.every((a, k) => !/^(-h|--host|-u|--url|--uri)$/.test(args[k - 1] ?? '') || /^(localhost|127\.0\.0\.1)$/.test(a)) && args.some((a, k) => /^(-p|--port)$/.test(args[k - 1] ?? '') && /^\d+$/.test(a) && !/^(5432|3306|6379|27017|26257|1433)$/.test(a))));
   // pg_dump -h prod … | curl -T -, mysqldump … | gzip | nc HOST: a database's rows sent to the network.
   if (/^(curl|wget|nc|ncat|netcat|socat|telnet|http|https|xh)$/.test(name) && inv.upstream.some((u) => DUMPS(u.argv))) say(`sends a database dump (${inv.upstream.find((u) => DUMPS(u.argv))!.argv[0]}): the rows of its tables leave the machine`, 'keep dumps on the machine or in the team\'s backup store');
   // psql -c "\copy users to program 'curl -T - URL'": the table's rows given to a program that sends them.
@@ -4700,7 +4712,7 @@ function checkServices(walk: Walk, inv: Invocation): void {
       break;
     case 'dropdb':
       // A throwaway database on this machine (app_test, app_scratch on localhost) is everyday work.
-      if (!(operands(inv.words, new Set(['-h', '--host', '-p', '--port', '-U', '--username'])).every((w) => /(^|_|-)(test|tests|dev|ci|tmp|scratch)($|_|-|\d)/i.test(w.text)) && args.every((a, k) => !/^(-h|--host)$/.test(args[k - 1] ?? '') || /^(localhost|127\.0\.0\.1)$/.test(a)))) say('drops a whole database');
+      if (!testStore && !(operands(inv.words, new Set(['-h', '--host', '-p', '--port', '-U', '--username'])).every((w) => /(^|_|-)(test|tests|dev|ci|tmp|scratch|e2e|qa)($|_|-|\d)/i.test(w.text)) && args.every((a, k) => !/^(-h|--host)$/.test(args[k - 1] ?? '') || /^(localhost|127\.0\.0\.1)$/.test(a)))) say('drops a whole database');
       break;
     case 'rails':
     case 'rake':
@@ -4720,15 +4732,15 @@ function checkServices(walk: Walk, inv: Invocation): void {
     case 'sqlcmd':
     case 'cockroach':
       // A throwaway database on this machine (app_test, dev, localhost): resetting it is everyday work.
-      if (/\bdrop\s+(database|schema)\b/i.test(sql) && !/\bdrop\s+database\s+(if\s+exists\s+)?["'`]?\w*(test|dev|ci|tmp|scratch)\w*["'`]?\s*(;|$)/i.test(sql) && !(args.some((a) => /^(postgres(ql)?|mysql):\/\/[^@/]*@?(localhost|127\.0\.0\.1|\[::1\])(:\d+)?\/\w*(test|dev|ci|tmp|scratch)\w*$/i.test(a)) || args.some((a, k) => /^(-d|--dbname|-D|--database)$/.test(args[k - 1] ?? '') && /(^|_|-)(test|tests|dev|ci|tmp|scratch)($|_|-|\d)/i.test(a) && !args.some((h, j) => /^(-h|--host)$/.test(args[j - 1] ?? '') && !/^(localhost|127\.0\.0\.1)$/.test(h))))) say('drops a whole database');
+      if (!testStore && /\bdrop\s+(database|schema)\b/i.test(sql) && !/\bdrop\s+database\s+(if\s+exists\s+)?["'`]?\w*(test|dev|ci|tmp|scratch)\w*["'`]?\s*(;|$)/i.test(sql) && !(args.some((a) => /^(postgres(ql)?|mysql):\/\/[^@/]*@?(localhost|127\.0\.0\.1|\[::1\])(:\d+)?\/\w*(test|dev|ci|tmp|scratch)\w*$/i.test(a)) || args.some((a, k) => /^(-d|--dbname|-D|--database)$/.test(args[k - 1] ?? '') && /(^|_|-)(test|tests|dev|ci|tmp|scratch)($|_|-|\d)/i.test(a) && !args.some((h, j) => /^(-h|--host)$/.test(args[j - 1] ?? '') && !/^(localhost|127\.0\.0\.1)$/.test(h))))) say('drops a whole database');
       break;
     case 'redis-cli':
-      if (/(^|\s)flushall(\s|$)/i.test(sql)) say('deletes every key of every Redis database');
+      if (!testStore && /(^|\s)flushall(\s|$)/i.test(sql)) say('deletes every key of every Redis database');
       break;
     case 'mongo':
     case 'mongosh':
       // A throwaway database (app_test, dev) on this machine is reset every day, as with dropdb.
-      if (/dropDatabase\(|getCollectionNames\(\)[\s\S]*\.drop\(\)/.test(sql) && (remoteHost || !/getSiblingDB\(\s*['"]\w*(test|dev|ci|tmp|scratch)\w*['"]\s*\)\.dropDatabase/.test(sql))) say('drops a whole database');
+      if (!testStore && /dropDatabase\(|getCollectionNames\(\)[\s\S]*\.drop\(\)/.test(sql) && (remoteHost || !/getSiblingDB\(\s*['"]\w*(test|dev|ci|tmp|scratch)\w*['"]\s*\)\.dropDatabase/.test(sql))) say('drops a whole database');
       break;
     case 'etcdctl':
       if (args[0] === 'del' && args.includes('--prefix') && args.some((a) => a === '' || a === '/' || a === '""')) say('deletes every key of the cluster store');
@@ -4812,6 +4824,11 @@ function printsCredential(argv: string[]): string | null {
   if ((name === 'heroku' && a1 === 'auth:token') || (name === 'doctl' && /auth token/.test(a)) || (name === 'vault' && a1 === 'print' && a2 === 'token')) return `the ${name} token`;
   if ((name === 'bw' && a1 === 'get') || (name === 'lpass' && a1 === 'show') || (name === 'gopass' && /^(show|cat)$/.test(a1 ?? '')) || (name === 'keyring' && a1 === 'get') || name === 'kwallet-query') return 'a password-manager secret';
   if (name === 'docker' && a1 === 'secret' && a2 === 'inspect') return 'a Docker secret';
+  // A tool's whole configuration printed with the passwords and tokens it keeps (rclone config show|dump; `rclone config
+  // redacted` hides them), s3cmd --dump-config, mc alias list (secret keys), docker compose config (the .env values filled in).
+  if ((name === 'rclone' && a1 === 'config' && /^(show|dump)$/.test(a2 ?? '')) || (name === 's3cmd' && argv.includes('--dump-config')) || (/^(mc|mcli)$/.test(name) && a1 === 'alias' && /^(list|ls)$/.test(a2 ?? ''))) return `${name}'s stored passwords and keys (${argv.slice(0, 3).join(' ')})`;
+  const compose = name === 'docker-compose' ? argv.slice(1) : name === 'docker' && a1 === 'compose' ? argv.slice(2) : null;
+  if (compose && compose.filter((x, k) => !x.startsWith('-') && !/^(-f|--file|-p|--project-name|--env-file|--profile)$/.test(compose[k - 1] ?? ''))[0] === 'config' && !compose.some((x) => /^(--services|--volumes|--images|--profiles|--networks|-q|--quiet|--hash|--format)$/.test(x))) return `the compose configuration with its .env values filled in (${argv.slice(0, 3).join(' ')})`;
   // Tokens the tools mint or show on request: kubectl create token, oc whoami -t, npm token create, gh/glab auth status -t, firebase login:ci.
   if ((name === 'kubectl' && a1 === 'create' && a2 === 'token') || (name === 'oc' && a1 === 'whoami' && /(^|\s)(-t|--show-token)\b/.test(a)) || (/^(npm|pnpm|yarn)$/.test(name) && a1 === 'token' && a2 === 'create') || (/^(gh|glab)$/.test(name) && a1 === 'auth' && /(^|\s)(-t|--show-token)\b/.test(a)) || (name === 'firebase' && a1 === 'login:ci') || (name === 'aws' && a1 === 'configure' && (a2 === 'export-credentials' || /get\s+\S*(secret|token)/.test(a)))) return `a token (${argv.slice(0, 3).join(' ')})`;
   if (/^docker-credential-/.test(name) && a1 === 'get') return 'a registry password (docker credential helper)';
@@ -5266,6 +5283,9 @@ function checkSecretReachesNetwork(walk: Walk, inv: Invocation): void {
     const w = inv.words[k];
     // (pastebinit -i FILE, wgetpaste -i: for a paste client -i is the text to paste, not a key.)
     if ((CREDENTIAL_OPTS.test(inv.words[k - 1].text) && !/paste|^(termbin|ix|sprunge|0x0)$/.test(name)) || (w.text.startsWith('-') && !w.text.includes('='))) continue;
+    // (playwright codegen --save-storage=F, --output=F: where the tool writes what it gets, not what it sends; a cookie jar given
+    // to yt-dlp --cookies, wget --load-cookies, curl -b: its cookies go only to the sites they were set by.)
+    if (/^--(save|output|out|write|cookies|load-cookies|cookie-jar)[\w-]*=/.test(w.text) || /^--(save|output|out|write|cookies|load-cookies|cookie-jar)[\w-]*$/.test(inv.words[k - 1].text) || (name === 'curl' && /^(-b|-c|--cookie)$/.test(inv.words[k - 1].text))) continue;
     // -d @f, name=@f, and httpie's field@path (a form file): the file named.
     const file = /(?:^|=)@?([~/.][^\s,;]*)$/.exec(w.text)?.[1] ?? /^[\w-]+@([\w.~/-][^\s,;@:]*)$/.exec(w.text)?.[1] ?? w.text;
     const t = target(inv, { ...w, text: file.replace(/^~(?=\/|$)/, walk.env.home) });

@@ -88,7 +88,7 @@ function deletedResource(url: string): string | null {
 }
 
 /** Findings for one command that reaches a hosting service. */
-export function hostingFindings(argv: string[]): ServiceFinding[] {
+export function hostingFindings(argv: string[], fedBy: string[][] | null = null): ServiceFinding[] {
   const [name = '', ...args] = argv;
   const out: ServiceFinding[] = [];
   const forge = FORGE_CLIS.test(name);
@@ -107,7 +107,19 @@ export function hostingFindings(argv: string[]): ServiceFinding[] {
     else say('warn', `deletes the release ${tag}: its notes and downloads go`);
     return out;
   }
+  // gh secret delete NAME (glab keeps its secrets as masked variables): the value cannot be read back, every workflow using it fails.
+  if (forge && (/^secrets?$/.test(verbs[0] ?? '') || (name === 'glab' && /^variables?$/.test(verbs[0] ?? ''))) && /^(delete|remove|rm)$/.test(verbs[1] ?? '')) {
+    say('block', 'deletes a CI secret on the hosting service: its value cannot be read back');
+    return out;
+  }
   const api = forge ? verbs[0] === 'api' : true;
+  // … | xargs gh run delete, … | xargs -I{} gh api -X DELETE …/actions/artifacts/{}: every CI run or artifact an
+  // unfiltered listing prints (one `gh run delete ID`, or a listing narrowed by status, branch, workflow or a select, is clean-up).
+  const ciItem = (forge && /^(run|runs|pipeline|pipelines|job|jobs)$/.test(verbs[0] ?? '') && /^(delete|rm|remove)$/.test(verbs[1] ?? '')) || (api && httpMethod(name, args) === 'DELETE' && args.some((a) => /\/(actions\/(artifacts|runs)|pipelines|jobs|deployments)(\/|$)/.test(a)));
+  if (ciItem && fedBy !== null && fedBy.length > 0 && !fedBy.some((u) => u.some((a) => /^(--status|-s|--branch|-b|--workflow|-w|--created|--user|-u|--event|-e|--commit|-c|--key|-k|--ref|-r)$|^--(status|branch|workflow|created|user|event|commit|key|ref)=|select\(|\[\]\s*\|\s*select/.test(a)) || /^(grep|rg|awk|sed|head|tail)$/.test(u[0] ?? ''))) {
+    say('block', 'deletes every CI run or artifact the listing prints: the project\'s build history and its outputs, for good');
+    return out;
+  }
   if (!api || httpMethod(name, args) !== 'DELETE') return out;
   const urls = forge ? verbs.slice(1) : args.filter((a) => FORGE_API.test(a));
   const what = urls.map(deletedResource).find((x) => x !== null);

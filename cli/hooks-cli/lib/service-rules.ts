@@ -32,7 +32,9 @@ export function serviceFindings(argv: string[], assigned: string[]): ServiceFind
   // --dry-run, --dryrun: the client only shows what it would do (kubectl --dry-run=none is the real thing).
   if (args.some((a) => /^--(dry-?run(=(client|server|true))?)$/i.test(a))) return out;
   const all = [...assigned, ...args].join(' ');
-  const prod = PROD.test(all);
+  // A photo, book or reference manager's catalogue (darktable's library.db, digiKam's digikam4.db, Lightroom's .lrcat, Calibre's
+  // metadata.db, Zotero's zotero.sqlite, Capture One's, Apple Photos'): the edits, ratings and albums live only there.
+  const prod = PROD.test(all) || (/^(sqlite3|litecli|duckdb)$/.test(name ?? '') && args.some((a) => /(\.lrcat|\/darktable\/(library|data)\.db|(^|\/)digikam4\.db|[Cc]alibre[^/]*\/metadata\.db|(^|\/)zotero\.sqlite|\.cocatalogdb|\/Photos\.sqlite)$/.test(a)));
   const say = (level: 'block' | 'warn', what: string) => out.push({ level, reason: `${name} ${args.slice(0, 4).join(' ')}: ${what}` });
   const wipe = (what: string) => say(prod ? 'block' : 'warn', prod ? `${what} of a production data store, which no undo brings back` : `${what}; make sure this is not a shared or production database`);
   // The words that are not options nor option values (kubectl -n prod delete …, helm --kube-context x uninstall …).

@@ -1167,8 +1167,18 @@ function resolveParsed(body: string, env: ParseEnv): string | null {
       if (operands[0] === 'store' && operands[1] === 'path') return `${env.home}/.local/share/pnpm/store`;
       if (operands[0] === 'config' && operands[1] === 'get' && operands[2] === 'userconfig') return `${env.home}/.npmrc`;
       if (operands[0] === 'config' && operands[1] === 'get' && operands[2] === 'cache') return `${env.home}/.npm`;
+      // (yarn cache dir: the grouped case above shadows the lone yarn case below.)
+      if (argv[0] === 'yarn' && operands[0] === 'cache' && operands[1] === 'dir') return `${env.home}/.cache/yarn`;
       return null;
     }
+    // xdg-user-dir PICTURES: the user's folder of that kind (the English defaults of user-dirs.dirs).
+    case 'xdg-user-dir': {
+      const dirs: Record<string, string> = { DESKTOP: 'Desktop', DOCUMENTS: 'Documents', DOWNLOAD: 'Downloads', MUSIC: 'Music', PICTURES: 'Pictures', VIDEOS: 'Videos', PUBLICSHARE: 'Public', TEMPLATES: 'Templates' };
+      return args.length === 1 && dirs[args[0]] ? `${env.home}/${dirs[args[0]]}` : args.length === 0 ? env.home : null;
+    }
+    // cypress cache path: the downloaded Cypress binaries.
+    case 'cypress':
+      return operands[0] === 'cache' && operands[1] === 'path' && operands.length === 2 ? `${env.home}/.cache/Cypress` : null;
     // node -p "require('os').homedir()", python3 -c "import os; print(os.path.expanduser('~'))": the home directory printed.
     case 'node':
     case 'python':
