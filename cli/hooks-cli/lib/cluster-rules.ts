@@ -11,18 +11,10 @@
  * /project/GROUP/shared/USER/results) are everyday clean-up. data-rules.ts judges the shared mounts
  * (sharedMountLoss) and asks this module about areas.
  *
- * Pure functions over paths and argv. `mayMatch` is the cheap gate: a line without any of the words
- * below needs none of these rules.
+ * Pure functions over paths and argv; command-rules.ts calls `clusterToolFindings` only for the
+ * commands isClusterTool names.
  */
 import type { PathEnv } from './paths-classify';
-
-/** Words a line must hold for any rule here to apply. */
-const GATE_WORDS = ['/project', '/proj', '/groups', '/labs', 'SCRATCH', 'WORK', 'GROUP_', 'SLURM_SUBMIT_DIR', 'PBS_O_WORKDIR', 'LS_SUBCWD', '/scratch', '/work', 'lfs ', 'scancel', 'scontrol', 'scrontab', 'qdel', 'bkill', 'globus', 'hsi', 'irm', 'annex', 'datalad', 'ws_release', 'setfacl', 'nfs4_setfacl', 'mmputacl'];
-
-/** Cheap gate: the line names a cluster area, variable or tool these rules judge. */
-export function mayMatch(line: string): boolean {
-  return GATE_WORDS.some((w) => line.includes(w));
-}
 
 /**
  * Variables clusters set for every login: the user's areas, the group's, and the directory a batch

@@ -14,16 +14,8 @@
  *   /projects/x`) or to flush a store (`…/flushdb`, `…/flushall`).
  *
  * Pure functions over argv; command-rules.ts calls `platformFindings` for the commands isHostingTool
- * names. `mayMatch` is the cheap gate for a line.
+ * names.
  */
-
-/** Words a line must hold for any rule here to apply. */
-const GATE_WORDS = ['vercel', 'netlify', 'firebase', 'supabase', 'wrangler', 'neon', 'turso', 'upstash', 'railway', 'render', 'fly', 'prisma', 'drizzle', 'dotenv', '.env.prod', 'PROD', 'flush', 'DELETE', 'unpublish'];
-
-/** Cheap gate: the line names a platform, an ORM, production or a destructive HTTP verb these rules judge. */
-export function mayMatch(line: string): boolean {
-  return GATE_WORDS.some((w) => line.includes(w));
-}
 
 /** Commands platformFindings judges: a cheap gate before it (a literal word list, which the build makes a Set lookup). */
 export const isHostingTool = (name: string): boolean => /^(dotenvx|env-cmd|infisical|doppler|knex|sequelize|typeorm|mikro-orm|npx|pnpx|bunx|bun|vercel|netlify|netlify-cli|firebase|firebase-tools|supabase|wrangler|neonctl|neon|turso|railway|render|fly|flyctl|upstash|prisma|drizzle-kit|dotenv|dotenv-cli|psql|mysql|curl|http|https|xh|npm|pnpm|yarn)$/.test(name);

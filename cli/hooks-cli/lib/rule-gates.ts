@@ -46,7 +46,7 @@ export const mayLaunchWindowsShell = (line: string): boolean => /^\s*(?:\S*[\\/]
 // --- framework-rules.ts
 
 /** The program's name without its folder. */
-export const frameworkTool = (argv: string[]): string => (argv[0] ?? '').split('/').pop() ?? '';
+const frameworkTool = (argv: string[]): string => (argv[0] ?? '').split('/').pop() ?? '';
 
 /** frameworkCode, frameworkFindings, frameworkSecretPrinter(argv): nothing unless a framework's program (the argv's first word, without its folder) or php. */
 export const mayBeFramework = (argv: string[]): boolean => /^(artisan|sail|wp|rails|rake|bundle|drush|cap|heroku)$/.test(frameworkTool(argv)) || argv[0] === 'php';
